@@ -1,0 +1,13 @@
+module github.com/escrowkit/escrow-go
+
+go 1.25
+
+require (
+	github.com/google/go-querystring v1.2.0
+	github.com/hashicorp/go-retryablehttp v0.7.8
+	github.com/jarcoal/httpmock v1.4.2
+	github.com/shopspring/decimal v1.6.0
+	go.uber.org/goleak v1.3.0
+)
+
+require github.com/hashicorp/go-cleanhttp v0.5.2 // indirect

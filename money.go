@@ -1,0 +1,239 @@
+package escrow
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// Amount is an exact decimal sum of money.
+//
+// On requests it is encoded as a JSON number with two decimals (1000.00); from responses it is
+// decoded from a number (210.0) or a decimal string ("1000.00"), as the API sends both. An
+// Amount never passes through float64. The zero value is 0.00.
+//
+// The embedded decimal.Decimal gives arithmetic (a.Add(b.Decimal)); wrap results with
+// [AmountOf] to get an Amount back.
+type Amount struct{ decimal.Decimal }
+
+// Bounds that keep a hostile or broken response from making an Amount expensive to format:
+// decimal happily parses "1e9999", whose fixed-point string has ten thousand digits.
+const (
+	maxAmountLiteral  = 64
+	maxAmountExponent = 30
+)
+
+// ErrInvalidAmount reports a value that cannot be a sum of money: not a decimal number, too
+// large, or (when sent to the API) more precise than cents.
+var ErrInvalidAmount = errors.New("escrow: invalid amount")
+
+// NewAmount parses a decimal string such as "1000", "1000.5" or "1000.50".
+func NewAmount(s string) (Amount, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > maxAmountLiteral {
+		return Amount{}, fmt.Errorf("%w: %q", ErrInvalidAmount, truncate(s, maxAmountLiteral))
+	}
+	d, err := decimal.NewFromString(s)
+	if err != nil || d.Exponent() > maxAmountExponent || d.Exponent() < -maxAmountExponent {
+		return Amount{}, fmt.Errorf("%w: %q", ErrInvalidAmount, s)
+	}
+	return Amount{d}, nil
+}
+
+// MustAmount is like [NewAmount] but panics on a malformed literal. It is meant for constants
+// in source code, never for input.
+func MustAmount(s string) Amount {
+	a, err := NewAmount(s)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
+// AmountFromCents returns the amount of the given number of cents: AmountFromCents(1050) is 10.50.
+func AmountFromCents(cents int64) Amount { return Amount{decimal.New(cents, -2)} }
+
+// AmountOf wraps the result of decimal arithmetic back into an Amount.
+func AmountOf(d decimal.Decimal) Amount { return Amount{d} }
+
+// String formats the amount with two decimals, or more when it has sub-cent digits, so that
+// nothing the server sent is hidden by rounding.
+func (a Amount) String() string {
+	places := int32(2)
+	if e := a.Exponent(); -e > places {
+		places = -e
+	}
+	return a.StringFixed(places)
+}
+
+// Format makes fmt's %v and %s use [Amount.String]; the embedded decimal's own Format would
+// otherwise print "1000" for 1000.00. Other verbs (%f with a precision) go to the decimal.
+func (a Amount) Format(f fmt.State, verb rune) {
+	if verb == 'v' || verb == 's' {
+		fmt.Fprintf(f, fmt.FormatString(f, verb), a.String())
+		return
+	}
+	a.Decimal.Format(f, verb)
+}
+
+// Cents returns the amount in whole cents and whether it was exact (no sub-cent digits).
+func (a Amount) Cents() (int64, bool) {
+	c := a.Shift(2)
+	return c.IntPart(), c.Equal(c.Truncate(0))
+}
+
+// MarshalJSON encodes the amount as a JSON number with two decimals. An amount with
+// sub-cent digits is refused with [ErrInvalidAmount] rather than silently rounded.
+func (a Amount) MarshalJSON() ([]byte, error) {
+	if !a.Equal(a.Round(2)) {
+		return nil, fmt.Errorf("%w: %s has more than two decimals", ErrInvalidAmount, a.String())
+	}
+	return []byte(a.StringFixed(2)), nil
+}
+
+// UnmarshalJSON decodes a JSON number or a decimal string. null leaves the amount unchanged.
+func (a *Amount) UnmarshalJSON(b []byte) error {
+	lit, isNull, err := numericLiteral(b)
+	if err != nil || isNull {
+		return err
+	}
+	v, err := NewAmount(lit)
+	if err != nil {
+		return err
+	}
+	*a = v
+	return nil
+}
+
+// EncodeValues encodes the amount in a query string with two decimals (go-querystring).
+func (a Amount) EncodeValues(key string, v *url.Values) error {
+	v.Set(key, a.StringFixed(2))
+	return nil
+}
+
+// numericLiteral returns the number inside a JSON number or string token.
+func numericLiteral(b []byte) (lit string, isNull bool, err error) {
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) == 0:
+		return "", false, fmt.Errorf("%w: empty", ErrInvalidAmount)
+	case string(b) == "null":
+		return "", true, nil
+	case b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return "", false, fmt.Errorf("%w: %v", ErrInvalidAmount, err)
+		}
+		return s, false, nil
+	case b[0] == '-' || (b[0] >= '0' && b[0] <= '9'):
+		return string(b), false, nil
+	}
+	return "", false, fmt.Errorf("%w: %s is not a number", ErrInvalidAmount, truncate(string(b), maxAmountLiteral))
+}
+
+// Split is the share of the escrow fee one payer carries: 0.5 or 1. The API takes it as a
+// number and returns it as a string ("1.0") in partner listings; both decode.
+type Split float64
+
+// The split values the API allows.
+const (
+	SplitHalf  Split = 0.5
+	SplitWhole Split = 1
+)
+
+// MarshalJSON encodes the split as a JSON number with at least one decimal.
+func (s Split) MarshalJSON() ([]byte, error) {
+	return strconv.AppendFloat(nil, float64(s), 'f', 1, 64), nil
+}
+
+// UnmarshalJSON decodes a number or a numeric string. null leaves the split unchanged.
+func (s *Split) UnmarshalJSON(b []byte) error {
+	lit, isNull, err := numericLiteral(b)
+	if err != nil || isNull {
+		return err
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(lit), 64)
+	if err != nil {
+		return fmt.Errorf("escrow: invalid split %q", truncate(lit, maxAmountLiteral))
+	}
+	*s = Split(f)
+	return nil
+}
+
+// Seconds is a duration as the API counts it: whole seconds. Inspection periods are Seconds
+// and must be whole days; use [Days] to build one.
+type Seconds int64
+
+// Days returns n days in seconds.
+func Days(n int) Seconds { return Seconds(n) * 86400 }
+
+// Duration converts to a time.Duration.
+func (s Seconds) Duration() time.Duration { return time.Duration(s) * time.Second }
+
+// Timestamp is a point in time as the API sends it. It decodes RFC 3339 with or without a
+// zone offset (no offset means UTC), with any fraction of a second, a bare date, and null.
+// A string in none of those forms decodes to the zero time with [Timestamp.Raw] keeping the
+// text: one odd timestamp never fails a whole response.
+type Timestamp struct {
+	time.Time
+	raw string
+}
+
+// timestampLayouts are tried in order; the fractional-second element accepts any precision.
+var timestampLayouts = [...]string{
+	time.RFC3339Nano,
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02",
+}
+
+// ParseTimestamp parses s in any of the forms [Timestamp] accepts.
+func ParseTimestamp(s string) (Timestamp, error) {
+	for _, layout := range timestampLayouts {
+		if t, err := time.Parse(layout, s); err == nil {
+			return Timestamp{Time: t, raw: s}, nil
+		}
+	}
+	return Timestamp{raw: s}, fmt.Errorf("escrow: unrecognised timestamp %q", truncate(s, 64))
+}
+
+// Raw returns the text the timestamp was decoded from, or "" when it was built in Go.
+func (t Timestamp) Raw() string { return t.raw }
+
+// MarshalJSON encodes RFC 3339 with nanoseconds, or null for the zero time.
+func (t Timestamp) MarshalJSON() ([]byte, error) {
+	if t.IsZero() {
+		return []byte("null"), nil
+	}
+	return json.Marshal(t.UTC().Format(time.RFC3339Nano))
+}
+
+// UnmarshalJSON decodes a string or null. Only a JSON value that is neither is an error.
+func (t *Timestamp) UnmarshalJSON(b []byte) error {
+	if string(bytes.TrimSpace(b)) == "null" {
+		*t = Timestamp{}
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("escrow: timestamp is not a string: %s", truncate(string(b), 64))
+	}
+	*t, _ = ParseTimestamp(s) // unknown forms keep the raw text; see the type's doc
+	return nil
+}
+
+// truncate shortens s for inclusion in an error message.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,200 @@
+package escrow
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-querystring/query"
+)
+
+func TestAmountDecodesNumbersAndStrings(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string
+	}{
+		{`"1000.00"`, "1000.00"},
+		{`1000.0`, "1000.00"},
+		{`210`, "210.00"},
+		{`"17.875"`, "17.875"}, // sub-cent digits are kept, never rounded away
+		{`"0.10"`, "0.10"},
+		{`-5.5`, "-5.50"},
+		{`"1e3"`, "1000.00"},
+		{` "32.50" `, "32.50"},
+	}
+	for _, tt := range tests {
+		var a Amount
+		if err := json.Unmarshal([]byte(tt.in), &a); err != nil {
+			t.Errorf("Unmarshal(%s): %v", tt.in, err)
+			continue
+		}
+		if got := a.String(); got != tt.want {
+			t.Errorf("Unmarshal(%s) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestAmountRefusesWhatIsNotMoney(t *testing.T) {
+	for _, in := range []string{`"abc"`, `""`, `true`, `{}`, `[]`, `"1e99999"`, `"NaN"`, `"Infinity"`, `1e40`,
+		`"` + strings.Repeat("1", 100) + `"`} {
+		var a Amount
+		err := json.Unmarshal([]byte(in), &a)
+		if err == nil {
+			t.Errorf("Unmarshal(%.20s) = %v, want an error", in, a)
+			continue
+		}
+		if !errors.Is(err, ErrInvalidAmount) {
+			t.Errorf("Unmarshal(%.20s) error %v does not match ErrInvalidAmount", in, err)
+		}
+	}
+}
+
+func TestAmountNullLeavesValue(t *testing.T) {
+	a := MustAmount("3.00")
+	if err := json.Unmarshal([]byte("null"), &a); err != nil || a.String() != "3.00" {
+		t.Errorf("after null: %v, %v", a, err)
+	}
+	var p *Amount
+	if err := json.Unmarshal([]byte("null"), &p); err != nil || p != nil {
+		t.Errorf("null into *Amount: %v, %v", p, err)
+	}
+}
+
+func TestAmountEncodesNumberWithTwoDecimals(t *testing.T) {
+	for in, want := range map[string]string{"1000": "1000.00", "0.5": "0.50", "17.88": "17.88", "1.000": "1.00", "-2": "-2.00"} {
+		got, err := json.Marshal(MustAmount(in))
+		if err != nil || string(got) != want {
+			t.Errorf("Marshal(%s) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+}
+
+func TestAmountRefusesToRoundSubCentOnTheWire(t *testing.T) {
+	_, err := json.Marshal(struct{ A Amount }{MustAmount("10.005")})
+	if !errors.Is(err, ErrInvalidAmount) {
+		t.Fatalf("Marshal(10.005) error = %v, want ErrInvalidAmount", err)
+	}
+}
+
+func TestAmountFormatting(t *testing.T) {
+	a := MustAmount("1000")
+	if got := fmt.Sprintf("%v|%s|%.1f|%8v", a, a, a, a); got != "1000.00|1000.00|1000.0| 1000.00" {
+		t.Errorf("formatted %q", got)
+	}
+	if c, exact := MustAmount("12.34").Cents(); c != 1234 || !exact {
+		t.Errorf("Cents(12.34) = %d, %v", c, exact)
+	}
+	if _, exact := MustAmount("12.345").Cents(); exact {
+		t.Error("Cents(12.345) reported exact")
+	}
+	if got := AmountFromCents(1050).String(); got != "10.50" {
+		t.Errorf("AmountFromCents(1050) = %s", got)
+	}
+	sum := AmountOf(MustAmount("0.10").Add(MustAmount("0.20").Decimal))
+	if !sum.Equal(MustAmount("0.30").Decimal) {
+		t.Errorf("0.10 + 0.20 = %v, want exactly 0.30", sum)
+	}
+}
+
+func TestMustAmountPanicsOnMalformedLiteral(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("no panic")
+		}
+	}()
+	MustAmount("ten dollars")
+}
+
+func TestAmountEncodesInQueries(t *testing.T) {
+	min := MustAmount("100")
+	v, err := query.Values(struct {
+		Min *Amount `url:"min_amount,omitempty"`
+		Max *Amount `url:"max_amount,omitempty"`
+	}{Min: &min})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := v.Encode(); got != (url.Values{"min_amount": {"100.00"}}).Encode() {
+		t.Errorf("query = %s", got)
+	}
+}
+
+func TestSplitDecodesNumberAndString(t *testing.T) {
+	for in, want := range map[string]Split{`"1.0"`: SplitWhole, `0.5`: SplitHalf, `1`: SplitWhole, `"0.5"`: SplitHalf} {
+		var s Split
+		if err := json.Unmarshal([]byte(in), &s); err != nil || s != want {
+			t.Errorf("Unmarshal(%s) = %v, %v", in, s, err)
+		}
+	}
+	var s Split
+	if err := json.Unmarshal([]byte(`"half"`), &s); err == nil {
+		t.Error(`Unmarshal("half") succeeded`)
+	}
+	if b, _ := json.Marshal(SplitWhole); string(b) != "1.0" {
+		t.Errorf("Marshal(1) = %s", b)
+	}
+	if b, _ := json.Marshal(SplitHalf); string(b) != "0.5" {
+		t.Errorf("Marshal(0.5) = %s", b)
+	}
+}
+
+func TestTimestampDecodesEveryFormSeen(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Time
+	}{
+		{`"2019-04-03T11:01:38.880000+00:00"`, time.Date(2019, 4, 3, 11, 1, 38, 880000000, time.UTC)},
+		{`"2019-04-03T11:01:38Z"`, time.Date(2019, 4, 3, 11, 1, 38, 0, time.UTC)},
+		{`"2019-04-03T13:01:38.1+02:00"`, time.Date(2019, 4, 3, 11, 1, 38, 100000000, time.UTC)},
+		{`"1982-03-10T00:00:00"`, time.Date(1982, 3, 10, 0, 0, 0, 0, time.UTC)}, // no offset
+		{`"2019-04-03 11:01:38.123456"`, time.Date(2019, 4, 3, 11, 1, 38, 123456000, time.UTC)},
+		{`"2019-04-03"`, time.Date(2019, 4, 3, 0, 0, 0, 0, time.UTC)},
+	}
+	for _, tt := range tests {
+		var ts Timestamp
+		if err := json.Unmarshal([]byte(tt.in), &ts); err != nil {
+			t.Errorf("Unmarshal(%s): %v", tt.in, err)
+			continue
+		}
+		if !ts.Equal(tt.want) {
+			t.Errorf("Unmarshal(%s) = %v, want %v", tt.in, ts.Time, tt.want)
+		}
+	}
+}
+
+func TestTimestampNeverFailsAResponseOverItsText(t *testing.T) {
+	var doc struct {
+		A, B Timestamp
+		C    string
+	}
+	if err := json.Unmarshal([]byte(`{"A": "last tuesday", "B": null, "C": "kept"}`), &doc); err != nil {
+		t.Fatalf("Unmarshal: %v", err)
+	}
+	if !doc.A.IsZero() || doc.A.Raw() != "last tuesday" || !doc.B.IsZero() || doc.C != "kept" {
+		t.Errorf("decoded %+v", doc)
+	}
+	var ts Timestamp
+	if err := json.Unmarshal([]byte(`12345`), &ts); err == nil {
+		t.Error("a number decoded as a timestamp")
+	}
+}
+
+func TestTimestampEncodes(t *testing.T) {
+	b, _ := json.Marshal(struct {
+		Due  Timestamp `json:"due,omitzero"`
+		When Timestamp `json:"when"`
+	}{When: Timestamp{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))}})
+	if string(b) != `{"when":"2026-01-02T02:04:05Z"}` {
+		t.Errorf("Marshal = %s", b)
+	}
+}
+
+func TestSecondsAndDays(t *testing.T) {
+	if Days(3) != 259200 || Days(3).Duration() != 72*time.Hour {
+		t.Errorf("Days(3) = %d", Days(3))
+	}
+}

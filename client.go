@@ -1,0 +1,548 @@
+package escrow
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/go-querystring/query"
+	"github.com/hashicorp/go-retryablehttp"
+)
+
+// Defaults of the retry policy; see [WithMaxRetries] and [WithMaxWait].
+const (
+	DefaultMaxRetries = 4
+	DefaultMaxWait    = 30 * time.Second
+	// defaultBaseWait is the first backoff step; each retry doubles the ceiling of the
+	// full-jitter draw up to the maximum wait.
+	defaultBaseWait = 250 * time.Millisecond
+	// defaultAttemptTimeout bounds one attempt when the caller gives no http.Client; the
+	// caller's context bounds the call as a whole.
+	defaultAttemptTimeout = 30 * time.Second
+	// maxResponseBody caps a successful response body; the largest documents are partner
+	// listings of a whole account.
+	maxResponseBody = 64 << 20
+)
+
+// Client talks to the escrow API as one account. It is safe for concurrent use; create one
+// per account and reuse it, since it remembers each endpoint's rate-limit state.
+type Client struct {
+	// Transactions creates, reads and acts on transactions.
+	Transactions *TransactionsService
+	// Customers reads and manages customer accounts, API keys and saved disbursement methods.
+	Customers *CustomersService
+	// Partner holds the endpoints only approved partners may call.
+	Partner *PartnerService
+	// Webhooks registers the URLs the API calls when a transaction changes.
+	Webhooks *WebhooksService
+
+	common     service // reused for every service, as go-github does
+	baseURL    *url.URL
+	auth       *credentials // a pointer, so that %+v of a Client prints an address, not the key
+	retryHTTP  *http.Client // handed to go-retryablehttp; see newHTTPClient
+	userAgent  string
+	maxRetries int
+	maxWait    time.Duration
+	baseWait   time.Duration
+	logger     *slog.Logger
+	limits     *endpointLimits
+	// jitter draws a wait in [0, d]; replaced in tests to make waits predictable.
+	jitter func(d time.Duration) time.Duration
+}
+
+// service is embedded (by conversion) in every resource service.
+type service struct{ client *Client }
+
+// credentials holds what identifies the account. It never leaves the request header.
+type credentials struct {
+	header  string   // "Basic base64(email:key)"
+	secrets []string // substrings to scrub from anything the client returns
+}
+
+// String keeps credentials out of any fmt output that reaches them.
+func (*credentials) String() string { return "[REDACTED]" }
+
+// GoString keeps credentials out of %#v.
+func (*credentials) GoString() string { return "[REDACTED]" }
+
+// Option configures a [Client] in [NewClient].
+type Option func(*settings)
+
+type settings struct {
+	baseURL    string
+	httpClient *http.Client
+	maxRetries int
+	maxWait    time.Duration
+	logger     *slog.Logger
+	userAgent  string
+}
+
+// WithSandbox points the client at the provider's sandbox, whose accounts and credentials
+// are separate from production.
+func WithSandbox() Option { return WithBaseURL(SandboxURL) }
+
+// WithBaseURL points the client at another server, such as an escrowtest emulator. The URL
+// must use https, except that http is allowed for loopback hosts (for tests). It should
+// include the version segment; a missing trailing "/" is added.
+func WithBaseURL(rawURL string) Option { return func(s *settings) { s.baseURL = rawURL } }
+
+// WithHTTPClient supplies the http.Client whose Transport (and per-attempt Timeout) carry
+// the requests under the client's retry layer. The client is not modified; its redirect
+// policy and cookie jar are not used.
+func WithHTTPClient(hc *http.Client) Option { return func(s *settings) { s.httpClient = hc } }
+
+// WithMaxRetries sets how many times one call may be retried (default 4; 0 disables retries).
+func WithMaxRetries(n int) Option { return func(s *settings) { s.maxRetries = max(n, 0) } }
+
+// WithMaxWait caps any single wait: a backoff step, a Retry-After or RateLimit-Reset hint,
+// or the hold on an exhausted endpoint (default 30s). When the server asks for longer, the
+// call fails at once with a [*RateLimitError] instead of sleeping.
+func WithMaxWait(d time.Duration) Option { return func(s *settings) { s.maxWait = d } }
+
+// WithLogger makes the client log requests, retries and waits at Debug and Info levels. The
+// client is silent by default. Credentials and bodies are never logged.
+func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.logger = l } }
+
+// WithUserAgent prefixes the User-Agent header with the caller's product, such as
+// "acme-market/2.1".
+func WithUserAgent(product string) Option { return func(s *settings) { s.userAgent = product } }
+
+// NewClient returns a client for the account with this e-mail address, authenticating with
+// an API key (or the account password). It talks to production unless an option says
+// otherwise.
+func NewClient(email, apiKey string, opts ...Option) (*Client, error) {
+	s := settings{baseURL: ProductionURL, maxRetries: DefaultMaxRetries, maxWait: DefaultMaxWait}
+	for _, opt := range opts {
+		opt(&s)
+	}
+	if email == "" || strings.ContainsAny(email, ":\r\n") || hasControl(email) {
+		return nil, fmt.Errorf("%w: the e-mail must be non-empty and contain no colon or control character", ErrInvalidArgument)
+	}
+	if apiKey == "" || hasControl(apiKey) {
+		return nil, fmt.Errorf("%w: the API key must be non-empty and contain no control character", ErrInvalidArgument)
+	}
+	if s.maxWait <= 0 {
+		return nil, fmt.Errorf("%w: the maximum wait must be positive", ErrInvalidArgument)
+	}
+	base, err := parseBaseURL(s.baseURL)
+	if err != nil {
+		return nil, err
+	}
+	token := base64.StdEncoding.EncodeToString([]byte(email + ":" + apiKey))
+	c := &Client{
+		baseURL:    base,
+		auth:       &credentials{header: "Basic " + token, secrets: []string{apiKey, token}},
+		userAgent:  userAgent(s.userAgent),
+		maxRetries: s.maxRetries,
+		maxWait:    s.maxWait,
+		baseWait:   min(defaultBaseWait, s.maxWait),
+		logger:     s.logger,
+		jitter:     func(d time.Duration) time.Duration { return rand.N(d + 1) },
+	}
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
+	}
+	c.limits = newEndpointLimits(c.baseWait, c.maxWait)
+	c.retryHTTP = c.newHTTPClient(s.httpClient)
+	c.common.client = c
+	c.Transactions = (*TransactionsService)(&c.common)
+	c.Customers = (*CustomersService)(&c.common)
+	c.Partner = (*PartnerService)(&c.common)
+	c.Webhooks = (*WebhooksService)(&c.common)
+	return c, nil
+}
+
+// BaseURL returns the base URL requests are sent to, ending in "/".
+func (c *Client) BaseURL() string { return c.baseURL.String() }
+
+func userAgent(product string) string {
+	ua := "escrow-go/" + Version + " (" + runtime.Version() + "; +https://github.com/escrowkit/escrow-go)"
+	if product = strings.TrimSpace(product); product != "" && !hasControl(product) {
+		ua = product + " " + ua
+	}
+	return ua
+}
+
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+}
+
+// parseBaseURL enforces HTTPS (HTTP only on loopback, for tests) and the trailing slash the
+// relative paths are joined to.
+func parseBaseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: base URL: %v", ErrInvalidArgument, err)
+	}
+	switch {
+	case u.Host == "":
+		return nil, fmt.Errorf("%w: base URL %q has no host", ErrInvalidArgument, raw)
+	case u.User != nil:
+		return nil, fmt.Errorf("%w: the base URL must not carry credentials; pass them to NewClient", ErrInvalidArgument)
+	case u.RawQuery != "" || u.Fragment != "":
+		return nil, fmt.Errorf("%w: base URL %q must not have a query or fragment", ErrInvalidArgument, raw)
+	case u.Scheme == "https":
+	case u.Scheme == "http" && isLoopback(u.Hostname()):
+	case u.Scheme == "http":
+		return nil, fmt.Errorf("%w: base URL %q: plain HTTP is allowed only to loopback hosts", ErrInvalidArgument, raw)
+	default:
+		return nil, fmt.Errorf("%w: base URL %q: scheme must be https", ErrInvalidArgument, raw)
+	}
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+		if u.RawPath != "" {
+			u.RawPath += "/"
+		}
+	}
+	return u, nil
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// newHTTPClient wraps the caller's transport in a client of our own, so that the caller's
+// redirect policy, cookie jar and the shared http.DefaultTransport are never touched.
+func (c *Client) newHTTPClient(hc *http.Client) *http.Client {
+	var rt http.RoundTripper
+	timeout := defaultAttemptTimeout
+	if hc != nil {
+		rt, timeout = hc.Transport, hc.Timeout
+	}
+	if rt == nil {
+		rt = &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          100,
+			MaxIdleConnsPerHost:   16,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ExpectContinueTimeout: time.Second,
+			TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12},
+		}
+	}
+	// go-retryablehttp closes all idle connections of its client whenever one call gives
+	// up; hiding CloseIdleConnections keeps one failing call from costing every other
+	// goroutine its pooled connection.
+	return &http.Client{Transport: roundTripperOnly{rt}, Timeout: timeout, CheckRedirect: c.checkRedirect}
+}
+
+// roundTripperOnly exposes RoundTrip and nothing else of a transport.
+type roundTripperOnly struct{ rt http.RoundTripper }
+
+func (t roundTripperOnly) RoundTrip(req *http.Request) (*http.Response, error) {
+	return t.rt.RoundTrip(req)
+}
+
+// checkRedirect follows a redirect only to the same scheme and host: credentials and the
+// As-Customer header must not reach anyone else.
+func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
+	first := via[0].URL
+	switch {
+	case len(via) >= 5:
+		return fmt.Errorf("%w: more than 5 redirects", ErrRedirectRefused)
+	case !strings.EqualFold(req.URL.Host, first.Host) || req.URL.Scheme != first.Scheme:
+		return fmt.Errorf("%w: to %s://%s", ErrRedirectRefused, req.URL.Scheme, req.URL.Host)
+	}
+	return nil
+}
+
+// RequestOption adjusts one call.
+type RequestOption func(*requestOptions)
+
+type requestOptions struct {
+	asCustomer string
+}
+
+// AsCustomer makes an approved partner act for the customer with this e-mail address (the
+// As-Customer header). The API permits agree, ship, receive, reject, ship_return,
+// receive_return and reject_return, and listing and choosing payment methods, for a party.
+func AsCustomer(email string) RequestOption {
+	return func(o *requestOptions) { o.asCustomer = email }
+}
+
+// call describes one API call for [Client.send].
+type call struct {
+	method  string
+	pattern string // the route relative to the base URL, such as "transaction/{id}"
+	params  []any  // values of the pattern's {…} segments, in order
+	query   any    // a struct with `url` tags, or nil
+	body    any    // encoded to JSON once, or nil
+	out     any    // decoded from a 2xx body, or nil
+	opts    []RequestOption
+}
+
+// endpoint names the route for rate-limit accounting and logs: "GET /transaction/{id}".
+func (k *call) endpoint() string { return k.method + " /" + k.pattern }
+
+// fetch sends k and decodes the answer into a new T.
+func fetch[T any](ctx context.Context, c *Client, k call) (*T, error) {
+	out := new(T)
+	k.out = out
+	if err := c.send(ctx, k); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// send is the request pipeline: build the request once, send it through the retry layer,
+// and turn the answer into a result or a typed error.
+func (c *Client) send(ctx context.Context, k call) error {
+	path, err := expandPath(k.pattern, k.params)
+	if err != nil {
+		return err
+	}
+	u := *c.baseURL
+	u.Path, u.RawPath = c.baseURL.Path+unescapedPath(path), c.baseURL.EscapedPath()+path
+	if k.query != nil {
+		v, err := query.Values(k.query)
+		if err != nil {
+			return fmt.Errorf("%w: query: %v", ErrInvalidArgument, err)
+		}
+		u.RawQuery = v.Encode()
+	}
+	sentPath := u.EscapedPath()
+
+	var body []byte
+	if k.body != nil {
+		if body, err = json.Marshal(k.body); err != nil {
+			return fmt.Errorf("escrow: %s %s: encoding the request: %w", k.method, sentPath, err)
+		}
+	}
+	var ro requestOptions
+	for _, opt := range k.opts {
+		opt(&ro)
+	}
+
+	req, err := retryablehttp.NewRequestWithContext(ctx, k.method, u.String(), bodyOrNil(body))
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidArgument, err)
+	}
+	req.Header.Set("Authorization", c.auth.header)
+	req.Header.Set("User-Agent", c.userAgent)
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if ro.asCustomer != "" {
+		if hasControl(ro.asCustomer) {
+			return fmt.Errorf("%w: As-Customer e-mail contains a control character", ErrInvalidArgument)
+		}
+		req.Header.Set("As-Customer", ro.asCustomer)
+	}
+
+	p := &attemptPolicy{c: c, method: k.method, path: sentPath, endpoint: k.endpoint()}
+	if err := p.acquire(ctx); err != nil {
+		return err
+	}
+	resp, err := p.retryClient().Do(req)
+	return c.finish(p, resp, err, k.out)
+}
+
+// bodyOrNil keeps a nil slice from becoming an empty, non-nil request body.
+func bodyOrNil(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return b
+}
+
+// finish turns what the retry layer returned into the caller's result or a typed error.
+func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, out any) error {
+	if err != nil {
+		if resp != nil {
+			defer resp.Body.Close()
+		}
+		switch e := err.(type) {
+		case *RateLimitError, *TransportError: // from acquire: held back, or cancelled while held
+			return e
+		case *retryHintTooLong:
+			body, _ := c.readCapped(resp.Body, maxErrorBody)
+			apiErr, _ := parseErrorBody(p.method, p.path, resp, body)
+			return &RateLimitError{Method: p.method, Path: p.path, Endpoint: p.endpoint, RetryAfter: e.wait, Response: apiErr}
+		}
+		return &TransportError{Method: p.method, Path: p.path, Attempts: p.attempts, OutcomeUnknown: p.maybePerformed, Err: c.scrubError(err)}
+	}
+	defer resp.Body.Close()
+
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		body, _ := c.readCapped(resp.Body, maxErrorBody)
+		apiErr, fields := parseErrorBody(p.method, p.path, resp, body)
+		switch {
+		case resp.StatusCode == http.StatusTooManyRequests:
+			wait, _ := retryHint(resp, time.Now())
+			return &RateLimitError{Method: p.method, Path: p.path, Endpoint: p.endpoint, RetryAfter: wait, Response: apiErr}
+		case len(fields) > 0:
+			return &ValidationError{APIError: apiErr, fields: fields}
+		}
+		return apiErr
+	}
+
+	if out == nil || resp.StatusCode == http.StatusNoContent {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBody))
+		return nil
+	}
+	body, err := c.readCapped(resp.Body, maxResponseBody)
+	if err == nil {
+		err = json.Unmarshal(body, out)
+	}
+	if err != nil {
+		return &DecodeError{Method: p.method, Path: p.path, StatusCode: resp.StatusCode, Body: body[:min(len(body), 64<<10)], Err: err}
+	}
+	return nil
+}
+
+// readCapped reads at most limit bytes, scrubbing credentials from what it returns; a longer
+// body is an error (and is cut at the limit).
+func (c *Client) readCapped(r io.Reader, limit int64) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if int64(len(body)) > limit {
+		body, err = body[:limit], fmt.Errorf("body exceeds %d bytes", limit)
+	}
+	for _, s := range c.auth.secrets {
+		if bytes.Contains(body, []byte(s)) {
+			body = bytes.ReplaceAll(body, []byte(s), []byte("[REDACTED]"))
+		}
+	}
+	return body, err
+}
+
+// scrubError keeps a credential that some transport echoed out of the error's text.
+func (c *Client) scrubError(err error) error {
+	msg := err.Error()
+	for _, s := range c.auth.secrets {
+		if strings.Contains(msg, s) {
+			return &scrubbedError{msg: strings.ReplaceAll(msg, s, "[REDACTED]"), err: err}
+		}
+	}
+	return err
+}
+
+// scrubbedError is an error whose text had a credential removed. It still unwraps, so that
+// errors.Is(err, context.DeadlineExceeded) and the like keep working.
+type scrubbedError struct {
+	msg string
+	err error
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.err }
+
+// expandPath fills the pattern's {…} segments with escaped params. A parameter can never add
+// a path segment or climb out of its place: "/" is escaped and "." and ".." are refused.
+func expandPath(pattern string, params []any) (string, error) {
+	var b strings.Builder
+	rest := pattern
+	for i := 0; ; i++ {
+		open := strings.IndexByte(rest, '{')
+		if open < 0 {
+			if i != len(params) {
+				return "", fmt.Errorf("%w: %d parameters for %q", ErrInvalidArgument, len(params), pattern)
+			}
+			b.WriteString(rest)
+			return b.String(), nil
+		}
+		end := strings.IndexByte(rest[open:], '}')
+		if end < 0 || i >= len(params) {
+			return "", fmt.Errorf("%w: missing parameter for %q", ErrInvalidArgument, pattern)
+		}
+		seg, err := pathSegment(params[i])
+		if err != nil {
+			return "", fmt.Errorf("%w: %s: %v", ErrInvalidArgument, rest[open+1:open+end], err)
+		}
+		b.WriteString(rest[:open])
+		b.WriteString(seg)
+		rest = rest[open+end+1:]
+	}
+}
+
+func pathSegment(p any) (string, error) {
+	switch v := p.(type) {
+	case int64:
+		if v <= 0 {
+			return "", fmt.Errorf("id %d is not positive", v)
+		}
+		return strconv.FormatInt(v, 10), nil
+	case CustomerRef:
+		return v.segment()
+	case string:
+		if v == "" || v == "." || v == ".." {
+			return "", fmt.Errorf("%q cannot be a path segment", v)
+		}
+		return url.PathEscape(v), nil
+	}
+	return "", fmt.Errorf("unsupported parameter type %T", p)
+}
+
+// unescapedPath decodes an escaped path for url.URL.Path; RawPath keeps the escaped form.
+func unescapedPath(escaped string) string {
+	s, err := url.PathUnescape(escaped)
+	if err != nil {
+		return escaped
+	}
+	return s
+}
+
+// CustomerRef names a customer in a path: [Me] or [CustomerID].
+type CustomerRef struct {
+	id int64
+	me bool
+}
+
+// Me refers to the account the client authenticates as.
+var Me = CustomerRef{me: true}
+
+// CustomerID refers to a customer by numeric id.
+func CustomerID(id int64) CustomerRef { return CustomerRef{id: id} }
+
+// String returns "me" or the id.
+func (r CustomerRef) String() string {
+	if r.me {
+		return "me"
+	}
+	return strconv.FormatInt(r.id, 10)
+}
+
+func (r CustomerRef) segment() (string, error) {
+	switch {
+	case r.me:
+		return "me", nil
+	case r.id > 0:
+		return strconv.FormatInt(r.id, 10), nil
+	}
+	return "", errors.New("customer reference is neither Me nor a positive CustomerID")
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,324 @@
+package escrow
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/jarcoal/httpmock"
+)
+
+func basicToken(email, key string) string {
+	return base64.StdEncoding.EncodeToString([]byte(email + ":" + key))
+}
+
+func TestNewClientDefaultsToProduction(t *testing.T) {
+	c, err := NewClient(testEmail, testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.BaseURL() != ProductionURL || ProductionURL != "https://api.escrow.com/2017-09-01/" {
+		t.Errorf("BaseURL = %s", c.BaseURL())
+	}
+	c, _ = NewClient(testEmail, testKey, WithSandbox())
+	if c.BaseURL() != "https://api.escrow-sandbox.com/2017-09-01/" {
+		t.Errorf("sandbox BaseURL = %s", c.BaseURL())
+	}
+}
+
+func TestBaseURLMustBeHTTPSExceptLoopback(t *testing.T) {
+	tests := []struct {
+		in, want string // want "" means refused
+	}{
+		{"https://api.escrow.com/2017-09-01/", "https://api.escrow.com/2017-09-01/"},
+		{"https://api.escrow.com/2017-09-01", "https://api.escrow.com/2017-09-01/"}, // slash added
+		{"http://127.0.0.1:8443/2017-09-01/", "http://127.0.0.1:8443/2017-09-01/"},
+		{"http://127.9.9.9/2017-09-01/", "http://127.9.9.9/2017-09-01/"},
+		{"http://localhost:9/v/", "http://localhost:9/v/"},
+		{"http://[::1]:9/v/", "http://[::1]:9/v/"},
+		{"http://api.escrow.com/2017-09-01/", ""},
+		{"http://10.0.0.1/2017-09-01/", ""},
+		{"http://localhost.evil.com/", ""},
+		{"ftp://api.escrow.com/", ""},
+		{"https://user:pass@api.escrow.com/", ""},
+		{"https://api.escrow.com/?x=1", ""},
+		{"/2017-09-01/", ""},
+		{"https://%zz/", ""},
+	}
+	for _, tt := range tests {
+		c, err := NewClient(testEmail, testKey, WithBaseURL(tt.in))
+		switch {
+		case tt.want == "" && err == nil:
+			t.Errorf("WithBaseURL(%q) accepted", tt.in)
+		case tt.want == "" && !errors.Is(err, ErrInvalidArgument):
+			t.Errorf("WithBaseURL(%q) error %v does not match ErrInvalidArgument", tt.in, err)
+		case tt.want != "" && err != nil:
+			t.Errorf("WithBaseURL(%q): %v", tt.in, err)
+		case tt.want != "" && c.BaseURL() != tt.want:
+			t.Errorf("WithBaseURL(%q) = %s, want %s", tt.in, c.BaseURL(), tt.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "user:pass") {
+			t.Errorf("error repeats the URL's credentials: %v", err)
+		}
+	}
+}
+
+func TestNewClientRefusesUnusableCredentials(t *testing.T) {
+	for _, tt := range []struct{ email, key string }{
+		{"", testKey}, {testEmail, ""}, {"a:b@example.com", testKey}, {"a@example.com\r\nX: y", testKey}, {testEmail, "key\n"},
+	} {
+		_, err := NewClient(tt.email, tt.key)
+		if !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("NewClient(%q, …) = %v", tt.email, err)
+		}
+		if err != nil && tt.key != "" && strings.Contains(err.Error(), tt.key) {
+			t.Errorf("error contains the key: %v", err)
+		}
+	}
+	if _, err := NewClient(testEmail, testKey, WithMaxWait(0)); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("WithMaxWait(0) accepted: %v", err)
+	}
+}
+
+func TestRequestHeaders(t *testing.T) {
+	c, mt := setup(t, WithUserAgent("acme-market/2.1"))
+	var rec recorder
+	mt.RegisterResponder("PATCH", testBase+"transaction/5", rec.then(respond(200, `{"id": 5}`)))
+	if _, err := c.Transactions.Agree(context.Background(), 5, AsCustomer("buyer@example.com")); err != nil {
+		t.Fatal(err)
+	}
+	h := rec.all()[0].Header
+	checks := map[string]string{
+		"Authorization": "Basic " + basicToken(testEmail, testKey),
+		"User-Agent":    "acme-market/2.1 escrow-go/" + Version + " (" + runtime.Version() + "; +https://github.com/escrowkit/escrow-go)",
+		"Accept":        "application/json",
+		"Content-Type":  "application/json",
+		"As-Customer":   "buyer@example.com",
+	}
+	for k, want := range checks {
+		if got := h.Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+}
+
+func TestNoAsCustomerHeaderByDefault(t *testing.T) {
+	c, mt := setup(t)
+	var rec recorder
+	mt.RegisterResponder("GET", testBase+"transaction/5", rec.then(respond(200, `{"id": 5}`)))
+	if _, err := c.Transactions.Get(context.Background(), 5); err != nil {
+		t.Fatal(err)
+	}
+	if h := rec.all()[0].Header; h.Get("As-Customer") != "" || h.Get("Content-Type") != "" {
+		t.Errorf("headers %v", h)
+	}
+	if _, err := c.Transactions.Get(context.Background(), 5, AsCustomer("a@b.c\nX-Evil: 1")); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("a header-splitting As-Customer was not refused: %v", err)
+	}
+}
+
+func TestPathSegmentsAreEscaped(t *testing.T) {
+	c, mt := setup(t)
+	var rec recorder
+	mt.RegisterNoResponder(rec.then(respond(200, `{"id": 1}`)))
+	ctx := context.Background()
+	for ref, want := range map[string]string{
+		"../customer/me": "/2017-09-01/transaction/reference/..%2Fcustomer%2Fme",
+		"a b?c#d%":       "/2017-09-01/transaction/reference/a%20b%3Fc%23d%25",
+		"order-1042":     "/2017-09-01/transaction/reference/order-1042",
+		"ünï/cødé":       "/2017-09-01/transaction/reference/%C3%BCn%C3%AF%2Fc%C3%B8d%C3%A9",
+	} {
+		if _, err := c.Transactions.GetByReference(ctx, ref); err != nil {
+			t.Fatalf("GetByReference(%q): %v", ref, err)
+		}
+		if got := rec.all()[rec.count()-1].EscapedPath; got != want {
+			t.Errorf("GetByReference(%q) requested %s, want %s", ref, got, want)
+		}
+	}
+	before := rec.count()
+	for _, ref := range []string{"", ".", ".."} {
+		if _, err := c.Transactions.GetByReference(ctx, ref); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("GetByReference(%q) = %v, want ErrInvalidArgument", ref, err)
+		}
+	}
+	for _, id := range []int64{0, -1} {
+		if _, err := c.Transactions.Get(ctx, id); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("Get(%d) = %v", id, err)
+		}
+	}
+	if _, err := c.Customers.Get(ctx, CustomerRef{}); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("Get(zero CustomerRef) = %v", err)
+	}
+	if _, err := c.Customers.Get(ctx, CustomerID(0)); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("Get(CustomerID(0)) = %v", err)
+	}
+	if rec.count() != before {
+		t.Errorf("refused calls sent %d requests", rec.count()-before)
+	}
+}
+
+func TestRedirectToAnotherHostIsRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, mt := setup(t)
+		var rec recorder
+		mt.RegisterResponder("GET", testBase+"transaction/1", rec.then(respond(302, ``, "Location", "https://evil.example/steal")))
+		mt.RegisterResponder("GET", "https://evil.example/steal", func(*http.Request) (*http.Response, error) {
+			t.Error("the redirect was followed to another host")
+			return httpmock.NewStringResponse(200, `{}`), nil
+		})
+		_, err := c.Transactions.Get(context.Background(), 1)
+		if !errors.Is(err, ErrRedirectRefused) {
+			t.Fatalf("err = %v, want ErrRedirectRefused", err)
+		}
+		if rec.count() != 1 {
+			t.Errorf("a refused redirect was retried %d times", rec.count()-1)
+		}
+	})
+}
+
+func TestRedirectToPlainHTTPIsRefusedAndSameHostFollowed(t *testing.T) {
+	c, mt := setup(t)
+	mt.RegisterResponder("GET", testBase+"transaction/1", respond(302, ``, "Location", "http://api.test/2017-09-01/transaction/1"))
+	if _, err := c.Transactions.Get(context.Background(), 1); !errors.Is(err, ErrRedirectRefused) {
+		t.Errorf("downgrade to http: err = %v", err)
+	}
+	var rec recorder
+	mt.RegisterResponder("GET", testBase+"transaction/2", respond(307, ``, "Location", testBase+"transaction/3"))
+	mt.RegisterResponder("GET", testBase+"transaction/3", rec.then(respond(200, `{"id": 3}`)))
+	tx, err := c.Transactions.Get(context.Background(), 2)
+	if err != nil || tx.ID != 3 {
+		t.Fatalf("same-host redirect: %v, %v", tx, err)
+	}
+	if rec.all()[0].Header.Get("Authorization") == "" {
+		t.Error("credentials were not kept on a same-host redirect")
+	}
+}
+
+func TestWithHTTPClientIsNotModified(t *testing.T) {
+	mt := httpmock.NewMockTransport()
+	hc := &http.Client{Transport: mt}
+	if _, err := NewClient(testEmail, testKey, WithHTTPClient(hc)); err != nil {
+		t.Fatal(err)
+	}
+	if hc.CheckRedirect != nil || hc.Transport != mt || hc.Timeout != 0 {
+		t.Error("the caller's http.Client was changed")
+	}
+}
+
+// TestCredentialsNeverLeak drives every failure path with a logger at Debug level and
+// checks each error string, its %+v and %#v forms, and every log line.
+func TestCredentialsNeverLeak(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs bytes.Buffer
+		logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		c, mt := setup(t, WithLogger(logger), WithMaxRetries(1))
+		token := basicToken(testEmail, testKey)
+		echo := func(status int) httpmock.Responder {
+			return func(req *http.Request) (*http.Response, error) {
+				// A careless server that echoes the request's credentials in its error body.
+				body := fmt.Sprintf(`{"message": "bad key %s", "auth": %q}`, testKey, req.Header.Get("Authorization"))
+				return respond(status, body)(req)
+			}
+		}
+		mt.RegisterResponder("GET", testBase+"transaction/1", echo(401))
+		mt.RegisterResponder("GET", testBase+"transaction/2", echo(429))
+		mt.RegisterResponder("GET", testBase+"transaction/3", echo(500))
+		mt.RegisterResponder("GET", testBase+"transaction/4", fail(fmt.Errorf("proxy said: Authorization: Basic %s", token)))
+		mt.RegisterResponder("POST", testBase+"transaction", echo(422))
+		mt.RegisterResponder("GET", testBase+"transaction/5", respond(200, `{"id": "not a number `+testKey+`"}`))
+
+		ctx := context.Background()
+		var errs []error
+		for id := int64(1); id <= 5; id++ {
+			_, err := c.Transactions.Get(ctx, id)
+			errs = append(errs, err)
+		}
+		_, err := c.Transactions.Create(ctx, &CreateTransactionRequest{Currency: USD})
+		errs = append(errs, err)
+		for i, err := range errs {
+			if err == nil {
+				t.Fatalf("call %d did not fail", i)
+			}
+			mustContainNone(t, fmt.Sprintf("error %d", i), err.Error())
+			mustContainNone(t, fmt.Sprintf("error %d %%+v", i), fmt.Sprintf("%+v", err))
+			mustContainNone(t, fmt.Sprintf("error %d %%#v", i), fmt.Sprintf("%#v", err))
+			var apiErr *APIError
+			if errors.As(err, &apiErr) {
+				mustContainNone(t, "APIError.Body", string(apiErr.Body))
+			}
+			var decErr *DecodeError
+			if errors.As(err, &decErr) {
+				mustContainNone(t, "DecodeError.Body", string(decErr.Body))
+			}
+		}
+		if logs.Len() == 0 {
+			t.Fatal("nothing was logged at Debug level")
+		}
+		mustContainNone(t, "the log", logs.String())
+		mustContainNone(t, "%+v of the client", fmt.Sprintf("%+v", c))
+		mustContainNone(t, "%#v of the client", fmt.Sprintf("%#v", *c))
+	})
+}
+
+func TestSilentByDefault(t *testing.T) {
+	c, err := NewClient(testEmail, testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.logger.Enabled(context.Background(), slog.LevelError) {
+		t.Error("the default logger is enabled")
+	}
+}
+
+// TestAgainstATLSServer is the contract of the core: WithBaseURL and WithHTTPClient against
+// any TLS test server give typed results and typed errors.
+func TestAgainstATLSServer(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("RateLimit-Remaining", "41")
+		switch r.URL.Path {
+		case "/2017-09-01/transaction/29292":
+			w.Write([]byte(readTestdata(t, "transaction.json")))
+		case "/2017-09-01/customer/me":
+			w.WriteHeader(http.StatusUnauthorized)
+			w.Write([]byte(`{"error": "Invalid credentials"}`))
+		default:
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the untrusting client's handshake fails on purpose
+	srv.StartTLS()
+	defer srv.Close()
+	c, err := NewClient(testEmail, testKey, WithBaseURL(srv.URL+"/2017-09-01/"), WithHTTPClient(srv.Client()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := c.Transactions.Get(context.Background(), 29292)
+	if err != nil || tx.ID != 29292 || tx.Items[0].Schedule[0].Amount.String() != "95000.00" {
+		t.Fatalf("Get = %+v, %v", tx, err)
+	}
+	if _, err := c.Customers.Get(context.Background(), Me); !errors.Is(err, ErrUnauthorized) {
+		t.Errorf("Customers.Get = %v, want ErrUnauthorized", err)
+	}
+	if _, err := c.Transactions.Get(context.Background(), 1); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Get(1) = %v, want ErrNotFound", err)
+	}
+	// Without the test server's certificate pool, TLS verification fails: no retry, typed.
+	untrusting, _ := NewClient(testEmail, testKey, WithBaseURL(srv.URL+"/2017-09-01/"))
+	_, err = untrusting.Transactions.Get(context.Background(), 29292)
+	var te *TransportError
+	if !errors.As(err, &te) || te.Attempts != 1 || te.OutcomeUnknown {
+		t.Errorf("untrusted certificate: %#v", err)
+	}
+}

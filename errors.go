@@ -1,0 +1,338 @@
+package escrow
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Sentinel errors, matched with errors.Is against any error this package returns.
+var (
+	// ErrUnauthorized: the API answered 401; the credentials are missing or wrong.
+	ErrUnauthorized = errors.New("escrow: unauthorized")
+	// ErrForbidden: the API answered 403; the caller may not do this. Creating a customer
+	// whose e-mail already has an account also answers 403.
+	ErrForbidden = errors.New("escrow: forbidden")
+	// ErrNotFound: the API answered 404; the resource does not exist or is not visible to
+	// the caller (only parties can read a transaction).
+	ErrNotFound = errors.New("escrow: not found")
+	// ErrRateLimited: the API answered 429, or the client held the call back because the
+	// endpoint's allowance was spent and the wait would exceed WithMaxWait.
+	ErrRateLimited = errors.New("escrow: rate limited")
+	// ErrInvalidArgument: a call was refused before anything was sent, for example an empty
+	// reference or a path segment of "..".
+	ErrInvalidArgument = errors.New("escrow: invalid argument")
+	// ErrMalformedResponse: a 2xx answer whose body could not be decoded. The request did
+	// take effect.
+	ErrMalformedResponse = errors.New("escrow: malformed response")
+	// ErrRedirectRefused: the server redirected to another host or to plain HTTP, and the
+	// client refused to follow with the caller's credentials.
+	ErrRedirectRefused = errors.New("escrow: redirect refused")
+)
+
+// maxErrorBody caps how much of an error response is read and kept.
+const maxErrorBody = 1 << 20
+
+// APIError is an answer outside 2xx.
+type APIError struct {
+	StatusCode int
+	Method     string // the request's method
+	Path       string // the request's path, as sent (escaped), without the query
+	// Body is the raw response body, at most 1 MiB, with any credential of the client
+	// replaced by "[REDACTED]".
+	Body []byte
+	// Message is the server's explanation: the body's "message" or "error" text when the
+	// body is JSON, the title of an HTML page, the first line of plain text, or the status
+	// text when the body says nothing.
+	Message string
+	// Code is the body's short "error" code when it sends one beside a "message".
+	Code string
+	// Header holds the response headers (the rate-limit headers among them).
+	Header http.Header
+}
+
+func (e *APIError) Error() string {
+	return fmt.Sprintf("escrow: %s %s: %d %s", e.Method, e.Path, e.StatusCode, e.Message)
+}
+
+// Is matches the sentinel for the status: errors.Is(err, ErrNotFound).
+func (e *APIError) Is(target error) bool {
+	return target != nil && target == sentinelFor(e.StatusCode)
+}
+
+func sentinelFor(status int) error {
+	switch status {
+	case http.StatusUnauthorized:
+		return ErrUnauthorized
+	case http.StatusForbidden:
+		return ErrForbidden
+	case http.StatusNotFound:
+		return ErrNotFound
+	case http.StatusTooManyRequests:
+		return ErrRateLimited
+	}
+	return nil
+}
+
+// FieldError is one field the API refused, with its messages. Path follows Go-like
+// notation: "parties[0]", "items[0].schedule[1].amount", "items[0].extra_attributes.year",
+// "items[0].fees.all", "currency".
+type FieldError struct {
+	Path     string
+	Messages []string
+}
+
+func (f FieldError) String() string { return f.Path + ": " + strings.Join(f.Messages, "; ") }
+
+// ValidationError is an answer that carries the API's validation shape: an "errors" object
+// keyed by field, nested as deep as the request (spec part 7).
+type ValidationError struct {
+	*APIError
+	fields []FieldError
+}
+
+// Fields returns every refused field in the order the server listed them.
+func (e *ValidationError) Fields() []FieldError { return append([]FieldError(nil), e.fields...) }
+
+// Field returns the messages for one path, or nil.
+func (e *ValidationError) Field(path string) []string {
+	for _, f := range e.fields {
+		if f.Path == path {
+			return f.Messages
+		}
+	}
+	return nil
+}
+
+func (e *ValidationError) Error() string {
+	const shown = 3
+	parts := make([]string, 0, shown+1)
+	for i, f := range e.fields {
+		if i == shown {
+			parts = append(parts, fmt.Sprintf("and %d more", len(e.fields)-shown))
+			break
+		}
+		parts = append(parts, f.String())
+	}
+	return fmt.Sprintf("escrow: %s %s: %d invalid: %s", e.Method, e.Path, e.StatusCode, strings.Join(parts, ", "))
+}
+
+// Unwrap gives errors.As access to the *APIError.
+func (e *ValidationError) Unwrap() error { return e.APIError }
+
+// RateLimitError reports that an endpoint's allowance is spent and the client gave up
+// waiting: its retries ran out, or the wait the server asked for exceeds WithMaxWait.
+type RateLimitError struct {
+	Method, Path string
+	// Endpoint is the route the limit applies to, such as "GET /transaction/{id}".
+	Endpoint string
+	// RetryAfter is how long the server asked the caller to wait (0 when it did not say).
+	RetryAfter time.Duration
+	// Response is the 429 answer, or nil when the client held the call back without
+	// sending it because the endpoint had no requests remaining.
+	Response *APIError
+}
+
+func (e *RateLimitError) Error() string {
+	what := "429 Too Many Requests"
+	if e.Response == nil {
+		what = "held back: no requests remaining"
+	}
+	if e.RetryAfter > 0 {
+		return fmt.Sprintf("escrow: %s %s: %s (retry after %s)", e.Method, e.Path, what, e.RetryAfter)
+	}
+	return fmt.Sprintf("escrow: %s %s: %s", e.Method, e.Path, what)
+}
+
+// Is matches ErrRateLimited.
+func (e *RateLimitError) Is(target error) bool { return target == ErrRateLimited }
+
+// Unwrap gives errors.As access to the 429 answer when there was one.
+func (e *RateLimitError) Unwrap() error {
+	if e.Response == nil {
+		return nil
+	}
+	return e.Response
+}
+
+// TransportError reports a request that got no HTTP answer: DNS, connection, TLS, timeout,
+// a refused redirect, or a cancelled context (errors.Is(err, context.Canceled) holds then).
+type TransportError struct {
+	Method, Path string
+	Attempts     int
+	// OutcomeUnknown is true when the request may have reached the server, so that a POST
+	// or PATCH may have taken effect. It is false when the request provably never left
+	// (DNS, dial or TLS handshake failure, or a context that ended before sending).
+	OutcomeUnknown bool
+	Err            error
+}
+
+func (e *TransportError) Error() string {
+	return fmt.Sprintf("escrow: %s %s: %v", e.Method, e.Path, e.Err)
+}
+
+// Unwrap returns the underlying network or context error.
+func (e *TransportError) Unwrap() error { return e.Err }
+
+// DecodeError reports a 2xx answer whose body is not what the endpoint returns. The request
+// took effect; the result is unknown. It matches ErrMalformedResponse.
+type DecodeError struct {
+	Method, Path string
+	StatusCode   int
+	Body         []byte // the first 64 KiB of the body
+	Err          error
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("escrow: %s %s: %d with an undecodable body: %v", e.Method, e.Path, e.StatusCode, e.Err)
+}
+
+// Is matches ErrMalformedResponse.
+func (e *DecodeError) Is(target error) bool { return target == ErrMalformedResponse }
+
+// Unwrap returns the JSON error.
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// parseErrorBody builds the error for a non-2xx answer whose body has been read, with the
+// fields of the validation shape when the body has one.
+func parseErrorBody(method, path string, resp *http.Response, body []byte) (*APIError, []FieldError) {
+	apiErr := &APIError{
+		StatusCode: resp.StatusCode,
+		Method:     method,
+		Path:       path,
+		Body:       body,
+		Header:     resp.Header,
+	}
+	var doc struct {
+		Error   json.RawMessage `json:"error"`
+		Message json.RawMessage `json:"message"`
+		Errors  json.RawMessage `json:"errors"`
+	}
+	isJSON := json.Unmarshal(body, &doc) == nil
+	if isJSON {
+		apiErr.Message = jsonText(doc.Message)
+		if code := jsonText(doc.Error); apiErr.Message == "" {
+			apiErr.Message = code
+		} else {
+			apiErr.Code = code
+		}
+	} else {
+		apiErr.Message = textMessage(body)
+	}
+	if apiErr.Message == "" {
+		apiErr.Message = http.StatusText(resp.StatusCode)
+	}
+	if isJSON && len(doc.Errors) > 0 {
+		return apiErr, flattenErrors(doc.Errors)
+	}
+	return apiErr, nil
+}
+
+// jsonText renders a JSON string as itself and anything else (an object, a number) compactly,
+// so an unexpected shape still says something.
+func jsonText(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return truncate(strings.TrimSpace(s), 500)
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return ""
+	}
+	return truncate(buf.String(), 500)
+}
+
+var htmlTitle = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
+
+// textMessage summarises a body that is not JSON: an HTML page's title, or the first
+// non-empty line of text.
+func textMessage(body []byte) string {
+	if m := htmlTitle.FindSubmatch(body); m != nil {
+		return truncate(strings.Join(strings.Fields(html.UnescapeString(string(m[1]))), " "), 200)
+	}
+	if bytes.Contains(bytes.ToLower(body[:min(len(body), 512)]), []byte("<html")) {
+		return ""
+	}
+	for line := range strings.Lines(string(body)) {
+		if line = strings.TrimSpace(line); line != "" {
+			return truncate(line, 200)
+		}
+	}
+	return ""
+}
+
+// flattenErrors walks the validation object in document order. Object keys that are
+// integers are list indexes ("0" → [0]); other keys are field names. A list of strings, or a
+// lone string, is the messages of the path reached. Anything else is skipped: a strange
+// shape must not hide the fields around it.
+func flattenErrors(raw json.RawMessage) []FieldError {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var out []FieldError
+	var walk func(path string, depth int) error
+	walk = func(path string, depth int) error {
+		if depth > 32 {
+			return errors.New("too deep")
+		}
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		switch t := tok.(type) {
+		case string:
+			out = append(out, FieldError{Path: path, Messages: []string{t}})
+		case json.Delim:
+			switch t {
+			case '{':
+				for dec.More() {
+					keyTok, err := dec.Token()
+					if err != nil {
+						return err
+					}
+					if err := walk(joinPath(path, keyTok.(string)), depth+1); err != nil {
+						return err
+					}
+				}
+			case '[':
+				var msgs []string
+				for dec.More() {
+					var v json.RawMessage
+					if err := dec.Decode(&v); err != nil {
+						return err
+					}
+					if s := jsonText(v); s != "" {
+						msgs = append(msgs, s)
+					}
+				}
+				if len(msgs) > 0 {
+					out = append(out, FieldError{Path: path, Messages: msgs})
+				}
+			}
+			_, err = dec.Token() // the closing delimiter
+			return err
+		}
+		return nil // numbers, booleans, null: no message
+	}
+	_ = walk("", 0) // on a fault, keep the fields read before it
+	return out
+}
+
+func joinPath(path, key string) string {
+	if _, err := strconv.ParseUint(key, 10, 32); err == nil {
+		return path + "[" + key + "]"
+	}
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}

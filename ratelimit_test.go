@@ -1,0 +1,470 @@
+package escrow
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/jarcoal/httpmock"
+)
+
+// transportFaults are the network failures the retry table distinguishes.
+var transportFaults = []struct {
+	name      string
+	err       error
+	neverSent bool // the request provably did not reach the server
+	permanent bool // retrying cannot help
+}{
+	{"dns", &net.DNSError{Err: "no such host", Name: "api.test", IsNotFound: true}, true, false},
+	{"dial refused", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, true, false},
+	{"tls handshake", tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}, true, false},
+	{"tls handshake timeout", errors.New("net/http: TLS handshake timeout"), true, false},
+	{"certificate", &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}, true, true},
+	{"reset after send", &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}, false, false},
+	{"eof after send", io.ErrUnexpectedEOF, false, false},
+	{"read timeout", &net.OpError{Op: "read", Net: "tcp", Err: errTimeout{}}, false, false},
+}
+
+type errTimeout struct{}
+
+func (errTimeout) Error() string   { return "i/o timeout" }
+func (errTimeout) Timeout() bool   { return true }
+func (errTimeout) Temporary() bool { return true }
+
+// doMethod sends one call with the given method through the client's pipeline.
+func doMethod(ctx context.Context, c *Client, method string) error {
+	k := call{method: method, pattern: "transaction/{id}", params: []any{int64(9)}}
+	if method == http.MethodPost || method == http.MethodPatch {
+		k.body = map[string]string{"action": "ship"}
+	}
+	return c.send(ctx, k)
+}
+
+func TestRetryTable(t *testing.T) {
+	const maxRetries = 2
+	type outcome struct {
+		name    string
+		respond httpmock.Responder
+		retry   map[string]bool // by method
+	}
+	both := map[string]bool{"GET": true, "DELETE": true, "POST": true, "PATCH": true}
+	readsOnly := map[string]bool{"GET": true, "DELETE": true}
+	none := map[string]bool{}
+	outcomes := []outcome{
+		{"429", respond(429, `{}`), both},
+		{"500", respond(500, `{}`), readsOnly},
+		{"502", respond(502, `{}`), readsOnly},
+		{"503", respond(503, `{}`), readsOnly},
+		{"504", respond(504, `{}`), readsOnly},
+		{"501", respond(501, `{}`), none},
+		{"400", respond(400, `{}`), none},
+		{"401", respond(401, `{}`), none},
+		{"403", respond(403, `{}`), none},
+		{"404", respond(404, `{}`), none},
+		{"422", respond(422, `{}`), none},
+	}
+	for _, f := range transportFaults {
+		retry := readsOnly
+		switch {
+		case f.permanent:
+			retry = none
+		case f.neverSent:
+			retry = both
+		}
+		outcomes = append(outcomes, outcome{"transport " + f.name, fail(f.err), retry})
+	}
+	for _, o := range outcomes {
+		for _, method := range []string{"GET", "DELETE", "POST", "PATCH"} {
+			t.Run(o.name+"/"+method, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					c, mt := setup(t, WithMaxRetries(maxRetries))
+					var rec recorder
+					mt.RegisterResponder(method, testBase+"transaction/9", rec.then(o.respond))
+					err := doMethod(context.Background(), c, method)
+					if err == nil {
+						t.Fatal("no error")
+					}
+					want := 1
+					if o.retry[method] {
+						want = 1 + maxRetries
+					}
+					if got := rec.count(); got != want {
+						t.Errorf("%d attempts, want %d (err: %v)", got, want, err)
+					}
+					for i, r := range rec.all() { // every attempt resends the same bytes
+						if (method == "POST" || method == "PATCH") && string(r.Body) != `{"action":"ship"}` {
+							t.Errorf("attempt %d sent body %q", i, r.Body)
+						}
+					}
+				})
+			})
+		}
+	}
+}
+
+func TestTransportErrorSaysWhetherTheOutcomeIsUnknown(t *testing.T) {
+	for _, f := range transportFaults {
+		t.Run(f.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c, mt := setup(t, WithMaxRetries(1))
+				mt.RegisterResponder("POST", testBase+"transaction/9", fail(f.err))
+				err := doMethod(context.Background(), c, "POST")
+				var te *TransportError
+				if !errors.As(err, &te) {
+					t.Fatalf("error %T %v is not a *TransportError", err, err)
+				}
+				if te.OutcomeUnknown == f.neverSent {
+					t.Errorf("OutcomeUnknown = %v for %s", te.OutcomeUnknown, f.name)
+				}
+				if !errors.Is(err, f.err) && errors.Unwrap(f.err) == nil {
+					t.Errorf("the cause %v is not reachable through errors.Is", f.err)
+				}
+			})
+		})
+	}
+}
+
+func TestBackoffIsCappedFullJitter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, mt := setup(t, WithMaxRetries(5), WithMaxWait(time.Second))
+		var draws []time.Duration
+		c.jitter = func(d time.Duration) time.Duration { draws = append(draws, d); return d }
+		mt.RegisterResponder("GET", testBase+"transaction/9", respond(503, `{}`))
+		start := time.Now()
+		_ = doMethod(context.Background(), c, "GET")
+		// Ceilings double from 250ms and stop at the 1s cap.
+		want := []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second, time.Second, time.Second}
+		if fmt.Sprint(draws) != fmt.Sprint(want) {
+			t.Errorf("jitter ceilings %v, want %v", draws, want)
+		}
+		if elapsed := time.Since(start); elapsed != 3750*time.Millisecond {
+			t.Errorf("waited %v in all", elapsed)
+		}
+	})
+}
+
+func TestFullJitterStaysWithinTheCeiling(t *testing.T) {
+	c, err := NewClient(testEmail, testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for attempt := range 40 {
+		ceiling := min(c.baseWait<<min(attempt, 30), c.maxWait)
+		if d := c.backoffStep(attempt); d < 0 || d > ceiling || d > DefaultMaxWait {
+			t.Fatalf("attempt %d drew %v, ceiling %v", attempt, d, ceiling)
+		}
+	}
+}
+
+func TestServerHintsAreHonouredAndClamped(t *testing.T) {
+	tests := []struct {
+		name     string
+		first    httpmock.Responder
+		wantWait time.Duration
+	}{
+		{"Retry-After seconds", respond(429, `{}`, "Retry-After", "3"), 3 * time.Second},
+		{"RateLimit-Reset", respond(429, `{}`, "RateLimit-Reset", "5", "RateLimit-Remaining", "0"), 5 * time.Second},
+		{"Retry-After wins over RateLimit-Reset", respond(429, `{}`, "Retry-After", "2", "RateLimit-Reset", "9"), 2 * time.Second},
+		{"503 Retry-After clamped to the cap", respond(503, `{}`, "Retry-After", "3600"), 10 * time.Second},
+		{"no hint: backoff", respond(429, `{}`), 250 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c, mt := setup(t, WithMaxWait(10*time.Second))
+				mt.RegisterResponder("GET", testBase+"transaction/9", sequence(tt.first, respond(200, `{"id": 9}`)))
+				start := time.Now()
+				tx, err := c.Transactions.Get(context.Background(), 9)
+				if err != nil || tx.ID != 9 {
+					t.Fatalf("Get = %v, %v", tx, err)
+				}
+				if elapsed := time.Since(start); elapsed != tt.wantWait {
+					t.Errorf("waited %v, want %v", elapsed, tt.wantWait)
+				}
+			})
+		})
+	}
+}
+
+func TestRetryAfterAsHTTPDate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, mt := setup(t)
+		date := time.Now().Add(4 * time.Second).UTC().Format(http.TimeFormat)
+		mt.RegisterResponder("GET", testBase+"transaction/9", sequence(respond(429, `{}`, "Retry-After", date), respond(200, `{"id": 9}`)))
+		start := time.Now()
+		if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+			t.Fatal(err)
+		}
+		if elapsed := time.Since(start); elapsed < 3*time.Second || elapsed > 4*time.Second {
+			t.Errorf("waited %v for a date 4s ahead", elapsed)
+		}
+	})
+}
+
+func TestHintBeyondTheCapFailsAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, mt := setup(t, WithMaxWait(30*time.Second))
+		var rec recorder
+		mt.RegisterResponder("POST", testBase+"transaction", rec.then(respond(429, `{"error": "slow down"}`, "Retry-After", "120")))
+		start := time.Now()
+		_, err := c.Transactions.Create(context.Background(), &CreateTransactionRequest{Currency: USD})
+		var rl *RateLimitError
+		if !errors.As(err, &rl) {
+			t.Fatalf("error %T %v is not a *RateLimitError", err, err)
+		}
+		if time.Since(start) != 0 || rec.count() != 1 {
+			t.Errorf("slept %v over %d attempts; want an immediate failure", time.Since(start), rec.count())
+		}
+		if rl.RetryAfter != 120*time.Second || rl.Response == nil || rl.Response.Message != "slow down" || rl.Endpoint != "POST /transaction" {
+			t.Errorf("RateLimitError = %+v", rl)
+		}
+		if !errors.Is(err, ErrRateLimited) {
+			t.Error("errors.Is(err, ErrRateLimited) = false")
+		}
+		var apiErr *APIError
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != 429 {
+			t.Error("the 429 answer is not reachable as an *APIError")
+		}
+	})
+}
+
+func TestRateLimitErrorWhenRetriesRunOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, mt := setup(t, WithMaxRetries(2))
+		var rec recorder
+		mt.RegisterResponder("GET", testBase+"transaction/9", rec.then(respond(429, `{"message": "limit"}`, "Retry-After", "1")))
+		_, err := c.Transactions.Get(context.Background(), 9)
+		var rl *RateLimitError
+		if !errors.As(err, &rl) || rl.Response == nil || rl.RetryAfter != time.Second {
+			t.Fatalf("err = %#v", err)
+		}
+		if rec.count() != 3 {
+			t.Errorf("%d attempts, want 3", rec.count())
+		}
+	})
+}
+
+func TestCancellationDuringAWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, mt := setup(t)
+		var rec recorder
+		mt.RegisterResponder("POST", testBase+"transaction", rec.then(respond(429, `{}`, "Retry-After", "20")))
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(time.Second, cancel)
+		start := time.Now()
+		_, err := c.Transactions.Create(ctx, &CreateTransactionRequest{Currency: USD})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+		if elapsed := time.Since(start); elapsed != time.Second {
+			t.Errorf("returned after %v, want 1s (when cancelled)", elapsed)
+		}
+		var te *TransportError
+		if !errors.As(err, &te) || te.OutcomeUnknown {
+			t.Errorf("after a 429 the outcome is known (not performed): %#v", err)
+		}
+		if rec.count() != 1 {
+			t.Errorf("%d attempts", rec.count())
+		}
+	})
+}
+
+func TestDeadlineBoundsTheWholeCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, mt := setup(t, WithMaxRetries(100))
+		mt.RegisterResponder("GET", testBase+"transaction/9", respond(503, `{}`))
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		start := time.Now()
+		_, err := c.Transactions.Get(ctx, 9)
+		if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second {
+			t.Errorf("err = %v after %v", err, time.Since(start))
+		}
+	})
+}
+
+func TestExhaustedEndpointHoldsCallsUntilReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, mt := setup(t)
+		var rec recorder
+		mt.RegisterResponder("GET", testBase+"transaction/9", rec.then(respond(200, `{"id": 9}`, "RateLimit-Remaining", "0", "RateLimit-Reset", "7")))
+		mt.RegisterResponder("GET", testBase+"customer/me", respond(200, `{"id": 1}`, "RateLimit-Remaining", "99"))
+		ctx := context.Background()
+		if _, err := c.Transactions.Get(ctx, 9); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if _, err := c.Customers.Get(ctx, Me); err != nil || time.Since(start) != 0 {
+			t.Fatalf("another endpoint was held back %v (err %v)", time.Since(start), err)
+		}
+		if _, err := c.Transactions.Get(ctx, 9); err != nil {
+			t.Fatal(err)
+		}
+		if elapsed := time.Since(start); elapsed != 7*time.Second {
+			t.Errorf("second call to the exhausted endpoint went after %v, want 7s", elapsed)
+		}
+		if rec.count() != 2 {
+			t.Errorf("%d requests", rec.count())
+		}
+	})
+}
+
+func TestExhaustedEndpointBeyondTheCapFailsWithoutSending(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, mt := setup(t, WithMaxWait(30*time.Second))
+		var rec recorder
+		mt.RegisterResponder("GET", testBase+"transaction/9", rec.then(respond(200, `{"id": 9}`, "RateLimit-Remaining", "0", "RateLimit-Reset", "600")))
+		if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+			t.Fatal(err)
+		}
+		_, err := c.Transactions.Get(context.Background(), 9)
+		var rl *RateLimitError
+		if !errors.As(err, &rl) || rl.Response != nil || rl.RetryAfter != 600*time.Second || !errors.Is(err, ErrRateLimited) {
+			t.Fatalf("err = %#v", err)
+		}
+		if rec.count() != 1 {
+			t.Errorf("%d requests; the held call must not be sent", rec.count())
+		}
+	})
+}
+
+func TestHeldCallIsCancellable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, mt := setup(t)
+		mt.RegisterResponder("GET", testBase+"transaction/9", respond(200, `{"id": 9}`, "RateLimit-Remaining", "0", "RateLimit-Reset", "20"))
+		if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_, err := c.Transactions.Get(ctx, 9)
+		var te *TransportError
+		if !errors.Is(err, context.DeadlineExceeded) || !errors.As(err, &te) || te.OutcomeUnknown || te.Attempts != 0 {
+			t.Fatalf("err = %#v", err)
+		}
+	})
+}
+
+// windowServer answers like an API with a fixed window of `limit` requests, telling the
+// client what remains and when the window resets.
+type windowServer struct {
+	mu              sync.Mutex
+	limit           int
+	window          time.Duration
+	origin, start   time.Time // when the test began; when the current window began
+	used            int
+	ok, refused     int
+	sendResetHeader bool
+}
+
+func (s *windowServer) respond(req *http.Request) (*http.Response, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	if now.Sub(s.start) >= s.window {
+		s.start, s.used = now.Truncate(s.window), 0
+	}
+	reset := strconv.Itoa(int((s.window - now.Sub(s.start) + time.Second - 1) / time.Second))
+	status, body := 200, `{"id": 9}`
+	if s.used >= s.limit {
+		status, body = 429, `{}`
+		s.refused++
+	} else {
+		s.used++
+		s.ok++
+	}
+	r, _ := respond(status, body, "RateLimit-Limit", strconv.Itoa(s.limit), "RateLimit-Remaining", strconv.Itoa(s.limit-s.used))(req)
+	if s.sendResetHeader {
+		r.Header.Set("RateLimit-Reset", reset)
+	}
+	return r, nil
+}
+
+func TestConcurrentCallersShareTheAllowance(t *testing.T) {
+	for _, withReset := range []bool{true, false} {
+		t.Run(fmt.Sprintf("reset header %v", withReset), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				c, mt := setup(t, WithMaxRetries(20))
+				real := rngJitter()
+				c.jitter = real
+				srv := &windowServer{limit: 5, window: 10 * time.Second, origin: time.Now(), start: time.Now(), sendResetHeader: withReset}
+				mt.RegisterResponder("GET", testBase+"transaction/9", srv.respond)
+				// One call first: until an answer arrives nothing is known of the allowance,
+				// and a concurrent start may overshoot it.
+				if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+					t.Fatal(err)
+				}
+				var wg sync.WaitGroup
+				errs := make(chan error, 40)
+				for range 39 {
+					wg.Go(func() {
+						if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+							errs <- err
+						}
+					})
+				}
+				wg.Wait()
+				close(errs)
+				for err := range errs {
+					t.Errorf("call failed: %v", err)
+				}
+				if srv.ok != 40 {
+					t.Errorf("%d calls succeeded", srv.ok)
+				}
+				// With the reset time known, the callers wait for it and spend nothing on
+				// 429s. Without it, one caller at a time probes, at doubling intervals: a
+				// handful of refusals per 10s window, not one per waiting caller.
+				windows := int(time.Since(srv.origin)/srv.window) + 1
+				if withReset && srv.refused != 0 {
+					t.Errorf("%d requests refused with 429 despite a known reset", srv.refused)
+				}
+				if !withReset && srv.refused > 6*windows {
+					t.Errorf("%d requests refused over %d windows", srv.refused, windows)
+				}
+				t.Logf("ok=%d refused=%d windows=%d", srv.ok, srv.refused, windows)
+			})
+		})
+	}
+}
+
+// rngJitter is the production jitter, for tests that need realistic spreading.
+func rngJitter() func(time.Duration) time.Duration {
+	c, _ := NewClient(testEmail, testKey)
+	return c.jitter
+}
+
+func TestHeaderSeconds(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	tests := []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"5", 5 * time.Second, true},
+		{" 0.5 ", 500 * time.Millisecond, true},
+		{"1700000010", 10 * time.Second, true}, // a Unix time
+		{"1699999990", 0, true},                // a Unix time in the past
+		{"999999999", 365 * 24 * time.Hour, true},
+		{"-1", 0, false},
+		{"NaN", 0, false},
+		{"soon", 0, false},
+		{"", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := headerSeconds(tt.in, now)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("headerSeconds(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.ok)
+		}
+	}
+}

@@ -1,0 +1,446 @@
+package escrow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"net/http"
+)
+
+// TransactionsService creates, reads and acts on transactions (spec part 4, "Transactions").
+//
+//	POST  /transaction                                  Create
+//	GET   /transaction                                  List, All
+//	GET   /transaction/{id}                             Get
+//	GET   /transaction/reference/{reference}            GetByReference
+//	PATCH /transaction/{id}                             Act, Agree, Ship, Receive, Accept, Reject,
+//	                                                    ShipReturn, ReceiveReturn, AcceptReturn,
+//	                                                    RejectReturn, Cancel
+//	PATCH /transaction/{id}/item/{item_id}              ActOnItem (milestones)
+//	GET   /transaction/{id}/timeline-entries            TimelineEntries
+//	GET   /transaction/{id}/disbursement_methods        DisbursementMethods
+//	PATCH /transaction/{id}/disbursement_methods        SelectDisbursementMethod
+//	POST  /transaction/{id}/disbursement_methods        AddDisbursementMethod
+//	GET   /transaction/{id}/payment_methods             PaymentMethods
+//	POST  /transaction/{id}/payment_methods/{name}      ChoosePaymentMethod
+//	GET   /transaction/{id}/payment_methods/wire_transfer   WireTransferDetails
+//	POST  /transaction/{id}/payment_methods/wire_transfer   MarkWireSent
+//	GET   /transaction/{id}/web_link/{action}           WebLink
+//	GET   /transaction/{id}/item/{item_id}/web_link/{action}  ItemWebLink
+type TransactionsService service
+
+// Transaction is an escrow between a buyer and a seller. What a caller sees depends on its
+// role: broker commission and partner fees are shown to some parties only.
+type Transaction struct {
+	ID           int64     `json:"id"`
+	Currency     Currency  `json:"currency"`
+	Description  string    `json:"description"`
+	Reference    string    `json:"reference,omitempty"`
+	CreationDate Timestamp `json:"creation_date,omitzero"`
+	CloseDate    Timestamp `json:"close_date,omitzero"`
+	IsCancelled  bool      `json:"is_cancelled"`
+	IsDraft      bool      `json:"is_draft"`
+	Parties      []Party   `json:"parties"`
+	Items        []Item    `json:"items"`
+}
+
+// Party returns the party with the given role, if the caller can see it.
+func (t *Transaction) Party(role Role) (Party, bool) {
+	for _, p := range t.Parties {
+		if p.Role == role {
+			return p, true
+		}
+	}
+	return Party{}, false
+}
+
+// Item returns the item with the given id.
+func (t *Transaction) Item(id int64) (Item, bool) {
+	for _, it := range t.Items {
+		if it.ID == id {
+			return it, true
+		}
+	}
+	return Item{}, false
+}
+
+// Party is one participant of a transaction.
+type Party struct {
+	ID       int64  `json:"id,omitempty"`
+	Role     Role   `json:"role"`
+	Customer string `json:"customer"` // an e-mail address, or "me" for the caller
+	Agreed   bool   `json:"agreed"`
+	// Initiator is set on the party that created the transaction (in some responses).
+	Initiator bool `json:"initiator"`
+	// DisbursementMethodSelected appears in partner listings.
+	DisbursementMethodSelected bool        `json:"disbursement_method_selected"`
+	Visibility                 *Visibility `json:"visibility,omitempty"`
+}
+
+// Visibility conceals a party's contact details and amounts, or a broker fee, from the
+// listed customers.
+type Visibility struct {
+	HiddenFrom []string `json:"hidden_from"`
+}
+
+// Item is a good, service, milestone or fee in a transaction.
+type Item struct {
+	ID          int64    `json:"id"`
+	Title       string   `json:"title"`
+	Description string   `json:"description"`
+	Type        ItemType `json:"type"`
+	Category    Category `json:"category,omitempty"`
+	// InspectionPeriod is how long the buyer has to inspect after receipt, in seconds.
+	InspectionPeriod Seconds         `json:"inspection_period"`
+	Quantity         int             `json:"quantity"`
+	Schedule         []Schedule      `json:"schedule"`
+	Fees             []Fee           `json:"fees"`
+	ExtraAttributes  ExtraAttributes `json:"extra_attributes"`
+	Status           ItemStatus      `json:"status"`
+	Visibility       *Visibility     `json:"visibility,omitempty"`
+}
+
+// ItemStatus is the state of an item. All flags start false.
+type ItemStatus struct {
+	Shipped          bool `json:"shipped"`
+	Received         bool `json:"received"`
+	Accepted         bool `json:"accepted"`
+	Rejected         bool `json:"rejected"`
+	ShippedReturned  bool `json:"shipped_returned"`
+	ReceivedReturned bool `json:"received_returned"`
+	AcceptedReturned bool `json:"accepted_returned"`
+	RejectedReturned bool `json:"rejected_returned"`
+	Canceled         bool `json:"canceled"`
+	InDispute        bool `json:"in_dispute"`
+}
+
+// Schedule is one payment of an item or fee: who pays how much to whom, and when.
+type Schedule struct {
+	Amount              Amount `json:"amount"`
+	PayerCustomer       string `json:"payer_customer"`
+	BeneficiaryCustomer string `json:"beneficiary_customer"` // "escrow" for escrow fees
+	// DueDate is set on milestone and domain_name_holding schedules only.
+	DueDate Timestamp      `json:"due_date,omitzero"`
+	Status  ScheduleStatus `json:"status"`
+}
+
+// ScheduleStatus says whether a payment is funded and paid out.
+type ScheduleStatus struct {
+	Secured                bool `json:"secured"`
+	DisbursedToBeneficiary bool `json:"disbursed_to_beneficiary"`
+}
+
+// Fee is an escrow or payment fee entry on an item.
+type Fee struct {
+	Type          FeeType `json:"type"`
+	PayerCustomer string  `json:"payer_customer"`
+	Split         Split   `json:"split,omitempty"`
+	Amount        Amount  `json:"amount"`
+	// AmountWithoutTaxes differs from Amount when tax applies.
+	AmountWithoutTaxes Amount `json:"amount_without_taxes"`
+}
+
+// ExtraAttributes are the type-specific attributes of an item.
+type ExtraAttributes struct {
+	WithContent      bool   `json:"with_content,omitempty"` // domain_name
+	Concierge        bool   `json:"concierge,omitempty"`    // returned as false
+	VIN              string `json:"vin,omitempty"`          // motor_vehicle
+	Odometer         string `json:"odometer,omitempty"`     // motor_vehicle
+	Year             int    `json:"year,omitempty"`         // motor_vehicle, required there
+	Make             string `json:"make,omitempty"`         // motor_vehicle
+	Model            string `json:"model,omitempty"`        // motor_vehicle
+	TitleCollection  bool   `json:"title_collection,omitempty"`
+	LienHolderPayoff bool   `json:"lien_holder_payoff,omitempty"`
+}
+
+// CreateTransactionRequest is the body of [TransactionsService.Create].
+type CreateTransactionRequest struct {
+	Parties     []PartyInput `json:"parties"`
+	Currency    Currency     `json:"currency"`
+	Description string       `json:"description"`
+	Items       []ItemInput  `json:"items"`
+	// Reference is the caller's own id for the transaction. Setting it makes Create safe to
+	// retry after an ambiguous failure, and lets GetByReference find the transaction.
+	Reference string `json:"reference,omitempty"`
+}
+
+// PartyInput names a party at creation. Customer is an e-mail address or "me". The partner
+// party is added by the API; do not list it.
+type PartyInput struct {
+	Role     Role   `json:"role"`
+	Customer string `json:"customer"`
+	// Visibility, given with a broker, conceals this party from the listed customers.
+	Visibility *Visibility `json:"visibility,omitempty"`
+}
+
+// ItemInput is one item at creation. broker_fee items carry only Type, Schedule and
+// optionally Visibility.
+type ItemInput struct {
+	Title       string   `json:"title,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Type        ItemType `json:"type"`
+	Category    Category `json:"category,omitempty"`
+	// InspectionPeriod must be whole days (see [Days]) and equal across non-milestone items.
+	InspectionPeriod Seconds          `json:"inspection_period,omitempty"`
+	Quantity         int              `json:"quantity,omitempty"`
+	Schedule         []ScheduleInput  `json:"schedule"`
+	Fees             []FeeInput       `json:"fees,omitempty"`
+	ExtraAttributes  *ExtraAttributes `json:"extra_attributes,omitempty"`
+	Visibility       *Visibility      `json:"visibility,omitempty"`
+}
+
+// ScheduleInput is one payment at creation. Amount is the total for the item: quantity does
+// not multiply it.
+type ScheduleInput struct {
+	Amount              Amount `json:"amount"`
+	PayerCustomer       string `json:"payer_customer"`
+	BeneficiaryCustomer string `json:"beneficiary_customer"`
+	// DueDate is required on milestone and domain_name_holding items, refused on others.
+	DueDate Timestamp `json:"due_date,omitzero"`
+}
+
+// FeeInput assigns a fee at creation. Without fee entries the buyer pays the whole escrow
+// fee; with them, every item must carry the same entries.
+type FeeInput struct {
+	Type          FeeType `json:"type"`
+	PayerCustomer string  `json:"payer_customer"`
+	Split         Split   `json:"split,omitempty"` // escrow fees only: SplitHalf or SplitWhole
+}
+
+// TransactionList is one page of [TransactionsService.List].
+type TransactionList struct {
+	Page         int           `json:"page"`
+	PageCount    int           `json:"page_count"`
+	PerPage      int           `json:"per_page"`
+	Transactions []Transaction `json:"transactions"`
+}
+
+// ListTransactionsOptions pages and sorts GET /transaction. Zero fields take the API's
+// defaults: page 1, 10 per page, sorted by id, descending.
+type ListTransactionsOptions struct {
+	Page          int           `url:"page,omitempty"`
+	PerPage       int           `url:"per_page,omitempty"`
+	SortBy        string        `url:"sort_by,omitempty"` // "id"
+	SortDirection SortDirection `url:"sort_direction,omitempty"`
+}
+
+// ActionRequest is the body of a PATCH on a transaction or item.
+type ActionRequest struct {
+	Action Action `json:"action"`
+	// ShippingInformation goes with ship and ship_return. Domain items require its
+	// AuthorizationType.
+	ShippingInformation *ShippingInformation `json:"shipping_information,omitempty"`
+	// CancelInformation may go with cancel.
+	CancelInformation *CancelInformation `json:"cancel_information,omitempty"`
+}
+
+// ShippingInformation describes how goods or a domain were handed over.
+type ShippingInformation struct {
+	TrackingInformation *TrackingInformation `json:"tracking_information,omitempty"`
+	AuthorizationType   AuthorizationType    `json:"authorization_type,omitempty"`
+}
+
+// TrackingInformation is a parcel's carrier and tracking number, free-form.
+type TrackingInformation struct {
+	Carrier        string `json:"carrier,omitempty"`
+	TrackingID     string `json:"tracking_id,omitempty"`
+	CarrierContact string `json:"carrier_contact,omitempty"`
+}
+
+// CancelInformation says why a transaction is cancelled.
+type CancelInformation struct {
+	CancellationReason string `json:"cancellation_reason,omitempty"`
+}
+
+// Create creates a transaction; the caller becomes its partner party and must also be a
+// buyer, seller or broker unless it is an approved partner. Accounts are created for party
+// e-mails that have none.
+//
+// With a Reference, Create never yields two transactions for one reference: after a failure
+// that may have created the transaction (a 5xx, a dropped connection, a timeout), it looks
+// the reference up and returns what it finds before trying again.
+func (s *TransactionsService) Create(ctx context.Context, req *CreateTransactionRequest, opts ...RequestOption) (*Transaction, error) {
+	if req == nil {
+		return nil, fmt.Errorf("%w: nil CreateTransactionRequest", ErrInvalidArgument)
+	}
+	k := call{method: http.MethodPost, pattern: "transaction", body: req, opts: opts}
+	if req.Reference == "" {
+		return fetch[Transaction](ctx, s.client, k)
+	}
+	var ambiguous error // the last failure that may have created the transaction
+	for attempt := 0; ; attempt++ {
+		tx, err := fetch[Transaction](ctx, s.client, k)
+		switch {
+		case err == nil:
+			return tx, nil
+		case mayHaveTakenEffect(err):
+			ambiguous = err
+		case ambiguous != nil && referenceTaken(err):
+			// An earlier attempt did create it after all: find it below.
+		default:
+			return nil, err
+		}
+		found, lookupErr := s.GetByReference(ctx, req.Reference, opts...)
+		if lookupErr == nil {
+			s.client.logger.LogAttrs(ctx, slog.LevelInfo, "escrow: create reconciled by reference",
+				slog.Int64("transaction_id", found.ID), slog.Int("attempt", attempt+1))
+			return found, nil
+		}
+		if !errors.Is(lookupErr, ErrNotFound) || referenceTaken(err) || attempt >= s.client.maxRetries {
+			return nil, ambiguous
+		}
+		if sleep(ctx, s.client.backoffStep(attempt)) != nil {
+			return nil, ambiguous
+		}
+	}
+}
+
+// mayHaveTakenEffect reports whether a failed write may nevertheless have been performed.
+func mayHaveTakenEffect(err error) bool {
+	var te *TransportError
+	var ae *APIError
+	var de *DecodeError
+	switch {
+	case errors.As(err, &te):
+		return te.OutcomeUnknown
+	case errors.As(err, &de):
+		return true
+	case errors.As(err, &ae):
+		return ae.StatusCode >= 500
+	}
+	return false
+}
+
+// referenceTaken reports a validation error saying the reference is already in use.
+func referenceTaken(err error) bool {
+	var ve *ValidationError
+	return errors.As(err, &ve) && ve.Field("reference") != nil
+}
+
+// Get returns the transaction with this id.
+func (s *TransactionsService) Get(ctx context.Context, id int64, opts ...RequestOption) (*Transaction, error) {
+	return fetch[Transaction](ctx, s.client, call{method: http.MethodGet, pattern: "transaction/{id}", params: []any{id}, opts: opts})
+}
+
+// GetByReference returns the transaction the caller created with this reference.
+func (s *TransactionsService) GetByReference(ctx context.Context, reference string, opts ...RequestOption) (*Transaction, error) {
+	return fetch[Transaction](ctx, s.client, call{method: http.MethodGet, pattern: "transaction/reference/{reference}", params: []any{reference}, opts: opts})
+}
+
+// List returns one page of the caller's transactions.
+func (s *TransactionsService) List(ctx context.Context, opt *ListTransactionsOptions, opts ...RequestOption) (*TransactionList, error) {
+	return fetch[TransactionList](ctx, s.client, call{method: http.MethodGet, pattern: "transaction", query: queryOrNil(opt), opts: opts})
+}
+
+// All iterates over every transaction, page after page, from opt.Page (default 1). It stops
+// after the last page, at the first error (yielded once), or when the loop breaks. The
+// caller's options are not modified.
+func (s *TransactionsService) All(ctx context.Context, opt *ListTransactionsOptions, opts ...RequestOption) iter.Seq2[*Transaction, error] {
+	return func(yield func(*Transaction, error) bool) {
+		var page ListTransactionsOptions
+		if opt != nil {
+			page = *opt
+		}
+		page.Page = max(page.Page, 1)
+		for {
+			list, err := s.List(ctx, &page, opts...)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for i := range list.Transactions {
+				if !yield(&list.Transactions[i], nil) {
+					return
+				}
+			}
+			if len(list.Transactions) == 0 || page.Page >= list.PageCount {
+				return
+			}
+			page.Page++
+		}
+	}
+}
+
+// Act performs an action on the whole transaction and returns it updated.
+func (s *TransactionsService) Act(ctx context.Context, id int64, req *ActionRequest, opts ...RequestOption) (*Transaction, error) {
+	if req == nil || req.Action == "" {
+		return nil, fmt.Errorf("%w: an ActionRequest with an Action is required", ErrInvalidArgument)
+	}
+	return fetch[Transaction](ctx, s.client, call{method: http.MethodPatch, pattern: "transaction/{id}", params: []any{id}, body: req, opts: opts})
+}
+
+// ActOnItem performs an action on one item (milestone transactions act per item) and
+// returns the transaction updated.
+func (s *TransactionsService) ActOnItem(ctx context.Context, id, itemID int64, req *ActionRequest, opts ...RequestOption) (*Transaction, error) {
+	if req == nil || req.Action == "" {
+		return nil, fmt.Errorf("%w: an ActionRequest with an Action is required", ErrInvalidArgument)
+	}
+	return fetch[Transaction](ctx, s.client, call{method: http.MethodPatch, pattern: "transaction/{id}/item/{item_id}", params: []any{id, itemID}, body: req, opts: opts})
+}
+
+// Agree records the caller's (or, with AsCustomer, a party's) agreement to the terms.
+func (s *TransactionsService) Agree(ctx context.Context, id int64, opts ...RequestOption) (*Transaction, error) {
+	return s.Act(ctx, id, &ActionRequest{Action: ActionAgree}, opts...)
+}
+
+// Ship marks the goods shipped (seller). info may be nil, except for domain names, which
+// need an AuthorizationType.
+func (s *TransactionsService) Ship(ctx context.Context, id int64, info *ShippingInformation, opts ...RequestOption) (*Transaction, error) {
+	return s.Act(ctx, id, &ActionRequest{Action: ActionShip, ShippingInformation: info}, opts...)
+}
+
+// Receive marks the goods received (buyer); the inspection period starts.
+func (s *TransactionsService) Receive(ctx context.Context, id int64, opts ...RequestOption) (*Transaction, error) {
+	return s.Act(ctx, id, &ActionRequest{Action: ActionReceive}, opts...)
+}
+
+// Accept accepts the goods (buyer); the funds go to the seller. A partner cannot accept on
+// a buyer's behalf.
+func (s *TransactionsService) Accept(ctx context.Context, id int64, opts ...RequestOption) (*Transaction, error) {
+	return s.Act(ctx, id, &ActionRequest{Action: ActionAccept}, opts...)
+}
+
+// Reject rejects the goods (buyer), who must then ship them back.
+func (s *TransactionsService) Reject(ctx context.Context, id int64, opts ...RequestOption) (*Transaction, error) {
+	return s.Act(ctx, id, &ActionRequest{Action: ActionReject}, opts...)
+}
+
+// ShipReturn marks rejected goods shipped back (buyer).
+func (s *TransactionsService) ShipReturn(ctx context.Context, id int64, info *ShippingInformation, opts ...RequestOption) (*Transaction, error) {
+	return s.Act(ctx, id, &ActionRequest{Action: ActionShipReturn, ShippingInformation: info}, opts...)
+}
+
+// ReceiveReturn marks returned goods received (seller); the return inspection starts.
+func (s *TransactionsService) ReceiveReturn(ctx context.Context, id int64, opts ...RequestOption) (*Transaction, error) {
+	return s.Act(ctx, id, &ActionRequest{Action: ActionReceiveReturn}, opts...)
+}
+
+// AcceptReturn accepts the returned goods (seller); the funds go back to the buyer.
+func (s *TransactionsService) AcceptReturn(ctx context.Context, id int64, opts ...RequestOption) (*Transaction, error) {
+	return s.Act(ctx, id, &ActionRequest{Action: ActionAcceptReturn}, opts...)
+}
+
+// RejectReturn rejects the returned goods (seller), which opens a dispute.
+func (s *TransactionsService) RejectReturn(ctx context.Context, id int64, opts ...RequestOption) (*Transaction, error) {
+	return s.Act(ctx, id, &ActionRequest{Action: ActionRejectReturn}, opts...)
+}
+
+// Cancel cancels the transaction. Once buyer and seller have both agreed only the partner
+// may cancel; a completed or cancelled transaction cannot be. reason may be empty.
+func (s *TransactionsService) Cancel(ctx context.Context, id int64, reason string, opts ...RequestOption) (*Transaction, error) {
+	req := &ActionRequest{Action: ActionCancel}
+	if reason != "" {
+		req.CancelInformation = &CancelInformation{CancellationReason: reason}
+	}
+	return s.Act(ctx, id, req, opts...)
+}
+
+// queryOrNil keeps a typed nil pointer from reaching the query encoder as a non-nil any.
+func queryOrNil[T any](opt *T) any {
+	if opt == nil {
+		return nil
+	}
+	return opt
+}

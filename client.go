@@ -50,16 +50,18 @@ type Client struct {
 	// Webhooks registers the URLs the API calls when a transaction changes.
 	Webhooks *WebhooksService
 
-	common     service // reused for every service, as go-github does
-	baseURL    *url.URL
-	auth       *credentials // a pointer, so that %+v of a Client prints an address, not the key
-	retryHTTP  *http.Client // handed to go-retryablehttp; see newHTTPClient
-	userAgent  string
-	maxRetries int
-	maxWait    time.Duration
-	baseWait   time.Duration
-	logger     *slog.Logger
-	limits     *endpointLimits
+	common    service // reused for every service, as go-github does
+	baseURL   *url.URL
+	auth      *credentials // a pointer, so that %+v of a Client prints an address, not the key
+	retryHTTP *http.Client // handed to go-retryablehttp; see newHTTPClient
+	// noRedirectHTTP shares retryHTTP's transport but hands redirects back to the caller.
+	noRedirectHTTP *http.Client
+	userAgent      string
+	maxRetries     int
+	maxWait        time.Duration
+	baseWait       time.Duration
+	logger         *slog.Logger
+	limits         *endpointLimits
 	// jitter draws a wait in [0, d]; replaced in tests to make waits predictable.
 	jitter func(d time.Duration) time.Duration
 }
@@ -158,6 +160,11 @@ func NewClient(email, apiKey string, opts ...Option) (*Client, error) {
 	}
 	c.limits = newEndpointLimits(c.baseWait, c.maxWait)
 	c.retryHTTP = c.newHTTPClient(s.httpClient)
+	c.noRedirectHTTP = &http.Client{
+		Transport:     c.retryHTTP.Transport,
+		Timeout:       c.retryHTTP.Timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 	c.common.client = c
 	c.Transactions = (*TransactionsService)(&c.common)
 	c.Customers = (*CustomersService)(&c.common)
@@ -287,8 +294,16 @@ type call struct {
 	params  []any  // values of the pattern's {…} segments, in order
 	query   any    // a struct with `url` tags, or nil
 	body    any    // encoded to JSON once, or nil
-	out     any    // decoded from a 2xx body, or nil
+	out     any    // decoded from a 2xx body (see responseDecoder), or nil
 	opts    []RequestOption
+	// keepRedirect returns a redirect to out instead of following it.
+	keepRedirect bool
+}
+
+// responseDecoder is implemented by results that need more than the JSON body: headers, or
+// a body that is not JSON.
+type responseDecoder interface {
+	decodeResponse(resp *http.Response, body []byte) error
 }
 
 // endpoint names the route for rate-limit accounting and logs: "GET /transaction/{id}".
@@ -317,6 +332,14 @@ func (c *Client) send(ctx context.Context, k call) error {
 		v, err := query.Values(k.query)
 		if err != nil {
 			return fmt.Errorf("%w: query: %v", ErrInvalidArgument, err)
+		}
+		if x, ok := k.query.(interface{ extraQuery() url.Values }); ok {
+			for key, vals := range x.extraQuery() {
+				if v.Has(key) {
+					continue // a named field wins over the same name in Extra
+				}
+				v[key] = vals
+			}
 		}
 		u.RawQuery = v.Encode()
 	}
@@ -354,8 +377,12 @@ func (c *Client) send(ctx context.Context, k call) error {
 	if err := p.acquire(ctx); err != nil {
 		return err
 	}
-	resp, err := p.retryClient().Do(req)
-	return c.finish(p, resp, err, k.out)
+	rc := p.retryClient()
+	if k.keepRedirect {
+		rc.HTTPClient = c.noRedirectHTTP
+	}
+	resp, err := rc.Do(req)
+	return c.finish(p, resp, err, k)
 }
 
 // bodyOrNil keeps a nil slice from becoming an empty, non-nil request body.
@@ -367,7 +394,7 @@ func bodyOrNil(b []byte) any {
 }
 
 // finish turns what the retry layer returned into the caller's result or a typed error.
-func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, out any) error {
+func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call) error {
 	if err != nil {
 		if resp != nil {
 			defer resp.Body.Close()
@@ -384,7 +411,8 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, out an
 	}
 	defer resp.Body.Close()
 
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+	redirected := k.keepRedirect && resp.StatusCode >= 300 && resp.StatusCode < 400
+	if (resp.StatusCode < 200 || resp.StatusCode > 299) && !redirected {
 		body, _ := c.readCapped(resp.Body, maxErrorBody)
 		apiErr, fields := parseErrorBody(p.method, p.path, resp, body)
 		switch {
@@ -397,18 +425,32 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, out an
 		return apiErr
 	}
 
-	if out == nil || resp.StatusCode == http.StatusNoContent {
+	if k.out == nil || resp.StatusCode == http.StatusNoContent {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBody))
 		return nil
 	}
 	body, err := c.readCapped(resp.Body, maxResponseBody)
 	if err == nil {
-		err = json.Unmarshal(body, out)
+		err = decodeBody(resp, body, k.out)
 	}
 	if err != nil {
 		return &DecodeError{Method: p.method, Path: p.path, StatusCode: resp.StatusCode, Body: body[:min(len(body), 64<<10)], Err: err}
 	}
 	return nil
+}
+
+// decodeBody fills out from a successful answer.
+func decodeBody(resp *http.Response, body []byte, out any) error {
+	switch o := out.(type) {
+	case responseDecoder:
+		return o.decodeResponse(resp, body)
+	case *json.RawMessage:
+		if len(bytes.TrimSpace(body)) == 0 {
+			*o = nil // an endpoint of undocumented shape answered with no body
+			return nil
+		}
+	}
+	return json.Unmarshal(body, out)
 }
 
 // readCapped reads at most limit bytes, scrubbing credentials from what it returns; a longer

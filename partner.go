@@ -1,5 +1,382 @@
 package escrow
 
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
 // PartnerService holds the endpoints only approved partners may call (spec part 4,
 // "Partner endpoints").
+//
+//	GET  /partner/transactions                       Transactions, AllTransactions
+//	GET  /partner/customers                          Customers, AllCustomers
+//	GET  /partner/customer                           Customer
+//	GET  /partner/statistics/transactions/count      TransactionStatistics
+//	GET  /partner/statistics/customers/count         CustomerStatistics
+//	GET  /partner/customer/{id}/payments_in          PaymentsIn
+//	GET  /partner/customer/{id}/payments_out         PaymentsOut
+//	GET  /partner/reports                            Reports
+//	GET  /partner/reports/count                      ReportsCount
+//	POST /partner/reports                            CreateReport
+//	GET  /partner/reports/{task_id}/download         DownloadReport
+//
+// Where the spec says a shape is "not shown", the types below name the fields the
+// escrowtest emulator uses and keep the whole document in a Raw field, so nothing the live
+// API sends is lost.
 type PartnerService service
+
+// TransactionCursorList is one page of a cursored partner listing.
+type TransactionCursorList struct {
+	SortBy        string        `json:"sort_by"`
+	SortDirection SortDirection `json:"sort_direction"`
+	// NextCursor starts the next page; nil after the last.
+	NextCursor   *int64        `json:"next_cursor"`
+	Limit        *int          `json:"limit"`
+	Transactions []Transaction `json:"transactions"`
+}
+
+// CustomerCursorList is one page of the partner's customers.
+type CustomerCursorList struct {
+	SortBy        string        `json:"sort_by"`
+	SortDirection SortDirection `json:"sort_direction"`
+	NextCursor    *int64        `json:"next_cursor"`
+	Limit         *int          `json:"limit"`
+	Customers     []Customer    `json:"customers"`
+}
+
+// PartnerTransactionsOptions filters GET /partner/transactions and is the body of
+// [PartnerService.CreateReport]. Zero fields are not sent; with none set the API returns
+// every transaction of the partner.
+type PartnerTransactionsOptions struct {
+	Limit         int               `url:"limit,omitempty" json:"limit,omitempty"`
+	NextCursor    int64             `url:"next_cursor,omitempty" json:"next_cursor,omitempty"`
+	SortBy        string            `url:"sort_by,omitempty" json:"sort_by,omitempty"` // "id"
+	SortDirection SortDirection     `url:"sort_direction,omitempty" json:"sort_direction,omitempty"`
+	Status        TransactionStatus `url:"status,omitempty" json:"status,omitempty"`
+	IDs           []int64           `url:"ids,omitempty" json:"ids,omitempty"`
+	CustomerIDs   []int64           `url:"customer_ids,omitempty" json:"customer_ids,omitempty"`
+	MinAmount     *Amount           `url:"min_amount,omitempty" json:"min_amount,omitempty"`
+	MaxAmount     *Amount           `url:"max_amount,omitempty" json:"max_amount,omitempty"`
+	// Creation dates, inclusive.
+	InitiationStartDate time.Time `url:"initiation_start_date,omitempty" json:"initiation_start_date,omitzero"`
+	InitiationEndDate   time.Time `url:"initiation_end_date,omitempty" json:"initiation_end_date,omitzero"`
+}
+
+// PartnerCustomersOptions filters GET /partner/customers.
+type PartnerCustomersOptions struct {
+	Limit              int                `url:"limit,omitempty"`
+	NextCursor         int64              `url:"next_cursor,omitempty"`
+	SortBy             string             `url:"sort_by,omitempty"`
+	SortDirection      SortDirection      `url:"sort_direction,omitempty"`
+	IDs                []int64            `url:"ids,omitempty"`
+	Country            string             `url:"country,omitempty"` // ISO 3166-1 alpha-2
+	VerificationStatus VerificationStatus `url:"verification_status,omitempty"`
+}
+
+// PartnerCustomerLookup finds a customer of one of the partner's transactions, by party id
+// or customer id.
+type PartnerCustomerLookup struct {
+	PartyID    int64 `url:"party_id,omitempty"`
+	CustomerID int64 `url:"customer_id,omitempty"`
+}
+
+// StatisticsOptions narrows the statistics endpoints, whose query parameters the spec does
+// not show: these are the ones escrowtest implements. Extra carries any other parameter
+// as is.
+type StatisticsOptions struct {
+	StartDate time.Time  `url:"start_date,omitempty"`
+	EndDate   time.Time  `url:"end_date,omitempty"`
+	Interval  string     `url:"interval,omitempty"` // "day", "week" or "month"
+	Extra     url.Values `url:"-"`
+}
+
+// extraQuery hands Extra to the request pipeline, which adds it to the encoded fields.
+func (o *StatisticsOptions) extraQuery() url.Values { return o.Extra }
+
+// Statistics is a count over time: the queries the API used, the counts per date range,
+// and aggregates.
+type Statistics struct {
+	Queries    json.RawMessage           `json:"queries"`
+	TimeData   []StatisticsCountTimeData `json:"time_data"`
+	Aggregates json.RawMessage           `json:"aggregates"`
+	// Raw is the whole document as the API sent it.
+	Raw json.RawMessage `json:"-"`
+}
+
+// UnmarshalJSON keeps the whole document beside the typed fields.
+func (s *Statistics) UnmarshalJSON(b []byte) error {
+	type plain Statistics
+	if err := json.Unmarshal(b, (*plain)(s)); err != nil {
+		return err
+	}
+	s.Raw = append(json.RawMessage(nil), b...)
+	return nil
+}
+
+// StatisticsCountTimeData is the count in one date range.
+type StatisticsCountTimeData struct {
+	Value int64  `json:"value"`
+	Label string `json:"label"`
+}
+
+// CreditCard is a card a customer paid in with or is paid out to.
+type CreditCard struct {
+	LastFour        string `json:"last_four"`
+	ExpirationMonth int    `json:"expiration_month"`
+	ExpirationYear  int    `json:"expiration_year"`
+	Brand           string `json:"brand"`
+	CustomerID      int64  `json:"customer_id"`
+}
+
+// CreditCards is the answer of the payments endpoints. It decodes a bare list, or an
+// object holding one list, since the spec does not show which the API sends.
+type CreditCards []CreditCard
+
+// UnmarshalJSON accepts [...] or {"<any key>": [...]}.
+func (c *CreditCards) UnmarshalJSON(b []byte) error {
+	list, err := listIn(b)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(list, (*[]CreditCard)(c))
+}
+
+// listIn returns the JSON list b is, or the first list among the members of the object b
+// is: for answers whose spec says "a list of …" without showing whether it is wrapped.
+func listIn(b []byte) (json.RawMessage, error) {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '{' {
+		return b, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if _, err := dec.Token(); err != nil { // {
+		return nil, err
+	}
+	for dec.More() {
+		if _, err := dec.Token(); err != nil { // the key
+			return nil, err
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		if len(v) > 0 && v[0] == '[' {
+			return v, nil
+		}
+	}
+	return json.RawMessage("null"), nil
+}
+
+// Report is a report the partner requested.
+type Report struct {
+	TaskID      string    `json:"task_id"`
+	Status      string    `json:"status"`
+	CreatedAt   Timestamp `json:"created_at,omitzero"`
+	CompletedAt Timestamp `json:"completed_at,omitzero"`
+}
+
+// Reports is the answer of [PartnerService.Reports].
+type Reports struct {
+	Reports []Report `json:"reports"`
+	// Raw is the whole document as the API sent it.
+	Raw json.RawMessage `json:"-"`
+}
+
+// UnmarshalJSON keeps the whole document beside the typed fields.
+func (r *Reports) UnmarshalJSON(b []byte) error {
+	type plain Reports
+	if err := json.Unmarshal(b, (*plain)(r)); err != nil {
+		return err
+	}
+	r.Raw = append(json.RawMessage(nil), b...)
+	return nil
+}
+
+// ReportsCount is the answer of [PartnerService.ReportsCount].
+type ReportsCount struct {
+	Count int64 `json:"count"`
+}
+
+// DownloadReportOptions shapes [PartnerService.DownloadReport].
+type DownloadReportOptions struct {
+	// AsJSON asks for the download address in a JSON body instead of a redirect.
+	AsJSON bool `url:"as_json,omitempty"`
+}
+
+// ReportDownload is where a report can be fetched, or the report itself when the API sends
+// it in the answer.
+type ReportDownload struct {
+	URL         string // the download address, from a redirect or a JSON answer
+	Content     []byte // the report, when the answer is the report itself
+	ContentType string
+}
+
+// decodeResponse reads whichever answer the endpoint gave: a redirect (not followed: the
+// address may be on another host and must not receive our credentials), a JSON document
+// holding the address, or the report.
+func (d *ReportDownload) decodeResponse(resp *http.Response, body []byte) error {
+	if loc := resp.Header.Get("Location"); resp.StatusCode >= 300 && resp.StatusCode < 400 && loc != "" {
+		u, err := resp.Request.URL.Parse(loc)
+		if err != nil {
+			return fmt.Errorf("redirect to %q: %w", loc, err)
+		}
+		d.URL = u.String()
+		return nil
+	}
+	d.ContentType = resp.Header.Get("Content-Type")
+	if mt, _, _ := mime.ParseMediaType(d.ContentType); mt == "application/json" {
+		var doc map[string]any
+		if err := json.Unmarshal(body, &doc); err != nil {
+			return err
+		}
+		for _, key := range []string{"url", "download_url", "link", "location"} {
+			if s, ok := doc[key].(string); ok && s != "" {
+				d.URL = s
+				return nil
+			}
+		}
+	}
+	d.Content = body
+	return nil
+}
+
+// Transactions returns one page of the partner's transactions.
+func (s *PartnerService) Transactions(ctx context.Context, opt *PartnerTransactionsOptions, opts ...RequestOption) (*TransactionCursorList, error) {
+	return fetch[TransactionCursorList](ctx, s.client, call{method: http.MethodGet, pattern: "partner/transactions", query: queryOrNil(opt), opts: opts})
+}
+
+// AllTransactions iterates over the partner's transactions, following next_cursor. It stops
+// after the last page (a null cursor), on a cursor it has already seen, at the first error
+// (yielded once), or when the loop breaks. The caller's options are not modified.
+func (s *PartnerService) AllTransactions(ctx context.Context, opt *PartnerTransactionsOptions, opts ...RequestOption) iter.Seq2[*Transaction, error] {
+	var page PartnerTransactionsOptions
+	if opt != nil {
+		page = *opt
+	}
+	return followCursor(func(cursor int64) ([]Transaction, *int64, error) {
+		page.NextCursor = cursor
+		list, err := s.Transactions(ctx, &page, opts...)
+		if err != nil {
+			return nil, nil, err
+		}
+		return list.Transactions, list.NextCursor, nil
+	}, page.NextCursor)
+}
+
+// Customers returns one page of the partner's customers.
+func (s *PartnerService) Customers(ctx context.Context, opt *PartnerCustomersOptions, opts ...RequestOption) (*CustomerCursorList, error) {
+	return fetch[CustomerCursorList](ctx, s.client, call{method: http.MethodGet, pattern: "partner/customers", query: queryOrNil(opt), opts: opts})
+}
+
+// AllCustomers iterates over the partner's customers as AllTransactions does.
+func (s *PartnerService) AllCustomers(ctx context.Context, opt *PartnerCustomersOptions, opts ...RequestOption) iter.Seq2[*Customer, error] {
+	var page PartnerCustomersOptions
+	if opt != nil {
+		page = *opt
+	}
+	return followCursor(func(cursor int64) ([]Customer, *int64, error) {
+		page.NextCursor = cursor
+		list, err := s.Customers(ctx, &page, opts...)
+		if err != nil {
+			return nil, nil, err
+		}
+		return list.Customers, list.NextCursor, nil
+	}, page.NextCursor)
+}
+
+// followCursor yields the elements of page after page, fetching each with the cursor the
+// previous page returned, until the cursor is null or repeats.
+func followCursor[T any](fetchPage func(cursor int64) ([]T, *int64, error), cursor int64) iter.Seq2[*T, error] {
+	return func(yield func(*T, error) bool) {
+		seen := map[int64]bool{}
+		for {
+			items, next, err := fetchPage(cursor)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for i := range items {
+				if !yield(&items[i], nil) {
+					return
+				}
+			}
+			if next == nil || seen[*next] || *next == cursor {
+				return
+			}
+			seen[cursor] = true
+			cursor = *next
+		}
+	}
+}
+
+// Customer returns a customer of one of the partner's transactions.
+func (s *PartnerService) Customer(ctx context.Context, lookup *PartnerCustomerLookup, opts ...RequestOption) (*Customer, error) {
+	if lookup == nil || (lookup.PartyID == 0 && lookup.CustomerID == 0) {
+		return nil, fmt.Errorf("%w: a PartyID or a CustomerID is required", ErrInvalidArgument)
+	}
+	return fetch[Customer](ctx, s.client, call{method: http.MethodGet, pattern: "partner/customer", query: lookup, opts: opts})
+}
+
+// TransactionStatistics counts the partner's transactions over time.
+func (s *PartnerService) TransactionStatistics(ctx context.Context, opt *StatisticsOptions, opts ...RequestOption) (*Statistics, error) {
+	return fetch[Statistics](ctx, s.client, call{method: http.MethodGet, pattern: "partner/statistics/transactions/count", query: queryOrNil(opt), opts: opts})
+}
+
+// CustomerStatistics counts the partner's customers over time.
+func (s *PartnerService) CustomerStatistics(ctx context.Context, opt *StatisticsOptions, opts ...RequestOption) (*Statistics, error) {
+	return fetch[Statistics](ctx, s.client, call{method: http.MethodGet, pattern: "partner/statistics/customers/count", query: queryOrNil(opt), opts: opts})
+}
+
+// PaymentsIn lists the cards a customer paid in with.
+func (s *PartnerService) PaymentsIn(ctx context.Context, customerID int64, opts ...RequestOption) (CreditCards, error) {
+	return s.payments(ctx, "partner/customer/{customer_id}/payments_in", customerID, opts)
+}
+
+// PaymentsOut lists the cards a customer was paid out to.
+func (s *PartnerService) PaymentsOut(ctx context.Context, customerID int64, opts ...RequestOption) (CreditCards, error) {
+	return s.payments(ctx, "partner/customer/{customer_id}/payments_out", customerID, opts)
+}
+
+func (s *PartnerService) payments(ctx context.Context, pattern string, customerID int64, opts []RequestOption) (CreditCards, error) {
+	cards, err := fetch[CreditCards](ctx, s.client, call{method: http.MethodGet, pattern: pattern, params: []any{customerID}, opts: opts})
+	if err != nil {
+		return nil, err
+	}
+	return *cards, nil
+}
+
+// Reports lists the reports the partner has requested.
+func (s *PartnerService) Reports(ctx context.Context, opts ...RequestOption) (*Reports, error) {
+	return fetch[Reports](ctx, s.client, call{method: http.MethodGet, pattern: "partner/reports", opts: opts})
+}
+
+// ReportsCount counts the reports the partner has requested.
+func (s *PartnerService) ReportsCount(ctx context.Context, opts ...RequestOption) (*ReportsCount, error) {
+	return fetch[ReportsCount](ctx, s.client, call{method: http.MethodGet, pattern: "partner/reports/count", opts: opts})
+}
+
+// CreateReport requests a report of the transactions matching the filter. The spec gives
+// the answer as a cursored transaction list.
+func (s *PartnerService) CreateReport(ctx context.Context, filter *PartnerTransactionsOptions, opts ...RequestOption) (*TransactionCursorList, error) {
+	if filter == nil {
+		filter = &PartnerTransactionsOptions{}
+	}
+	return fetch[TransactionCursorList](ctx, s.client, call{method: http.MethodPost, pattern: "partner/reports", body: filter, opts: opts})
+}
+
+// DownloadReport returns where to fetch a report, or the report itself. A redirect is
+// reported, not followed.
+func (s *PartnerService) DownloadReport(ctx context.Context, taskID string, opt *DownloadReportOptions, opts ...RequestOption) (*ReportDownload, error) {
+	if strings.TrimSpace(taskID) == "" {
+		return nil, fmt.Errorf("%w: empty report task id", ErrInvalidArgument)
+	}
+	return fetch[ReportDownload](ctx, s.client, call{method: http.MethodGet, pattern: "partner/reports/{task_id}/download", params: []any{taskID}, query: queryOrNil(opt), keepRedirect: true, opts: opts})
+}

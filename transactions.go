@@ -2,6 +2,7 @@ package escrow
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -435,6 +436,146 @@ func (s *TransactionsService) Cancel(ctx context.Context, id int64, reason strin
 		req.CancelInformation = &CancelInformation{CancellationReason: reason}
 	}
 	return s.Act(ctx, id, req, opts...)
+}
+
+// PaymentMethods is what the buyer can pay with, and at what total.
+type PaymentMethods struct {
+	AvailablePaymentMethods              []AvailableMethod          `json:"available_payment_methods"`
+	ConditionallyAvailablePaymentMethods []ConditionalPaymentMethod `json:"conditionally_available_payment_methods"`
+	TotalWithoutPaymentFee               Amount                     `json:"total_without_payment_fee"`
+}
+
+// ConditionalPaymentMethod is a payment method usable once its conditions are met, such as
+// "verification_required".
+type ConditionalPaymentMethod struct {
+	Type       string   `json:"type"`
+	Total      Amount   `json:"total"`
+	Conditions []string `json:"conditions"`
+}
+
+// PaymentMethodInput is the body of [TransactionsService.ChoosePaymentMethod].
+type PaymentMethodInput struct {
+	// ReturnURL is where the provider's payment page sends the buyer afterwards.
+	ReturnURL string `json:"return_url,omitempty"`
+}
+
+// LandingPage is a page of the provider's website that completes a step, such as paying
+// by card or PayPal.
+type LandingPage struct {
+	LandingPage string `json:"landing_page"`
+}
+
+// WireTransferDetails is where the buyer wires the funds. They can change between
+// transactions and must not be hard-coded.
+type WireTransferDetails struct {
+	BankName               string   `json:"bank_name"`
+	BankAddress            string   `json:"bank_address"`
+	StructuredBankAddress  *Address `json:"structured_bank_address,omitempty"`
+	RoutingNumber          string   `json:"routing_number"`
+	SwiftCode              string   `json:"swift_code"`
+	CreditAccountName      string   `json:"credit_account_name"`
+	CreditAccountNumber    string   `json:"credit_account_number"`
+	AdditionalInstructions string   `json:"additional_instructions"`
+}
+
+// Timeline is the history of a transaction. The spec does not show its fields: Entries
+// holds what escrowtest sends, and Raw the whole document as the API sent it.
+type Timeline struct {
+	Entries []TimelineEntry
+	Raw     json.RawMessage
+}
+
+// TimelineEntry is one event of a transaction's history.
+type TimelineEntry struct {
+	Event   string    `json:"event"`
+	Date    Timestamp `json:"date,omitzero"`
+	Message string    `json:"message,omitempty"`
+	ItemID  int64     `json:"item_id,omitempty"`
+}
+
+// UnmarshalJSON accepts a list of entries or an object holding one.
+func (t *Timeline) UnmarshalJSON(b []byte) error {
+	list, err := listIn(b)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(list, &t.Entries); err != nil {
+		return err
+	}
+	t.Raw = append(json.RawMessage(nil), b...)
+	return nil
+}
+
+// TimelineEntries returns the transaction's history.
+func (s *TransactionsService) TimelineEntries(ctx context.Context, id int64, opts ...RequestOption) (*Timeline, error) {
+	return fetch[Timeline](ctx, s.client, call{method: http.MethodGet, pattern: "transaction/{id}/timeline-entries", params: []any{id}, opts: opts})
+}
+
+// DisbursementMethods lists how the caller (seller or broker) can be paid out of this
+// transaction, and what is selected. The content differs per caller.
+func (s *TransactionsService) DisbursementMethods(ctx context.Context, id int64, opts ...RequestOption) (*DisbursementMethods, error) {
+	return fetch[DisbursementMethods](ctx, s.client, call{method: http.MethodGet, pattern: "transaction/{id}/disbursement_methods", params: []any{id}, opts: opts})
+}
+
+// SelectDisbursementMethod selects a saved method (set only its ID) or new details (PATCH).
+// It fails when the method is unavailable for the transaction or the funds are already
+// disbursed. Once a method is set, funds go out automatically after acceptance.
+func (s *TransactionsService) SelectDisbursementMethod(ctx context.Context, id int64, method *DisbursementMethod, opts ...RequestOption) (*DisbursementMethods, error) {
+	return s.disbursementMethod(ctx, http.MethodPatch, id, method, opts)
+}
+
+// AddDisbursementMethod selects a saved method by ID or adds full details, which are saved
+// for later use (POST). New details are accepted only for a type among the transaction's
+// available disbursement methods.
+func (s *TransactionsService) AddDisbursementMethod(ctx context.Context, id int64, method *DisbursementMethod, opts ...RequestOption) (*DisbursementMethods, error) {
+	return s.disbursementMethod(ctx, http.MethodPost, id, method, opts)
+}
+
+func (s *TransactionsService) disbursementMethod(ctx context.Context, method string, id int64, dm *DisbursementMethod, opts []RequestOption) (*DisbursementMethods, error) {
+	if dm == nil {
+		return nil, fmt.Errorf("%w: nil DisbursementMethod", ErrInvalidArgument)
+	}
+	return fetch[DisbursementMethods](ctx, s.client, call{method: method, pattern: "transaction/{id}/disbursement_methods", params: []any{id}, body: dm, opts: opts})
+}
+
+// PaymentMethods lists how the buyer can fund the transaction. A partner may call it for
+// the buyer with AsCustomer.
+func (s *TransactionsService) PaymentMethods(ctx context.Context, id int64, opts ...RequestOption) (*PaymentMethods, error) {
+	return fetch[PaymentMethods](ctx, s.client, call{method: http.MethodGet, pattern: "transaction/{id}/payment_methods", params: []any{id}, opts: opts})
+}
+
+// ChoosePaymentMethod starts paying with credit_card, paypal or poli and returns the
+// provider's page that completes it. For wire transfers use [TransactionsService.WireTransferDetails]
+// and [TransactionsService.MarkWireSent]. in may be nil.
+func (s *TransactionsService) ChoosePaymentMethod(ctx context.Context, id int64, method PaymentMethodType, in *PaymentMethodInput, opts ...RequestOption) (*LandingPage, error) {
+	if in == nil {
+		in = &PaymentMethodInput{}
+	}
+	return fetch[LandingPage](ctx, s.client, call{method: http.MethodPost, pattern: "transaction/{id}/payment_methods/{payment_method_name}", params: []any{id, string(method)}, body: in, opts: opts})
+}
+
+// WireTransferDetails returns where to wire the funds for this transaction.
+func (s *TransactionsService) WireTransferDetails(ctx context.Context, id int64, opts ...RequestOption) (*WireTransferDetails, error) {
+	return fetch[WireTransferDetails](ctx, s.client, call{method: http.MethodGet, pattern: "transaction/{id}/payment_methods/wire_transfer", params: []any{id}, opts: opts})
+}
+
+// MarkWireSent tells the API that the buyer has started the wire at their bank. The
+// answer's shape is not documented; its body is returned as sent.
+func (s *TransactionsService) MarkWireSent(ctx context.Context, id int64, opts ...RequestOption) (json.RawMessage, error) {
+	var raw json.RawMessage
+	err := s.client.send(ctx, call{method: http.MethodPost, pattern: "transaction/{id}/payment_methods/wire_transfer", params: []any{id}, out: &raw, opts: opts})
+	return raw, err
+}
+
+// WebLink returns a page of the provider's website where a party completes an action of
+// the transaction. The API does not list the valid actions.
+func (s *TransactionsService) WebLink(ctx context.Context, id int64, action string, opts ...RequestOption) (*LandingPage, error) {
+	return fetch[LandingPage](ctx, s.client, call{method: http.MethodGet, pattern: "transaction/{id}/web_link/{action}", params: []any{id, action}, opts: opts})
+}
+
+// ItemWebLink is [TransactionsService.WebLink] for one item.
+func (s *TransactionsService) ItemWebLink(ctx context.Context, id, itemID int64, action string, opts ...RequestOption) (*LandingPage, error) {
+	return fetch[LandingPage](ctx, s.client, call{method: http.MethodGet, pattern: "transaction/{id}/item/{item_id}/web_link/{action}", params: []any{id, itemID, action}, opts: opts})
 }
 
 // queryOrNil keeps a typed nil pointer from reaching the query encoder as a non-nil any.

@@ -1,8 +1,13 @@
 package escrow
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"mime"
 	"net/http"
 	"net/url"
 )
@@ -42,4 +47,71 @@ func (s *WebhooksService) List(ctx context.Context, customer CustomerRef, opts .
 // Delete removes a webhook (204); it is not called again.
 func (s *WebhooksService) Delete(ctx context.Context, customer CustomerRef, id int64, opts ...RequestOption) error {
 	return s.client.send(ctx, call{method: http.MethodDelete, pattern: "customer/{customer_id}/webhook/{webhook_id}", params: []any{customer, id}, opts: opts})
+}
+
+// Event is one webhook delivery: what happened to which transaction. Deliveries are not
+// signed, so an Event proves nothing by itself; confirm it by fetching the transaction
+// (package webhook does that for you).
+type Event struct {
+	Event         EventName `json:"event"`
+	EventType     EventType `json:"event_type"`
+	TransactionID int64     `json:"transaction_id"`
+}
+
+// MaxEventBody caps the body ParseEvent reads; real deliveries are under 200 bytes.
+const MaxEventBody = 64 << 10
+
+// ErrInvalidEvent matches every error of [ParseEvent].
+var ErrInvalidEvent = errors.New("escrow: invalid webhook delivery")
+
+// EventError says why a delivery was refused and which HTTP status answers it.
+type EventError struct {
+	StatusCode int // 405, 413, 415 or 400
+	Reason     string
+}
+
+func (e *EventError) Error() string { return "escrow: invalid webhook delivery: " + e.Reason }
+
+// Is matches ErrInvalidEvent.
+func (e *EventError) Is(target error) bool { return target == ErrInvalidEvent }
+
+// ParseEvent reads a webhook delivery: a POST with a JSON body of at most MaxEventBody
+// bytes holding an event name and a positive transaction id. Unknown event names are
+// accepted (the API adds them over time). Every refusal is an *EventError.
+func ParseEvent(r *http.Request) (*Event, error) {
+	if r.Method != http.MethodPost {
+		return nil, &EventError{http.StatusMethodNotAllowed, "method " + r.Method + ", want POST"}
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return nil, &EventError{http.StatusUnsupportedMediaType, fmt.Sprintf("content type %q, want application/json", ct)}
+		}
+	}
+	if r.Body == nil {
+		return nil, &EventError{http.StatusBadRequest, "no body"}
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxEventBody+1))
+	switch {
+	case err != nil:
+		return nil, &EventError{http.StatusBadRequest, "reading the body: " + err.Error()}
+	case len(body) > MaxEventBody:
+		return nil, &EventError{http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", MaxEventBody)}
+	}
+	var ev Event
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&ev); err != nil {
+		return nil, &EventError{http.StatusBadRequest, "body is not an event: " + err.Error()}
+	}
+	if dec.More() {
+		return nil, &EventError{http.StatusBadRequest, "body holds more than one JSON value"}
+	}
+	switch {
+	case ev.TransactionID <= 0:
+		return nil, &EventError{http.StatusBadRequest, "no positive transaction_id"}
+	case ev.Event == "":
+		return nil, &EventError{http.StatusBadRequest, "no event name"}
+	case ev.EventType == "":
+		ev.EventType = EventTypeTransaction // the only type there is; tolerate its absence
+	}
+	return &ev, nil
 }

@@ -115,11 +115,11 @@ func fail(err error) httpmock.Responder {
 // readTestdata returns a file of testdata/.
 func readTestdata(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
+	b, err := readFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(b)
+	return b
 }
 
 // golden compares a JSON document with testdata/name byte for byte after both are

@@ -1,0 +1,146 @@
+package escrow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/jarcoal/httpmock"
+)
+
+// The fuzz targets feed arbitrary bytes to every decoder the SDK exposes. Each asserts that
+// nothing panics and that every failure is one of the package's typed errors.
+
+func FuzzDecodeTransaction(f *testing.F) {
+	f.Add([]byte(readTestdataF(f, "transaction.json")))
+	f.Add([]byte(`{"items": [{"schedule": [{"amount": "1e30"}], "fees": [{"split": "0.5", "amount": 7}]}]}`))
+	f.Add([]byte(`{"creation_date": "2019-04-03T11:01:38.880000", "close_date": 5}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var tx Transaction
+		if json.Unmarshal(b, &tx) != nil {
+			return
+		}
+		for _, it := range tx.Items { // formatting a decoded amount must stay cheap and safe
+			for _, s := range it.Schedule {
+				_ = s.Amount.String()
+			}
+			for _, fee := range it.Fees {
+				_ = fee.Amount.String()
+			}
+		}
+		_, _ = tx.Party(RoleSeller)
+	})
+}
+
+func FuzzDecodeCustomer(f *testing.F) {
+	f.Add([]byte(readTestdataF(f, "customer.json")))
+	f.Add([]byte(`{"date_of_birth": "1982-03-10T00:00:00", "verification": {"personal": {"status": 1}}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var c Customer
+		_ = json.Unmarshal(b, &c)
+	})
+}
+
+func FuzzErrorBody(f *testing.F) {
+	f.Add(422, []byte(validationBody))
+	f.Add(404, []byte(`{"error": "not found"}`))
+	f.Add(502, []byte(`<html><title>Bad gateway</title></html>`))
+	f.Add(400, []byte(`{"errors": {"items": {"0": {"fees": {"all": ["x"]}}}}}`))
+	f.Fuzz(func(t *testing.T, status int, body []byte) {
+		if status < 100 || status > 999 {
+			return
+		}
+		resp := &http.Response{StatusCode: status, Header: http.Header{}}
+		apiErr, fields := parseErrorBody("GET", "/x", resp, body)
+		if apiErr == nil {
+			t.Fatal("no APIError")
+		}
+		_ = apiErr.Error()
+		if len(fields) > 0 {
+			_ = (&ValidationError{APIError: apiErr, fields: fields}).Error()
+		}
+	})
+}
+
+func FuzzParseEvent(f *testing.F) {
+	f.Add("POST", "application/json", []byte(`{"event": "ship", "event_type": "transaction", "transaction_id": 29292}`))
+	f.Add("POST", "", []byte(`{"event": "x", "transaction_id": 1e3}`))
+	f.Add("PUT", "text/plain", []byte(`hello`))
+	f.Fuzz(func(t *testing.T, method, contentType string, body []byte) {
+		if !validMethod(method) {
+			return
+		}
+		r := httptest.NewRequest(method, "/hook", strings.NewReader(string(body)))
+		r.Header.Set("Content-Type", contentType)
+		ev, err := ParseEvent(r)
+		switch {
+		case err != nil && !errors.Is(err, ErrInvalidEvent):
+			t.Fatalf("untyped error %v", err)
+		case err == nil && (ev.TransactionID <= 0 || ev.Event == ""):
+			t.Fatalf("accepted %+v", ev)
+		}
+	})
+}
+
+// FuzzResponse runs whole calls against arbitrary answers.
+func FuzzResponse(f *testing.F) {
+	f.Add(200, []byte(readTestdataF(f, "transaction.json")))
+	f.Add(201, []byte(`{"id": "7"}`))
+	f.Add(429, []byte(`{"error": "slow"}`))
+	f.Add(422, []byte(validationBody))
+	f.Add(302, []byte(``))
+	f.Fuzz(func(t *testing.T, status int, body []byte) {
+		if status < 200 || status > 599 {
+			return
+		}
+		mt := httpmock.NewMockTransport()
+		mt.RegisterNoResponder(func(req *http.Request) (*http.Response, error) {
+			resp := httpmock.NewBytesResponse(status, body)
+			resp.Request = req
+			return resp, nil
+		})
+		c, err := NewClient(testEmail, testKey, WithBaseURL(testBase), WithHTTPClient(&http.Client{Transport: mt}), WithMaxRetries(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx, err := c.Transactions.Get(context.Background(), 1)
+		if err == nil {
+			if tx == nil {
+				t.Fatal("nil transaction without an error")
+			}
+			return
+		}
+		var apiErr *APIError
+		var rl *RateLimitError
+		var de *DecodeError
+		var te *TransportError
+		if !errors.As(err, &apiErr) && !errors.As(err, &rl) && !errors.As(err, &de) && !errors.As(err, &te) {
+			t.Fatalf("untyped error %T: %v", err, err)
+		}
+		mustContainNone(t, "error", err.Error())
+	})
+}
+
+func validMethod(m string) bool {
+	if m == "" {
+		return false
+	}
+	for _, r := range m {
+		if r < 'A' || r > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+func readTestdataF(f *testing.F, name string) string {
+	b, err := readFile(name)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return b
+}

@@ -331,7 +331,7 @@ func (c *Client) send(ctx context.Context, k call) error {
 	if k.query != nil {
 		v, err := query.Values(k.query)
 		if err != nil {
-			return fmt.Errorf("%w: query: %v", ErrInvalidArgument, err)
+			return fmt.Errorf("%w: query: %w", ErrInvalidArgument, err)
 		}
 		if x, ok := k.query.(interface{ extraQuery() url.Values }); ok {
 			for key, vals := range x.extraQuery() {

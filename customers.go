@@ -1,6 +1,7 @@
 package escrow
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -90,9 +91,15 @@ type IdentificationDocument struct {
 	DateRemovedUTC Timestamp `json:"date_removed_utc,omitzero"`
 }
 
-// IdentificationDocuments is the answer of [CustomersService.IdentificationDocuments].
+// IdentificationDocuments is the answer of [CustomersService.IdentificationDocuments]. The
+// spec does not show its shape: a list, or an object holding one, decodes.
 type IdentificationDocuments struct {
 	IdentificationDocuments []IdentificationDocument `json:"identification_documents"`
+}
+
+// UnmarshalJSON accepts [...] or {"identification_documents": [...]}.
+func (d *IdentificationDocuments) UnmarshalJSON(b []byte) error {
+	return decodeList(b, &d.IdentificationDocuments, nil, "identification_documents", "documents")
 }
 
 // CreateCustomerRequest creates an account ahead of a transaction. Only Email is required;
@@ -197,11 +204,26 @@ func (s *CustomersService) Create(ctx context.Context, req *CreateCustomerReques
 	if req == nil || req.Email == "" {
 		return nil, fmt.Errorf("%w: a CreateCustomerRequest with an Email is required", ErrInvalidArgument)
 	}
-	c, err := fetch[Customer](ctx, s.client, call{method: http.MethodPost, pattern: "customer", body: req, opts: opts})
+	c := &Customer{Email: req.Email}
+	err := s.client.send(ctx, call{method: http.MethodPost, pattern: "customer", body: req, out: (*createdCustomer)(c), opts: opts})
 	if ae, ok := err.(*APIError); ok && ae.StatusCode == http.StatusForbidden {
-		ae.Message = "an account already exists for " + req.Email + " (" + ae.Message + ")"
+		ae.Message = "forbidden: an account may already exist for " + req.Email + " (" + ae.Message + ")"
 	}
-	return c, err
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// createdCustomer decodes the answer of POST /customer, whose shape the spec does not show:
+// a customer document, or nothing, which leaves the customer known by its e-mail alone.
+type createdCustomer Customer
+
+func (c *createdCustomer) decodeResponse(_ *http.Response, body []byte) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	return json.Unmarshal(body, (*Customer)(c))
 }
 
 // IdentificationDocuments lists a customer's identity documents.

@@ -45,7 +45,7 @@ func TestCustomerCreateOnAnExistingEmailIsForbidden(t *testing.T) {
 	c, mt := setup(t)
 	mt.RegisterResponder("POST", testBase+"customer", respond(403, `{"error": "Forbidden"}`))
 	_, err := c.Customers.Create(context.Background(), &CreateCustomerRequest{Email: "taken@example.com"})
-	if !errors.Is(err, ErrForbidden) || !strings.Contains(err.Error(), "already exists for taken@example.com") {
+	if !errors.Is(err, ErrForbidden) || !strings.Contains(err.Error(), "may already exist for taken@example.com") {
 		t.Errorf("err = %v", err)
 	}
 }

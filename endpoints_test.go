@@ -903,7 +903,7 @@ func endpointCases() []endpointCase {
 			},
 			method: "POST", path: "partner/reports", request: "create_report.json", answer: "create_report.json",
 			check: func(t *testing.T, got any) {
-				l := as[*TransactionCursorList](t, got)
+				l := as[*CreatedReport](t, got)
 				if l.NextCursor != nil || l.Limit != nil || l.SortDirection != SortAsc || l.Transactions == nil || len(l.Transactions) != 0 {
 					t.Errorf("list = %+v", l)
 				}
@@ -914,7 +914,7 @@ func endpointCases() []endpointCase {
 			call:   func(ctx context.Context, c *Client) (any, error) { return c.Partner.CreateReport(ctx, nil) },
 			method: "POST", path: "partner/reports", request: "create_report_unfiltered.json", answer: "create_report.json",
 			check: func(t *testing.T, got any) {
-				if l := as[*TransactionCursorList](t, got); l.SortBy != "id" {
+				if l := as[*CreatedReport](t, got); l.SortBy != "id" {
 					t.Errorf("list = %+v", l)
 				}
 			},

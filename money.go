@@ -112,9 +112,14 @@ func (a *Amount) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// EncodeValues encodes the amount in a query string with two decimals (go-querystring).
+// EncodeValues encodes the amount in a query string with two decimals (go-querystring),
+// refusing sub-cent digits as MarshalJSON does.
 func (a Amount) EncodeValues(key string, v *url.Values) error {
-	v.Set(key, a.StringFixed(2))
+	b, err := a.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	v.Set(key, string(b))
 	return nil
 }
 
@@ -208,12 +213,13 @@ func ParseTimestamp(s string) (Timestamp, error) {
 // Raw returns the text the timestamp was decoded from, or "" when it was built in Go.
 func (t Timestamp) Raw() string { return t.raw }
 
-// MarshalJSON encodes RFC 3339 with nanoseconds, or null for the zero time.
+// MarshalJSON encodes RFC 3339 with nanoseconds in the time's own zone, so that a due date
+// at midnight local time keeps its calendar day; null for the zero time.
 func (t Timestamp) MarshalJSON() ([]byte, error) {
 	if t.IsZero() {
 		return []byte("null"), nil
 	}
-	return json.Marshal(t.UTC().Format(time.RFC3339Nano))
+	return json.Marshal(t.Format(time.RFC3339Nano))
 }
 
 // UnmarshalJSON decodes a string or null. Only a JSON value that is neither is an error.

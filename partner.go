@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"mime"
@@ -140,39 +141,55 @@ type CreditCard struct {
 // object holding one list, since the spec does not show which the API sends.
 type CreditCards []CreditCard
 
-// UnmarshalJSON accepts [...] or {"<any key>": [...]}.
+// UnmarshalJSON accepts [...] or an object holding the list.
 func (c *CreditCards) UnmarshalJSON(b []byte) error {
-	list, err := listIn(b)
+	return decodeList(b, (*[]CreditCard)(c), nil, "payments", "credit_cards", "cards")
+}
+
+// decodeList decodes into list a JSON list, or the list an object holds: under the first of
+// keys present, else its only list member. raw, when not nil, keeps the whole document.
+// It serves the answers whose spec says "a list of …" without showing the wrapping.
+func decodeList[T any](b []byte, list *[]T, raw *json.RawMessage, keys ...string) error {
+	inner, err := listIn(b, keys)
 	if err != nil {
 		return err
 	}
-	return json.Unmarshal(list, (*[]CreditCard)(c))
+	if err := json.Unmarshal(inner, list); err != nil {
+		return err
+	}
+	if raw != nil {
+		*raw = append(json.RawMessage(nil), b...)
+	}
+	return nil
 }
 
-// listIn returns the JSON list b is, or the first list among the members of the object b
-// is: for answers whose spec says "a list of …" without showing whether it is wrapped.
-func listIn(b []byte) (json.RawMessage, error) {
+func listIn(b []byte, keys []string) (json.RawMessage, error) {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || b[0] != '{' {
 		return b, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if _, err := dec.Token(); err != nil { // {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil {
 		return nil, err
 	}
-	for dec.More() {
-		if _, err := dec.Token(); err != nil { // the key
-			return nil, err
-		}
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		if len(v) > 0 && v[0] == '[' {
+	for _, k := range keys {
+		if v, ok := obj[k]; ok {
 			return v, nil
 		}
 	}
-	return json.RawMessage("null"), nil
+	var only json.RawMessage
+	for _, v := range obj {
+		if v = bytes.TrimSpace(v); len(v) > 0 && v[0] == '[' {
+			if only != nil {
+				return nil, errors.New("an object with several lists and none of the expected keys")
+			}
+			only = v
+		}
+	}
+	if only == nil {
+		return json.RawMessage("null"), nil
+	}
+	return only, nil
 }
 
 // Report is a report the partner requested.
@@ -190,19 +207,43 @@ type Reports struct {
 	Raw json.RawMessage `json:"-"`
 }
 
-// UnmarshalJSON keeps the whole document beside the typed fields.
+// UnmarshalJSON accepts a list of reports or an object holding one, and keeps the whole
+// document in Raw.
 func (r *Reports) UnmarshalJSON(b []byte) error {
-	type plain Reports
-	if err := json.Unmarshal(b, (*plain)(r)); err != nil {
-		return err
-	}
-	r.Raw = append(json.RawMessage(nil), b...)
-	return nil
+	return decodeList(b, &r.Reports, &r.Raw, "reports")
 }
 
 // ReportsCount is the answer of [PartnerService.ReportsCount].
 type ReportsCount struct {
 	Count int64 `json:"count"`
+}
+
+// UnmarshalJSON accepts {"count": n} or a bare number.
+func (c *ReportsCount) UnmarshalJSON(b []byte) error {
+	if b = bytes.TrimSpace(b); len(b) > 0 && b[0] != '{' {
+		return json.Unmarshal(b, &c.Count)
+	}
+	type plain ReportsCount
+	return json.Unmarshal(b, (*plain)(c))
+}
+
+// CreatedReport is the answer of [PartnerService.CreateReport]: the spec gives it as a
+// cursored transaction list; TaskID is set when the answer names the new report.
+type CreatedReport struct {
+	TransactionCursorList
+	TaskID string `json:"task_id,omitempty"`
+	// Raw is the whole document as the API sent it.
+	Raw json.RawMessage `json:"-"`
+}
+
+// UnmarshalJSON keeps the whole document beside the typed fields.
+func (r *CreatedReport) UnmarshalJSON(b []byte) error {
+	type plain CreatedReport
+	if err := json.Unmarshal(b, (*plain)(r)); err != nil {
+		return err
+	}
+	r.Raw = append(json.RawMessage(nil), b...)
+	return nil
 }
 
 // DownloadReportOptions shapes [PartnerService.DownloadReport].
@@ -255,20 +296,17 @@ func (s *PartnerService) Transactions(ctx context.Context, opt *PartnerTransacti
 
 // AllTransactions iterates over the partner's transactions, following next_cursor. It stops
 // after the last page (a null cursor), on a cursor it has already seen, at the first error
-// (yielded once), or when the loop breaks. The caller's options are not modified.
+// (yielded once), or when the loop breaks. Each range starts afresh; the caller's options
+// are not modified.
 func (s *PartnerService) AllTransactions(ctx context.Context, opt *PartnerTransactionsOptions, opts ...RequestOption) iter.Seq2[*Transaction, error] {
-	var page PartnerTransactionsOptions
-	if opt != nil {
-		page = *opt
-	}
-	return followCursor(func(cursor int64) ([]Transaction, *int64, error) {
+	return followCursor(opt, func(page *PartnerTransactionsOptions, cursor int64) ([]Transaction, *int64, error) {
 		page.NextCursor = cursor
-		list, err := s.Transactions(ctx, &page, opts...)
+		list, err := s.Transactions(ctx, page, opts...)
 		if err != nil {
 			return nil, nil, err
 		}
 		return list.Transactions, list.NextCursor, nil
-	}, page.NextCursor)
+	}, func(o *PartnerTransactionsOptions) int64 { return o.NextCursor })
 }
 
 // Customers returns one page of the partner's customers.
@@ -278,27 +316,29 @@ func (s *PartnerService) Customers(ctx context.Context, opt *PartnerCustomersOpt
 
 // AllCustomers iterates over the partner's customers as AllTransactions does.
 func (s *PartnerService) AllCustomers(ctx context.Context, opt *PartnerCustomersOptions, opts ...RequestOption) iter.Seq2[*Customer, error] {
-	var page PartnerCustomersOptions
-	if opt != nil {
-		page = *opt
-	}
-	return followCursor(func(cursor int64) ([]Customer, *int64, error) {
+	return followCursor(opt, func(page *PartnerCustomersOptions, cursor int64) ([]Customer, *int64, error) {
 		page.NextCursor = cursor
-		list, err := s.Customers(ctx, &page, opts...)
+		list, err := s.Customers(ctx, page, opts...)
 		if err != nil {
 			return nil, nil, err
 		}
 		return list.Customers, list.NextCursor, nil
-	}, page.NextCursor)
+	}, func(o *PartnerCustomersOptions) int64 { return o.NextCursor })
 }
 
-// followCursor yields the elements of page after page, fetching each with the cursor the
-// previous page returned, until the cursor is null or repeats.
-func followCursor[T any](fetchPage func(cursor int64) ([]T, *int64, error), cursor int64) iter.Seq2[*T, error] {
+// followCursor yields the elements of page after page. Each range copies the caller's
+// options O and fetches each page with the cursor the previous one returned, until the
+// cursor is null or repeats.
+func followCursor[O, T any](opt *O, fetchPage func(page *O, cursor int64) ([]T, *int64, error), start func(*O) int64) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
+		var page O
+		if opt != nil {
+			page = *opt
+		}
+		cursor := start(&page)
 		seen := map[int64]bool{}
 		for {
-			items, next, err := fetchPage(cursor)
+			items, next, err := fetchPage(&page, cursor)
 			if err != nil {
 				yield(nil, err)
 				return
@@ -363,13 +403,12 @@ func (s *PartnerService) ReportsCount(ctx context.Context, opts ...RequestOption
 	return fetch[ReportsCount](ctx, s.client, call{method: http.MethodGet, pattern: "partner/reports/count", opts: opts})
 }
 
-// CreateReport requests a report of the transactions matching the filter. The spec gives
-// the answer as a cursored transaction list.
-func (s *PartnerService) CreateReport(ctx context.Context, filter *PartnerTransactionsOptions, opts ...RequestOption) (*TransactionCursorList, error) {
+// CreateReport requests a report of the transactions matching the filter.
+func (s *PartnerService) CreateReport(ctx context.Context, filter *PartnerTransactionsOptions, opts ...RequestOption) (*CreatedReport, error) {
 	if filter == nil {
 		filter = &PartnerTransactionsOptions{}
 	}
-	return fetch[TransactionCursorList](ctx, s.client, call{method: http.MethodPost, pattern: "partner/reports", body: filter, opts: opts})
+	return fetch[CreatedReport](ctx, s.client, call{method: http.MethodPost, pattern: "partner/reports", body: filter, opts: opts})
 }
 
 // DownloadReport returns where to fetch a report, or the report itself. A redirect is

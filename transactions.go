@@ -495,15 +495,7 @@ type TimelineEntry struct {
 
 // UnmarshalJSON accepts a list of entries or an object holding one.
 func (t *Timeline) UnmarshalJSON(b []byte) error {
-	list, err := listIn(b)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(list, &t.Entries); err != nil {
-		return err
-	}
-	t.Raw = append(json.RawMessage(nil), b...)
-	return nil
+	return decodeList(b, &t.Entries, &t.Raw, "timeline_entries", "entries")
 }
 
 // TimelineEntries returns the transaction's history.

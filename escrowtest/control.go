@@ -1,0 +1,264 @@
+package escrowtest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// controlRoot is where the control API lives, beside the API on the same listener.
+const controlRoot = "/_emulator/"
+
+// Limits of the control API's inputs.
+const (
+	maxAdvance = 100 * 365 * 24 * time.Hour
+	maxLatency = 10 * time.Minute
+)
+
+// controlMux serves the control API: JSON, no authentication, loopback clients only. It
+// is neither rate-limited nor faulted. The package comment lists its endpoints.
+func (e *Emulator) controlMux() http.Handler {
+	mux := http.NewServeMux()
+	handle := func(pattern string, h func(r *http.Request, body []byte) (response, error)) {
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			body, err := readBody(w, r)
+			resp := response{}
+			if err == nil {
+				resp, err = h(r, body)
+			}
+			if err != nil {
+				resp = e.errorResponse(err)
+			}
+			resp.write(w)
+		})
+	}
+	handle("POST /_emulator/customers", e.controlAddCustomer)
+	handle("POST /_emulator/transactions/{id}/approve_payment", e.controlPayment(e.ApprovePayment))
+	handle("POST /_emulator/transactions/{id}/reject_payment", e.controlPayment(e.RejectPayment))
+	handle("POST /_emulator/clock/advance", e.controlAdvance)
+	handle("POST /_emulator/rate_limit", e.controlRateLimit)
+	handle("POST /_emulator/faults", e.controlAddFault)
+	handle("DELETE /_emulator/faults", func(*http.Request, []byte) (response, error) {
+		e.ClearFaults()
+		return success(controlOK{OK: true}), nil
+	})
+	handle("GET /_emulator/webhook_deliveries", e.controlDeliveries)
+	handle("POST /_emulator/reset", func(*http.Request, []byte) (response, error) {
+		e.Reset()
+		return success(controlOK{OK: true}), nil
+	})
+	mux.HandleFunc("GET /_emulator/pages/", servePage)
+	mux.HandleFunc("GET /_emulator/reports/{file}", e.serveReport)
+	handle(controlRoot, func(r *http.Request, _ []byte) (response, error) {
+		return response{}, notFound("no control endpoint %s %s", r.Method, r.URL.Path)
+	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, _ := net.SplitHostPort(r.RemoteAddr)
+		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+			forbidden("the control API answers loopback clients only").response().write(w)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// readBody reads a request body of at most maxBodyBytes.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, newError(http.StatusRequestEntityTooLarge, "too_large", "the body is larger than %d bytes", maxBodyBytes)
+	case err != nil:
+		return nil, badRequest("the body could not be read: %v", err)
+	}
+	return body, nil
+}
+
+type controlOK struct {
+	OK bool `json:"ok"`
+}
+
+type controlAccount struct {
+	ID       int64  `json:"id"`
+	Email    string `json:"email"`
+	APIKey   string `json:"api_key"`
+	Password string `json:"password,omitempty"`
+}
+
+type controlClock struct {
+	Now string `json:"now"`
+}
+
+type controlDeliveries struct {
+	Deliveries []Delivery `json:"deliveries"`
+}
+
+// controlObject decodes a control request body; field errors answer 422.
+func controlObject(body []byte) (object, error) {
+	m, err := decodeBody(body)
+	if err != nil {
+		return object{}, err
+	}
+	return newObject(m, fieldErrors{}), nil
+}
+
+// controlAddCustomer serves POST /_emulator/customers {"email", "partner"}: 201.
+func (e *Emulator) controlAddCustomer(_ *http.Request, body []byte) (response, error) {
+	o, err := controlObject(body)
+	if err != nil {
+		return response{}, err
+	}
+	email, partner := o.str("email"), o.boolean("partner")
+	if o.required("email") && email != "" && !validEmail(email) {
+		o.fail("email", "must be an e-mail address")
+	}
+	if err := o.errs.orNil(); err != nil {
+		return response{}, err
+	}
+	a := e.addAccount(email, partner)
+	return response{status: http.StatusCreated, body: controlAccount{ID: a.ID, Email: a.Email, APIKey: a.APIKey, Password: a.Password}}, nil
+}
+
+// controlPayment serves POST /_emulator/transactions/{id}/approve_payment and
+// reject_payment.
+func (e *Emulator) controlPayment(do func(int64) error) func(*http.Request, []byte) (response, error) {
+	return func(r *http.Request, _ []byte) (response, error) {
+		id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+		if err != nil {
+			return response{}, notFound("no transaction %q", r.PathValue("id"))
+		}
+		if err := do(id); err != nil {
+			return response{}, err
+		}
+		return success(controlOK{OK: true}), nil
+	}
+}
+
+// controlAdvance serves POST /_emulator/clock/advance {"seconds"}.
+func (e *Emulator) controlAdvance(_ *http.Request, body []byte) (response, error) {
+	o, err := controlObject(body)
+	if err != nil {
+		return response{}, err
+	}
+	o.required("seconds")
+	seconds, _ := o.integer("seconds", 0, int64(maxAdvance/time.Second))
+	if err := o.errs.orNil(); err != nil {
+		return response{}, err
+	}
+	e.Advance(time.Duration(seconds) * time.Second)
+	return success(controlClock{Now: formatTime(e.Now())}), nil
+}
+
+// controlRateLimit serves POST /_emulator/rate_limit {"limit", "window_seconds"}; the
+// window is 60 seconds when not given, and a limit of 0 turns limiting off.
+func (e *Emulator) controlRateLimit(_ *http.Request, body []byte) (response, error) {
+	o, err := controlObject(body)
+	if err != nil {
+		return response{}, err
+	}
+	o.required("limit")
+	limit, _ := o.integer("limit", 0, 1<<31-1)
+	window, ok := o.integer("window_seconds", 1, int64(maxAdvance/time.Second))
+	if !ok {
+		window = int64(defaultRateWindow / time.Second)
+	}
+	if err := o.errs.orNil(); err != nil {
+		return response{}, err
+	}
+	e.SetRateLimit(int(limit), time.Duration(window)*time.Second)
+	return success(controlOK{OK: true}), nil
+}
+
+// controlAddFault serves POST /_emulator/faults {"endpoint", "status", "probability",
+// "drop": "before"|"after", "latency_ms"}.
+func (e *Emulator) controlAddFault(_ *http.Request, body []byte) (response, error) {
+	o, err := controlObject(body)
+	if err != nil {
+		return response{}, err
+	}
+	f := Fault{Endpoint: o.str("endpoint")}
+	o.required("endpoint")
+	status, _ := o.integer("status", 400, 599)
+	latency, _ := o.integer("latency_ms", 0, maxLatency.Milliseconds())
+	f.Status, f.Latency = int(status), time.Duration(latency)*time.Millisecond
+	f.Probability = o.fraction("probability")
+	switch o.oneOf("drop", "before", "after") {
+	case "before":
+		f.Drop = DropBefore
+	case "after":
+		f.Drop = DropAfter
+	}
+	if o.errs.orNil() == nil {
+		if err := e.InjectFault(f); err != nil {
+			o.errs.add(err.Error(), "all")
+		}
+	}
+	if err := o.errs.orNil(); err != nil {
+		return response{}, err
+	}
+	return success(controlOK{OK: true}), nil
+}
+
+// controlDeliveries serves GET /_emulator/webhook_deliveries; with ?flush=true it first
+// waits, for as long as the request lasts, until queued deliveries are made.
+func (e *Emulator) controlDeliveries(r *http.Request, _ []byte) (response, error) {
+	q := newQuery(r.URL.Query())
+	flush := q.boolean("flush")
+	if err := q.errs.orNil(); err != nil {
+		return response{}, err
+	}
+	if flush {
+		if err := e.FlushWebhooks(r.Context()); err != nil {
+			return response{}, newError(http.StatusServiceUnavailable, "timeout", "webhooks still queued: %v", err)
+		}
+	}
+	return success(controlDeliveries{Deliveries: append([]Delivery{}, e.Deliveries()...)}), nil
+}
+
+// servePage stands in for the provider's web pages (payment landing pages and web
+// links), so that the URLs the emulator hands out lead somewhere.
+func servePage(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	fmt.Fprintf(w, "<!doctype html>\n<title>escrowtest</title>\n<p>escrowtest stands in for the provider's page %s. "+
+		"Payments are approved with POST /_emulator/transactions/{id}/approve_payment.</p>\n", html.EscapeString(r.URL.Path))
+}
+
+// serveReport serves a report's CSV, where downloadReport sends the partner.
+func (e *Emulator) serveReport(w http.ResponseWriter, r *http.Request) {
+	e.mu.Lock()
+	var data []byte
+	for _, rep := range e.st.reports {
+		if rep.taskID+".csv" == r.PathValue("file") {
+			data = rep.csv
+		}
+	}
+	e.mu.Unlock()
+	if data == nil {
+		notFound("no report %q", r.PathValue("file")).response().write(w)
+		return
+	}
+	w.Header().Set("Content-Type", "text/csv")
+	w.Write(data)
+}
+
+// fraction reads a number between 0 and 1; 0 when absent or invalid (reported).
+func (o object) fraction(key string) float64 {
+	v := o.fields[key]
+	if v == nil {
+		return 0
+	}
+	n, isNum := v.(json.Number)
+	f, err := n.Float64()
+	if !isNum || err != nil || f < 0 || f > 1 {
+		o.fail(key, "must be a number between 0 and 1")
+		return 0
+	}
+	return f
+}

@@ -1,0 +1,286 @@
+// Package escrowtest is a stateful local emulator of the escrow API (version 2017-09-01),
+// for tests that follow an escrow through its whole lifecycle without the network.
+//
+// NewServer starts it over HTTPS on a loopback address, as net/http/httptest does for a
+// handler; NewEmulator returns it as an http.Handler to serve on a listener of one's own
+// (the `escrow emulator` command does). Tests seed accounts with AddCustomer and
+// AddPartner, fund transactions with ApprovePayment, move the clock with Advance, inject
+// faults with InjectFault and read webhook calls with Deliveries.
+//
+// The emulator is an independent implementation of the server side of the spec: it has
+// its own JSON shapes and does not import the SDK, so that a wrong JSON tag on either
+// side fails a test.
+//
+// # Where the spec says "not shown"
+//
+// Everything below is the emulator's choice, made where the spec and the API notes are
+// silent. Clients must not rely on it against the live API.
+//
+// Routing. Every route of spec part 4 is served below /2017-09-01/, customer paths in their
+// "me" and {customer_id} forms. GET /customer (no id) answers 405, unknown routes 404 and
+// known routes with another method 405 (with Allow), all with the error body below.
+// POST /customer/{me|id}/api_key {"name"} is an extension that creates an API key; its
+// answer is the only one that holds the full key.
+//
+// Status codes. 201 only for transaction creation, 204 for webhook deletion, 200 for every
+// other success, including POST /customer and POST .../webhook. A body that is not JSON,
+// holds several values or is not an object: 400. A body that fails validation: 422 with
+// the spec's shape (see below). An action the current state does not allow: 400 with the
+// error body naming the action and the state; nothing changes. No credentials, or wrong
+// ones: 401 with WWW-Authenticate. What the caller may not do: 403. What does not exist
+// or is not visible to the caller (only parties read a transaction): 404. A body over
+// 1 MiB: 413. The emulator never answers 5xx on its own.
+//
+// Error body. Every error but validation errors is
+//
+//	{"error": "<code>", "message": "<text>"}
+//
+// with code one of bad_request, unauthorized, forbidden, not_found, method_not_allowed,
+// invalid_state, payment_method_unavailable, too_large, rate_limited, injected_fault. An
+// invalid_state body also has "action" (the refused action, or approve_payment,
+// reject_payment, choose_payment_method, wire_transfer, select_disbursement_method),
+// "state" and, when an item refused, "item_id".
+//
+// Validation body. {"errors": {...}}: objects keyed by field name or by index written as
+// a string, lists of messages at the leaves, every failing field reported at once, e.g.
+// {"errors": {"items": {"0": {"schedule": {"1": {"amount": ["..."]}}}}}}. Parties are
+// reported as the spec shows, a list of messages per index naming the field
+// ("parties": {"1": ["customer: ..."]}). Messages about a whole list sit under the key
+// "all": "parties.all" (a missing buyer or seller, a creator who is not a party),
+// "items.all" (no transferable item), "items.N.fees.all" (splits that do not sum to 1.0,
+// a fee schedule that differs between items) and "items.N.schedule.all" (several
+// entries on an item type that takes one). Query parameters are reported by name
+// ("per_page", "min_amount", …).
+//
+// Creation rules. Beyond spec parts 1, 2 and 7 and the API notes: description is required
+// and not empty; an item needs type and schedule; title, description, category and
+// quantity are optional (quantity 1 by default); inspection_period is whole days in
+// seconds, from 86400 to 365 days, 259200 (3 days) by default on transferable items;
+// one transferable item type per transaction (domain_name and domain_name_holding do not
+// mix either) and at least one transferable item; categories only where the spec lists
+// them (domain_name only with extra_attributes.with_content); motor-vehicle attributes
+// only on motor_vehicle items, with_content only on domain_name; goods and shipping fees
+// are paid by the buyer to the seller, broker fees by the buyer or the seller to the
+// broker, partner fees (approved partners only) by the buyer or the seller to the partner;
+// fee entries are not allowed on broker_fee and partner_fee items, and a fee entry's
+// amount is refused at creation; an escrow entry without split counts as 1; at most 100
+// items and 100 schedule entries, amounts up to 1000000000.00 and an item's schedule
+// totalling no more. Amounts are JSON numbers or numeric strings, positive, with at most
+// two decimals (1000.000 is accepted, 0.30000000000000004 is not). Currency is one of
+// usd, aud, euro, lowercase. A reference is unique per creator. E-mail addresses are
+// compared without case and returned lowercase. Unknown fields are ignored.
+//
+// Escrow fee. Each item but broker_fee and partner_fee items pays an escrow fee on its
+// own amount (the sum of its schedule; quantity does not multiply it), a flat rate by
+// tier:
+//
+//	amount up to        rate
+//	      5,000.00      3.25 %
+//	     50,000.00      1.60 %
+//	  1,000,000.00      0.89 %
+//	  above             0.60 %
+//
+// never less than the fee at the top of the tier below (so a larger amount never costs
+// less), rounded half up to the cent. Milestone items add 10 % to the rate. This
+// reproduces the fees seen on the live API: 1000.00 domain_name → 32.50; 95000.00
+// general_merchandise → 845.50; 500.00 milestone → 17.88. Without fee entries the buyer
+// pays it all; with entries it is shared by split, the first payer taking an odd cent.
+// Other fee types (paypal_deposit, …) are accepted and shown with amount 0.00.
+//
+// Rendering. Amounts are strings with two decimals; payment and disbursement totals are
+// JSON numbers with two decimals (210.00); split is a string ("0.5", "1.0") on escrow fee
+// entries; amount_without_taxes equals amount (no tax is modelled). Timestamps look like
+// the live API's: "2024-05-01T12:00:00.000000+00:00". The fields the spec says appear in
+// partner listings (party id and disbursement_method_selected, close_date, schedule
+// disbursed_to_beneficiary, fee split and amount_without_taxes, item canceled and
+// in_dispute) appear in every rendering of a transaction. Transactions also carry
+// is_cancelled and is_draft (always false); reference is left out when empty; close_date
+// is null while open. The creator is listed last, as {"role": "partner"}.
+//
+// What each reader sees. The caller's own address is rendered "me" in customer,
+// payer_customer and beneficiary_customer. A party whose visibility.hidden_from lists the
+// reader is rendered "hidden" wherever its address would appear, and the fee entries it
+// pays are left out of the reader's view. broker_fee items are left out for the readers
+// their visibility lists; partner_fee items are shown only to the partner and to their
+// payers; visibility objects are shown only to the broker and the partner. Timeline
+// entries name actors the same way.
+//
+// States. An item's flags follow this table; the error body's "state" is the item's
+// latest flag (shipped, received, accepted, rejected, shipped_returned,
+// received_returned, accepted_returned, rejected_returned, in_dispute, canceled) or
+// "awaiting_shipment", and a transaction's state is one of awaiting_agreement,
+// awaiting_payment, funded, complete, cancelled.
+//
+//	action          by      needs               sets
+//	ship            seller  funded, not shipped shipped
+//	receive         buyer   shipped             received (starts the inspection period)
+//	accept          buyer   received            accepted
+//	reject          buyer   received            rejected
+//	ship_return     buyer   rejected            shipped_returned
+//	receive_return  seller  shipped_returned    received_returned (starts a return inspection)
+//	accept_return   seller  received_returned   accepted_returned (funds back to the buyer)
+//	reject_return   seller  received_returned   rejected_returned, in_dispute
+//
+// An action on the transaction applies to every transferable item, all of which must
+// allow it; milestone transactions refuse it and take it per item, through
+// /transaction/{id}/item/{item_id}, which works for any transferable item. agree and
+// cancel apply to the whole transaction only (on the item path: 422 on "action").
+// ship and ship_return of domain items need shipping_information.authorization_type
+// (422 otherwise). When an inspection period ends, the item is accepted; when a return
+// inspection period ends, the return is accepted; both fire their events with no
+// customer. Time passes only through Advance when the clock is frozen (WithClock), and
+// otherwise also with the wall clock; the emulator applies it before every request, so
+// it needs no timer.
+//
+// Agreement and payment. Every party must agree; the creator's entries start agreed, and
+// the agree event fires when the last party agrees; agreeing twice is refused. Payment
+// steps (listing and choosing payment methods, wire details, marking a wire sent) are the
+// buyer's; choosing a method or marking a wire sent needs every party agreed and no
+// funding yet. Wire transfer is always offered; credit_card up to 10,000.00 (above it as
+// conditionally available, "verification_required", until VerifyCustomer); paypal in usd
+// and euro up to 10,000.00; poli in aud. Totals are the buyer's schedule entries plus the
+// buyer's fee entries; credit_card and paypal add a 3 % payment fee, which
+// total_without_payment_fee leaves out. Choosing credit_card, paypal or poli answers
+// {"landing_page": "https://<emulator host>/_emulator/pages/checkout/<id>/<method>"}
+// (with ?return_url=… when given). POST .../payment_methods/wire_transfer marks a wire
+// sent (event payment_sent) and answers the updated transaction. ApprovePayment secures
+// every schedule entry (event payment_approved); RejectPayment fires payment_rejected and
+// clears the chosen method.
+//
+// Disbursement. GET, PATCH and POST /transaction/{id}/disbursement_methods are the seller's
+// and the broker's; PATCH and POST behave alike: {"id": n} selects a saved method, full
+// details add one to the caller's saved methods and select it. Customers whose address
+// is in the USA, or who have no address, may use ach and wire_transfer ("wire" is read
+// as wire_transfer); others wire_transfer_international. ach needs account_name,
+// account_type, bank_aba_routing_number, bank_account_number and bank_name; wire types
+// need account_name, bank_name, bank_swift_code and one of bank_account_number, bank_iban
+// or international_routing_code. Totals are what the caller receives less the fees it
+// pays. Accepted goods are disbursed once their beneficiary has selected a method (at once
+// if one is selected already; fee items once every good is settled), with the event
+// payment_disbursed; partner fees need no method. Changing the method fails once funds
+// went to the caller or the transaction is cancelled. The transaction completes (event
+// complete, close_date set) when every good is accepted or returned and every due entry
+// is disbursed; a fully returned transaction completes too, its money back with the
+// buyer.
+//
+// Cancel. Before the buyer and the seller have both agreed, any party may cancel; after,
+// only the partner (403 for others). A complete or cancelled transaction cannot be
+// cancelled, and, the emulator's choice, neither can one whose goods have shipped (400).
+// Cancelling after funding returns the funds (event payment_refunded after cancel).
+// cancel_information.cancellation_reason is recorded in the timeline.
+//
+// As-Customer. Only an approved partner that is the transaction's partner party may send
+// it, naming another party of that transaction (403 otherwise, and 403 on every route
+// that does not take it). It is taken by PATCH /transaction/{id} and its item form for
+// agree, ship, receive, reject, ship_return, receive_return and cancel (cancel following
+// the rules for the party acted for); accept, accept_return and reject_return answer 403,
+// as on the live API (the spec's list names reject_return). It is also taken by
+// GET .../payment_methods, POST .../payment_methods/{name} and POST
+// .../payment_methods/wire_transfer, acting for the buyer. Answers are rendered for the
+// partner.
+//
+// Customers. GET /customer/{id} answers the caller in full (with webhooks and saved
+// disbursement methods) and, for an approved partner, its customers without them; other
+// customers 403, unknown ids 404. The settings endpoints (API keys, webhooks, disbursement
+// methods, identification documents) are the caller's own only. username is the part
+// of the e-mail address before "@"; display_name is the first and last names, or the
+// username. POST /customer creates an account without credentials (AddCustomer gives it
+// some later) and answers the customer; identification-documents answers
+// {"identification_documents": [...]} as given to POST /customer. API keys look like
+// "<key id>_<26 alphanumeric characters>" and are kept as SHA-256 hashes, passwords
+// likewise; listings show last_four_characters only. Webhooks: at most 20 per customer,
+// absolute http or https URLs.
+//
+// Listings. GET /transaction lists the transactions the caller is a party to: page (from
+// 1), per_page (1 to 100, default 10), sort_by=id, sort_direction asc|desc (default desc);
+// page_count is 0 when there is none. GET /transaction/reference/{ref} finds, among the
+// caller's transactions, the one the caller created with that reference, else the newest.
+// Partner listings are for approved partners (403 otherwise). GET /partner/transactions
+// lists the transactions the partner created, GET /partner/customers the parties of those
+// and the customers it created with POST /customer. Lists are repeated parameters
+// (ids=1&ids=2) or comma-separated (ids=1,2). Without limit (1 to 1000) a listing returns
+// everything and "limit" is null. The cursor is an id: a page starts at the record whose
+// id is next_cursor (or the first after it in the sort order), and next_cursor is the id
+// of the first record of the next page, null on the last. min_amount and max_amount
+// compare with the sum of every schedule entry of every item; initiation_start_date and
+// initiation_end_date are inclusive; status=ongoing is neither complete nor cancelled,
+// status=completed is complete. verification_status: verified and not_verified are about
+// the person, company_verified about the company; country compares the address's
+// country code. GET /partner/customer takes party_id or customer_id as query parameters.
+//
+// Statistics. GET /partner/statistics/transactions/count (by creation date) and
+// /customers/count (by account creation) take start_date and end_date (ISO 8601,
+// inclusive; by default the 30 days up to now) and interval (day, week or month; default
+// day), at most 1000 intervals. They answer
+//
+//	{"queries": {"start_date": "…", "end_date": "…", "interval": "day"},
+//	 "time_data": [{"value": 2, "label": "2024-05-01/2024-05-02"}, …],
+//	 "aggregates": {"total": 2}}
+//
+// with buckets from midnight UTC of start_date, each labelled with its first day and the
+// day after its last.
+//
+// Payments in and out. GET /partner/customer/{id}/payments_in lists the card payments of
+// one of the partner's customers into the partner's transactions (recorded when a
+// transaction whose chosen method is credit_card is funded), payments_out the refunds to
+// cards:
+//
+//	{"payments": [{"last_four": "1001", "expiration_month": 12, "expiration_year": 2027,
+//	  "brand": "visa", "customer_id": 1001, "transaction_id": 200001, "amount": "1032.50",
+//	  "date": "…"}]}
+//
+// Reports. POST /partner/reports takes the query of GET /partner/transactions as a JSON
+// body (lists as arrays) and answers that listing's first page with "task_id"
+// ("report_1", …); the report, a CSV of every matching transaction, is complete at once.
+// GET /partner/reports answers {"reports": [{"task_id", "status": "completed",
+// "created_at", "completed_at"}]}, GET /partner/reports/count {"count": n}, and
+// GET /partner/reports/{task_id}/download either {"url": "…"} (as_json=true) or a 302 to
+// that address, https://<emulator host>/_emulator/reports/<task_id>.csv.
+//
+// Timeline. GET /transaction/{id}/timeline-entries answers
+//
+//	{"timeline_entries": [{"id": 1, "event": "create", "event_type": "transaction",
+//	  "date": "…", "item_id": 300001, "customer": "me", "message": "…"}]}
+//
+// with one entry per event, in order; item_id is left out for events on the whole
+// transaction and customer for events the emulator caused (funding, auto-acceptance).
+// Web links (GET .../web_link/{action}, action one of view, pay or an action name) answer
+// a landing page on the emulator's host.
+//
+// Webhooks. Events are those of spec part 6 plus payment_sent (wire marked sent),
+// payment_refunded and payment_disbursed from the API notes. Each is POSTed as
+// {"event", "event_type": "transaction", "transaction_id"} to every webhook of every
+// party's account (once per account), one call at a time in the order events happened,
+// with a 10-second timeout (WithWebhookTimeout) and no retry. Webhooks are looked up when
+// the event happens. Every call is recorded (Deliveries).
+//
+// Rate limits. Each account may make 1000 requests per minute (WithRateLimit,
+// SetRateLimit) to each endpoint, named by method and route template ("GET
+// /transaction/{id}"); requests without valid credentials count under one anonymous
+// account. Windows are fixed, start with their first request and run on the emulator's
+// clock. Every API answer carries RateLimit-Limit, RateLimit-Remaining and
+// RateLimit-Reset (seconds until the window resets); past the limit, 429 with
+// Retry-After.
+//
+// Faults. InjectFault makes an endpoint (a route template, "POST *" or "*") answer a status,
+// drop the connection before handling the request (nothing changes) or after it (the
+// change is made, the client gets no answer), and/or wait, with a probability drawn from
+// a generator seeded by WithSeed (1 by default).
+//
+// Control API. Beside the API, on the same listener, JSON without authentication for
+// loopback clients only, neither rate-limited nor faulted:
+//
+//	POST   /_emulator/customers {"email", "partner"}    201 {"id", "email", "api_key", "password"}
+//	POST   /_emulator/transactions/{id}/approve_payment 200 {"ok": true}
+//	POST   /_emulator/transactions/{id}/reject_payment  200 {"ok": true}
+//	POST   /_emulator/clock/advance {"seconds"}         200 {"now": "…"}
+//	POST   /_emulator/rate_limit {"limit", "window_seconds"} 200 {"ok": true}
+//	POST   /_emulator/faults {"endpoint", "status", "probability", "drop", "latency_ms"} 200
+//	DELETE /_emulator/faults                            200
+//	GET    /_emulator/webhook_deliveries[?flush=true]   200 {"deliveries": [{"url", "event",
+//	       "event_type", "transaction_id", "status_code", "error"}]}
+//	POST   /_emulator/reset                             200
+//
+// with the same error bodies as the API. It also serves the landing pages and report
+// downloads the API hands out.
+package escrowtest

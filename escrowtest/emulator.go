@@ -1,0 +1,273 @@
+package escrowtest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// maxBodyBytes bounds request bodies; a larger one answers 413.
+const maxBodyBytes = 1 << 20
+
+// Emulator is the escrow API as an http.Handler: serve it on any listener, or use Server,
+// which serves it over TLS on the loopback interface. All of its methods are safe for
+// concurrent use.
+type Emulator struct {
+	cfg     config
+	log     *slog.Logger
+	clock   *clock
+	faults  *faultInjector
+	hooks   *dispatcher
+	routes  *router
+	control http.Handler
+
+	// mu guards the store, the rate limiter and now. It is never held while a webhook
+	// is delivered or a fault's latency is slept.
+	mu      sync.Mutex
+	st      *store
+	limiter *rateLimiter
+	now     time.Time // the emulator time of the operation holding mu
+
+	done      chan struct{} // closed by Close
+	closeOnce sync.Once
+}
+
+// NewEmulator returns an emulator with no accounts. Call Close when done with it, to stop
+// its webhook deliveries.
+func NewEmulator(opts ...Option) *Emulator {
+	cfg := newConfig(opts)
+	clk := newClock(cfg.start, cfg.frozen)
+	e := &Emulator{
+		cfg:     cfg,
+		log:     cfg.logger,
+		clock:   clk,
+		faults:  newFaultInjector(cfg.seed),
+		hooks:   newDispatcher(cfg.webhookClient, cfg.webhookTimeout, cfg.logger),
+		routes:  apiRouter(),
+		st:      newStore(),
+		limiter: newRateLimiter(cfg.rateLimit, cfg.rateWindow),
+		done:    make(chan struct{}),
+	}
+	e.control = e.controlMux()
+	return e
+}
+
+// Close stops webhook deliveries, in flight or queued, and cuts short injected latencies.
+// The emulator still answers requests afterwards, but sends no more webhooks.
+func (e *Emulator) Close() {
+	e.closeOnce.Do(func() {
+		close(e.done)
+		e.hooks.close()
+	})
+}
+
+// Reset forgets every account, transaction, fault, rate-limit count and recorded webhook
+// delivery, undoes every Advance and restarts ids, as if the emulator were new. Options
+// given to NewEmulator stay in force; a rate limit set later with SetRateLimit is undone.
+func (e *Emulator) Reset() {
+	e.lock()
+	defer e.mu.Unlock()
+	e.st = newStore()
+	e.limiter = newRateLimiter(e.cfg.rateLimit, e.cfg.rateWindow)
+	e.clock.reset()
+	e.faults.clear()
+	e.hooks.reset()
+}
+
+// ServeHTTP serves the API below /2017-09-01/ and the control API below /_emulator/.
+func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, controlRoot) {
+		e.control.ServeHTTP(w, r)
+		return
+	}
+	rt, params, allowed := e.routes.match(r.Method, r.URL.EscapedPath())
+	endpoint := r.Method + " *"
+	if rt != nil {
+		endpoint = rt.endpoint()
+	}
+	fault := e.faults.pick(endpoint)
+	if fault.Latency > 0 && !e.sleep(r.Context(), fault.Latency) {
+		return
+	}
+	if fault.Drop == DropBefore {
+		dropConnection(w)
+		return
+	}
+	resp := e.serve(w, r, call{route: rt, params: params, allowed: allowed, endpoint: endpoint, injected: fault.Status})
+	if fault.Drop == DropAfter {
+		dropConnection(w) // the change is made; the client never hears of it
+		return
+	}
+	resp.write(w)
+	e.log.Debug("escrowtest request", "method", r.Method, "endpoint", endpoint, "status", resp.status)
+}
+
+// call is what routing found out about a request.
+type call struct {
+	route    *route
+	params   map[string]string
+	allowed  []string
+	endpoint string
+	injected int // an injected status, or 0
+}
+
+// serve answers an API request: it authenticates, counts the request against the rate
+// limit and runs the handler, all under the lock, and returns the answer to write.
+func (e *Emulator) serve(w http.ResponseWriter, r *http.Request, c call) response {
+	body, err := readBody(w, r)
+	if err != nil {
+		return e.errorResponse(err)
+	}
+
+	e.lock()
+	defer e.mu.Unlock()
+	caller := e.st.authenticate(r)
+	var callerID int64
+	if caller != nil {
+		callerID = caller.id
+	}
+	quota := e.limiter.take(rateKey{account: callerID, endpoint: c.endpoint}, e.now)
+
+	resp := e.answer(r, c, quota, caller, body)
+	quota.setHeaders(resp.headers())
+	return resp
+}
+
+// lock takes the emulator's lock for one operation: it reads the clock once, so the whole
+// operation happens at one instant, and first applies what time has done since.
+func (e *Emulator) lock() {
+	e.mu.Lock()
+	e.now = e.clock.now()
+	e.settle()
+}
+
+func (e *Emulator) answer(r *http.Request, c call, quota quota, caller *account, body []byte) response {
+	switch {
+	case !quota.allowed:
+		return quota.refusal()
+	case c.route == nil && c.allowed == nil:
+		return notFound("no route for %s %s", r.Method, r.URL.Path).response()
+	case c.route == nil:
+		err := newError(http.StatusMethodNotAllowed, "method_not_allowed", "%s is not allowed on %s; use %s", r.Method, r.URL.Path, strings.Join(c.allowed, ", "))
+		err.header = http.Header{"Allow": {strings.Join(c.allowed, ", ")}}
+		return err.response()
+	case caller == nil:
+		err := newError(http.StatusUnauthorized, "unauthorized", "HTTP Basic authentication with an e-mail address and a password or API key is required")
+		err.header = http.Header{"Www-Authenticate": {`Basic realm="escrow"`}}
+		return err.response()
+	case c.injected != 0:
+		return newError(c.injected, "injected_fault", "fault injected on %s", c.endpoint).response()
+	case r.Header.Get(asCustomerHeader) != "" && !c.route.delegable:
+		return forbidden("%s is not accepted on %s", asCustomerHeader, c.endpoint).response()
+	}
+	resp, err := c.route.handle(e, &request{Request: r, params: c.params, body: body, caller: caller})
+	if err != nil {
+		return e.errorResponse(err)
+	}
+	return resp
+}
+
+// errorResponse renders a handler's error.
+func (e *Emulator) errorResponse(err error) response {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae.response()
+	}
+	var fe fieldErrors
+	if errors.As(err, &fe) {
+		return response{status: http.StatusUnprocessableEntity, body: wireValidation{Errors: fe}}
+	}
+	// Handlers return only the two kinds above; this is a bug in the emulator.
+	e.log.Error("escrowtest: unexpected error", "err", err)
+	return newError(http.StatusInternalServerError, "internal", "%v", err).response()
+}
+
+// sleep waits d, and reports false when the request or the emulator ended first.
+func (e *Emulator) sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+	case <-e.done:
+	}
+	return false
+}
+
+// request is an authenticated API request as handlers see it.
+type request struct {
+	*http.Request
+	params map[string]string
+	body   []byte
+	caller *account
+}
+
+// id reads a numeric path parameter; anything else names nothing (404).
+func (req *request) id(name string) (int64, error) {
+	n, err := strconv.ParseInt(req.params[name], 10, 64)
+	if err != nil || n <= 0 {
+		return 0, notFound("no %s %q", strings.TrimSuffix(name, "_id"), req.params[name])
+	}
+	return n, nil
+}
+
+// object decodes the body as a JSON object whose field errors go to errs.
+func (req *request) object(errs fieldErrors) (object, error) {
+	m, err := decodeBody(req.body)
+	if err != nil {
+		return object{}, err
+	}
+	return newObject(m, errs), nil
+}
+
+// emulatorURL is an address below the control root on the host the request came to:
+// the URLs the emulator hands out (landing pages, report downloads) point back at it.
+func emulatorURL(r *http.Request, path string) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + strings.TrimSuffix(controlRoot, "/") + path
+}
+
+// response is an answer ready to write.
+type response struct {
+	status int
+	header http.Header
+	body   any // encoded as JSON; nil for no body
+}
+
+func success(body any) response { return response{status: http.StatusOK, body: body} }
+
+func (resp *response) headers() http.Header {
+	if resp.header == nil {
+		resp.header = http.Header{}
+	}
+	return resp.header
+}
+
+func (resp response) write(w http.ResponseWriter) {
+	for k, v := range resp.header {
+		w.Header()[k] = v
+	}
+	if resp.body == nil {
+		w.WriteHeader(resp.status)
+		return
+	}
+	data, err := json.Marshal(resp.body)
+	if err != nil {
+		// Wire structs always encode; this is a bug in the emulator.
+		resp.status, data = http.StatusInternalServerError, []byte(`{"error":"internal","message":"encoding failed"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(resp.status)
+	w.Write(append(data, '\n'))
+}

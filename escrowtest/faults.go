@@ -1,0 +1,150 @@
+package escrowtest
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Fault makes the emulator misbehave on an endpoint, to test a client's error handling.
+// A fault may add latency and then either answer a status or drop the connection.
+type Fault struct {
+	// Endpoint is a method and a route template below the version segment, as in
+	// "POST /transaction" or "GET /transaction/{id}" (parameter names do not matter),
+	// "POST *" for every POST, or "*" for every API request. The control API is never
+	// faulted.
+	Endpoint string
+	// Status, when not 0, is answered instead of handling the request (400 to 599).
+	Status int
+	// Probability is the chance, from 0 to 1, that the fault fires on a matching request;
+	// 0 means always.
+	Probability float64
+	// Drop closes the connection without an answer, before or after handling the request.
+	Drop Drop
+	// Latency delays the answer. It ends early when the client goes away.
+	Latency time.Duration
+}
+
+// Drop says when a fault drops the connection.
+type Drop int
+
+const (
+	// DropNone keeps the connection.
+	DropNone Drop = iota
+	// DropBefore drops the connection without handling the request: nothing changes.
+	DropBefore
+	// DropAfter handles the request, so its change is made, then drops the connection
+	// instead of answering: the client cannot tell whether it happened.
+	DropAfter
+)
+
+// String returns "before", "after" or "".
+func (d Drop) String() string {
+	switch d {
+	case DropBefore:
+		return "before"
+	case DropAfter:
+		return "after"
+	}
+	return ""
+}
+
+func (f Fault) validate() error {
+	var errs []error
+	if !validEndpoint(f.Endpoint) {
+		errs = append(errs, fmt.Errorf("endpoint %q is not \"*\" or a method and a path such as \"POST /transaction\"", f.Endpoint))
+	}
+	if f.Status != 0 && (f.Status < 400 || f.Status > 599) {
+		errs = append(errs, fmt.Errorf("status %d is not between 400 and 599", f.Status))
+	}
+	if f.Probability < 0 || f.Probability > 1 || f.Probability != f.Probability {
+		errs = append(errs, fmt.Errorf("probability %v is not between 0 and 1", f.Probability))
+	}
+	if f.Drop < DropNone || f.Drop > DropAfter {
+		errs = append(errs, fmt.Errorf("unknown drop %d", f.Drop))
+	}
+	if f.Latency < 0 {
+		errs = append(errs, errors.New("latency is negative"))
+	}
+	if f.Status != 0 && f.Drop != DropNone {
+		errs = append(errs, errors.New("a fault either answers a status or drops the connection, not both"))
+	}
+	if f.Status == 0 && f.Drop == DropNone && f.Latency == 0 {
+		errs = append(errs, errors.New("a fault needs a status, a drop or a latency"))
+	}
+	return errors.Join(errs...)
+}
+
+func validEndpoint(s string) bool {
+	if s == "*" {
+		return true
+	}
+	method, path, ok := strings.Cut(strings.TrimSpace(s), " ")
+	path = strings.TrimSpace(path)
+	return ok && method != "" && (path == "*" || strings.HasPrefix(path, "/"))
+}
+
+// matches reports whether the fault applies to an endpoint named as route.endpoint does.
+func (f Fault) matches(endpoint string) bool {
+	if f.Endpoint == "*" {
+		return true
+	}
+	want, got := normalizeEndpoint(f.Endpoint), normalizeEndpoint(endpoint)
+	if method, path, _ := strings.Cut(want, " "); path == "*" {
+		return strings.HasPrefix(got, method+" ")
+	}
+	return want == got
+}
+
+type faultInjector struct {
+	mu     sync.Mutex
+	rng    *rand.Rand
+	faults []Fault
+}
+
+func newFaultInjector(seed int64) *faultInjector {
+	return &faultInjector{rng: rand.New(rand.NewPCG(uint64(seed), uint64(seed)))}
+}
+
+func (fi *faultInjector) add(f Fault) error {
+	if err := f.validate(); err != nil {
+		return err
+	}
+	fi.mu.Lock()
+	defer fi.mu.Unlock()
+	fi.faults = append(fi.faults, f)
+	return nil
+}
+
+func (fi *faultInjector) clear() {
+	fi.mu.Lock()
+	defer fi.mu.Unlock()
+	fi.faults = nil
+}
+
+// pick returns the first fault, in the order they were injected, that matches the
+// endpoint and fires; the zero Fault when none does.
+func (fi *faultInjector) pick(endpoint string) Fault {
+	fi.mu.Lock()
+	defer fi.mu.Unlock()
+	for _, f := range fi.faults {
+		if f.matches(endpoint) && (f.Probability == 0 || fi.rng.Float64() < f.Probability) {
+			return f
+		}
+	}
+	return Fault{}
+}
+
+// dropConnection closes the client's connection without an answer. Where the connection
+// cannot be taken over (HTTP/2), aborting the handler resets the stream instead.
+func dropConnection(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	conn.Close()
+}

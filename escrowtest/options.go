@@ -1,0 +1,81 @@
+package escrowtest
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// Option configures an Emulator or a Server.
+type Option func(*config)
+
+type config struct {
+	start          time.Time
+	frozen         bool
+	rateLimit      int
+	rateWindow     time.Duration
+	seed           int64
+	webhookClient  *http.Client
+	webhookTimeout time.Duration
+	logger         *slog.Logger
+}
+
+// Defaults: see the package comment.
+const (
+	defaultRateLimit      = 1000
+	defaultRateWindow     = time.Minute
+	defaultSeed           = 1
+	defaultWebhookTimeout = 10 * time.Second
+)
+
+func newConfig(opts []Option) config {
+	c := config{
+		start:          time.Now(),
+		rateLimit:      defaultRateLimit,
+		rateWindow:     defaultRateWindow,
+		seed:           defaultSeed,
+		webhookTimeout: defaultWebhookTimeout,
+		logger:         slog.New(slog.DiscardHandler),
+	}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// WithClock freezes the emulator's clock at start: it then moves only through Advance,
+// which makes creation dates, inspection periods and rate-limit windows deterministic.
+// Without it the clock follows the wall clock, shifted by every Advance.
+func WithClock(start time.Time) Option {
+	return func(c *config) { c.start, c.frozen = start, true }
+}
+
+// WithRateLimit sets how many requests each account may make to each endpoint per
+// window. A limit of 0 or less turns rate limiting off. The default is 1000 per minute.
+func WithRateLimit(limit int, window time.Duration) Option {
+	return func(c *config) { c.rateLimit, c.rateWindow = limit, window }
+}
+
+// WithSeed seeds the randomness of fault injection, so that faults with a probability
+// below 1 fire on the same requests in every run. The default seed is 1.
+func WithSeed(seed int64) Option {
+	return func(c *config) { c.seed = seed }
+}
+
+// WithWebhookClient sets the client that delivers webhooks, for example one that trusts a
+// receiver's TLS certificate. Its own Timeout, if shorter, still applies.
+func WithWebhookClient(hc *http.Client) Option {
+	return func(c *config) { c.webhookClient = hc }
+}
+
+// WithWebhookTimeout changes the 10-second limit on each webhook call, so that tests of a
+// slow receiver need not wait 10 seconds.
+func WithWebhookTimeout(d time.Duration) Option {
+	return func(c *config) { c.webhookTimeout = d }
+}
+
+// WithLogger sets where the emulator logs requests and webhook deliveries. It is silent by
+// default. Credentials are never logged.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) { c.logger = l }
+}

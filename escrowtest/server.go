@@ -1,0 +1,40 @@
+package escrowtest
+
+import (
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+)
+
+// Server is an Emulator served over HTTPS on a loopback address, as
+// httptest.NewTLSServer serves a handler. Its methods (AddCustomer, ApprovePayment,
+// Advance, …) are the Emulator's.
+type Server struct {
+	*Emulator
+	// URL is the API's base URL, with the version segment and a trailing slash:
+	// "https://127.0.0.1:PORT/2017-09-01/".
+	URL string
+
+	ts *httptest.Server
+}
+
+// NewServer starts an emulator on 127.0.0.1 with a self-signed certificate. Use Client to
+// talk to it, and Close when done.
+func NewServer(opts ...Option) *Server {
+	e := NewEmulator(opts...)
+	ts := httptest.NewUnstartedServer(e)
+	// Connections the emulator drops on purpose make net/http log; send it to our logger.
+	ts.Config.ErrorLog = slog.NewLogLogger(e.log.Handler(), slog.LevelDebug)
+	ts.StartTLS()
+	return &Server{Emulator: e, URL: ts.URL + versionRoot + "/", ts: ts}
+}
+
+// Client returns an HTTP client that trusts the server's certificate.
+func (s *Server) Client() *http.Client { return s.ts.Client() }
+
+// Close stops webhook deliveries and injected latencies, then the listener, and waits for
+// requests in flight. It leaves no goroutine behind.
+func (s *Server) Close() {
+	s.Emulator.Close()
+	s.ts.Close()
+}

@@ -1,0 +1,210 @@
+package escrowtest
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+)
+
+// transactionFor finds the transaction named by {id}, if the caller is a party to it:
+// others get 404, as if it did not exist.
+func (e *Emulator) transactionFor(req *request) (*transaction, error) {
+	id, err := req.id("id")
+	if err != nil {
+		return nil, err
+	}
+	tx := e.st.txs[id]
+	if tx == nil || !tx.isParty(req.caller.id) {
+		return nil, notFound("no transaction %d", id)
+	}
+	return tx, nil
+}
+
+// createTransaction serves POST /transaction.
+func (e *Emulator) createTransaction(req *request) (response, error) {
+	body, err := decodeBody(req.body)
+	if err != nil {
+		return response{}, err
+	}
+	errs := fieldErrors{}
+	d := parseCreation(body, req.caller, errs)
+	if d.reference != "" && slices.ContainsFunc(e.st.txOrder, func(t *transaction) bool {
+		return t.creator == req.caller.id && t.reference == d.reference
+	}) {
+		errs.add("a transaction with this reference already exists", "reference")
+	}
+	if err := errs.orNil(); err != nil {
+		return response{}, err
+	}
+	tx := e.newTransaction(d, req.caller)
+	e.emit(tx, "create", 0, req.caller.id, "")
+	return response{status: http.StatusCreated, body: e.render(tx, req.caller)}, nil
+}
+
+// newTransaction stores a validated draft: parties without an account get one, the
+// creator's entries start agreed, the creator becomes the partner party, and escrow fees
+// are computed and split.
+func (e *Emulator) newTransaction(d draft, creator *account) *transaction {
+	st := e.st
+	tx := &transaction{
+		id: next(&st.ids.transaction), creator: creator.id, currency: d.currency,
+		description: d.description, reference: d.reference, created: e.now,
+	}
+	accountOf := func(email string) int64 { return st.ensureAccount(email, e.now).id }
+	accountsOf := func(emails []string) []int64 {
+		var ids []int64
+		for _, m := range emails {
+			ids = append(ids, accountOf(m))
+		}
+		return ids
+	}
+	for _, p := range d.parties {
+		a := accountOf(p.email)
+		tx.parties = append(tx.parties, &party{
+			id: next(&st.ids.party), role: p.role, account: a, agreed: a == creator.id,
+			initiator: a == creator.id, hiddenFrom: accountsOf(p.hiddenFrom),
+		})
+	}
+	tx.parties = append(tx.parties, &party{id: next(&st.ids.party), role: rolePartner, account: creator.id, agreed: true, initiator: true})
+
+	for _, di := range d.items {
+		it := &item{
+			id: next(&st.ids.item), title: di.title, description: di.description, typ: di.typ,
+			category: di.category, inspectionPeriod: di.inspection, quantity: di.quantity,
+			extra: di.extra, hiddenFrom: accountsOf(di.hiddenFrom), hasVisibility: di.hasVisibility,
+		}
+		for _, s := range di.schedule {
+			it.schedule = append(it.schedule, &schedule{amount: s.amount, payer: accountOf(s.payer), beneficiary: accountOf(s.beneficiary), due: s.due})
+		}
+		if di.typ != itemBrokerFee && di.typ != itemPartnerFee {
+			it.fees = e.escrowFees(tx, it, di.fees)
+		}
+		tx.items = append(tx.items, it)
+	}
+	st.txs[tx.id] = tx
+	st.txOrder = append(st.txOrder, tx)
+	return tx
+}
+
+// escrowFees turns the fee entries given at creation into fees with amounts. Without
+// entries the buyer pays the whole escrow fee (fee rule 2); other fee types are computed
+// when a payment or disbursement is made, which the emulator does not model, so they are
+// 0.00.
+func (e *Emulator) escrowFees(tx *transaction, it *item, given []draftFee) []*fee {
+	if len(given) == 0 {
+		given = []draftFee{{typ: feeEscrow, payer: e.st.accounts[tx.party(roleBuyer).account].email, halves: 2}}
+	}
+	var fees []*fee
+	var halves []int
+	for _, f := range given {
+		fees = append(fees, &fee{typ: f.typ, payer: e.st.accountByEmail(f.payer).id, halves: f.halves})
+		if f.typ == feeEscrow {
+			halves = append(halves, f.halves)
+		}
+	}
+	shares := splitFee(escrowFee(it.amount(), it.typ), halves)
+	for _, f := range fees {
+		if f.typ == feeEscrow {
+			f.amount, shares = shares[0], shares[1:]
+		}
+	}
+	return fees
+}
+
+// getTransaction serves GET /transaction/{id}.
+func (e *Emulator) getTransaction(req *request) (response, error) {
+	tx, err := e.transactionFor(req)
+	if err != nil {
+		return response{}, err
+	}
+	return success(e.render(tx, req.caller)), nil
+}
+
+// getTransactionByReference serves GET /transaction/reference/{reference}: among the
+// transactions the caller is a party to, the one the caller created with that reference,
+// else the newest one holding it.
+func (e *Emulator) getTransactionByReference(req *request) (response, error) {
+	ref := req.params["reference"]
+	var found *transaction
+	for _, tx := range e.st.txOrder {
+		if tx.reference != ref || !tx.isParty(req.caller.id) {
+			continue
+		}
+		if found == nil || found.creator != req.caller.id {
+			found = tx
+		}
+	}
+	if found == nil {
+		return response{}, notFound("no transaction with reference %q", ref)
+	}
+	return success(e.render(found, req.caller)), nil
+}
+
+// listTransactions serves GET /transaction: the caller's transactions, paged.
+func (e *Emulator) listTransactions(req *request) (response, error) {
+	q := newQuery(req.URL.Query())
+	page := q.integer("page", 1, 1, 1<<30)
+	perPage := q.integer("per_page", 10, 1, 100)
+	q.oneOf("sort_by", "id", "id")
+	direction := q.oneOf("sort_direction", "desc", "asc", "desc")
+	if err := q.errs.orNil(); err != nil {
+		return response{}, err
+	}
+	var txs []*transaction
+	for _, tx := range e.st.txOrder {
+		if tx.isParty(req.caller.id) {
+			txs = append(txs, tx)
+		}
+	}
+	if direction == "desc" {
+		slices.Reverse(txs)
+	}
+	out := wireTransactionPage{Page: page, PerPage: perPage, PageCount: (len(txs) + perPage - 1) / perPage, Transactions: []wireTransaction{}}
+	for _, tx := range txs[min((page-1)*perPage, len(txs)):min(page*perPage, len(txs))] {
+		out.Transactions = append(out.Transactions, e.render(tx, req.caller))
+	}
+	return success(out), nil
+}
+
+// timeline serves GET /transaction/{id}/timeline-entries.
+func (e *Emulator) timeline(req *request) (response, error) {
+	tx, err := e.transactionFor(req)
+	if err != nil {
+		return response{}, err
+	}
+	v := view{st: e.st, tx: tx, reader: req.caller.id}
+	out := wireTimeline{TimelineEntries: []wireTimelineEntry{}}
+	for _, t := range tx.timeline {
+		entry := wireTimelineEntry{ID: t.id, Event: t.event, EventType: "transaction", Date: formatTime(t.date), ItemID: t.item, Message: t.detail}
+		if t.actor != 0 {
+			entry.Customer = v.customer(t.actor)
+		}
+		out.TimelineEntries = append(out.TimelineEntries, entry)
+	}
+	return success(out), nil
+}
+
+// webLinkActions are the pages a web link may open; the spec does not list them.
+var webLinkActions = append([]string{"view", "pay"}, actionNames...)
+
+// webLink serves GET /transaction/{id}/web_link/{action} and its item form: a page on
+// the emulator's own host.
+func (e *Emulator) webLink(req *request) (response, error) {
+	tx, err := e.transactionFor(req)
+	if err != nil {
+		return response{}, err
+	}
+	path := fmt.Sprintf("/transaction/%d", tx.id)
+	if _, onItem := req.params["item_id"]; onItem {
+		it, err := tx.itemFor(req)
+		if err != nil {
+			return response{}, err
+		}
+		path += fmt.Sprintf("/item/%d", it.id)
+	}
+	action := req.params["action"]
+	if !slices.Contains(webLinkActions, action) {
+		return response{}, notFound("no web link for %q", action)
+	}
+	return success(wireLandingPage{LandingPage: emulatorURL(req.Request, "/pages"+path+"/"+action)}), nil
+}

@@ -1,0 +1,536 @@
+package escrowtest
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Values the spec names (part 2). Currencies are lowercase: the live API refuses "USD".
+var (
+	currencies = []string{"aud", "euro", "usd"}
+	itemTypes  = []string{
+		itemBrokerFee, itemDomainName, itemDomainNameHolding, itemGeneralMerchandise,
+		itemMilestone, itemMotorVehicle, itemPartnerFee, itemShippingFee,
+	}
+	feeTypes = []string{"cheque_disbursement", "creditcard_deposit", feeEscrow, "paypal_deposit", "wire_disbursement"}
+	// feePayerRole is who must pay each non-escrow fee type (fee rule 4).
+	feePayerRole = map[string]string{
+		"paypal_deposit": roleBuyer, "creditcard_deposit": roleBuyer,
+		"cheque_disbursement": roleSeller, "wire_disbursement": roleSeller,
+	}
+	motorVehicleCategories = []string{
+		"airplanes", "automobiles_cars_and_trucks", "boats", "motorcycles", "other_motor_vehicles",
+	}
+	merchandiseCategories = []string{
+		"adult_material", "alcohol_and_wine", "antiques", "appliances", "arts_and_crafts",
+		"automobiles_cars_and_trucks", "automotive_or_industrial_parts", "beauty_and_health",
+		"books_and_magazines", "business_and_internet", "cigarettes_and_tobacco",
+		"clothing_and_accessories", "collectibles", "computer_hardware_and_software", "cosmetics",
+		"cryptocurrency", "financial_instruments", "fine_art", "furniture", "fx_and_currency",
+		"gambling_and_casino_games", "heavy_equipment_and_machinery", "home_and_garden",
+		"jewellery_and_watches", "movies_and_music", "other_merchandise", "phamacuticals",
+		"social_media_accounts", "sports_and_recreation", "tickets_and_events",
+		"tools_and_hardware", "toys_and_hobbies", "video_games_and_consoles", "weapons_and_firearms",
+	}
+)
+
+// Limits of the emulator where the spec gives none (see the package comment).
+const (
+	day                     = 24 * 60 * 60 // seconds
+	defaultInspectionPeriod = 3 * day
+	maxInspectionPeriod     = 365 * day
+	maxItems                = 100
+	maxScheduleEntries      = 100
+	maxQuantity             = 1_000_000
+)
+
+// draft is a transaction creation body that passed validation. Customers are lowercase
+// e-mail addresses, "me" already replaced by the creator's.
+type draft struct {
+	currency, description, reference string
+	parties                          []draftParty
+	items                            []draftItem
+}
+
+type draftParty struct {
+	role, email string
+	hiddenFrom  []string
+}
+
+type draftItem struct {
+	title, description, typ, category string
+	inspection, quantity              int64
+	extra                             extraAttributes
+	schedule                          []draftSchedule
+	fees                              []draftFee
+	hiddenFrom                        []string
+	hasVisibility                     bool
+}
+
+type draftSchedule struct {
+	amount             cents
+	payer, beneficiary string
+	due                time.Time
+}
+
+type draftFee struct {
+	typ, payer string
+	halves     int
+}
+
+// creation validates a transaction creation body (spec parts 1, 2 and 7 and the API
+// notes), reporting every failing field in errs at its path.
+type creation struct {
+	creator *account
+	errs    fieldErrors
+	roles   map[string]string // party e-mail → role
+	hidden  map[string]bool   // e-mails some party is hidden from
+}
+
+// hasRole reports whether a valid party holds role.
+func (c *creation) hasRole(role string) bool {
+	for _, r := range c.roles {
+		if r == role {
+			return true
+		}
+	}
+	return false
+}
+
+// parseCreation validates body and returns the draft; the draft is usable only when errs
+// stays empty.
+func parseCreation(body map[string]any, creator *account, errs fieldErrors) draft {
+	c := &creation{creator: creator, errs: errs, roles: map[string]string{}, hidden: map[string]bool{}}
+	o := newObject(body, errs)
+	d := draft{reference: o.str("reference")}
+	if o.required("currency") {
+		d.currency = o.str("currency")
+		if d.currency != "" && !slices.Contains(currencies, d.currency) {
+			o.fail("currency", fmt.Sprintf("%q is not a supported currency: use one of %s, in lowercase", d.currency, strings.Join(currencies, ", ")))
+		}
+	}
+	if o.required("description") && o.str("description") == "" {
+		o.fail("description", "must not be empty")
+	}
+	d.description = o.str("description")
+	d.parties = c.parties(o)
+	d.items = c.items(o)
+	return d
+}
+
+// customer resolves a customer reference: "me" is the creator.
+func (c *creation) customer(ref string) string {
+	if ref == "me" {
+		return c.creator.email
+	}
+	return strings.ToLower(ref)
+}
+
+func (c *creation) parties(o object) []draftParty {
+	if !o.required("parties") {
+		return nil
+	}
+	var parties []draftParty
+	for _, po := range o.elements("parties") {
+		po.flat = true // the spec reports parties as a list of messages per index
+		p := draftParty{role: po.str("role")}
+		switch {
+		case !po.required("role") || p.role == "":
+		case p.role == rolePartner:
+			po.fail("role", "the partner is the customer who creates the transaction and is not listed")
+			p.role = ""
+		case !slices.Contains([]string{roleBuyer, roleSeller, roleBroker}, p.role):
+			po.fail("role", "must be one of buyer, seller, broker")
+			p.role = ""
+		case c.hasRole(p.role):
+			po.failSelf(fmt.Sprintf("a transaction has at most one %s", p.role))
+			p.role = ""
+		}
+		if ref := po.str("customer"); po.required("customer") && ref != "" {
+			p.email = c.customer(ref)
+			switch {
+			case ref != "me" && !validEmail(ref):
+				po.fail("customer", fmt.Sprintf("%q is not an e-mail address or \"me\"", ref))
+				p.email = ""
+			case c.roles[p.email] != "":
+				po.fail("customer", fmt.Sprintf("%s is already the %s", ref, c.roles[p.email]))
+				p.email = ""
+			}
+		}
+		if vis, ok := po.child("visibility"); ok {
+			for _, ref := range vis.stringList("hidden_from") {
+				p.hiddenFrom = append(p.hiddenFrom, c.customer(ref))
+			}
+		}
+		if p.role != "" && p.email != "" {
+			c.roles[p.email] = p.role
+		}
+		parties = append(parties, p)
+	}
+	for _, role := range []string{roleBuyer, roleSeller} {
+		if !c.hasRole(role) {
+			c.errs.add(fmt.Sprintf("a transaction must have exactly one %s", role), "parties", "all")
+		}
+	}
+	if c.roles[c.creator.email] == "" && !c.creator.partner {
+		c.errs.add("the customer creating the transaction must be its buyer, seller or broker", "parties", "all")
+	}
+	for i, p := range parties {
+		if p.hiddenFrom == nil {
+			continue
+		}
+		if !c.hasRole(roleBroker) {
+			c.errs.add("visibility: is allowed only in a transaction with a broker", "parties", index(i))
+		}
+		for _, h := range p.hiddenFrom {
+			if c.roles[h] == "" || h == p.email {
+				c.errs.add(fmt.Sprintf("visibility: %s is not another party of the transaction", h), "parties", index(i))
+			}
+			c.hidden[h] = true
+		}
+	}
+	return parties
+}
+
+func (c *creation) items(o object) []draftItem {
+	if !o.required("items") {
+		return nil
+	}
+	objs := o.elements("items")
+	if len(objs) > maxItems {
+		o.fail("items", fmt.Sprintf("must hold at most %d items", maxItems))
+		return nil
+	}
+	var items []draftItem
+	for _, io := range objs {
+		items = append(items, c.item(io))
+	}
+	c.crossItemRules(items)
+	return items
+}
+
+// item validates one item on its own; crossItemRules compares items with each other.
+func (c *creation) item(o object) draftItem {
+	it := draftItem{typ: o.str("type"), title: o.str("title"), description: o.str("description"), quantity: 1}
+	if o.required("type") && it.typ != "" && !slices.Contains(itemTypes, it.typ) {
+		o.fail("type", "must be one of "+strings.Join(itemTypes, ", "))
+		it.typ = ""
+	}
+	if it.typ == itemBrokerFee {
+		// The creation shape of a broker fee is only type, visibility and schedule.
+		for _, key := range []string{"title", "description", "category", "inspection_period", "quantity", "fees", "extra_attributes"} {
+			if o.has(key) {
+				o.fail(key, "is not allowed on broker_fee items")
+			}
+		}
+	}
+	if q, ok := o.integer("quantity", 1, maxQuantity); ok {
+		it.quantity = q
+	}
+	it.extra = c.extraAttributes(o, it.typ)
+	it.category = c.category(o, it.typ, it.extra.withContent)
+	it.inspection = c.inspectionPeriod(o, it.typ)
+	it.schedule = c.schedule(o, it.typ)
+	it.fees = c.fees(o, it.typ)
+	if vis, ok := o.child("visibility"); ok {
+		if it.typ != itemBrokerFee {
+			o.fail("visibility", "is allowed on broker_fee items only")
+		}
+		it.hasVisibility = true
+		for _, ref := range vis.stringList("hidden_from") {
+			it.hiddenFrom = append(it.hiddenFrom, c.customer(ref))
+		}
+	}
+	if it.typ == itemPartnerFee && !c.creator.partner {
+		o.fail("type", "partner_fee items may be added by approved partners only")
+	}
+	return it
+}
+
+func (c *creation) category(o object, typ string, withContent bool) string {
+	cat := o.str("category")
+	if cat == "" {
+		return ""
+	}
+	var allowed []string
+	switch typ {
+	case itemMotorVehicle:
+		allowed = motorVehicleCategories
+	case itemGeneralMerchandise, itemMilestone:
+		allowed = merchandiseCategories
+	case itemDomainName:
+		if !withContent {
+			o.fail("category", "applies to domain_name items only with extra_attributes.with_content")
+			return ""
+		}
+		allowed = merchandiseCategories
+	default:
+		o.fail("category", fmt.Sprintf("is not allowed on %s items", typ))
+		return ""
+	}
+	if !slices.Contains(allowed, cat) {
+		o.fail("category", fmt.Sprintf("%q is not a category of %s items", cat, typ))
+		return ""
+	}
+	return cat
+}
+
+func (c *creation) inspectionPeriod(o object, typ string) int64 {
+	p, ok := o.integer("inspection_period", day, maxInspectionPeriod)
+	switch {
+	case ok && p%day != 0:
+		o.fail("inspection_period", "must be a whole number of days, in seconds (a multiple of 86400)")
+	case ok:
+		return p
+	}
+	if transferable(typ) {
+		return defaultInspectionPeriod
+	}
+	return 0
+}
+
+func (c *creation) extraAttributes(o object, typ string) extraAttributes {
+	var x extraAttributes
+	eo, ok := o.child("extra_attributes")
+	if !ok {
+		eo = newObject(nil, c.errs, append(slices.Clone(o.path), "extra_attributes")...)
+	}
+	onlyOn := func(key, itemType string) bool {
+		if eo.has(key) && typ != itemType {
+			eo.fail(key, "applies to "+itemType+" items only")
+			return false
+		}
+		return true
+	}
+	if onlyOn("with_content", itemDomainName) {
+		x.withContent = eo.boolean("with_content")
+	}
+	eo.boolean("concierge") // accepted, and always returned as false
+	for key, dst := range map[string]*string{"vin": &x.vin, "odometer": &x.odometer, "make": &x.make, "model": &x.model} {
+		if onlyOn(key, itemMotorVehicle) {
+			*dst = eo.str(key)
+		}
+	}
+	for key, dst := range map[string]*bool{"title_collection": &x.titleCollection, "lien_holder_payoff": &x.lienHolderPayoff} {
+		if onlyOn(key, itemMotorVehicle) {
+			*dst = eo.boolean(key)
+		}
+	}
+	if onlyOn("year", itemMotorVehicle) {
+		x.year, _ = eo.integer("year", 1886, 2100)
+	}
+	if typ == itemMotorVehicle && !eo.has("year") {
+		eo.fail("year", "is required for motor vehicles")
+	}
+	return x
+}
+
+func (c *creation) schedule(o object, typ string) []draftSchedule {
+	if !o.required("schedule") {
+		return nil
+	}
+	if o.isEmptyList("schedule") {
+		o.fail("schedule", "must hold at least one entry")
+	}
+	entries := o.elements("schedule")
+	multi := typ == itemMilestone || typ == itemDomainNameHolding
+	if len(entries) > 1 && !multi {
+		c.errs.add("only milestone and domain_name_holding items may have several schedule entries", append(slices.Clone(o.path), "schedule", "all")...)
+	}
+	if len(entries) > maxScheduleEntries {
+		c.errs.add(fmt.Sprintf("must hold at most %d entries", maxScheduleEntries), append(slices.Clone(o.path), "schedule", "all")...)
+		return nil
+	}
+	payers, beneficiary := scheduleRoles(typ)
+	var out []draftSchedule
+	var total cents
+	for _, so := range entries {
+		s := draftSchedule{}
+		if so.required("amount") {
+			s.amount, _ = so.amount("amount")
+			total += s.amount
+		}
+		s.payer = c.partyRef(so, "payer_customer", payers...)
+		s.beneficiary = c.partyRef(so, "beneficiary_customer", beneficiary)
+		switch {
+		case multi && so.required("due_date"):
+			s.due, _ = so.timestamp("due_date")
+		case !multi && so.has("due_date"):
+			so.fail("due_date", "is allowed on milestone and domain_name_holding items only")
+		}
+		out = append(out, s)
+	}
+	if total > maxAmount {
+		c.errs.add(fmt.Sprintf("the schedule must total at most %s", maxAmount), append(slices.Clone(o.path), "schedule", "all")...)
+	}
+	return out
+}
+
+// scheduleRoles says who pays for and who receives each kind of item.
+func scheduleRoles(typ string) (payers []string, beneficiary string) {
+	switch typ {
+	case itemBrokerFee:
+		return []string{roleBuyer, roleSeller}, roleBroker
+	case itemPartnerFee:
+		return []string{roleBuyer, roleSeller}, rolePartner
+	}
+	return []string{roleBuyer}, roleSeller
+}
+
+// partyRef reads a customer reference that must name a party holding one of roles; the
+// partner role is the creator's.
+func (c *creation) partyRef(o object, key string, roles ...string) string {
+	ref := o.str(key)
+	if !o.required(key) || ref == "" {
+		return ""
+	}
+	email := c.customer(ref)
+	role := c.roles[email]
+	if slices.Contains(roles, rolePartner) && email == c.creator.email {
+		role = rolePartner
+	}
+	switch {
+	case role == "":
+		o.fail(key, fmt.Sprintf("%s is not a party of the transaction", ref))
+	case !slices.Contains(roles, role):
+		o.fail(key, fmt.Sprintf("must be the %s, not the %s", strings.Join(roles, " or the "), role))
+	default:
+		return email
+	}
+	return ""
+}
+
+func (c *creation) fees(o object, typ string) []draftFee {
+	if !o.has("fees") {
+		return nil
+	}
+	if typ == itemBrokerFee || typ == itemPartnerFee {
+		if typ == itemPartnerFee { // broker_fee already reported it
+			o.fail("fees", "is not allowed on partner_fee items")
+		}
+		return nil
+	}
+	var fees []draftFee
+	halves, badSplit := 0, false
+	for _, fo := range o.elements("fees") {
+		f := draftFee{typ: fo.oneOf("type", feeTypes...)}
+		fo.required("type")
+		if fo.has("amount") {
+			fo.fail("amount", "must not be given at creation: the service computes it")
+		}
+		f.payer = c.feePayer(fo, f.typ)
+		switch {
+		case f.typ == feeEscrow:
+			f.halves = 2
+			if fo.has("split") {
+				f.halves = c.split(fo)
+			}
+			halves += f.halves
+			badSplit = badSplit || f.halves == 0
+		case fo.has("split"):
+			fo.fail("split", "applies to escrow fees only")
+		}
+		fees = append(fees, f)
+	}
+	if len(fees) > 0 && !badSplit && halves != 2 {
+		c.errs.add("the splits of the escrow fee must sum to 1.0", append(slices.Clone(o.path), "fees", "all")...)
+	}
+	return fees
+}
+
+// split reads an escrow fee split: 0.5 or 1, as a number or a string. It returns halves.
+func (c *creation) split(o object) int {
+	switch v, _ := o.amount("split"); v {
+	case 50:
+		return 1
+	case 100:
+		return 2
+	}
+	o.fail("split", "must be 0.5 or 1")
+	return 0
+}
+
+func (c *creation) feePayer(o object, typ string) string {
+	ref := o.str("payer_customer")
+	if !o.required("payer_customer") || ref == "" {
+		return ""
+	}
+	email := c.customer(ref)
+	role := c.roles[email]
+	switch {
+	case role == "" && email == c.creator.email && typ == feeEscrow:
+		o.fail("payer_customer", "a partner cannot pay the escrow fee")
+	case role == "":
+		o.fail("payer_customer", fmt.Sprintf("%s is not a party of the transaction", ref))
+	case feePayerRole[typ] != "" && feePayerRole[typ] != role:
+		o.fail("payer_customer", fmt.Sprintf("%s fees are paid by the %s", typ, feePayerRole[typ]))
+	default:
+		return email
+	}
+	return ""
+}
+
+// crossItemRules applies the rules that compare items with each other and with the
+// parties; each failure is reported on the item that breaks it.
+func (c *creation) crossItemRules(items []draftItem) {
+	at := func(i int, msg string, path ...string) {
+		c.errs.add(msg, append([]string{"items", index(i)}, path...)...)
+	}
+	var goodsType string
+	var inspection int64
+	var feesRef []draftFee
+	feesSeen := false
+	var brokerVis *draftItem
+	for i, it := range items {
+		switch {
+		case !transferable(it.typ):
+		case goodsType == "":
+			goodsType = it.typ
+		case it.typ != goodsType:
+			at(i, fmt.Sprintf("%s items cannot be mixed with %s items: one transferable item type per transaction", it.typ, goodsType), "type")
+		}
+		if transferable(it.typ) && it.typ != itemMilestone {
+			if inspection == 0 {
+				inspection = it.inspection
+			} else if it.inspection != inspection {
+				at(i, fmt.Sprintf("must match the other items' inspection period (%d)", inspection), "inspection_period")
+			}
+		}
+		if it.typ != itemBrokerFee && it.typ != itemPartnerFee && it.typ != "" {
+			if !feesSeen {
+				feesRef, feesSeen = it.fees, true
+			} else if !slices.Equal(it.fees, feesRef) {
+				at(i, "the fee schedule must be the same on every item", "fees", "all")
+			}
+		}
+		if it.typ != itemBrokerFee {
+			continue
+		}
+		if !c.hasRole(roleBroker) {
+			at(i, "a broker_fee item needs a broker party", "type")
+		}
+		if brokerVis == nil {
+			brokerVis = &items[i]
+		} else if !sameSet(it.hiddenFrom, brokerVis.hiddenFrom) || it.hasVisibility != brokerVis.hasVisibility {
+			at(i, "every broker_fee item must carry the same visibility", "visibility")
+		}
+		for _, h := range it.hiddenFrom {
+			if !c.hidden[h] {
+				at(i, fmt.Sprintf("%s must also be hidden in a party's visibility", h), "visibility")
+			}
+		}
+	}
+	if goodsType == "" && len(items) > 0 {
+		c.errs.add("a transaction needs an item of type domain_name, domain_name_holding, general_merchandise, milestone or motor_vehicle", "items", "all")
+	}
+}
+
+// sameSet reports whether a and b hold the same strings, in any order.
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(slices.Compact(a), slices.Compact(b))
+}

@@ -304,3 +304,21 @@ func keys(v any) []string {
 	m, _ := v.(map[string]any)
 	return slices.Sorted(maps.Keys(m))
 }
+
+// jsonEqual compares two decoded JSON values.
+func jsonEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+// withSeller makes email the seller of a merchandise or milestones body.
+func withSeller(b body, email string) body {
+	set(b, "parties.1.customer", email)
+	for _, it := range b["items"].([]any) {
+		for _, s := range it.(map[string]any)["schedule"].([]any) {
+			s.(map[string]any)["beneficiary_customer"] = email
+		}
+	}
+	return b
+}

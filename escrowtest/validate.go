@@ -85,8 +85,11 @@ type draftFee struct {
 type creation struct {
 	creator *account
 	errs    fieldErrors
-	roles   map[string]string // party e-mail → role
+	roles   map[string]string // party e-mail → role, for valid parties
 	hidden  map[string]bool   // e-mails some party is hidden from
+	// listed holds every e-mail a party entry names, valid or not: references to a
+	// party whose entry failed are not reported again.
+	listed map[string]bool
 }
 
 // hasRole reports whether a valid party holds role.
@@ -102,7 +105,7 @@ func (c *creation) hasRole(role string) bool {
 // parseCreation validates body and returns the draft; the draft is usable only when errs
 // stays empty.
 func parseCreation(body map[string]any, creator *account, errs fieldErrors) draft {
-	c := &creation{creator: creator, errs: errs, roles: map[string]string{}, hidden: map[string]bool{}}
+	c := &creation{creator: creator, errs: errs, roles: map[string]string{}, hidden: map[string]bool{}, listed: map[string]bool{}}
 	o := newObject(body, errs)
 	d := draft{reference: o.str("reference")}
 	if o.required("currency") {
@@ -129,7 +132,11 @@ func (c *creation) customer(ref string) string {
 }
 
 func (c *creation) parties(o object) []draftParty {
-	if !o.required("parties") {
+	if _, isList := o.fields["parties"].([]any); !isList {
+		// Without a list of parties every reference to one would fail too: say it once.
+		o.required("parties")
+		o.list("parties")
+		c.listed = nil
 		return nil
 	}
 	var parties []draftParty
@@ -150,6 +157,7 @@ func (c *creation) parties(o object) []draftParty {
 		}
 		if ref := po.str("customer"); po.required("customer") && ref != "" {
 			p.email = c.customer(ref)
+			c.listed[p.email] = true
 			switch {
 			case ref != "me" && !validEmail(ref):
 				po.fail("customer", fmt.Sprintf("%q is not an e-mail address or \"me\"", ref))
@@ -251,7 +259,7 @@ func (c *creation) item(o object) draftItem {
 
 func (c *creation) category(o object, typ string, withContent bool) string {
 	cat := o.str("category")
-	if cat == "" {
+	if cat == "" || typ == "" {
 		return ""
 	}
 	var allowed []string
@@ -368,6 +376,12 @@ func (c *creation) schedule(o object, typ string) []draftSchedule {
 	return out
 }
 
+// partyFailed reports whether a reference names a party whose entry was reported, or
+// whether there were no parties to refer to.
+func (c *creation) partyFailed(email string) bool {
+	return c.listed == nil || c.listed[email] && c.roles[email] == ""
+}
+
 // scheduleRoles says who pays for and who receives each kind of item.
 func scheduleRoles(typ string) (payers []string, beneficiary string) {
 	switch typ {
@@ -392,6 +406,7 @@ func (c *creation) partyRef(o object, key string, roles ...string) string {
 		role = rolePartner
 	}
 	switch {
+	case role == "" && c.partyFailed(email):
 	case role == "":
 		o.fail(key, fmt.Sprintf("%s is not a party of the transaction", ref))
 	case !slices.Contains(roles, role):
@@ -460,6 +475,7 @@ func (c *creation) feePayer(o object, typ string) string {
 	email := c.customer(ref)
 	role := c.roles[email]
 	switch {
+	case role == "" && c.partyFailed(email):
 	case role == "" && email == c.creator.email && typ == feeEscrow:
 		o.fail("payer_customer", "a partner cannot pay the escrow fee")
 	case role == "":
@@ -522,7 +538,7 @@ func (c *creation) crossItemRules(items []draftItem) {
 			}
 		}
 	}
-	if goodsType == "" && len(items) > 0 {
+	if goodsType == "" {
 		c.errs.add("a transaction needs an item of type domain_name, domain_name_holding, general_merchandise, milestone or motor_vehicle", "items", "all")
 	}
 }

@@ -1,0 +1,404 @@
+package escrowtest
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// ach is a valid disbursement method for residents of the USA.
+func ach() body {
+	return body{"type": "ach", "account_name": "Seller", "account_type": "savings", "bank_aba_routing_number": "121000248", "bank_account_number": "12345678", "bank_name": "First Bank"}
+}
+
+// step moves a merchandise transaction one state further.
+type step func(w *world, id int64)
+
+var (
+	sellerAgrees  step = func(w *world, id int64) { w.s.act(http.StatusOK, id, 0, action("agree")) }
+	payment       step = func(w *world, id int64) { must(w.t, w.srv.ApprovePayment(id)) }
+	ships         step = func(w *world, id int64) { w.s.act(http.StatusOK, id, 0, action("ship")) }
+	receives      step = func(w *world, id int64) { w.b.act(http.StatusOK, id, 0, action("receive")) }
+	accepts       step = func(w *world, id int64) { w.b.act(http.StatusOK, id, 0, action("accept")) }
+	rejects       step = func(w *world, id int64) { w.b.act(http.StatusOK, id, 0, action("reject")) }
+	shipsBack     step = func(w *world, id int64) { w.b.act(http.StatusOK, id, 0, action("ship_return")) }
+	receivesBack  step = func(w *world, id int64) { w.s.act(http.StatusOK, id, 0, action("receive_return")) }
+	acceptsReturn step = func(w *world, id int64) { w.s.act(http.StatusOK, id, 0, action("accept_return")) }
+	rejectsReturn step = func(w *world, id int64) { w.s.act(http.StatusOK, id, 0, action("reject_return")) }
+	cancels       step = func(w *world, id int64) { w.b.act(http.StatusOK, id, 0, action("cancel")) }
+)
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// states are the stations of the merchandise lifecycle, as steps from creation.
+var states = map[string][]step{
+	"created":         nil,
+	"agreed":          {sellerAgrees},
+	"funded":          {sellerAgrees, payment},
+	"shipped":         {sellerAgrees, payment, ships},
+	"received":        {sellerAgrees, payment, ships, receives},
+	"accepted":        {sellerAgrees, payment, ships, receives, accepts},
+	"rejected":        {sellerAgrees, payment, ships, receives, rejects},
+	"return shipped":  {sellerAgrees, payment, ships, receives, rejects, shipsBack},
+	"return received": {sellerAgrees, payment, ships, receives, rejects, shipsBack, receivesBack},
+	"returned":        {sellerAgrees, payment, ships, receives, rejects, shipsBack, receivesBack, acceptsReturn},
+	"disputed":        {sellerAgrees, payment, ships, receives, rejects, shipsBack, receivesBack, rejectsReturn},
+	"cancelled":       {cancels},
+}
+
+// at creates a merchandise transaction and brings it to a state.
+func (w *world) at(state string) int64 {
+	w.t.Helper()
+	id := w.b.create(merchandise())
+	for _, s := range states[state] {
+		s(w, id)
+	}
+	return id
+}
+
+// TestIllegalTransitions tries every action the state does not allow, by the party the
+// action belongs to: 400 naming the action and the state, and nothing changes.
+func TestIllegalTransitions(t *testing.T) {
+	byRole := map[string]string{
+		"agree": "buyer", "cancel": "buyer", "ship": "seller", "receive": "buyer", "accept": "buyer", "reject": "buyer",
+		"ship_return": "buyer", "receive_return": "seller", "accept_return": "seller", "reject_return": "seller",
+	}
+	tests := []struct {
+		state string
+		legal []string // every other action is refused
+		// wantState is the "state" of the refusals, per action when it differs.
+		wantState map[string]string
+	}{
+		{"created", []string{"agree", "cancel"}, map[string]string{"*": "awaiting_agreement"}},
+		{"agreed", []string{"cancel"}, map[string]string{"*": "awaiting_payment"}},
+		{"funded", []string{"ship", "cancel"}, map[string]string{"*": "awaiting_shipment", "agree": "funded"}},
+		{"shipped", []string{"receive"}, map[string]string{"*": "shipped", "agree": "funded"}},
+		{"received", []string{"accept", "reject"}, map[string]string{"*": "received", "agree": "funded"}},
+		{"accepted", nil, map[string]string{"*": "accepted", "agree": "funded"}},
+		{"rejected", []string{"ship_return"}, map[string]string{"*": "rejected", "agree": "funded"}},
+		{"return shipped", []string{"receive_return"}, map[string]string{"*": "shipped_returned", "agree": "funded"}},
+		{"return received", []string{"accept_return", "reject_return"}, map[string]string{"*": "received_returned", "agree": "funded"}},
+		{"returned", nil, map[string]string{"*": "complete"}},
+		{"disputed", nil, map[string]string{"*": "in_dispute", "agree": "funded"}},
+		{"cancelled", nil, map[string]string{"*": "cancelled"}},
+	}
+	for _, tc := range tests {
+		for _, act := range actionNames {
+			if slices.Contains(tc.legal, act) {
+				continue
+			}
+			t.Run(tc.state+"/"+act, func(t *testing.T) {
+				w := newWorld(t)
+				id := w.at(tc.state)
+				c := map[string]*client{"buyer": w.b, "seller": w.s}[byRole[act]]
+				if tc.state == "created" && act == "agree" {
+					c = w.b // the buyer created it and has agreed already
+				}
+				before := w.b.must(http.StatusOK, http.MethodGet, txPath(id), nil)
+				events := len(w.b.must(http.StatusOK, http.MethodGet, txPath(id, "timeline-entries"), nil).list("timeline_entries"))
+				r := c.act(http.StatusBadRequest, id, 0, action(act))
+				want := cmpOrString(tc.wantState[act], tc.wantState["*"])
+				if r.str("error") != "invalid_state" || r.str("action") != act || r.str("state") != want || r.str("message") == "" {
+					t.Errorf("body %s, want action %s and state %s", r.raw, act, want)
+				}
+				after := w.b.must(http.StatusOK, http.MethodGet, txPath(id), nil)
+				if string(before.raw) != string(after.raw) {
+					t.Errorf("the transaction changed:\n%s\n%s", before.raw, after.raw)
+				}
+				if n := len(w.b.must(http.StatusOK, http.MethodGet, txPath(id, "timeline-entries"), nil).list("timeline_entries")); n != events {
+					t.Errorf("%d events after a refusal, %d before", n, events)
+				}
+			})
+		}
+	}
+}
+
+func cmpOrString(v, def string) string {
+	if v != "" {
+		return v
+	}
+	return def
+}
+
+// TestActionsBelongToRoles: an action by a party other than the one it belongs to is 403;
+// by a non-party, 404.
+func TestActionsBelongToRoles(t *testing.T) {
+	tests := []struct {
+		state, action, by string
+	}{
+		{"funded", "ship", "buyer"},
+		{"shipped", "receive", "seller"},
+		{"received", "accept", "seller"},
+		{"received", "reject", "seller"},
+		{"rejected", "ship_return", "seller"},
+		{"return shipped", "receive_return", "buyer"},
+		{"return received", "accept_return", "buyer"},
+		{"return received", "reject_return", "buyer"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.action+" by "+tc.by, func(t *testing.T) {
+			w := newWorld(t)
+			id := w.at(tc.state)
+			c := map[string]*client{"buyer": w.b, "seller": w.s}[tc.by]
+			if r := c.act(http.StatusForbidden, id, 0, action(tc.action)); r.str("error") != "forbidden" {
+				t.Errorf("body %s", r.raw)
+			}
+			w.x.act(http.StatusNotFound, id, 0, action(tc.action))
+		})
+	}
+}
+
+func TestActionBodies(t *testing.T) {
+	w := newWorld(t)
+	id := w.at("funded")
+	for raw, path := range map[string]string{
+		`{}`:                                 "action",
+		`{"action": "dance"}`:                "action",
+		`{"action": 3}`:                      "action",
+		`{"action": "ship", "shipping_information": "UPS"}`: "shipping_information",
+		`{"action": "ship", "shipping_information": {"authorization_type": "fax"}}`:          "shipping_information.authorization_type",
+		`{"action": "ship", "shipping_information": {"tracking_information": {"carrier": 1}}}`: "shipping_information.tracking_information.carrier",
+		`{"action": "cancel", "cancel_information": {"cancellation_reason": false}}`:          "cancel_information.cancellation_reason",
+	} {
+		r := w.s.must(http.StatusUnprocessableEntity, http.MethodPatch, txPath(id), raw)
+		if got := r.errorPaths(); !slices.Equal(got, []string{path}) {
+			t.Errorf("%s: %v", raw, got)
+		}
+	}
+	w.s.must(http.StatusBadRequest, http.MethodPatch, txPath(id), `{"action":`)
+}
+
+// TestAcceptFlow follows a sale to completion and checks the events, the money and the
+// flags at each step.
+func TestAcceptFlow(t *testing.T) {
+	w := newWorld(t)
+	id := w.at("received")
+	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	r := w.b.act(http.StatusOK, id, 0, action("accept"))
+	if r.get("items.0.status.accepted") != true || r.get("items.0.schedule.0.status.disbursed_to_beneficiary") != true || r.str("close_date") == "" {
+		t.Errorf("after accept: %s", r.raw)
+	}
+	if got := eventsOf(t, w.b, id); got != "create agree payment_approved ship receive accept payment_disbursed complete" {
+		t.Errorf("events: %s", got)
+	}
+	// A complete transaction refuses everything.
+	w.s.must(http.StatusBadRequest, http.MethodPatch, txPath(id, "disbursement_methods"), ach())
+}
+
+func eventsOf(t *testing.T, c *client, id int64) string {
+	t.Helper()
+	var events []string
+	for _, e := range c.must(http.StatusOK, http.MethodGet, txPath(id, "timeline-entries"), nil).list("timeline_entries") {
+		events = append(events, e.(map[string]any)["event"].(string))
+	}
+	return strings.Join(events, " ")
+}
+
+// TestDisbursementWaitsForAMethod: accepted goods are disbursed when the seller selects a
+// method, and the method cannot change afterwards.
+func TestDisbursementWaitsForAMethod(t *testing.T) {
+	w := newWorld(t)
+	id := w.at("accepted")
+	r := w.b.must(http.StatusOK, http.MethodGet, txPath(id), nil)
+	if r.get("items.0.schedule.0.status.disbursed_to_beneficiary") != false || r.get("close_date") != nil {
+		t.Fatalf("disbursed without a method: %s", r.raw)
+	}
+	r = w.s.must(http.StatusOK, http.MethodPatch, txPath(id, "disbursement_methods"), ach())
+	if r.id("selected_disbursement_method.id") != firstMethodID || len(r.list("saved_disbursement_methods")) != 1 {
+		t.Errorf("selection: %s", r.raw)
+	}
+	if got := eventsOf(t, w.b, id); !strings.HasSuffix(got, "accept payment_disbursed complete") {
+		t.Errorf("events: %s", got)
+	}
+	r = w.s.must(http.StatusBadRequest, http.MethodPatch, txPath(id, "disbursement_methods"), body{"id": firstMethodID})
+	if r.str("action") != "select_disbursement_method" {
+		t.Errorf("refusal: %s", r.raw)
+	}
+}
+
+func TestAutoAcceptWhenInspectionEnds(t *testing.T) {
+	w := newWorld(t)
+	id := w.at("received") // inspection period: 3 days
+	w.srv.Advance(3*24*time.Hour - time.Second)
+	if r := w.b.must(http.StatusOK, http.MethodGet, txPath(id), nil); r.get("items.0.status.accepted") != false {
+		t.Fatal("accepted before the inspection period ended")
+	}
+	w.srv.Advance(time.Second)
+	r := w.b.must(http.StatusOK, http.MethodGet, txPath(id), nil)
+	if r.get("items.0.status.accepted") != true {
+		t.Fatalf("not accepted when the inspection period ended: %s", r.raw)
+	}
+	tl := w.b.must(http.StatusOK, http.MethodGet, txPath(id, "timeline-entries"), nil)
+	last := tl.list("timeline_entries")[len(tl.list("timeline_entries"))-1].(map[string]any)
+	if last["event"] != "accept" || last["customer"] != nil || last["date"] != "2024-05-04T12:00:00.000000+00:00" {
+		t.Errorf("auto-accept entry: %v", last)
+	}
+	w.b.act(http.StatusBadRequest, id, 0, action("reject"))
+}
+
+func TestReturnFlow(t *testing.T) {
+	w := newWorld(t)
+	id := w.at("return received")
+	// The return inspection period ends: the return counts as accepted, funds go back.
+	w.srv.Advance(3 * 24 * time.Hour)
+	r := w.b.must(http.StatusOK, http.MethodGet, txPath(id), nil)
+	want := map[string]any{"shipped": true, "received": true, "accepted": false, "rejected": true, "shipped_returned": true,
+		"received_returned": true, "accepted_returned": true, "rejected_returned": false, "canceled": false, "in_dispute": false}
+	if !jsonEqual(r.get("items.0.status"), want) {
+		t.Errorf("status %v", r.get("items.0.status"))
+	}
+	if r.get("items.0.schedule.0.status.disbursed_to_beneficiary") != false || r.str("close_date") == "" {
+		t.Errorf("after the return: %s", r.raw)
+	}
+	if got := eventsOf(t, w.b, id); !strings.HasSuffix(got, "receive_return accept_return payment_refunded complete") {
+		t.Errorf("events: %s", got)
+	}
+}
+
+func TestDispute(t *testing.T) {
+	w := newWorld(t)
+	id := w.at("disputed")
+	r := w.b.must(http.StatusOK, http.MethodGet, txPath(id), nil)
+	if r.get("items.0.status.in_dispute") != true || r.get("items.0.status.rejected_returned") != true || r.get("close_date") != nil {
+		t.Errorf("dispute: %s", r.raw)
+	}
+	w.srv.Advance(30 * 24 * time.Hour) // a dispute does not resolve itself
+	if r := w.b.must(http.StatusOK, http.MethodGet, txPath(id), nil); r.get("close_date") != nil {
+		t.Errorf("the dispute closed: %s", r.raw)
+	}
+}
+
+func TestMilestonesActPerItem(t *testing.T) {
+	w := newWorld(t)
+	id, tx := w.funded(milestones())
+	first, second := tx.id("items.0.id"), tx.id("items.1.id")
+	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	for _, act := range []string{"ship", "receive", "accept", "reject"} {
+		c := map[bool]*client{true: w.s, false: w.b}[act == "ship"]
+		if r := c.act(http.StatusBadRequest, id, 0, action(act)); !strings.Contains(r.str("message"), "one item at a time") {
+			t.Errorf("%s on the transaction: %s", act, r.raw)
+		}
+	}
+	w.s.act(http.StatusOK, id, first, action("ship"))
+	w.b.act(http.StatusOK, id, first, action("receive"))
+	r := w.b.act(http.StatusOK, id, first, action("accept"))
+	if r.get("items.0.schedule.0.status.disbursed_to_beneficiary") != true || r.get("items.1.status.shipped") != false || r.get("close_date") != nil {
+		t.Errorf("after the first milestone: %s", r.raw)
+	}
+	w.b.act(http.StatusBadRequest, id, second, action("receive"))
+	w.s.act(http.StatusOK, id, second, action("ship"))
+	w.b.act(http.StatusOK, id, second, action("receive"))
+	w.srv.Advance(24 * time.Hour) // the second milestone's inspection ends
+	r = w.b.must(http.StatusOK, http.MethodGet, txPath(id), nil)
+	if r.get("items.1.status.accepted") != true || r.str("close_date") == "" {
+		t.Errorf("after the second milestone: %s", r.raw)
+	}
+	tl := w.b.must(http.StatusOK, http.MethodGet, txPath(id, "timeline-entries"), nil)
+	if tl.id("timeline_entries.3.item_id") != first {
+		t.Errorf("per-item events carry the item: %v", tl.get("timeline_entries.3"))
+	}
+	// agree and cancel are not item actions.
+	for _, act := range []string{"agree", "cancel"} {
+		r := w.b.act(http.StatusUnprocessableEntity, id, first, action(act))
+		if got := r.errorPaths(); !slices.Equal(got, []string{"action"}) {
+			t.Errorf("%s on an item: %v", act, got)
+		}
+	}
+	// Fee items are not shipped.
+	b := merchandise()
+	b["items"] = append(b["items"].([]any), body{"type": "shipping_fee", "schedule": []any{body{"amount": 5, "payer_customer": "me", "beneficiary_customer": "seller@example.com"}}})
+	id2, tx2 := w.funded(b)
+	w.s.act(http.StatusBadRequest, id2, tx2.id("items.1.id"), action("ship"))
+	w.s.act(http.StatusOK, id2, tx2.id("items.0.id"), action("ship")) // the item path works for any goods
+}
+
+func TestDomainsNeedAnAuthorizationType(t *testing.T) {
+	w := newWorld(t)
+	id := w.s.create(domain())
+	w.b.act(http.StatusOK, id, 0, action("agree"))
+	must(t, w.srv.ApprovePayment(id))
+	r := w.s.act(http.StatusUnprocessableEntity, id, 0, action("ship"))
+	if got := r.errorPaths(); !slices.Equal(got, []string{"shipping_information.authorization_type"}) {
+		t.Errorf("paths %v", got)
+	}
+	w.s.act(http.StatusOK, id, 0, body{"action": "ship", "shipping_information": body{"authorization_type": "push"}})
+	w.b.act(http.StatusOK, id, 0, action("receive"))
+	w.b.act(http.StatusOK, id, 0, action("reject"))
+	w.b.act(http.StatusUnprocessableEntity, id, 0, action("ship_return"))
+	w.b.act(http.StatusOK, id, 0, body{"action": "ship_return", "shipping_information": body{"authorization_type": "authorization_code"}})
+}
+
+func TestAgreeEventWhenAllAgree(t *testing.T) {
+	w := newWorld(t)
+	id := w.k.create(brokered())
+	w.b.act(http.StatusOK, id, 0, action("agree"))
+	if got := eventsOf(t, w.k, id); got != "create" {
+		t.Errorf("events after one of two: %s", got)
+	}
+	w.b.act(http.StatusBadRequest, id, 0, action("agree"))
+	if err := w.srv.ApprovePayment(id); err == nil {
+		t.Error("payment approved before every party agreed")
+	}
+	w.s.act(http.StatusOK, id, 0, action("agree"))
+	if got := eventsOf(t, w.k, id); got != "create agree" {
+		t.Errorf("events: %s", got)
+	}
+	must(t, w.srv.ApprovePayment(id))
+	if err := w.srv.ApprovePayment(id); err == nil {
+		t.Error("a second ApprovePayment succeeded")
+	}
+	if err := w.srv.ApprovePayment(999); err == nil {
+		t.Error("ApprovePayment of an unknown transaction succeeded")
+	}
+}
+
+func TestCancelRules(t *testing.T) {
+	t.Run("any party before both agree", func(t *testing.T) {
+		w := newWorld(t)
+		id := w.at("created")
+		r := w.s.act(http.StatusOK, id, 0, body{"action": "cancel", "cancel_information": body{"cancellation_reason": "changed my mind"}})
+		if r.get("is_cancelled") != true || r.get("items.0.status.canceled") != true || r.str("close_date") == "" {
+			t.Errorf("cancelled: %s", r.raw)
+		}
+		tl := w.s.must(http.StatusOK, http.MethodGet, txPath(id, "timeline-entries"), nil)
+		if !strings.Contains(tl.str("timeline_entries.1.message"), "changed my mind") {
+			t.Errorf("reason not recorded: %s", tl.raw)
+		}
+	})
+	t.Run("only the partner once buyer and seller agree", func(t *testing.T) {
+		w := newWorld(t)
+		b := set(merchandise(), "parties.0.customer", "buyer@example.com")
+		id := w.p.create(set(b, "items.0.schedule.0.payer_customer", "buyer@example.com"))
+		w.b.act(http.StatusOK, id, 0, action("agree"))
+		w.s.act(http.StatusOK, id, 0, action("agree"))
+		w.b.act(http.StatusForbidden, id, 0, action("cancel"))
+		w.s.act(http.StatusForbidden, id, 0, action("cancel"))
+		must(t, w.srv.ApprovePayment(id))
+		w.p.act(http.StatusOK, id, 0, action("cancel"))
+		if got := eventsOf(t, w.p, id); got != "create agree payment_approved cancel payment_refunded" {
+			t.Errorf("events: %s", got)
+		}
+		w.p.act(http.StatusBadRequest, id, 0, action("cancel"))
+	})
+	t.Run("not once shipped", func(t *testing.T) {
+		w := newWorld(t)
+		id := w.at("shipped")
+		if r := w.b.act(http.StatusBadRequest, id, 0, action("cancel")); r.str("state") != "shipped" {
+			t.Errorf("refusal: %s", r.raw)
+		}
+	})
+	t.Run("not once complete", func(t *testing.T) {
+		w := newWorld(t)
+		id := w.at("returned")
+		if r := w.b.act(http.StatusBadRequest, id, 0, action("cancel")); r.str("state") != "complete" {
+			t.Errorf("refusal: %s", r.raw)
+		}
+	})
+}

@@ -1,0 +1,328 @@
+package escrowtest
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// brokered is a valid body created by the broker: the seller is hidden from the buyer,
+// and a commission charged to the buyer is hidden from the seller.
+func brokered() body {
+	return body{
+		"currency": "usd", "description": "Brokered sale",
+		"parties": []any{
+			body{"role": "buyer", "customer": "buyer@example.com"},
+			body{"role": "seller", "customer": "seller@example.com", "visibility": body{"hidden_from": []any{"buyer@example.com"}}},
+			body{"role": "broker", "customer": "me", "visibility": body{"hidden_from": []any{"seller@example.com"}}},
+		},
+		"items": []any{
+			body{"title": "Car", "type": "motor_vehicle", "extra_attributes": body{"year": 1999, "make": "Saab", "vin": "YS3"},
+				"schedule": []any{body{"amount": 5000, "payer_customer": "buyer@example.com", "beneficiary_customer": "seller@example.com"}}},
+			body{"type": "broker_fee", "visibility": body{"hidden_from": []any{"seller@example.com"}},
+				"schedule": []any{body{"amount": 250, "payer_customer": "buyer@example.com", "beneficiary_customer": "me"}}},
+		},
+	}
+}
+
+func TestCreateValidation(t *testing.T) {
+	item0 := func(b body) body { return get(b, "items.0").(map[string]any) }
+	tests := []struct {
+		name   string
+		body   func() body
+		as     string // "buyer" (default), "partner" or "broker"
+		paths  []string
+		status int // 422 unless set
+	}{
+		{name: "currency missing", body: func() body { return set(merchandise(), "currency", nil) }, paths: []string{"currency"}},
+		{name: "currency uppercase", body: func() body { return set(merchandise(), "currency", "USD") }, paths: []string{"currency"}},
+		{name: "currency unknown", body: func() body { return set(merchandise(), "currency", "gbp") }, paths: []string{"currency"}},
+		{name: "currency not a string", body: func() body { return set(merchandise(), "currency", 840) }, paths: []string{"currency"}},
+		{name: "description missing", body: func() body { return set(merchandise(), "description", nil) }, paths: []string{"description"}},
+		{name: "description empty", body: func() body { return set(merchandise(), "description", "") }, paths: []string{"description"}},
+		{name: "reference not a string", body: func() body { return set(merchandise(), "reference", 7) }, paths: []string{"reference"}},
+
+		{name: "parties missing", body: func() body { return set(merchandise(), "parties", nil) }, paths: []string{"parties"}},
+		{name: "parties not a list", body: func() body { return set(merchandise(), "parties", "buyer") }, paths: []string{"parties"}},
+		{name: "party not an object", body: func() body { return set(merchandise(), "parties.1", "seller@example.com") }, paths: []string{"items.0.schedule.0.beneficiary_customer", "parties.1", "parties.all"}},
+		{name: "party role missing", body: func() body { return set(merchandise(), "parties.1.role", nil) }, paths: []string{"parties.1", "parties.all"}},
+		{name: "party role partner", body: func() body { return set(merchandise(), "parties.1.role", "partner") }, paths: []string{"parties.1", "parties.all"}},
+		{name: "party role unknown", body: func() body { return set(merchandise(), "parties.1.role", "owner") }, paths: []string{"parties.1", "parties.all"}},
+		{name: "two buyers", body: func() body {
+			b := merchandise()
+			b["parties"] = append(b["parties"].([]any), body{"role": "buyer", "customer": "other@example.com"})
+			return b
+		}, paths: []string{"parties.2"}},
+		{name: "no seller", body: func() body {
+			return set(set(merchandise(), "parties", []any{body{"role": "buyer", "customer": "me"}}), "items.0.schedule.0.beneficiary_customer", "me")
+		}, paths: []string{"items.0.schedule.0.beneficiary_customer", "parties.all"}},
+		{name: "same customer twice", body: func() body { return set(merchandise(), "parties.1.customer", "buyer@example.com") }, paths: []string{"items.0.schedule.0.beneficiary_customer", "parties.1", "parties.all"}},
+		{name: "customer not an e-mail", body: func() body { return set(merchandise(), "parties.1.customer", "seller") }, paths: []string{"items.0.schedule.0.beneficiary_customer", "parties.1", "parties.all"}},
+		{name: "creator not a party", body: func() body {
+			b := set(merchandise(), "parties.0.customer", "other@example.com")
+			return set(b, "items.0.schedule.0.payer_customer", "other@example.com")
+		}, paths: []string{"parties.all"}},
+		{name: "visibility without a broker", body: func() body {
+			return set(merchandise(), "parties.1.visibility", body{"hidden_from": []any{"me"}})
+		}, paths: []string{"parties.1"}},
+		{name: "visibility hides a stranger", body: func() body {
+			return set(brokered(), "parties.1.visibility.hidden_from", []any{"nobody@example.com"})
+		}, as: "broker", paths: []string{"parties.1"}},
+
+		{name: "items missing", body: func() body { return set(merchandise(), "items", nil) }, paths: []string{"items"}},
+		{name: "items empty", body: func() body { return set(merchandise(), "items", []any{}) }, paths: []string{"items.all"}},
+		{name: "item not an object", body: func() body { return set(merchandise(), "items.0", 3) }, paths: []string{"items.0", "items.all"}},
+		{name: "type missing", body: func() body { return set(merchandise(), "items.0.type", nil) }, paths: []string{"items.0.type", "items.all"}},
+		{name: "type unknown", body: func() body { return set(merchandise(), "items.0.type", "service") }, paths: []string{"items.0.type", "items.all"}},
+		{name: "types mixed", body: func() body {
+			b := merchandise()
+			b["items"] = append(b["items"].([]any), get(domain(), "items.0"))
+			return set(set(b, "items.1.schedule.0.payer_customer", "me"), "items.1.schedule.0.beneficiary_customer", "seller@example.com")
+		}, paths: []string{"items.1.type"}},
+		{name: "only a shipping fee", body: func() body { return set(set(merchandise(), "items.0.type", "shipping_fee"), "items.0.category", nil) }, paths: []string{"items.all"}},
+		{name: "motor vehicle without year", body: func() body { return set(set(merchandise(), "items.0.type", "motor_vehicle"), "items.0.category", "boats") }, paths: []string{"items.0.extra_attributes.year"}},
+		{name: "motor vehicle year not an integer", body: func() body {
+			b := set(set(merchandise(), "items.0.type", "motor_vehicle"), "items.0.category", nil)
+			return set(b, "items.0.extra_attributes", body{"year": "1999"})
+		}, paths: []string{"items.0.extra_attributes.year"}},
+		{name: "vehicle attributes on merchandise", body: func() body { return set(merchandise(), "items.0.extra_attributes", body{"vin": "X", "with_content": true}) }, paths: []string{"items.0.extra_attributes.vin", "items.0.extra_attributes.with_content"}},
+		{name: "category unknown", body: func() body { return set(merchandise(), "items.0.category", "pets") }, paths: []string{"items.0.category"}},
+		{name: "category of another type", body: func() body {
+			b := set(merchandise(), "items.0.type", "motor_vehicle")
+			return set(b, "items.0.extra_attributes", body{"year": 2001})
+		}, paths: []string{"items.0.category"}},
+		{name: "category on a domain without content", body: func() body { return set(domain(), "items.0.category", "collectibles") }, as: "seller", paths: []string{"items.0.category"}},
+		{name: "inspection period not whole days", body: func() body { return set(merchandise(), "items.0.inspection_period", 90000) }, paths: []string{"items.0.inspection_period"}},
+		{name: "inspection period zero", body: func() body { return set(merchandise(), "items.0.inspection_period", 0) }, paths: []string{"items.0.inspection_period"}},
+		{name: "inspection period not a number", body: func() body { return set(merchandise(), "items.0.inspection_period", "3 days") }, paths: []string{"items.0.inspection_period"}},
+		{name: "inspection periods differ", body: func() body {
+			b := domain()
+			b["items"] = append(b["items"].([]any), set(clone(item0(domain())), "inspection_period", 86400))
+			return b
+		}, as: "seller", paths: []string{"items.1.inspection_period"}},
+		{name: "quantity zero", body: func() body { return set(merchandise(), "items.0.quantity", 0) }, paths: []string{"items.0.quantity"}},
+
+		{name: "schedule missing", body: func() body { return set(merchandise(), "items.0.schedule", nil) }, paths: []string{"items.0.schedule"}},
+		{name: "schedule empty", body: func() body { return set(merchandise(), "items.0.schedule", []any{}) }, paths: []string{"items.0.schedule"}},
+		{name: "two entries on merchandise", body: func() body {
+			b := merchandise()
+			s := get(b, "items.0.schedule").([]any)
+			return set(b, "items.0.schedule", append(s, clone(s[0].(map[string]any))))
+		}, paths: []string{"items.0.schedule.all"}},
+		{name: "due date on merchandise", body: func() body { return set(merchandise(), "items.0.schedule.0.due_date", "2024-06-01T00:00:00Z") }, paths: []string{"items.0.schedule.0.due_date"}},
+		{name: "due date missing on a milestone", body: func() body { return set(milestones(), "items.1.schedule.0.due_date", nil) }, paths: []string{"items.1.schedule.0.due_date"}},
+		{name: "due date not a timestamp", body: func() body { return set(milestones(), "items.0.schedule.0.due_date", "next week") }, paths: []string{"items.0.schedule.0.due_date"}},
+		{name: "amount missing", body: func() body { return set(merchandise(), "items.0.schedule.0.amount", nil) }, paths: []string{"items.0.schedule.0.amount"}},
+		{name: "amount negative", body: func() body { return set(merchandise(), "items.0.schedule.0.amount", -5) }, paths: []string{"items.0.schedule.0.amount"}},
+		{name: "amount zero", body: func() body { return set(merchandise(), "items.0.schedule.0.amount", "0.00") }, paths: []string{"items.0.schedule.0.amount"}},
+		{name: "amount with three decimals", body: func() body { return set(merchandise(), "items.0.schedule.0.amount", 10.005) }, paths: []string{"items.0.schedule.0.amount"}},
+		{name: "amount not numeric", body: func() body { return set(merchandise(), "items.0.schedule.0.amount", "ten") }, paths: []string{"items.0.schedule.0.amount"}},
+		{name: "amount a boolean", body: func() body { return set(merchandise(), "items.0.schedule.0.amount", true) }, paths: []string{"items.0.schedule.0.amount"}},
+		{name: "amount too large", body: func() body { return set(merchandise(), "items.0.schedule.0.amount", 1e12) }, paths: []string{"items.0.schedule.0.amount"}},
+		{name: "payer not a party", body: func() body { return set(merchandise(), "items.0.schedule.0.payer_customer", "other@example.com") }, paths: []string{"items.0.schedule.0.payer_customer"}},
+		{name: "payer is the seller", body: func() body { return set(merchandise(), "items.0.schedule.0.payer_customer", "seller@example.com") }, paths: []string{"items.0.schedule.0.payer_customer"}},
+		{name: "beneficiary is the buyer", body: func() body { return set(merchandise(), "items.0.schedule.0.beneficiary_customer", "me") }, paths: []string{"items.0.schedule.0.beneficiary_customer"}},
+
+		{name: "broker fee without a broker", body: func() body {
+			b := merchandise()
+			b["items"] = append(b["items"].([]any), body{"type": "broker_fee", "schedule": []any{body{"amount": 10, "payer_customer": "me", "beneficiary_customer": "seller@example.com"}}})
+			return b
+		}, paths: []string{"items.1.schedule.0.beneficiary_customer", "items.1.type"}},
+		{name: "broker fee to the seller", body: func() body { return set(brokered(), "items.1.schedule.0.beneficiary_customer", "seller@example.com") }, as: "broker", paths: []string{"items.1.schedule.0.beneficiary_customer"}},
+		{name: "broker fee with a title", body: func() body { return set(brokered(), "items.1.title", "Commission") }, as: "broker", paths: []string{"items.1.title"}},
+		{name: "broker fees with different visibility", body: func() body {
+			b := brokered()
+			b["items"] = append(b["items"].([]any), body{"type": "broker_fee", "schedule": []any{body{"amount": 10, "payer_customer": "seller@example.com", "beneficiary_customer": "me"}}})
+			return b
+		}, as: "broker", paths: []string{"items.2.visibility"}},
+		{name: "broker fee hides a party no party hides", body: func() body { return set(brokered(), "items.1.visibility.hidden_from", []any{"me"}) }, as: "broker", paths: []string{"items.1.visibility"}},
+		{name: "visibility on merchandise", body: func() body { return set(merchandise(), "items.0.visibility", body{"hidden_from": []any{}}) }, paths: []string{"items.0.visibility"}},
+		{name: "partner fee from a customer", body: func() body {
+			b := merchandise()
+			b["items"] = append(b["items"].([]any), body{"type": "partner_fee", "schedule": []any{body{"amount": 10, "payer_customer": "seller@example.com", "beneficiary_customer": "me"}}})
+			return b
+		}, paths: []string{"items.1.type"}},
+
+		{name: "split not a half or one", body: func() body {
+			return set(merchandise(), "items.0.fees", []any{body{"type": "escrow", "payer_customer": "me", "split": 0.7}})
+		}, paths: []string{"items.0.fees.0.split"}},
+		{name: "splits short of one", body: func() body {
+			return set(merchandise(), "items.0.fees", []any{body{"type": "escrow", "payer_customer": "me", "split": 0.5}})
+		}, paths: []string{"items.0.fees.all"}},
+		{name: "splits over one", body: func() body {
+			return set(merchandise(), "items.0.fees", []any{body{"type": "escrow", "payer_customer": "me", "split": 1}, body{"type": "escrow", "payer_customer": "seller@example.com", "split": "0.5"}})
+		}, paths: []string{"items.0.fees.all"}},
+		{name: "fee amount given", body: func() body {
+			return set(merchandise(), "items.0.fees", []any{body{"type": "escrow", "payer_customer": "me", "split": 1, "amount": 32.5}})
+		}, paths: []string{"items.0.fees.0.amount"}},
+		{name: "fee payer not a party", body: func() body {
+			return set(merchandise(), "items.0.fees", []any{body{"type": "escrow", "payer_customer": "other@example.com", "split": 1}})
+		}, paths: []string{"items.0.fees.0.payer_customer"}},
+		{name: "partner pays the escrow fee", body: func() body {
+			b := set(merchandise(), "parties.0.customer", "buyer@example.com")
+			b = set(b, "items.0.schedule.0.payer_customer", "buyer@example.com")
+			return set(b, "items.0.fees", []any{body{"type": "escrow", "payer_customer": "me", "split": 1}})
+		}, as: "partner", paths: []string{"items.0.fees.0.payer_customer"}},
+		{name: "seller pays a card deposit", body: func() body {
+			return set(merchandise(), "items.0.fees", []any{
+				body{"type": "escrow", "payer_customer": "me", "split": 1},
+				body{"type": "creditcard_deposit", "payer_customer": "seller@example.com"},
+			})
+		}, paths: []string{"items.0.fees.1.payer_customer"}},
+		{name: "split on a non-escrow fee", body: func() body {
+			return set(merchandise(), "items.0.fees", []any{
+				body{"type": "escrow", "payer_customer": "me", "split": 1},
+				body{"type": "wire_disbursement", "payer_customer": "seller@example.com", "split": 1},
+			})
+		}, paths: []string{"items.0.fees.1.split"}},
+		{name: "fee type unknown", body: func() body {
+			return set(merchandise(), "items.0.fees", []any{body{"type": "escrow", "payer_customer": "me", "split": 1}, body{"type": "tip", "payer_customer": "me"}})
+		}, paths: []string{"items.0.fees.1.type"}},
+		{name: "fee schedules differ", body: func() body {
+			b := milestones()
+			set(b, "items.0.fees", []any{body{"type": "escrow", "payer_customer": "me", "split": 1}})
+			return set(b, "items.1.fees", []any{body{"type": "escrow", "payer_customer": "seller@example.com", "split": 1}})
+		}, paths: []string{"items.1.fees.all"}},
+		{name: "fees on one item only", body: func() body {
+			return set(milestones(), "items.0.fees", []any{body{"type": "escrow", "payer_customer": "me", "split": 1}})
+		}, paths: []string{"items.1.fees.all"}},
+
+		{name: "every failure at once", body: func() body {
+			b := set(merchandise(), "currency", "USD")
+			b = set(b, "parties.1.role", "owner")
+			b = set(b, "items.0.schedule.0.amount", "1.234")
+			return set(b, "items.0.inspection_period", 1)
+		}, paths: []string{"currency", "items.0.inspection_period", "items.0.schedule.0.amount", "parties.1", "parties.all"}},
+
+		{name: "not JSON", body: nil, status: http.StatusBadRequest},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			c := map[string]*client{"": w.b, "buyer": w.b, "seller": w.s, "broker": w.k, "partner": w.p}[tc.as]
+			var r reply
+			if tc.body == nil {
+				r = c.do(http.MethodPost, "transaction", `{"currency": "usd",`)
+			} else {
+				r = c.do(http.MethodPost, "transaction", tc.body())
+			}
+			want := cmpOr(tc.status, http.StatusUnprocessableEntity)
+			if r.status != want {
+				t.Fatalf("status %d, want %d\n%s", r.status, want, r.raw)
+			}
+			if want != http.StatusUnprocessableEntity {
+				if r.str("error") == "" {
+					t.Errorf("no error code in %s", r.raw)
+				}
+				return
+			}
+			if got := r.errorPaths(); !slices.Equal(got, tc.paths) {
+				t.Errorf("error paths\n got %v\nwant %v\n%s", got, tc.paths, r.raw)
+			}
+			for _, p := range r.errorPaths() {
+				msgs := get(r.get("errors"), p).([]any)
+				if len(msgs) == 0 || msgs[0].(string) == "" {
+					t.Errorf("%s: no message", p)
+				}
+			}
+			// Nothing was created.
+			if n := len(c.must(http.StatusOK, http.MethodGet, "transaction", nil).list("transactions")); n != 0 {
+				t.Errorf("%d transactions after a refused create", n)
+			}
+		})
+	}
+}
+
+func cmpOr(v, def int) int {
+	if v != 0 {
+		return v
+	}
+	return def
+}
+
+// TestValidBodies checks bodies that every rule allows, including the forms the API
+// notes say clients send.
+func TestValidBodies(t *testing.T) {
+	tests := []struct {
+		name string
+		as   string
+		body func() body
+	}{
+		{"merchandise", "buyer", merchandise},
+		{"amount as a string", "buyer", func() body { return set(merchandise(), "items.0.schedule.0.amount", "1000.00") }},
+		{"amount with trailing zeros", "buyer", func() body { return set(merchandise(), "items.0.schedule.0.amount", "1000.000") }},
+		{"split as strings", "buyer", func() body {
+			return set(merchandise(), "items.0.fees", []any{body{"type": "escrow", "payer_customer": "me", "split": "0.5"}, body{"type": "escrow", "payer_customer": "seller@example.com", "split": "0.5"}})
+		}},
+		{"milestones", "buyer", milestones},
+		{"domain sold by the seller", "seller", domain},
+		{"several domain names", "seller", func() body {
+			b := domain()
+			b["items"] = append(b["items"].([]any), clone(get(domain(), "items.0").(map[string]any)))
+			return b
+		}},
+		{"domain name holding with several dated entries", "seller", func() body {
+			b := set(domain(), "items.0.type", "domain_name_holding")
+			s := get(b, "items.0.schedule.0").(map[string]any)
+			s["due_date"] = "2024-06-01"
+			return set(b, "items.0.schedule", []any{s, set(clone(s), "due_date", "2024-07-01T00:00:00")})
+		}},
+		{"domain with content and category", "seller", func() body {
+			return set(set(domain(), "items.0.extra_attributes", body{"with_content": true}), "items.0.category", "business_and_internet")
+		}},
+		{"brokered motor vehicle", "broker", brokered},
+		{"partner not a party", "partner", func() body {
+			b := set(merchandise(), "parties.0.customer", "buyer@example.com")
+			b = set(b, "items.0.schedule.0.payer_customer", "buyer@example.com")
+			b["items"] = append(b["items"].([]any), body{"type": "partner_fee", "schedule": []any{body{"amount": 5, "payer_customer": "seller@example.com", "beneficiary_customer": "me"}}})
+			return b
+		}},
+		{"shipping fee beside goods", "buyer", func() body {
+			b := merchandise()
+			b["items"] = append(b["items"].([]any), body{"title": "Shipping", "type": "shipping_fee", "schedule": []any{body{"amount": 25, "payer_customer": "me", "beneficiary_customer": "seller@example.com"}}})
+			return b
+		}},
+		{"customer in upper case", "buyer", func() body { return set(merchandise(), "parties.1.customer", "Seller@Example.COM") }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			c := map[string]*client{"buyer": w.b, "seller": w.s, "broker": w.k, "partner": w.p}[tc.as]
+			c.must(http.StatusCreated, http.MethodPost, "transaction", tc.body())
+		})
+	}
+}
+
+func TestCreateMalformedBodies(t *testing.T) {
+	w := newWorld(t)
+	for _, raw := range []string{`{"currency": "usd",`, `[]`, `"text"`, `{} {}`, `null`, `{"a":1}x`} {
+		r := w.b.do(http.MethodPost, "transaction", raw)
+		if r.status != http.StatusBadRequest || r.str("error") != "bad_request" || r.str("message") == "" {
+			t.Errorf("%s: %d %s", raw, r.status, r.raw)
+		}
+	}
+	// An empty body is an empty object: every required field is reported.
+	r := w.b.must(http.StatusUnprocessableEntity, http.MethodPost, "transaction", "")
+	if got := strings.Join(r.errorPaths(), " "); got != "currency description items parties" {
+		t.Errorf("empty body: %s", got)
+	}
+}
+
+func TestReferenceUniquePerCreator(t *testing.T) {
+	w := newWorld(t)
+	b := set(merchandise(), "reference", "order-1")
+	first := w.b.create(b)
+	r := w.b.must(http.StatusUnprocessableEntity, http.MethodPost, "transaction", b)
+	if got := r.errorPaths(); !slices.Equal(got, []string{"reference"}) {
+		t.Errorf("paths %v", got)
+	}
+	// Another creator may use the same reference.
+	w.s.must(http.StatusCreated, http.MethodPost, "transaction", set(clone(domain()), "reference", "order-1"))
+	// Lookup by reference prefers the caller's own.
+	if got := w.b.must(http.StatusOK, http.MethodGet, "transaction/reference/order-1", nil).id("id"); got != first {
+		t.Errorf("buyer's lookup = %d, want %d", got, first)
+	}
+	w.x.must(http.StatusNotFound, http.MethodGet, "transaction/reference/order-1", nil)
+	w.b.must(http.StatusNotFound, http.MethodGet, "transaction/reference/order-2", nil)
+}

@@ -37,6 +37,7 @@ func parseMethod(o object, types []string, currency string) *wireDisbursementMet
 	}
 	if o.required("type") && m.Type != "" && !slices.Contains(types, m.Type) {
 		o.fail("type", fmt.Sprintf("%q is not available to this customer: use %s", m.Type, strings.Join(types, " or ")))
+		m.Type = "" // its required details would only repeat the point
 	}
 	if o.has("currency") {
 		m.Currency = o.oneOf("currency", currencies...)

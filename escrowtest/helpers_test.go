@@ -172,10 +172,10 @@ func (r reply) errorPaths() []string {
 // world is a test server with the usual cast: buyer, seller, broker, an approved partner
 // and a stranger to every transaction.
 type world struct {
-	t                                       *testing.T
-	srv                                     *Server
+	t                                        *testing.T
+	srv                                      *Server
 	buyer, seller, broker, partner, stranger Account
-	b, s, k, p, x                           *client
+	b, s, k, p, x                            *client
 }
 
 func newWorld(t *testing.T, opts ...Option) *world {

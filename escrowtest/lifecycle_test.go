@@ -159,13 +159,13 @@ func TestActionBodies(t *testing.T) {
 	w := newWorld(t)
 	id := w.at("funded")
 	for raw, path := range map[string]string{
-		`{}`:                                 "action",
-		`{"action": "dance"}`:                "action",
-		`{"action": 3}`:                      "action",
-		`{"action": "ship", "shipping_information": "UPS"}`: "shipping_information",
-		`{"action": "ship", "shipping_information": {"authorization_type": "fax"}}`:          "shipping_information.authorization_type",
+		`{}`:                  "action",
+		`{"action": "dance"}`: "action",
+		`{"action": 3}`:       "action",
+		`{"action": "ship", "shipping_information": "UPS"}`:                                    "shipping_information",
+		`{"action": "ship", "shipping_information": {"authorization_type": "fax"}}`:            "shipping_information.authorization_type",
 		`{"action": "ship", "shipping_information": {"tracking_information": {"carrier": 1}}}`: "shipping_information.tracking_information.carrier",
-		`{"action": "cancel", "cancel_information": {"cancellation_reason": false}}`:          "cancel_information.cancellation_reason",
+		`{"action": "cancel", "cancel_information": {"cancellation_reason": false}}`:           "cancel_information.cancellation_reason",
 	} {
 		r := w.s.must(http.StatusUnprocessableEntity, http.MethodPatch, txPath(id), raw)
 		if got := r.errorPaths(); !slices.Equal(got, []string{path}) {

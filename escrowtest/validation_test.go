@@ -81,12 +81,16 @@ func TestCreateValidation(t *testing.T) {
 			return set(set(b, "items.1.schedule.0.payer_customer", "me"), "items.1.schedule.0.beneficiary_customer", "seller@example.com")
 		}, paths: []string{"items.1.type"}},
 		{name: "only a shipping fee", body: func() body { return set(set(merchandise(), "items.0.type", "shipping_fee"), "items.0.category", nil) }, paths: []string{"items.all"}},
-		{name: "motor vehicle without year", body: func() body { return set(set(merchandise(), "items.0.type", "motor_vehicle"), "items.0.category", "boats") }, paths: []string{"items.0.extra_attributes.year"}},
+		{name: "motor vehicle without year", body: func() body {
+			return set(set(merchandise(), "items.0.type", "motor_vehicle"), "items.0.category", "boats")
+		}, paths: []string{"items.0.extra_attributes.year"}},
 		{name: "motor vehicle year not an integer", body: func() body {
 			b := set(set(merchandise(), "items.0.type", "motor_vehicle"), "items.0.category", nil)
 			return set(b, "items.0.extra_attributes", body{"year": "1999"})
 		}, paths: []string{"items.0.extra_attributes.year"}},
-		{name: "vehicle attributes on merchandise", body: func() body { return set(merchandise(), "items.0.extra_attributes", body{"vin": "X", "with_content": true}) }, paths: []string{"items.0.extra_attributes.vin", "items.0.extra_attributes.with_content"}},
+		{name: "vehicle attributes on merchandise", body: func() body {
+			return set(merchandise(), "items.0.extra_attributes", body{"vin": "X", "with_content": true})
+		}, paths: []string{"items.0.extra_attributes.vin", "items.0.extra_attributes.with_content"}},
 		{name: "category unknown", body: func() body { return set(merchandise(), "items.0.category", "pets") }, paths: []string{"items.0.category"}},
 		{name: "category of another type", body: func() body {
 			b := set(merchandise(), "items.0.type", "motor_vehicle")

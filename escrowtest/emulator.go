@@ -152,6 +152,8 @@ func (e *Emulator) answer(r *http.Request, c call, quota quota, caller *account,
 	switch {
 	case !quota.allowed:
 		return quota.refusal()
+	case c.injected != 0:
+		return newError(c.injected, "injected_fault", "fault injected on %s", c.endpoint).response()
 	case c.route == nil && c.allowed == nil:
 		return notFound("no route for %s %s", r.Method, r.URL.Path).response()
 	case c.route == nil:
@@ -162,8 +164,6 @@ func (e *Emulator) answer(r *http.Request, c call, quota quota, caller *account,
 		err := newError(http.StatusUnauthorized, "unauthorized", "HTTP Basic authentication with an e-mail address and a password or API key is required")
 		err.header = http.Header{"Www-Authenticate": {`Basic realm="escrow"`}}
 		return err.response()
-	case c.injected != 0:
-		return newError(c.injected, "injected_fault", "fault injected on %s", c.endpoint).response()
 	case r.Header.Get(asCustomerHeader) != "" && !c.route.delegable:
 		return forbidden("%s is not accepted on %s", asCustomerHeader, c.endpoint).response()
 	}

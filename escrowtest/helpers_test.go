@@ -322,3 +322,12 @@ func withSeller(b body, email string) body {
 	}
 	return b
 }
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}

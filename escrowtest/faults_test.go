@@ -1,0 +1,154 @@
+package escrowtest
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestFaultStatus(t *testing.T) {
+	w := newWorld(t)
+	must(t, w.srv.InjectFault(Fault{Endpoint: "POST /transaction", Status: http.StatusServiceUnavailable}))
+	r := w.b.must(http.StatusServiceUnavailable, http.MethodPost, "transaction", merchandise())
+	if r.str("error") != "injected_fault" || r.header.Get("RateLimit-Remaining") == "" {
+		t.Errorf("answer: %v %s", r.header, r.raw)
+	}
+	w.b.must(http.StatusOK, http.MethodGet, "transaction", nil) // another endpoint
+	w.srv.ClearFaults()
+	w.b.must(http.StatusCreated, http.MethodPost, "transaction", merchandise())
+	if n := len(w.b.must(http.StatusOK, http.MethodGet, "transaction", nil).list("transactions")); n != 1 {
+		t.Errorf("the faulted create made a transaction: %d", n)
+	}
+}
+
+func TestFaultEndpointNames(t *testing.T) {
+	for _, tc := range []struct {
+		endpoint string
+		hit      []string // "METHOD path" requests that fault
+		miss     []string
+	}{
+		{"GET /transaction/{transaction_id}", []string{"GET transaction/1"}, []string{"GET transaction", "PATCH transaction/1"}},
+		{"get /2017-09-01/transaction/{id}", []string{"GET transaction/1"}, []string{"GET customer/me"}},
+		{"POST *", []string{"POST transaction", "POST customer/me/webhook"}, []string{"GET transaction"}},
+		{"*", []string{"GET customer/me", "DELETE nothing"}, nil},
+	} {
+		w := newWorld(t)
+		must(t, w.srv.InjectFault(Fault{Endpoint: tc.endpoint, Status: http.StatusTeapot}))
+		for _, req := range tc.hit {
+			method, path, _ := strings.Cut(req, " ")
+			if r := w.b.do(method, path, "{}"); r.status != http.StatusTeapot {
+				t.Errorf("%s: %s got %d", tc.endpoint, req, r.status)
+			}
+		}
+		for _, req := range tc.miss {
+			method, path, _ := strings.Cut(req, " ")
+			if r := w.b.do(method, path, nil); r.status == http.StatusTeapot {
+				t.Errorf("%s: %s faulted", tc.endpoint, req)
+			}
+		}
+		// The control API is never faulted.
+		anonymous(t, w.srv).must(http.StatusOK, http.MethodGet, "/_emulator/webhook_deliveries", nil)
+	}
+}
+
+// TestFaultProbabilityIsSeeded: the same seed faults the same requests.
+func TestFaultProbabilityIsSeeded(t *testing.T) {
+	pattern := func(seed int64) string {
+		w := newWorld(t, WithSeed(seed))
+		must(t, w.srv.InjectFault(Fault{Endpoint: "GET /customer/{customer_id}", Status: 500, Probability: 0.5}))
+		var s strings.Builder
+		for range 40 {
+			s.WriteString(map[bool]string{true: "x", false: "."}[w.b.do(http.MethodGet, "customer/me", nil).status == 500])
+		}
+		return s.String()
+	}
+	a, b, c := pattern(7), pattern(7), pattern(8)
+	if a != b || a == c || !strings.Contains(a, "x") || !strings.Contains(a, ".") {
+		t.Errorf("patterns\n%s\n%s\n%s", a, b, c)
+	}
+}
+
+// rawDo sends one request and returns the transport error, if any.
+func rawDo(t *testing.T, c *client, method, path string, payload string) (*http.Response, error) {
+	t.Helper()
+	req, _ := http.NewRequest(method, c.srv.URL+path, strings.NewReader(payload))
+	req.SetBasicAuth(c.user, c.secret)
+	resp, err := c.srv.Client().Do(req)
+	if err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	return resp, err
+}
+
+func TestFaultDropBefore(t *testing.T) {
+	w := newWorld(t)
+	must(t, w.srv.InjectFault(Fault{Endpoint: "POST /transaction", Drop: DropBefore}))
+	b := merchandise()
+	b["reference"] = "drop-before"
+	if _, err := rawDo(t, w.b, http.MethodPost, "transaction", string(mustJSON(t, b))); err == nil {
+		t.Fatal("the connection was not dropped")
+	}
+	w.srv.ClearFaults()
+	w.b.must(http.StatusNotFound, http.MethodGet, "transaction/reference/drop-before", nil)
+}
+
+func TestFaultDropAfter(t *testing.T) {
+	w := newWorld(t)
+	must(t, w.srv.InjectFault(Fault{Endpoint: "POST /transaction", Drop: DropAfter}))
+	b := merchandise()
+	b["reference"] = "drop-after"
+	if _, err := rawDo(t, w.b, http.MethodPost, "transaction", string(mustJSON(t, b))); err == nil {
+		t.Fatal("the connection was not dropped")
+	}
+	w.srv.ClearFaults()
+	// The change was made: the create succeeded although the client never heard of it.
+	w.b.must(http.StatusOK, http.MethodGet, "transaction/reference/drop-after", nil)
+}
+
+func TestFaultLatency(t *testing.T) {
+	w := newWorld(t)
+	must(t, w.srv.InjectFault(Fault{Endpoint: "GET /customer/{customer_id}", Latency: 30 * time.Millisecond}))
+	start := time.Now()
+	w.b.must(http.StatusOK, http.MethodGet, "customer/me", nil)
+	if d := time.Since(start); d < 30*time.Millisecond {
+		t.Errorf("answered after %v", d)
+	}
+	// A client that gives up ends the wait.
+	w.srv.ClearFaults()
+	must(t, w.srv.InjectFault(Fault{Endpoint: "GET /customer/{customer_id}", Latency: time.Hour}))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, w.srv.URL+"customer/me", nil)
+	req.SetBasicAuth(w.buyer.Email, w.buyer.APIKey)
+	if _, err := w.srv.Client().Do(req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err %v", err)
+	}
+	// Latency combines with a status; Close cuts it short (the server closes at cleanup).
+	w.srv.ClearFaults()
+	must(t, w.srv.InjectFault(Fault{Endpoint: "*", Latency: time.Millisecond, Status: 502}))
+	w.b.must(http.StatusBadGateway, http.MethodGet, "customer/me", nil)
+}
+
+func TestInvalidFaults(t *testing.T) {
+	w := newWorld(t)
+	for _, f := range []Fault{
+		{Endpoint: "transaction", Status: 500},
+		{Endpoint: "", Status: 500},
+		{Endpoint: "*", Status: 200},
+		{Endpoint: "*", Status: 500, Probability: 1.5},
+		{Endpoint: "*", Status: 500, Drop: DropAfter},
+		{Endpoint: "*", Drop: Drop(7)},
+		{Endpoint: "*", Latency: -time.Second},
+		{Endpoint: "*"},
+	} {
+		if err := w.srv.InjectFault(f); err == nil {
+			t.Errorf("%+v accepted", f)
+		}
+	}
+	w.b.must(http.StatusOK, http.MethodGet, "customer/me", nil)
+}

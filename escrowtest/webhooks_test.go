@@ -1,0 +1,190 @@
+package escrowtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// receiver is a webhook endpoint that records what it is sent.
+type receiver struct {
+	*httptest.Server
+	mu     sync.Mutex
+	bodies []map[string]any
+	status int
+}
+
+func newReceiver(t *testing.T, status int) *receiver {
+	rc := &receiver{status: status}
+	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b map[string]any
+		data, _ := io.ReadAll(r.Body)
+		json.Unmarshal(data, &b)
+		if r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" {
+			b = map[string]any{"bad request": r.Method}
+		}
+		rc.mu.Lock()
+		rc.bodies = append(rc.bodies, b)
+		rc.mu.Unlock()
+		w.WriteHeader(rc.status)
+	}))
+	t.Cleanup(rc.Close)
+	return rc
+}
+
+func (rc *receiver) events() string {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	var es []string
+	for _, b := range rc.bodies {
+		es = append(es, fmt.Sprint(b["event"]))
+	}
+	return strings.Join(es, " ")
+}
+
+func flush(t *testing.T, srv *Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	must(t, srv.FlushWebhooks(ctx))
+}
+
+func TestWebhookDeliveries(t *testing.T) {
+	w := newWorld(t)
+	buyerHook, sellerHook, failing := newReceiver(t, http.StatusOK), newReceiver(t, http.StatusOK), newReceiver(t, http.StatusInternalServerError)
+	w.b.must(http.StatusOK, http.MethodPost, "customer/me/webhook", body{"url": buyerHook.URL + "/b"})
+	w.s.must(http.StatusOK, http.MethodPost, "customer/me/webhook", body{"url": sellerHook.URL + "/s"})
+	failingID := w.s.must(http.StatusOK, http.MethodPost, "customer/me/webhook", body{"url": failing.URL}).id("id")
+	w.x.must(http.StatusOK, http.MethodPost, "customer/me/webhook", body{"url": buyerHook.URL + "/x"}) // not a party
+
+	id := w.at("accepted")
+	w.s.must(http.StatusNoContent, http.MethodDelete, fmt.Sprintf("customer/me/webhook/%d", failingID), nil)
+	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	flush(t, w.srv)
+
+	all := "create agree payment_approved ship receive accept payment_disbursed complete"
+	if got := buyerHook.events(); got != all {
+		t.Errorf("buyer's webhook: %s", got)
+	}
+	if got := sellerHook.events(); got != all {
+		t.Errorf("seller's webhook: %s", got)
+	}
+	if got := failing.events(); got != "create agree payment_approved ship receive accept" {
+		t.Errorf("deleted webhook: %s", got)
+	}
+	buyerHook.mu.Lock()
+	if b := buyerHook.bodies[0]; b["event_type"] != "transaction" || b["transaction_id"] != float64(id) || len(b) != 3 {
+		t.Errorf("body %v", b)
+	}
+	buyerHook.mu.Unlock()
+
+	ds := w.srv.Deliveries()
+	if len(ds) != 8+8+6 {
+		t.Fatalf("%d deliveries", len(ds))
+	}
+	if d := ds[0]; d.URL != buyerHook.URL+"/b" || d.Event != "create" || d.EventType != "transaction" || d.TransactionID != id || d.StatusCode != 200 || d.Error != "" {
+		t.Errorf("first delivery %+v", d)
+	}
+	if d := ds[2]; d.URL != failing.URL || d.StatusCode != 500 {
+		t.Errorf("failing delivery %+v", d)
+	}
+	// No retry: the failing receiver got each event once.
+	if n := strings.Count(failing.events(), "create"); n != 1 {
+		t.Errorf("create delivered %d times", n)
+	}
+}
+
+func TestWebhookFailuresAreRecorded(t *testing.T) {
+	slow := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body) // the server notices a client gone only once the body is read
+		select {
+		case <-r.Context().Done():
+		case <-slow:
+		}
+	}))
+	defer hang.Close()
+	defer close(slow)
+	w := newWorld(t, WithWebhookTimeout(50*time.Millisecond))
+	w.b.must(http.StatusOK, http.MethodPost, "customer/me/webhook", body{"url": hang.URL})
+	w.b.must(http.StatusOK, http.MethodPost, "customer/me/webhook", body{"url": "http://127.0.0.1:1/refused"})
+	w.b.create(merchandise())
+	flush(t, w.srv)
+	ds := w.srv.Deliveries()
+	if len(ds) != 2 || ds[0].StatusCode != 0 || !strings.Contains(ds[0].Error, "deadline") || ds[1].Error == "" {
+		t.Errorf("deliveries %+v", ds)
+	}
+}
+
+// TestCloseStopsDeliveries: Close aborts a call in flight and drops the queue, and leaves
+// no goroutine (TestMain checks).
+func TestCloseStopsDeliveries(t *testing.T) {
+	started := make(chan struct{}, 10)
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body) // the server notices a client gone only once the body is read
+		started <- struct{}{}
+		<-r.Context().Done()
+	}))
+	defer hang.Close()
+	srv := NewServer(WithClock(testStart))
+	buyer := srv.AddCustomer("buyer@example.com")
+	b := as(t, srv, buyer)
+	b.must(http.StatusOK, http.MethodPost, "customer/me/webhook", body{"url": hang.URL})
+	for range 3 {
+		b.create(merchandise())
+	}
+	<-started
+	done := make(chan struct{})
+	go func() { srv.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not return")
+	}
+	if ds := srv.Deliveries(); len(ds) > 1 {
+		t.Errorf("%d deliveries after Close", len(ds))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	must(t, srv.FlushWebhooks(ctx))
+}
+
+func TestFlushWebhooksHonoursContext(t *testing.T) {
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body) // the server notices a client gone only once the body is read
+		<-r.Context().Done()
+	}))
+	defer hang.Close()
+	w := newWorld(t)
+	w.b.must(http.StatusOK, http.MethodPost, "customer/me/webhook", body{"url": hang.URL})
+	w.b.create(merchandise())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := w.srv.FlushWebhooks(ctx); err == nil {
+		t.Error("FlushWebhooks returned before the call ended")
+	}
+	w.srv.Close() // aborts the call, so the receiver can close
+}
+
+func TestWebhookWithTLSReceiver(t *testing.T) {
+	got := make(chan string, 1)
+	tlsHook := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		data, _ := io.ReadAll(r.Body)
+		got <- string(data)
+	}))
+	defer tlsHook.Close()
+	w := newWorld(t, WithWebhookClient(tlsHook.Client()))
+	w.b.must(http.StatusOK, http.MethodPost, "customer/me/webhook", body{"url": tlsHook.URL})
+	id := w.b.create(merchandise())
+	if want := fmt.Sprintf(`{"event":"create","event_type":"transaction","transaction_id":%d}`, id); <-got != want {
+		t.Errorf("body, want %s", want)
+	}
+	flush(t, w.srv)
+}

@@ -115,10 +115,7 @@ func (e *Emulator) controlAddCustomer(_ *http.Request, body []byte) (response, e
 	if err != nil {
 		return response{}, err
 	}
-	email, partner := o.str("email"), o.boolean("partner")
-	if o.required("email") && email != "" && !validEmail(email) {
-		o.fail("email", "must be an e-mail address")
-	}
+	email, partner := o.email("email"), o.boolean("partner")
 	if err := o.errs.orNil(); err != nil {
 		return response{}, err
 	}

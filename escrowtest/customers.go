@@ -111,10 +111,7 @@ func (e *Emulator) createCustomer(req *request) (response, error) {
 	}
 	errs := fieldErrors{}
 	o := newObject(body, errs)
-	email := o.str("email")
-	if o.required("email") && email != "" && !validEmail(email) {
-		o.fail("email", "must be an e-mail address")
-	}
+	email := o.email("email")
 	if err := errs.orNil(); err != nil {
 		return response{}, err
 	}

@@ -35,13 +35,13 @@ func TestCreateCustomer(t *testing.T) {
 		}
 	}
 	for raw, paths := range map[string]string{
-		`{}`:                                            "email",
-		`{"email": "not-an-address"}`:                   "email",
-		`{"email": "x@example.com", "first_name": 1}`:   "first_name",
-		`{"email": "x@example.com", "address": "here"}`: "address",
-		`{"email": "x@example.com", "address": {"country": "Narnia"}}`:       "address.country",
+		`{}`:                          "email",
+		`{"email": "not-an-address"}`: "email",
+		`{"email": "x@example.com", "first_name": 1}`:                           "first_name",
+		`{"email": "x@example.com", "address": "here"}`:                         "address",
+		`{"email": "x@example.com", "address": {"country": "Narnia"}}`:          "address.country",
 		`{"email": "x@example.com", "disbursement_methods": [{"type": "ach"}]}`: "disbursement_methods.0.account_name disbursement_methods.0.account_type disbursement_methods.0.bank_aba_routing_number disbursement_methods.0.bank_account_number disbursement_methods.0.bank_name",
-		`{"email": "x@example.com", "identification_documents": [3]}`:        "identification_documents.0",
+		`{"email": "x@example.com", "identification_documents": [3]}`:           "identification_documents.0",
 	} {
 		if got := strings.Join(w.p.must(http.StatusUnprocessableEntity, http.MethodPost, "customer", raw).errorPaths(), " "); got != paths {
 			t.Errorf("%s: %s", raw, got)

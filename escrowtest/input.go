@@ -165,6 +165,21 @@ func (o object) amount(key string) (cents, bool) {
 	return c, true
 }
 
+// email returns a required field that must be an e-mail address; "" when it is not.
+func (o object) email(key string) string {
+	v, isString := o.fields[key].(string)
+	switch {
+	case !o.required(key):
+	case !isString:
+		o.str(key) // reports the type
+	case !validEmail(v):
+		o.fail(key, "must be an e-mail address")
+	default:
+		return v
+	}
+	return ""
+}
+
 // httpURL returns a field that must be an absolute http or https URL.
 func (o object) httpURL(key string) string {
 	raw := o.str(key)

@@ -1,0 +1,167 @@
+package escrowtest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestControlAPI(t *testing.T) {
+	srv := newServer(t)
+	ctl := anonymous(t, srv)
+
+	r := ctl.must(http.StatusCreated, http.MethodPost, "/_emulator/customers", body{"email": "buyer@example.com"})
+	buyer := Account{ID: r.id("id"), Email: r.str("email"), APIKey: r.str("api_key")}
+	if buyer.ID != firstCustomerID || buyer.Email != "buyer@example.com" || buyer.APIKey == "" || r.str("password") == "" {
+		t.Errorf("customer: %s", r.raw)
+	}
+	r = ctl.must(http.StatusCreated, http.MethodPost, "/_emulator/customers", body{"email": "partner@example.com", "partner": true})
+	partner := as(t, srv, Account{Email: "partner@example.com", APIKey: r.str("api_key")})
+	partner.must(http.StatusOK, http.MethodGet, "partner/transactions", nil)
+	ctl.must(http.StatusCreated, http.MethodPost, "/_emulator/customers", body{"email": "seller@example.com"})
+	seller := as(t, srv, srv.AddCustomer("seller@example.com"))
+	b := as(t, srv, buyer)
+
+	hook := newReceiver(t, http.StatusOK)
+	b.must(http.StatusOK, http.MethodPost, "customer/me/webhook", body{"url": hook.URL})
+	id := b.create(merchandise())
+	path := fmt.Sprintf("/_emulator/transactions/%d/", id)
+	if r := ctl.must(http.StatusBadRequest, http.MethodPost, path+"approve_payment", nil); r.str("state") != "awaiting_agreement" {
+		t.Errorf("approve before agreement: %s", r.raw)
+	}
+	seller.act(http.StatusOK, id, 0, action("agree"))
+	ctl.must(http.StatusOK, http.MethodPost, path+"reject_payment", nil)
+	if r := ctl.must(http.StatusOK, http.MethodPost, path+"approve_payment", nil); r.get("ok") != true {
+		t.Errorf("approve: %s", r.raw)
+	}
+	ctl.must(http.StatusNotFound, http.MethodPost, "/_emulator/transactions/999/approve_payment", nil)
+	ctl.must(http.StatusNotFound, http.MethodPost, "/_emulator/transactions/x/approve_payment", nil)
+
+	seller.act(http.StatusOK, id, 0, action("ship"))
+	b.act(http.StatusOK, id, 0, action("receive"))
+	if r := ctl.must(http.StatusOK, http.MethodPost, "/_emulator/clock/advance", body{"seconds": 3 * 86400}); r.str("now") != "2024-05-04T12:00:00.000000+00:00" {
+		t.Errorf("advance: %s", r.raw)
+	}
+	if r := b.must(http.StatusOK, http.MethodGet, txPath(id), nil); r.get("items.0.status.accepted") != true {
+		t.Errorf("not accepted after the clock moved: %s", r.raw)
+	}
+
+	r = ctl.must(http.StatusOK, http.MethodGet, "/_emulator/webhook_deliveries?flush=true", nil)
+	var events []string
+	for _, d := range r.list("deliveries") {
+		m := d.(map[string]any)
+		if !slices.Equal(keys(m), []string{"error", "event", "event_type", "status_code", "transaction_id", "url"}) || m["url"] != hook.URL || m["status_code"] != 200.0 {
+			t.Errorf("delivery %v", m)
+		}
+		events = append(events, m["event"].(string))
+	}
+	if got := strings.Join(events, " "); got != "create agree payment_rejected payment_approved ship receive accept" {
+		t.Errorf("events: %s", got)
+	}
+
+	ctl.must(http.StatusOK, http.MethodPost, "/_emulator/rate_limit", body{"limit": 1, "window_seconds": 10})
+	b.must(http.StatusOK, http.MethodGet, "customer/me", nil)
+	if r := b.must(http.StatusTooManyRequests, http.MethodGet, "customer/me", nil); r.header.Get("RateLimit-Reset") != "10" {
+		t.Errorf("reset: %v", r.header)
+	}
+	ctl.must(http.StatusOK, http.MethodPost, "/_emulator/rate_limit", body{"limit": 0})
+	b.must(http.StatusOK, http.MethodGet, "customer/me", nil)
+
+	ctl.must(http.StatusOK, http.MethodPost, "/_emulator/faults", body{"endpoint": "GET /customer/{customer_id}", "status": 503, "probability": 1})
+	b.must(http.StatusServiceUnavailable, http.MethodGet, "customer/me", nil)
+	ctl.must(http.StatusOK, http.MethodDelete, "/_emulator/faults", nil)
+	ctl.must(http.StatusOK, http.MethodPost, "/_emulator/faults", body{"endpoint": "GET /customer/{customer_id}", "drop": "before", "latency_ms": 1})
+	if _, err := rawDo(t, b, http.MethodGet, "customer/me", ""); err == nil {
+		t.Error("not dropped")
+	}
+	ctl.must(http.StatusOK, http.MethodDelete, "/_emulator/faults", nil)
+
+	ctl.must(http.StatusOK, http.MethodPost, "/_emulator/reset", nil)
+	b.must(http.StatusUnauthorized, http.MethodGet, "customer/me", nil)
+	if r := ctl.must(http.StatusOK, http.MethodGet, "/_emulator/webhook_deliveries", nil); len(r.list("deliveries")) != 0 {
+		t.Errorf("deliveries after reset: %s", r.raw)
+	}
+	if r := ctl.must(http.StatusCreated, http.MethodPost, "/_emulator/customers", body{"email": "buyer@example.com"}); r.id("id") != firstCustomerID {
+		t.Errorf("ids restart after reset: %s", r.raw)
+	}
+	if got := srv.Now(); !got.Equal(testStart) {
+		t.Errorf("clock after reset: %v", got)
+	}
+}
+
+func TestControlAPIValidation(t *testing.T) {
+	srv := newServer(t)
+	ctl := anonymous(t, srv)
+	tests := []struct {
+		method, path, body string
+		want               int
+		paths              string
+	}{
+		{http.MethodPost, "/_emulator/customers", `{}`, 422, "email"},
+		{http.MethodPost, "/_emulator/customers", `{"email": ""}`, 422, "email"},
+		{http.MethodPost, "/_emulator/customers", `{"email": "x", "partner": "yes"}`, 422, "email partner"},
+		{http.MethodPost, "/_emulator/customers", `{"email":`, 400, ""},
+		{http.MethodPost, "/_emulator/clock/advance", `{}`, 422, "seconds"},
+		{http.MethodPost, "/_emulator/clock/advance", `{"seconds": -1}`, 422, "seconds"},
+		{http.MethodPost, "/_emulator/clock/advance", `{"seconds": 1e20}`, 422, "seconds"},
+		{http.MethodPost, "/_emulator/rate_limit", `{"limit": -1, "window_seconds": 0}`, 422, "limit window_seconds"},
+		{http.MethodPost, "/_emulator/faults", `{}`, 422, "endpoint"},
+		{http.MethodPost, "/_emulator/faults", `{"endpoint": "*", "status": 200, "probability": 2, "drop": "sideways", "latency_ms": -1}`, 422, "drop latency_ms probability status"},
+		{http.MethodPost, "/_emulator/faults", `{"endpoint": "*", "status": 500, "drop": "after"}`, 422, "all"},
+		{http.MethodPost, "/_emulator/faults", `{"endpoint": "*"}`, 422, "all"},
+		{http.MethodGet, "/_emulator/webhook_deliveries?flush=maybe", ``, 422, "flush"},
+		{http.MethodGet, "/_emulator/nothing", ``, 404, ""},
+		{http.MethodGet, "/_emulator/customers", ``, 404, ""},
+	}
+	for _, tc := range tests {
+		r := ctl.must(tc.want, tc.method, tc.path, tc.body)
+		if got := strings.Join(r.errorPaths(), " "); got != tc.paths {
+			t.Errorf("%s %s: %s", tc.path, tc.body, r.raw)
+		}
+	}
+}
+
+// TestControlAPIIsLoopbackOnly serves the emulator to a request from another address.
+func TestControlAPIIsLoopbackOnly(t *testing.T) {
+	e := NewEmulator(WithClock(testStart))
+	defer e.Close()
+	for _, remote := range []string{"192.0.2.1:1234", "[2001:db8::1]:80", "garbage"} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodPost, "/_emulator/customers", strings.NewReader(`{"email":"a@example.com"}`))
+		req.RemoteAddr = remote
+		e.ServeHTTP(rec, req)
+		if rec.Code != http.StatusForbidden {
+			t.Errorf("%s: %d %s", remote, rec.Code, rec.Body)
+		}
+	}
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/_emulator/customers", strings.NewReader(`{"email":"a@example.com"}`))
+	req.RemoteAddr = "[::1]:5000"
+	e.ServeHTTP(rec, req)
+	if rec.Code != http.StatusCreated {
+		t.Errorf("::1: %d %s", rec.Code, rec.Body)
+	}
+}
+
+func TestControlFlushWaitsForDeliveries(t *testing.T) {
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release
+	}))
+	defer slow.Close()
+	w := newWorld(t)
+	w.b.must(http.StatusOK, http.MethodPost, "customer/me/webhook", body{"url": slow.URL})
+	w.b.create(merchandise())
+	go func() { time.Sleep(5 * time.Millisecond); close(release) }()
+	if r := anonymous(t, w.srv).must(http.StatusOK, http.MethodGet, "/_emulator/webhook_deliveries?flush=1", nil); len(r.list("deliveries")) != 1 {
+		t.Errorf("after flush: %s", r.raw)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	must(t, w.srv.FlushWebhooks(ctx))
+}

@@ -1,0 +1,150 @@
+package escrowtest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// writeEndpoints are the endpoints FuzzWriteEndpoints feeds: every route that takes a
+// body, as a customer who may use it, and the control API.
+var writeEndpoints = []struct {
+	method, path string
+	as           string // "buyer", "seller", "partner", or "" for the control API
+}{
+	{http.MethodPost, "transaction", "buyer"},
+	{http.MethodPatch, "transaction/{tx}", "seller"},
+	{http.MethodPatch, "transaction/{tx}", "buyer"},
+	{http.MethodPatch, "transaction/{milestones}/item/{item}", "seller"},
+	{http.MethodPatch, "transaction/{partnered}", "partner"},
+	{http.MethodPatch, "transaction/{tx}/disbursement_methods", "seller"},
+	{http.MethodPost, "transaction/{tx}/disbursement_methods", "seller"},
+	{http.MethodPost, "transaction/{tx}/payment_methods/credit_card", "buyer"},
+	{http.MethodPost, "transaction/{tx}/payment_methods/wire_transfer", "buyer"},
+	{http.MethodPost, "customer", "partner"},
+	{http.MethodPost, "customer/me/api_key", "buyer"},
+	{http.MethodPatch, "customer/me/api_key/{key}", "buyer"},
+	{http.MethodPost, "customer/me/webhook", "buyer"},
+	{http.MethodDelete, "customer/me/webhook/{webhook}", "buyer"},
+	{http.MethodPost, "partner/reports", "partner"},
+	{http.MethodPost, "/_emulator/customers", ""},
+	{http.MethodPost, "/_emulator/transactions/{tx}/approve_payment", ""},
+	{http.MethodPost, "/_emulator/clock/advance", ""},
+	{http.MethodPost, "/_emulator/rate_limit", ""},
+	{http.MethodPost, "/_emulator/faults", ""},
+	{http.MethodPost, "/_emulator/reset", ""},
+}
+
+// fuzzState is an emulator with a transaction in each interesting shape.
+type fuzzState struct {
+	e        *Emulator
+	accounts map[string]Account
+	ids      map[string]int64
+}
+
+// noNetwork refuses every webhook call, so that fuzzed webhook URLs reach nothing.
+type noNetwork struct{}
+
+func (noNetwork) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, errors.New("no network while fuzzing")
+}
+
+func newFuzzState(t testing.TB) *fuzzState {
+	e := NewEmulator(WithClock(testStart), WithRateLimit(0, 0), WithWebhookClient(&http.Client{Transport: noNetwork{}}))
+	fs := &fuzzState{e: e, accounts: map[string]Account{}, ids: map[string]int64{}}
+	for _, role := range []string{"buyer", "seller", "partner"} {
+		if role == "partner" {
+			fs.accounts[role] = e.AddPartner(role + "@example.com")
+		} else {
+			fs.accounts[role] = e.AddCustomer(role + "@example.com")
+		}
+	}
+	create := func(as string, b body) int64 {
+		rec := fs.do(t, http.MethodPost, "transaction", as, "", mustJSON(t, b))
+		var tx struct {
+			ID    int64 `json:"id"`
+			Items []struct {
+				ID int64 `json:"id"`
+			} `json:"items"`
+		}
+		json.Unmarshal(rec.Body.Bytes(), &tx)
+		fs.ids["item"] = tx.Items[0].ID
+		return tx.ID
+	}
+	fs.ids["tx"] = create("buyer", merchandise())
+	fs.ids["partnered"] = create("partner", partnered())
+	fs.ids["milestones"] = create("buyer", milestones())
+	for _, id := range []int64{fs.ids["tx"], fs.ids["milestones"]} {
+		fs.do(t, http.MethodPatch, fmt.Sprintf("transaction/%d", id), "seller", "", []byte(`{"action":"agree"}`))
+		e.ApprovePayment(id)
+	}
+	fs.ids["key"] = firstAPIKeyID
+	fs.ids["webhook"] = firstWebhookID
+	return fs
+}
+
+// do serves one request in process; as is the customer, or "" for the control API from
+// the loopback interface.
+func (fs *fuzzState) do(t testing.TB, method, path, as, asCustomer string, payload []byte) *httptest.ResponseRecorder {
+	for name, id := range fs.ids {
+		path = strings.ReplaceAll(path, "{"+name+"}", fmt.Sprint(id))
+	}
+	if !strings.HasPrefix(path, "/") {
+		path = versionRoot + "/" + path
+	}
+	req := httptest.NewRequest(method, path, strings.NewReader(string(payload)))
+	req.RemoteAddr = "127.0.0.1:40000"
+	if a, ok := fs.accounts[as]; ok {
+		req.SetBasicAuth(a.Email, a.Password) // the password, so that fuzzed key changes cannot lock the client out
+	}
+	if asCustomer != "" {
+		req.Header.Set(asCustomerHeader, asCustomer)
+	}
+	rec := httptest.NewRecorder()
+	fs.e.ServeHTTP(rec, req)
+	return rec
+}
+
+// FuzzWriteEndpoints feeds arbitrary bodies (and As-Customer values) to every endpoint
+// that takes a body: the emulator must never panic, never answer 5xx, and always answer
+// JSON that decodes.
+func FuzzWriteEndpoints(f *testing.F) {
+	seeds := []string{
+		"", "{}", "null", "[]", `{"a":`, `"x"`, "1e999", `{"action":"agree"}`, `{"action":"ship","shipping_information":{"authorization_type":"push"}}`,
+		`{"action":"cancel","cancel_information":{"cancellation_reason":"x"}}`, `{"id": 701}`, `{"name":"k","is_active":false}`,
+		`{"url":"https://hooks.example.com/x"}`, `{"email":"new@example.com","partner":true}`, `{"seconds": 86400}`,
+		`{"limit": 5, "window_seconds": 1}`, `{"endpoint":"*","latency_ms":0,"status":500,"probability":0.5}`,
+		`{"status":"ongoing","ids":[1,2],"min_amount":"1.00","initiation_start_date":"2024-01-01"}`,
+		`{"email":"n@example.com","address":{"country":"GB"},"disbursement_methods":[{"type":"wire_transfer_international"}]}`,
+		string(mustJSON(f, ach())), string(mustJSON(f, merchandise())), string(mustJSON(f, milestones())),
+		string(mustJSON(f, brokered())), string(mustJSON(f, domain())),
+	}
+	for i, s := range seeds {
+		for ep := range writeEndpoints {
+			if ep%3 == i%3 {
+				f.Add(uint8(ep), "", []byte(s))
+			}
+		}
+	}
+	f.Add(uint8(4), "buyer@example.com", []byte(`{"action":"agree"}`))
+	f.Add(uint8(4), "nobody", []byte(`{"action":"accept"}`))
+
+	f.Fuzz(func(t *testing.T, endpoint uint8, asCustomer string, payload []byte) {
+		ep := writeEndpoints[int(endpoint)%len(writeEndpoints)]
+		// A fresh emulator for every input, so that a failing input fails alone, without
+		// the history of the inputs before it.
+		fs := newFuzzState(t)
+		defer fs.e.Close()
+		rec := fs.do(t, ep.method, ep.path, ep.as, asCustomer, payload)
+		if rec.Code >= 500 {
+			t.Fatalf("%s %s answered %d to %q\n%s", ep.method, ep.path, rec.Code, payload, rec.Body)
+		}
+		if rec.Body.Len() > 0 && !json.Valid(rec.Body.Bytes()) {
+			t.Fatalf("%s %s answered invalid JSON to %q: %s", ep.method, ep.path, payload, rec.Body)
+		}
+	})
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestEmulatorCommand starts "escrow emulator" on a free port, uses the API and the
+// control API over HTTPS with the certificate it wrote, and stops it as a signal would.
+func TestEmulatorCommand(t *testing.T) {
+	ctx, stop := context.WithCancel(context.Background())
+	certFile := filepath.Join(t.TempDir(), "cert.pem")
+	stdoutR, stdoutW := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"emulator", "--addr", "127.0.0.1:0", "--cert-out", certFile}, stdoutW, io.Discard)
+		stdoutW.Close()
+	}()
+	line, err := bufio.NewReader(stdoutR).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	go io.Copy(io.Discard, stdoutR)
+	base := strings.TrimSpace(line)
+	if !strings.HasPrefix(base, "https://127.0.0.1:") || !strings.HasSuffix(base, "/2017-09-01/") {
+		t.Fatalf("base URL %q", base)
+	}
+
+	pemBytes, err := os.ReadFile(certFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(pemBytes) {
+		t.Fatal("the certificate file holds no certificate")
+	}
+	transport := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}
+	defer transport.CloseIdleConnections()
+	client := &http.Client{Transport: transport, Timeout: 5 * time.Second}
+
+	root := strings.TrimSuffix(base, "2017-09-01/")
+	resp, err := client.Post(root+"_emulator/customers", "application/json", strings.NewReader(`{"email": "buyer@example.com"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acct struct {
+		Email  string `json:"email"`
+		APIKey string `json:"api_key"`
+	}
+	json.NewDecoder(resp.Body).Decode(&acct)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || acct.APIKey == "" {
+		t.Fatalf("control API: %d %+v", resp.StatusCode, acct)
+	}
+	req, _ := http.NewRequest(http.MethodGet, base+"customer/me", nil)
+	req.SetBasicAuth(acct.Email, acct.APIKey)
+	resp, err = client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("RateLimit-Remaining") == "" {
+		t.Errorf("API: %d %v", resp.StatusCode, resp.Header)
+	}
+	// A dropped-connection fault works on this server too.
+	resp, err = client.Post(root+"_emulator/faults", "application/json", strings.NewReader(`{"endpoint": "GET /customer/{id}", "drop": "after"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if _, err := client.Do(req); err == nil {
+		t.Error("the connection was not dropped")
+	}
+
+	stop()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("exit %d", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the emulator did not stop")
+	}
+}

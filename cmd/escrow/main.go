@@ -1,0 +1,72 @@
+// Command escrow works with the escrow API from the shell.
+//
+// Usage:
+//
+//	escrow <command> [flags]
+//
+// Run "escrow <command> -h" for a command's flags.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"syscall"
+)
+
+// exitUsage is the exit code of a command line that cannot be run.
+const exitUsage = 2
+
+// command is one subcommand. run receives the arguments after the command's name, and a
+// context cancelled on SIGINT or SIGTERM; it returns the exit code.
+type command struct {
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+// commands is the dispatch table: a new subcommand is one more entry.
+var commands = map[string]command{
+	"emulator": {summary: "serve a local emulator of the escrow API over HTTPS", run: runEmulator},
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches a command line and returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		usage(stdout)
+		return 0
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "escrow: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return exitUsage
+	}
+	return cmd.run(ctx, args[1:], stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: escrow <command> [flags]\n\ncommands:")
+	names := make([]string, 0, len(commands))
+	for name := range commands {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		fmt.Fprintf(w, "  %-12s %s\n", name, commands[name].summary)
+	}
+}

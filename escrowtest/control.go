@@ -100,18 +100,9 @@ type controlDeliveries struct {
 	Deliveries []Delivery `json:"deliveries"`
 }
 
-// controlObject decodes a control request body; field errors answer 422.
-func controlObject(body []byte) (object, error) {
-	m, err := decodeBody(body)
-	if err != nil {
-		return object{}, err
-	}
-	return newObject(m, fieldErrors{}), nil
-}
-
 // controlAddCustomer serves POST /_emulator/customers {"email", "partner"}: 201.
 func (e *Emulator) controlAddCustomer(_ *http.Request, body []byte) (response, error) {
-	o, err := controlObject(body)
+	o, err := decodeObject(body)
 	if err != nil {
 		return response{}, err
 	}
@@ -140,7 +131,7 @@ func (e *Emulator) controlPayment(do func(int64) error) func(*http.Request, []by
 
 // controlAdvance serves POST /_emulator/clock/advance {"seconds"}.
 func (e *Emulator) controlAdvance(_ *http.Request, body []byte) (response, error) {
-	o, err := controlObject(body)
+	o, err := decodeObject(body)
 	if err != nil {
 		return response{}, err
 	}
@@ -156,7 +147,7 @@ func (e *Emulator) controlAdvance(_ *http.Request, body []byte) (response, error
 // controlRateLimit serves POST /_emulator/rate_limit {"limit", "window_seconds"}; the
 // window is 60 seconds when not given, and a limit of 0 turns limiting off.
 func (e *Emulator) controlRateLimit(_ *http.Request, body []byte) (response, error) {
-	o, err := controlObject(body)
+	o, err := decodeObject(body)
 	if err != nil {
 		return response{}, err
 	}
@@ -176,7 +167,7 @@ func (e *Emulator) controlRateLimit(_ *http.Request, body []byte) (response, err
 // controlAddFault serves POST /_emulator/faults {"endpoint", "status", "probability",
 // "drop": "before"|"after", "latency_ms"}.
 func (e *Emulator) controlAddFault(_ *http.Request, body []byte) (response, error) {
-	o, err := controlObject(body)
+	o, err := decodeObject(body)
 	if err != nil {
 		return response{}, err
 	}

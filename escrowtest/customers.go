@@ -23,6 +23,17 @@ func (e *Emulator) customerFor(req *request) (*account, error) {
 	return a, nil
 }
 
+// customerInput is customerFor for the settings endpoints that take a body: it also
+// decodes the body.
+func (e *Emulator) customerInput(req *request) (*account, object, error) {
+	a, err := e.customerFor(req)
+	if err != nil {
+		return nil, object{}, err
+	}
+	o, err := decodeObject(req.body)
+	return a, o, err
+}
+
 // customerByRef finds the customer a path names: "me" or an id.
 func (e *Emulator) customerByRef(ref string, caller *account) (*account, error) {
 	if ref == "me" {
@@ -105,14 +116,12 @@ func (e *Emulator) getCustomer(req *request) (response, error) {
 // without credentials (the person would set a password from an e-mail). An e-mail that
 // already has an account answers 403.
 func (e *Emulator) createCustomer(req *request) (response, error) {
-	body, err := decodeBody(req.body)
+	o, err := decodeObject(req.body)
 	if err != nil {
 		return response{}, err
 	}
-	errs := fieldErrors{}
-	o := newObject(body, errs)
 	email := o.email("email")
-	if err := errs.orNil(); err != nil {
+	if err := o.errs.orNil(); err != nil {
 		return response{}, err
 	}
 	if e.st.accountByEmail(email) != nil {
@@ -132,7 +141,7 @@ func (e *Emulator) createCustomer(req *request) (response, error) {
 	for _, m := range o.elements("disbursement_methods") {
 		methods = append(methods, parseMethod(m, disbursementTypes(countryOf(profile.address)), "usd"))
 	}
-	if err := errs.orNil(); err != nil {
+	if err := o.errs.orNil(); err != nil {
 		return response{}, err
 	}
 	a := e.st.ensureAccount(email, e.now)
@@ -178,21 +187,13 @@ func (e *Emulator) listAPIKeys(req *request) (response, error) {
 // extension (the live API creates keys in the account settings): the answer is the only
 // one that holds the full key.
 func (e *Emulator) createAPIKey(req *request) (response, error) {
-	a, err := e.customerFor(req)
+	a, o, err := e.customerInput(req)
 	if err != nil {
 		return response{}, err
 	}
-	body, err := decodeBody(req.body)
-	if err != nil {
-		return response{}, err
-	}
-	errs := fieldErrors{}
-	o := newObject(body, errs)
-	name := o.str("name")
-	if o.required("name") && strings.TrimSpace(name) == "" {
-		o.fail("name", "must not be empty")
-	}
-	if err := errs.orNil(); err != nil {
+	o.required("name")
+	name := o.text("name")
+	if err := o.errs.orNil(); err != nil {
 		return response{}, err
 	}
 	k, full := e.st.issueKey(a, name, e.now)
@@ -201,7 +202,7 @@ func (e *Emulator) createAPIKey(req *request) (response, error) {
 
 // updateAPIKey serves PATCH /customer/{customer_id}/api_key/{key_id}: name and is_active.
 func (e *Emulator) updateAPIKey(req *request) (response, error) {
-	a, err := e.customerFor(req)
+	a, o, err := e.customerInput(req)
 	if err != nil {
 		return response{}, err
 	}
@@ -213,17 +214,8 @@ func (e *Emulator) updateAPIKey(req *request) (response, error) {
 	if i < 0 {
 		return response{}, notFound("no API key %d", id)
 	}
-	body, err := decodeBody(req.body)
-	if err != nil {
-		return response{}, err
-	}
-	errs := fieldErrors{}
-	o := newObject(body, errs)
-	name, active := o.str("name"), o.boolean("is_active")
-	if o.has("name") && strings.TrimSpace(name) == "" {
-		o.fail("name", "must not be empty")
-	}
-	if err := errs.orNil(); err != nil {
+	name, active := o.text("name"), o.boolean("is_active")
+	if err := o.errs.orNil(); err != nil {
 		return response{}, err
 	}
 	k := a.keys[i]
@@ -251,22 +243,16 @@ func (e *Emulator) listWebhooks(req *request) (response, error) {
 
 // createWebhook serves POST /customer/{customer_id}/webhook {"url"}.
 func (e *Emulator) createWebhook(req *request) (response, error) {
-	a, err := e.customerFor(req)
+	a, o, err := e.customerInput(req)
 	if err != nil {
 		return response{}, err
 	}
-	body, err := decodeBody(req.body)
-	if err != nil {
-		return response{}, err
-	}
-	errs := fieldErrors{}
-	o := newObject(body, errs)
 	o.required("url")
 	raw := o.httpURL("url")
 	if len(a.webhooks) >= maxWebhooks {
 		o.fail("url", fmt.Sprintf("a customer may register at most %d webhooks", maxWebhooks))
 	}
-	if err := errs.orNil(); err != nil {
+	if err := o.errs.orNil(); err != nil {
 		return response{}, err
 	}
 	h := &webhook{id: next(&e.st.ids.webhook), url: raw}

@@ -99,32 +99,25 @@ func parseAddress(parent object, key string) *wireAddress {
 	return a
 }
 
-// payee is the party a disbursement endpoint acts for: the caller as seller or broker.
-func payee(tx *transaction, a *account) (*party, error) {
+// payeeTransaction finds the transaction of a disbursement endpoint and the party it acts
+// for: the caller as seller or broker.
+func (e *Emulator) payeeTransaction(req *request) (*transaction, *party, error) {
+	tx, err := e.transactionFor(req)
+	if err != nil {
+		return nil, nil, err
+	}
 	for _, role := range []string{roleSeller, roleBroker} {
-		if tx.hasRole(a.id, role) {
-			return tx.party(role), nil
+		if tx.hasRole(req.caller.id, role) {
+			return tx, tx.party(role), nil
 		}
 	}
-	return nil, forbidden("only the seller and the broker are paid out of transaction %d", tx.id)
+	return nil, nil, forbidden("only the seller and the broker are paid out of transaction %d", tx.id)
 }
 
 // beneficiaryTotal is what a party receives from the transaction, less the fees it pays.
 func beneficiaryTotal(tx *transaction, accountID int64) cents {
-	var sum cents
-	for _, it := range tx.items {
-		for _, s := range it.schedule {
-			if s.beneficiary == accountID {
-				sum += s.amount
-			}
-		}
-		for _, f := range it.fees {
-			if f.payer == accountID {
-				sum -= f.amount
-			}
-		}
-	}
-	return max(sum, 0)
+	f := tx.flowsOf(accountID)
+	return max(f.receives-f.fees, 0)
 }
 
 // methodsView renders DisbursementMethods for a customer; tx is nil for the customer's
@@ -156,11 +149,7 @@ func (e *Emulator) methodsView(a *account, tx *transaction, selected int64) wire
 
 // disbursementMethods serves GET /transaction/{id}/disbursement_methods.
 func (e *Emulator) disbursementMethods(req *request) (response, error) {
-	tx, err := e.transactionFor(req)
-	if err != nil {
-		return response{}, err
-	}
-	p, err := payee(tx, req.caller)
+	tx, p, err := e.payeeTransaction(req)
 	if err != nil {
 		return response{}, err
 	}
@@ -171,28 +160,22 @@ func (e *Emulator) disbursementMethods(req *request) (response, error) {
 // which behave alike: {"id": n} selects a saved method; full details add a method, save
 // it and select it. Funds already due are disbursed at once.
 func (e *Emulator) selectDisbursementMethod(req *request) (response, error) {
-	tx, err := e.transactionFor(req)
+	tx, p, err := e.payeeTransaction(req)
 	if err != nil {
 		return response{}, err
 	}
-	p, err := payee(tx, req.caller)
+	o, err := decodeObject(req.body)
 	if err != nil {
 		return response{}, err
 	}
-	body, err := decodeBody(req.body)
-	if err != nil {
-		return response{}, err
-	}
-	errs := fieldErrors{}
-	o := newObject(body, errs)
 	types := disbursementTypes(req.caller.country())
 	var chosen *wireDisbursementMethod
-	if o.has("id") && len(body) == 1 {
+	if o.has("id") && len(o.fields) == 1 {
 		chosen = savedMethod(o, req.caller, types)
 	} else {
 		chosen = parseMethod(o, types, tx.currency)
 	}
-	if err := errs.orNil(); err != nil {
+	if err := o.errs.orNil(); err != nil {
 		return response{}, err
 	}
 	if tx.cancelled || disbursedTo(tx, req.caller.id) {

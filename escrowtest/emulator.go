@@ -219,15 +219,6 @@ func (req *request) id(name string) (int64, error) {
 	return n, nil
 }
 
-// object decodes the body as a JSON object whose field errors go to errs.
-func (req *request) object(errs fieldErrors) (object, error) {
-	m, err := decodeBody(req.body)
-	if err != nil {
-		return object{}, err
-	}
-	return newObject(m, errs), nil
-}
-
 // emulatorURL is an address below the control root on the host the request came to:
 // the URLs the emulator hands out (landing pages, report downloads) point back at it.
 func emulatorURL(r *http.Request, path string) string {

@@ -14,27 +14,28 @@ import (
 	"time"
 )
 
-// decodeBody reads a request body as one JSON object. An empty body counts as {}, so
-// that a missing field is reported as such (422) rather than as a syntax error. Numbers
-// keep their text (json.Number), so amounts are read exactly.
-func decodeBody(body []byte) (map[string]any, error) {
+// decodeObject reads a request body as one JSON object whose fields are then read
+// through the object's accessors. An empty body counts as {}, so that a missing field is
+// reported as such (422) rather than as a syntax error. Numbers keep their text
+// (json.Number), so amounts are read exactly.
+func decodeObject(body []byte) (object, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
-		return map[string]any{}, nil
+		return object{fields: map[string]any{}, errs: fieldErrors{}}, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, badRequest("the body is not valid JSON: %v", err)
+		return object{}, badRequest("the body is not valid JSON: %v", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, badRequest("the body holds more than one JSON value")
+		return object{}, badRequest("the body holds more than one JSON value")
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, badRequest("the body must be a JSON object")
+		return object{}, badRequest("the body must be a JSON object")
 	}
-	return m, nil
+	return object{fields: m, errs: fieldErrors{}}, nil
 }
 
 // object is one JSON object of a request with its place in the body, so that every
@@ -48,10 +49,6 @@ type object struct {
 	// Objects inside a flat object are flat too, at the same path.
 	flat   bool
 	prefix string
-}
-
-func newObject(fields map[string]any, errs fieldErrors, path ...string) object {
-	return object{fields: fields, path: path, errs: errs}
 }
 
 // report records a message about the field of o that keys lead to.
@@ -96,6 +93,15 @@ func (o object) str(key string) string {
 	s, ok := v.(string)
 	if !ok {
 		o.fail(key, "must be a string")
+	}
+	return s
+}
+
+// text returns a string field that, when present, must not be blank.
+func (o object) text(key string) string {
+	s := o.str(key)
+	if _, isString := o.fields[key].(string); isString && strings.TrimSpace(s) == "" {
+		o.fail(key, "must not be empty")
 	}
 	return s
 }

@@ -114,8 +114,7 @@ type actionInput struct {
 	cancelReason      string
 }
 
-func parseAction(body map[string]any, errs fieldErrors) actionInput {
-	o := newObject(body, errs)
+func parseAction(o object) actionInput {
 	in := actionInput{}
 	if o.required("action") {
 		in.action = o.oneOf("action", actionNames...)
@@ -150,13 +149,12 @@ func (e *Emulator) act(req *request, onItem bool) (response, error) {
 			return response{}, err
 		}
 	}
-	body, err := decodeBody(req.body)
+	o, err := decodeObject(req.body)
 	if err != nil {
 		return response{}, err
 	}
-	errs := fieldErrors{}
-	in := parseAction(body, errs)
-	if err := errs.orNil(); err != nil {
+	in := parseAction(o)
+	if err := o.errs.orNil(); err != nil {
 		return response{}, err
 	}
 	who, err := e.actorFor(req, tx)
@@ -330,7 +328,7 @@ func (e *Emulator) fund(tx *transaction) error {
 		}
 	}
 	if tx.paymentMethod == "credit_card" {
-		e.st.payments = append(e.st.payments, cardPayment{customer: tx.party(roleBuyer).account, tx: tx.id, amount: e.buyerTotal(tx), created: e.now})
+		e.st.payments = append(e.st.payments, cardPayment{customer: tx.party(roleBuyer).account, tx: tx.id, amount: buyerTotal(tx), created: e.now})
 	}
 	e.emit(tx, "payment_approved", 0, 0, tx.paymentMethod)
 	return nil

@@ -60,12 +60,13 @@ func page[T any](c cursor, records []T, id func(T) int64) ([]T, *int64) {
 	return rest[:c.limit], &next
 }
 
-// limitOrNil echoes the limit used, null when none was given.
-func (c cursor) limitOrNil() *int {
-	if c.limit == 0 {
-		return nil
+// echo is the listing's answer about its paging; the limit is null when none was given.
+func (c cursor) echo(next *int64) wireCursor {
+	w := wireCursor{SortBy: "id", SortDirection: c.direction, NextCursor: next}
+	if c.limit != 0 {
+		w.Limit = &c.limit
 	}
-	return &c.limit
+	return w
 }
 
 // txFilter is the query of GET /partner/transactions and the body of POST /partner/reports.
@@ -126,7 +127,7 @@ func (e *Emulator) partnerTransactionsMatching(partner *account, f txFilter) []*
 // transactionCursor renders one page of transactions for the partner.
 func (e *Emulator) transactionCursor(partner *account, f txFilter) wireTransactionCursor {
 	txs, next := page(f.cursor, e.partnerTransactionsMatching(partner, f), func(t *transaction) int64 { return t.id })
-	out := wireTransactionCursor{SortBy: "id", SortDirection: f.direction, NextCursor: next, Limit: f.limitOrNil(), Transactions: []wireTransaction{}}
+	out := wireTransactionCursor{wireCursor: f.echo(next), Transactions: []wireTransaction{}}
 	for _, tx := range txs {
 		out.Transactions = append(out.Transactions, e.render(tx, partner))
 	}
@@ -174,7 +175,7 @@ func (e *Emulator) partnerCustomers(req *request) (response, error) {
 		}
 	}
 	customers, next := page(c, matching, func(a *account) int64 { return a.id })
-	out := wireCustomerCursor{SortBy: "id", SortDirection: c.direction, NextCursor: next, Limit: c.limitOrNil(), Customers: []wireCustomer{}}
+	out := wireCustomerCursor{wireCursor: c.echo(next), Customers: []wireCustomer{}}
 	for _, a := range customers {
 		out.Customers = append(out.Customers, renderCustomer(a, false))
 	}

@@ -139,12 +139,12 @@ func (e *Emulator) createReport(req *request) (response, error) {
 	if err := requirePartner(req); err != nil {
 		return response{}, err
 	}
-	body, err := decodeBody(req.body)
+	o, err := decodeObject(req.body)
 	if err != nil {
 		return response{}, err
 	}
 	q := newQuery(url.Values{})
-	for key, v := range body {
+	for key, v := range o.fields {
 		if !addQueryValue(q.values, key, v) {
 			q.errs.add("must be a string, a number, a boolean or a list of them", key)
 		}

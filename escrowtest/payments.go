@@ -15,29 +15,16 @@ const (
 
 // buyerTotal is what the buyer pays in: every schedule entry the buyer pays and the
 // buyer's share of the fees.
-func (e *Emulator) buyerTotal(tx *transaction) cents {
-	buyer := tx.party(roleBuyer).account
-	var sum cents
-	for _, it := range tx.items {
-		for _, s := range it.schedule {
-			if s.payer == buyer {
-				sum += s.amount
-			}
-		}
-		for _, f := range it.fees {
-			if f.payer == buyer {
-				sum += f.amount
-			}
-		}
-	}
-	return sum
+func buyerTotal(tx *transaction) cents {
+	f := tx.flowsOf(tx.party(roleBuyer).account)
+	return f.pays + f.fees
 }
 
 // paymentOptions lists how the buyer may pay: wire transfer always; credit card up to
 // 10,000.00 (above it once the buyer is verified); PayPal in usd and euro up to
 // 10,000.00; POLi in aud. Card and PayPal totals carry a 3 % payment fee.
 func (e *Emulator) paymentOptions(tx *transaction) ([]wireAvailableMethod, []wireConditionalMethod) {
-	total := e.buyerTotal(tx)
+	total := buyerTotal(tx)
 	withFee := number(total + applyRate(total, cardFeePPM, 1_000_000))
 	available := []wireAvailableMethod{{Type: "wire_transfer", Total: number(total), Currency: tx.currency}}
 	conditional := []wireConditionalMethod{}
@@ -82,7 +69,7 @@ func (e *Emulator) paymentMethods(req *request) (response, error) {
 	return success(wirePaymentMethods{
 		AvailablePaymentMethods:              available,
 		ConditionallyAvailablePaymentMethods: conditional,
-		TotalWithoutPaymentFee:               e.buyerTotal(tx).String(),
+		TotalWithoutPaymentFee:               buyerTotal(tx).String(),
 	}), nil
 }
 
@@ -106,14 +93,12 @@ func (e *Emulator) choosePaymentMethod(req *request) (response, error) {
 	if !slices.Contains([]string{"credit_card", "paypal", "poli"}, name) {
 		return response{}, notFound("no payment method %q: use credit_card, paypal, poli or wire_transfer", name)
 	}
-	body, err := decodeBody(req.body)
+	o, err := decodeObject(req.body)
 	if err != nil {
 		return response{}, err
 	}
-	errs := fieldErrors{}
-	o := newObject(body, errs)
 	returnURL := o.httpURL("return_url")
-	if err := errs.orNil(); err != nil {
+	if err := o.errs.orNil(); err != nil {
 		return response{}, err
 	}
 	if err := readyToPay(tx, "choose_payment_method"); err != nil {

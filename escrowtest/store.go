@@ -331,5 +331,33 @@ func (it *item) amount() cents {
 	return sum
 }
 
+// flows is what one account puts into a transaction and takes out of it.
+type flows struct {
+	pays     cents // schedule entries it pays
+	receives cents // schedule entries paid to it
+	fees     cents // its fee entries
+}
+
+// flowsOf sums the schedule and fee entries of every item for one account.
+func (t *transaction) flowsOf(accountID int64) flows {
+	var f flows
+	for _, it := range t.items {
+		for _, s := range it.schedule {
+			if s.payer == accountID {
+				f.pays += s.amount
+			}
+			if s.beneficiary == accountID {
+				f.receives += s.amount
+			}
+		}
+		for _, fe := range it.fees {
+			if fe.payer == accountID {
+				f.fees += fe.amount
+			}
+		}
+	}
+	return f
+}
+
 // closed reports whether the transaction is complete or cancelled.
 func (t *transaction) isClosed() bool { return t.cancelled || t.completed }

@@ -22,18 +22,17 @@ func (e *Emulator) transactionFor(req *request) (*transaction, error) {
 
 // createTransaction serves POST /transaction.
 func (e *Emulator) createTransaction(req *request) (response, error) {
-	body, err := decodeBody(req.body)
+	o, err := decodeObject(req.body)
 	if err != nil {
 		return response{}, err
 	}
-	errs := fieldErrors{}
-	d := parseCreation(body, req.caller, errs)
+	d := parseCreation(o, req.caller)
 	if d.reference != "" && slices.ContainsFunc(e.st.txOrder, func(t *transaction) bool {
 		return t.creator == req.caller.id && t.reference == d.reference
 	}) {
-		errs.add("a transaction with this reference already exists", "reference")
+		o.errs.add("a transaction with this reference already exists", "reference")
 	}
-	if err := errs.orNil(); err != nil {
+	if err := o.errs.orNil(); err != nil {
 		return response{}, err
 	}
 	tx := e.newTransaction(d, req.caller)

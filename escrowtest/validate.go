@@ -102,11 +102,10 @@ func (c *creation) hasRole(role string) bool {
 	return false
 }
 
-// parseCreation validates body and returns the draft; the draft is usable only when errs
-// stays empty.
-func parseCreation(body map[string]any, creator *account, errs fieldErrors) draft {
-	c := &creation{creator: creator, errs: errs, roles: map[string]string{}, hidden: map[string]bool{}, listed: map[string]bool{}}
-	o := newObject(body, errs)
+// parseCreation validates a creation body and returns the draft; the draft is usable
+// only when o.errs stays empty.
+func parseCreation(o object, creator *account) draft {
+	c := &creation{creator: creator, errs: o.errs, roles: map[string]string{}, hidden: map[string]bool{}, listed: map[string]bool{}}
 	d := draft{reference: o.str("reference")}
 	if o.required("currency") {
 		d.currency = o.str("currency")
@@ -114,10 +113,8 @@ func parseCreation(body map[string]any, creator *account, errs fieldErrors) draf
 			o.fail("currency", fmt.Sprintf("%q is not a supported currency: use one of %s, in lowercase", d.currency, strings.Join(currencies, ", ")))
 		}
 	}
-	if o.required("description") && o.str("description") == "" {
-		o.fail("description", "must not be empty")
-	}
-	d.description = o.str("description")
+	o.required("description")
+	d.description = o.text("description")
 	d.parties = c.parties(o)
 	d.items = c.items(o)
 	return d
@@ -303,7 +300,7 @@ func (c *creation) extraAttributes(o object, typ string) extraAttributes {
 	var x extraAttributes
 	eo, ok := o.child("extra_attributes")
 	if !ok {
-		eo = newObject(nil, c.errs, append(slices.Clone(o.path), "extra_attributes")...)
+		eo = object{errs: c.errs, path: append(slices.Clone(o.path), "extra_attributes")}
 	}
 	onlyOn := func(key, itemType string) bool {
 		if eo.has(key) && typ != itemType {

@@ -100,21 +100,23 @@ type wireTransactionPage struct {
 	Transactions []wireTransaction `json:"transactions"`
 }
 
+// wireCursor is what a cursored listing echoes of its query, and where it goes on.
+type wireCursor struct {
+	SortBy        string `json:"sort_by"`
+	SortDirection string `json:"sort_direction"`
+	NextCursor    *int64 `json:"next_cursor"`
+	Limit         *int   `json:"limit"`
+}
+
 type wireTransactionCursor struct {
-	SortBy        string            `json:"sort_by"`
-	SortDirection string            `json:"sort_direction"`
-	NextCursor    *int64            `json:"next_cursor"`
-	Limit         *int              `json:"limit"`
-	Transactions  []wireTransaction `json:"transactions"`
-	TaskID        string            `json:"task_id,omitempty"` // set when answering POST /partner/reports
+	wireCursor
+	Transactions []wireTransaction `json:"transactions"`
+	TaskID       string            `json:"task_id,omitempty"` // set when answering POST /partner/reports
 }
 
 type wireCustomerCursor struct {
-	SortBy        string         `json:"sort_by"`
-	SortDirection string         `json:"sort_direction"`
-	NextCursor    *int64         `json:"next_cursor"`
-	Limit         *int           `json:"limit"`
-	Customers     []wireCustomer `json:"customers"`
+	wireCursor
+	Customers []wireCustomer `json:"customers"`
 }
 
 type wireCustomer struct {

@@ -36,7 +36,8 @@
 //	{"error": "<code>", "message": "<text>"}
 //
 // with code one of bad_request, unauthorized, forbidden, not_found, method_not_allowed,
-// invalid_state, payment_method_unavailable, too_large, rate_limited, injected_fault. An
+// invalid_state, payment_method_unavailable, too_large, rate_limited, injected_fault
+// (and timeout, from the control API's flush). An
 // invalid_state body also has "action" (the refused action, or approve_payment,
 // reject_payment, choose_payment_method, wire_transfer, select_disbursement_method),
 // "state" and, when an item refused, "item_id".
@@ -49,8 +50,9 @@
 // "all": "parties.all" (a missing buyer or seller, a creator who is not a party),
 // "items.all" (no transferable item), "items.N.fees.all" (splits that do not sum to 1.0,
 // a fee schedule that differs between items) and "items.N.schedule.all" (several
-// entries on an item type that takes one). Query parameters are reported by name
-// ("per_page", "min_amount", …).
+// entries on an item type that takes one, more than 100, a total too large). A reference
+// to a party whose own entry failed is not reported again. Query parameters are reported
+// by name ("per_page", "min_amount", …).
 //
 // Creation rules. Beyond spec parts 1, 2 and 7 and the API notes: description is required
 // and not empty; an item needs type and schedule; title, description, category and
@@ -259,13 +261,15 @@
 // /transaction/{id}"); requests without valid credentials count under one anonymous
 // account. Windows are fixed, start with their first request and run on the emulator's
 // clock. Every API answer carries RateLimit-Limit, RateLimit-Remaining and
-// RateLimit-Reset (seconds until the window resets); past the limit, 429 with
-// Retry-After.
+// RateLimit-Reset (seconds until the window resets) unless limiting is off (a limit of
+// 0); past the limit, 429 with Retry-After.
 //
 // Faults. InjectFault makes an endpoint (a route template, "POST *" or "*") answer a status,
 // drop the connection before handling the request (nothing changes) or after it (the
 // change is made, the client gets no answer), and/or wait, with a probability drawn from
-// a generator seeded by WithSeed (1 by default).
+// a generator seeded by WithSeed (1 by default). An injected status is answered like a
+// failing proxy would, before routes and credentials are checked (with the rate-limit
+// headers, and counted); the first injected fault that matches and fires applies.
 //
 // Control API. Beside the API, on the same listener, JSON without authentication for
 // loopback clients only, neither rate-limited nor faulted:

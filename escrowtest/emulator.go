@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -72,7 +71,7 @@ func (e *Emulator) Close() {
 // delivery, undoes every Advance and restarts ids, as if the emulator were new. Options
 // given to NewEmulator stay in force; a rate limit set later with SetRateLimit is undone.
 func (e *Emulator) Reset() {
-	e.lock()
+	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.st = newStore()
 	e.limiter = newRateLimiter(e.cfg.rateLimit, e.cfg.rateWindow)

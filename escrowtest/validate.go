@@ -179,7 +179,7 @@ func (c *creation) parties(o object) []draftParty {
 			c.errs.add(fmt.Sprintf("a transaction must have exactly one %s", role), "parties", "all")
 		}
 	}
-	if c.roles[c.creator.email] == "" && !c.creator.partner {
+	if c.roles[c.creator.email] == "" && !c.creator.partner && !c.partyFailed(c.creator.email) {
 		c.errs.add("the customer creating the transaction must be its buyer, seller or broker", "parties", "all")
 	}
 	for i, p := range parties {
@@ -190,7 +190,7 @@ func (c *creation) parties(o object) []draftParty {
 			c.errs.add("visibility: is allowed only in a transaction with a broker", "parties", index(i))
 		}
 		for _, h := range p.hiddenFrom {
-			if c.roles[h] == "" || h == p.email {
+			if (c.roles[h] == "" && !c.partyFailed(h)) || h == p.email {
 				c.errs.add(fmt.Sprintf("visibility: %s is not another party of the transaction", h), "parties", index(i))
 			}
 			c.hidden[h] = true

@@ -63,7 +63,8 @@ func WithSeed(seed int64) Option {
 }
 
 // WithWebhookClient sets the client that delivers webhooks, for example one that trusts a
-// receiver's TLS certificate. Its own Timeout, if shorter, still applies.
+// receiver's TLS certificate. Its own Timeout, if shorter, still applies. Close leaves
+// the client's idle connections to its owner.
 func WithWebhookClient(hc *http.Client) Option {
 	return func(c *config) { c.webhookClient = hc }
 }

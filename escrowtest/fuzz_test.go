@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -53,6 +54,15 @@ func (noNetwork) RoundTrip(*http.Request) (*http.Response, error) {
 	return nil, errors.New("no network while fuzzing")
 }
 
+// fuzzBodies are the creation bodies of a fuzzState, encoded once.
+var fuzzBodies = sync.OnceValue(func() map[string][]byte {
+	out := map[string][]byte{}
+	for name, b := range map[string]body{"tx": merchandise(), "partnered": partnered(), "milestones": milestones()} {
+		out[name], _ = json.Marshal(b)
+	}
+	return out
+})
+
 func newFuzzState(t testing.TB) *fuzzState {
 	e := NewEmulator(WithClock(testStart), WithRateLimit(0, 0), WithWebhookClient(&http.Client{Transport: noNetwork{}}))
 	fs := &fuzzState{e: e, accounts: map[string]Account{}, ids: map[string]int64{}}
@@ -63,8 +73,8 @@ func newFuzzState(t testing.TB) *fuzzState {
 			fs.accounts[role] = e.AddCustomer(role + "@example.com")
 		}
 	}
-	create := func(as string, b body) int64 {
-		rec := fs.do(t, http.MethodPost, "transaction", as, "", mustJSON(t, b))
+	create := func(as, name string) int64 {
+		rec := fs.do(t, http.MethodPost, "transaction", as, "", fuzzBodies()[name])
 		var tx struct {
 			ID    int64 `json:"id"`
 			Items []struct {
@@ -75,9 +85,9 @@ func newFuzzState(t testing.TB) *fuzzState {
 		fs.ids["item"] = tx.Items[0].ID
 		return tx.ID
 	}
-	fs.ids["tx"] = create("buyer", merchandise())
-	fs.ids["partnered"] = create("partner", partnered())
-	fs.ids["milestones"] = create("buyer", milestones())
+	fs.ids["tx"] = create("buyer", "tx")
+	fs.ids["partnered"] = create("partner", "partnered")
+	fs.ids["milestones"] = create("buyer", "milestones")
 	for _, id := range []int64{fs.ids["tx"], fs.ids["milestones"]} {
 		fs.do(t, http.MethodPatch, fmt.Sprintf("transaction/%d", id), "seller", "", []byte(`{"action":"agree"}`))
 		e.ApprovePayment(id)

@@ -2,6 +2,7 @@ package escrowtest
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -239,8 +240,10 @@ func (e *Emulator) apply(tx *transaction, it *item, rule goodsAction) {
 	switch {
 	case rule.sets&flagReceived != 0:
 		it.inspectionEnds = e.now.Add(period)
+		e.st.inspecting[tx.id] = tx
 	case rule.sets&flagReceivedReturned != 0:
 		it.returnEnds = e.now.Add(period)
+		e.st.inspecting[tx.id] = tx
 	case rule.sets&flagAcceptedReturned != 0:
 		for _, s := range it.schedule {
 			e.refund(tx, s)
@@ -358,21 +361,36 @@ func (e *Emulator) refund(tx *transaction, s *schedule) bool {
 	return true
 }
 
-// settle applies what the passing of time does: an inspection period that ends without
-// an answer counts as acceptance, and so does a return inspection period for the seller.
-// It runs before every request and after Advance, so no timer is needed.
-func (e *Emulator) settle() {
-	for _, tx := range e.st.txOrder {
-		if tx.isClosed() {
-			continue
+// autoAccepts are what the end of an inspection period does: an unanswered inspection
+// counts as acceptance, and so does an unanswered return inspection for the seller.
+var autoAccepts = []struct {
+	action string
+	ends   func(*item) time.Time
+}{
+	{"accept", func(it *item) time.Time { return it.inspectionEnds }},
+	{"accept_return", func(it *item) time.Time { return it.returnEnds }},
+}
+
+// inspecting reports whether an item waits for an inspection period to end.
+func inspecting(it *item) bool {
+	for _, auto := range autoAccepts {
+		if goodsActions[auto.action].allows(it) && !auto.ends(it).IsZero() {
+			return true
 		}
-		for _, auto := range []struct {
-			action string
-			ends   func(*item) time.Time
-		}{
-			{"accept", func(it *item) time.Time { return it.inspectionEnds }},
-			{"accept_return", func(it *item) time.Time { return it.returnEnds }},
-		} {
+	}
+	return false
+}
+
+// settle applies what the passing of time does (autoAccepts) to the transactions with an
+// inspection running, in id order. It runs before every request and after Advance, so no
+// timer is needed.
+func (e *Emulator) settle() {
+	for _, id := range slices.Sorted(maps.Keys(e.st.inspecting)) {
+		tx := e.st.inspecting[id]
+		for _, auto := range autoAccepts {
+			if tx.isClosed() {
+				break
+			}
 			rule := goodsActions[auto.action]
 			var done []*item
 			for _, it := range tx.goods() {
@@ -390,6 +408,9 @@ func (e *Emulator) settle() {
 			}
 			e.emit(tx, auto.action, itemID, 0, "the inspection period ended")
 			e.settleMoney(tx, auto.action == "accept_return")
+		}
+		if tx.isClosed() || !slices.ContainsFunc(tx.goods(), inspecting) {
+			delete(e.st.inspecting, id)
 		}
 	}
 }

@@ -58,6 +58,9 @@ type store struct {
 
 	txs     map[int64]*transaction
 	txOrder []*transaction // by ascending id
+	// inspecting holds the transactions with an inspection period running, so that
+	// applying the passing of time looks at those alone.
+	inspecting map[int64]*transaction
 
 	reports  []*report
 	payments []cardPayment
@@ -75,9 +78,10 @@ func newStore() *store {
 			party: firstPartyID, apiKey: firstAPIKeyID, webhook: firstWebhookID,
 			method: firstMethodID, report: firstReportID, entry: firstEntryID,
 		},
-		accounts: map[int64]*account{},
-		byEmail:  map[string]*account{},
-		txs:      map[int64]*transaction{},
+		accounts:   map[int64]*account{},
+		byEmail:    map[string]*account{},
+		txs:        map[int64]*transaction{},
+		inspecting: map[int64]*transaction{},
 	}
 }
 

@@ -270,6 +270,9 @@
 // a generator seeded by WithSeed (1 by default). An injected status is answered like a
 // failing proxy would, before routes and credentials are checked (with the rate-limit
 // headers, and counted); the first injected fault that matches and fires applies.
+// "WEBHOOK *" (or "WEBHOOK /<event>") faults the emulator's own webhook calls instead: a
+// drop loses the call, as a network would (Deliveries records it), and a latency delays it
+// and the calls queued behind it. "*" does not reach webhook calls.
 //
 // Control API. Beside the API, on the same listener, JSON without authentication for
 // loopback clients only, neither rate-limited nor faulted:

@@ -43,12 +43,13 @@ type Emulator struct {
 func NewEmulator(opts ...Option) *Emulator {
 	cfg := newConfig(opts)
 	clk := newClock(cfg.start, cfg.frozen)
+	faults := newFaultInjector(cfg.seed)
 	e := &Emulator{
 		cfg:     cfg,
 		log:     cfg.logger,
 		clock:   clk,
-		faults:  newFaultInjector(cfg.seed),
-		hooks:   newDispatcher(cfg.webhookClient, cfg.webhookTimeout, cfg.logger),
+		faults:  faults,
+		hooks:   newDispatcher(cfg.webhookClient, cfg.webhookTimeout, faults, cfg.logger),
 		routes:  apiRouter(),
 		st:      newStore(),
 		limiter: newRateLimiter(cfg.rateLimit, cfg.rateWindow),

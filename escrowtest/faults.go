@@ -17,6 +17,10 @@ type Fault struct {
 	// "POST /transaction" or "GET /transaction/{id}" (parameter names do not matter),
 	// "POST *" for every POST, or "*" for every API request. The control API is never
 	// faulted.
+	//
+	// "WEBHOOK *" faults the emulator's own webhook calls instead, and "WEBHOOK /ship" those
+	// of one event: Drop (before or after) loses the call, as a network would, and Latency
+	// delays it. A lost call is recorded in Deliveries with the error "dropped by fault".
 	Endpoint string
 	// Status, when not 0, is answered instead of handling the request (400 to 599).
 	Status int
@@ -76,6 +80,9 @@ func (f Fault) validate() error {
 	if f.Status == 0 && f.Drop == DropNone && f.Latency == 0 {
 		errs = append(errs, errors.New("a fault needs a status, a drop or a latency"))
 	}
+	if isWebhookEndpoint(f.Endpoint) && f.Status != 0 {
+		errs = append(errs, errors.New("a webhook fault drops or delays the call; it has no status to answer"))
+	}
 	return errors.Join(errs...)
 }
 
@@ -88,10 +95,20 @@ func validEndpoint(s string) bool {
 	return ok && method != "" && (path == "*" || strings.HasPrefix(path, "/"))
 }
 
+// webhookMethod is the pseudo-method naming the emulator's webhook calls in faults: a
+// delivery of event ship is the endpoint "WEBHOOK /ship".
+const webhookMethod = "WEBHOOK"
+
+func isWebhookEndpoint(s string) bool {
+	method, _, _ := strings.Cut(strings.TrimSpace(s), " ")
+	return strings.EqualFold(method, webhookMethod)
+}
+
 // matches reports whether the fault applies to an endpoint named as route.endpoint does.
+// "*" means every API request, not the emulator's own webhook calls.
 func (f Fault) matches(endpoint string) bool {
 	if f.Endpoint == "*" {
-		return true
+		return !isWebhookEndpoint(endpoint)
 	}
 	want, got := normalizeEndpoint(f.Endpoint), normalizeEndpoint(endpoint)
 	if method, path, _ := strings.Cut(want, " "); path == "*" {

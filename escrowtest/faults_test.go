@@ -136,6 +136,7 @@ func TestInvalidFaults(t *testing.T) {
 		{Endpoint: "*", Drop: Drop(7)},
 		{Endpoint: "*", Latency: -time.Second},
 		{Endpoint: "*"},
+		{Endpoint: "WEBHOOK *", Status: 503},
 	} {
 		if err := w.srv.InjectFault(f); err == nil {
 			t.Errorf("%+v accepted", f)

@@ -38,6 +38,7 @@ type dispatcher struct {
 	client    *http.Client
 	ownClient bool // created here, so Close may close its idle connections
 	timeout   time.Duration
+	faults    *faultInjector // "WEBHOOK ..." faults lose or delay calls
 	log       *slog.Logger
 	ctx       context.Context // cancelled by close, which aborts a call in flight
 	cancel    context.CancelFunc
@@ -52,8 +53,8 @@ type dispatcher struct {
 	closed  bool
 }
 
-func newDispatcher(client *http.Client, timeout time.Duration, log *slog.Logger) *dispatcher {
-	d := &dispatcher{client: client, timeout: timeout, log: log, idle: make(chan struct{})}
+func newDispatcher(client *http.Client, timeout time.Duration, faults *faultInjector, log *slog.Logger) *dispatcher {
+	d := &dispatcher{client: client, timeout: timeout, faults: faults, log: log, idle: make(chan struct{})}
 	if client == nil {
 		d.ownClient = true
 		d.client = &http.Client{
@@ -113,6 +114,20 @@ func (d *dispatcher) run() {
 // deliver makes one call and describes how it went.
 func (d *dispatcher) deliver(job hookJob) Delivery {
 	rec := Delivery{URL: job.url, Event: job.event, EventType: "transaction", TransactionID: job.tx}
+	fault := d.faults.pick(webhookMethod + " /" + job.event)
+	if fault.Latency > 0 {
+		t := time.NewTimer(fault.Latency)
+		select {
+		case <-t.C:
+		case <-d.ctx.Done():
+			t.Stop()
+		}
+	}
+	if fault.Drop != DropNone {
+		rec.Error = "dropped by fault"
+		d.log.Info("escrowtest webhook", "url", job.url, "event", job.event, "transaction_id", job.tx, "error", rec.Error)
+		return rec
+	}
 	body, _ := json.Marshal(map[string]any{"event": job.event, "event_type": rec.EventType, "transaction_id": job.tx})
 	ctx, cancel := context.WithTimeout(d.ctx, d.timeout)
 	defer cancel()

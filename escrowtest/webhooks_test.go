@@ -101,6 +101,35 @@ func TestWebhookDeliveries(t *testing.T) {
 	}
 }
 
+// TestWebhookFaults: "WEBHOOK ..." faults lose the calls they name, record them as lost,
+// and leave the API alone; "*" does not reach webhook calls.
+func TestWebhookFaults(t *testing.T) {
+	w := newWorld(t)
+	hook := newReceiver(t, http.StatusOK)
+	w.b.must(http.StatusOK, http.MethodPost, "customer/me/webhook", body{"url": hook.URL})
+	must(t, w.srv.InjectFault(Fault{Endpoint: "WEBHOOK /agree", Drop: DropBefore}))
+	w.at("funded")
+	flush(t, w.srv)
+	if got := hook.events(); got != "create payment_approved" {
+		t.Errorf("received %q", got)
+	}
+	ds := w.srv.Deliveries()
+	if len(ds) != 3 || ds[1].Event != "agree" || ds[1].Error != "dropped by fault" || ds[1].StatusCode != 0 {
+		t.Errorf("deliveries %+v", ds)
+	}
+
+	w.srv.ClearFaults()
+	must(t, w.srv.InjectFault(Fault{Endpoint: "WEBHOOK *", Drop: DropAfter}))
+	w.b.create(merchandise())
+	flush(t, w.srv)
+	if got := hook.events(); got != "create payment_approved" {
+		t.Errorf("received %q after dropping every call", got)
+	}
+	if (Fault{Endpoint: "*", Drop: DropBefore}).matches("WEBHOOK /ship") {
+		t.Error(`"*" faults webhook calls`)
+	}
+}
+
 func TestWebhookFailuresAreRecorded(t *testing.T) {
 	slow := make(chan struct{})
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

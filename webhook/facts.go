@@ -48,6 +48,11 @@ func factsOf(tx *escrow.Transaction) []fact {
 			}
 		}
 	}
+	for _, it := range tx.Items {
+		if disbursed(it) {
+			out = append(out, fact{event: escrow.EventPaymentDisbursed, key: string(escrow.EventPaymentDisbursed) + ":" + strconv.FormatInt(it.ID, 10), itemID: it.ID})
+		}
+	}
 	if completed(tx) {
 		out = append(out, fact{event: escrow.EventComplete, key: string(escrow.EventComplete)})
 	}
@@ -60,7 +65,8 @@ func factsOf(tx *escrow.Transaction) []fact {
 // coveredByFacts reports whether an event is one the facts describe.
 func coveredByFacts(ev escrow.EventName) bool {
 	switch ev {
-	case escrow.EventCreate, escrow.EventAgree, escrow.EventPaymentApproved, escrow.EventComplete, escrow.EventCancel:
+	case escrow.EventCreate, escrow.EventAgree, escrow.EventPaymentApproved, escrow.EventPaymentDisbursed,
+		escrow.EventComplete, escrow.EventCancel:
 		return true
 	}
 	for _, f := range itemFacts {
@@ -92,6 +98,16 @@ func funded(tx *escrow.Transaction) bool {
 		}
 	}
 	return n > 0
+}
+
+// disbursed is true once every schedule of an item has been paid out to its beneficiary.
+func disbursed(it escrow.Item) bool {
+	for _, s := range it.Schedule {
+		if !s.Status.DisbursedToBeneficiary {
+			return false
+		}
+	}
+	return len(it.Schedule) > 0
 }
 
 // completed is true once every schedule of the transferable items has been paid out, or

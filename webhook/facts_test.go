@@ -44,7 +44,7 @@ func TestFactsFollowTheLifecycle(t *testing.T) {
 		{saleTx(true, true, escrow.ItemStatus{Shipped: true, Received: true}, false),
 			[]string{"create", "agree", "payment_approved", "ship:10", "receive:10"}},
 		{saleTx(true, true, escrow.ItemStatus{Shipped: true, Received: true, Accepted: true}, true),
-			[]string{"create", "agree", "payment_approved", "ship:10", "receive:10", "accept:10", "complete"}},
+			[]string{"create", "agree", "payment_approved", "ship:10", "receive:10", "accept:10", "payment_disbursed:10", "payment_disbursed:11", "complete"}},
 		{saleTx(true, true, escrow.ItemStatus{Shipped: true, Received: true, Rejected: true, ShippedReturned: true, ReceivedReturned: true, RejectedReturned: true}, false),
 			[]string{"create", "agree", "payment_approved", "ship:10", "receive:10", "reject:10", "ship_return:10", "receive_return:10", "reject_return:10"}},
 	}
@@ -65,11 +65,12 @@ func TestConfirmHandsOverOnlyWhatIsNewAndShown(t *testing.T) {
 	tx := saleTx(true, true, escrow.ItemStatus{Shipped: true}, false)
 	ship := escrow.Event{Event: escrow.EventShip, EventType: escrow.EventTypeTransaction, TransactionID: 5}
 
-	plan, why := confirm(ship, tx, factsOf(tx), map[string]bool{})
+	earlier := map[string]bool{"create": true, "agree": true, "payment_approved": true}
+	plan, why := confirm(ship, tx, factsOf(tx), earlier)
 	if why != "" || len(plan) != 1 || !slices.Equal(plan[0].keys, []string{"ship:10"}) || !slices.Equal(plan[0].ev.ItemIDs, []int64{10}) {
 		t.Fatalf("first delivery: %+v %q", plan, why)
 	}
-	if plan, why := confirm(ship, tx, factsOf(tx), map[string]bool{"ship:10": true}); len(plan) != 0 || why != "" {
+	if plan, why := confirm(ship, tx, factsOf(tx), map[string]bool{"create": true, "agree": true, "payment_approved": true, "ship:10": true}); len(plan) != 0 || why != "" {
 		t.Errorf("a duplicate was handed over: %+v %q", plan, why)
 	}
 	accept := escrow.Event{Event: escrow.EventAccept, TransactionID: 5}
@@ -90,6 +91,22 @@ func TestConfirmHandsOverOnlyWhatIsNewAndShown(t *testing.T) {
 	}
 }
 
+// TestConfirmCatchesUpLostDeliveries: a delivery whose predecessors were lost hands them
+// over first, from the transaction's state, so the callback sees the events in order.
+func TestConfirmCatchesUpLostDeliveries(t *testing.T) {
+	tx := saleTx(true, true, escrow.ItemStatus{Shipped: true, Received: true}, false)
+	receive := escrow.Event{Event: escrow.EventReceive, EventType: escrow.EventTypeTransaction, TransactionID: 5}
+	plan, why := confirm(receive, tx, factsOf(tx), map[string]bool{"create": true})
+	var got []string
+	for _, p := range plan {
+		got = append(got, fmt.Sprintf("%s%v:%s", p.ev.Event.Event, p.ev.ItemIDs, p.ev.Source))
+	}
+	want := []string{"agree[]:reconcile", "payment_approved[]:reconcile", "ship[10]:reconcile", "receive[10]:webhook"}
+	if why != "" || !slices.Equal(got, want) {
+		t.Errorf("plan = %v %q, want %v", got, why, want)
+	}
+}
+
 func TestMissingGroupsFactsByEventInOrder(t *testing.T) {
 	tx := saleTx(true, true, escrow.ItemStatus{Shipped: true, Received: true, Accepted: true}, true)
 	tx.Items = append(tx.Items, escrow.Item{ID: 12, Type: escrow.ItemGeneralMerchandise, Status: escrow.ItemStatus{Shipped: true}})
@@ -101,7 +118,7 @@ func TestMissingGroupsFactsByEventInOrder(t *testing.T) {
 			t.Errorf("event %+v", p.ev)
 		}
 	}
-	want := []string{"payment_approved[]", "ship[12]", "receive[10]", "accept[10]", "complete[]"}
+	want := []string{"payment_approved[]", "ship[12]", "receive[10]", "accept[10]", "payment_disbursed[10 11]", "complete[]"}
 	if !slices.Equal(got, want) {
 		t.Errorf("missing = %v, want %v", got, want)
 	}

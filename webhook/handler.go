@@ -18,7 +18,10 @@ type Source string
 
 // Sources of a ConfirmedEvent.
 const (
-	FromWebhook   Source = "webhook"
+	// FromWebhook: a delivery announced the event.
+	FromWebhook Source = "webhook"
+	// FromReconcile: the event's delivery never came; the transaction's state showed it,
+	// to the reconciler or while confirming a later delivery.
 	FromReconcile Source = "reconcile"
 )
 
@@ -76,6 +79,8 @@ type Handler struct {
 	closed  bool
 	idle    chan struct{} // closed when queues becomes empty
 	partner *bool         // whether the account answers the partner listing; nil: not yet known
+	mark    int64         // the newest transaction id the reconciler has seen
+	started bool          // whether a reconciliation has set mark
 }
 
 // job is one event to confirm and hand over, or one reconciliation of a transaction.
@@ -277,49 +282,51 @@ func (h *Handler) try(j job) error {
 }
 
 // confirm decides what a delivered event hands over: the facts of its event the
-// transaction shows and that were not handed over before. why explains a drop.
+// transaction shows and that were not handed over before, preceded by any earlier fact
+// whose own delivery was lost (as FromReconcile), so that the callback sees a
+// transaction's state changes in order; an event the facts do not cover is handed over
+// once per resulting state. why explains a drop.
 func confirm(ev escrow.Event, tx *escrow.Transaction, facts []fact, handed map[string]bool) (plan []handover, why string) {
 	if !coveredByFacts(ev.Event) {
 		key := stateKey(ev.Event, tx)
 		if handed[key] {
 			return nil, ""
 		}
+		// Where such an event falls among the facts is unknown, so nothing is caught up.
 		return []handover{{ev: ConfirmedEvent{Event: ev, Transaction: tx, Source: FromWebhook}, keys: []string{key}}}, ""
 	}
-	var shown bool
-	p := handover{ev: ConfirmedEvent{Event: ev, Transaction: tx, Source: FromWebhook}}
-	for _, f := range facts {
-		if f.event != ev.Event {
-			continue
-		}
-		shown = true
-		if !handed[f.key] {
-			p.keys = append(p.keys, f.key)
-			if f.itemID != 0 {
-				p.ev.ItemIDs = append(p.ev.ItemIDs, f.itemID)
-			}
+	last := -1
+	for i, f := range facts {
+		if f.event == ev.Event {
+			last = i
 		}
 	}
-	switch {
-	case !shown:
+	if last < 0 {
 		return nil, "unconfirmed: the transaction does not show it"
-	case len(p.keys) == 0:
-		return nil, "" // a duplicate: quietly done
 	}
-	return []handover{p}, ""
+	return pending(ev, tx, facts[:last+1], handed), "" // empty for a duplicate
 }
 
 // missing lists, in lifecycle order, one event for each kind of fact the transaction shows
 // that was not handed over.
 func missing(ev escrow.Event, tx *escrow.Transaction, facts []fact, handed map[string]bool) []handover {
+	return pending(escrow.Event{TransactionID: ev.TransactionID}, tx, facts, handed)
+}
+
+// pending groups the facts not handed over into events, in order: facts of the delivered
+// event ev come FromWebhook, the others FromReconcile.
+func pending(ev escrow.Event, tx *escrow.Transaction, facts []fact, handed map[string]bool) []handover {
 	var plan []handover
 	for _, f := range facts {
 		if handed[f.key] {
 			continue
 		}
 		if n := len(plan); n == 0 || plan[n-1].ev.Event.Event != f.event {
-			e := escrow.Event{Event: f.event, EventType: escrow.EventTypeTransaction, TransactionID: ev.TransactionID}
-			plan = append(plan, handover{ev: ConfirmedEvent{Event: e, Transaction: tx, Source: FromReconcile}})
+			e, src := escrow.Event{Event: f.event, EventType: escrow.EventTypeTransaction, TransactionID: ev.TransactionID}, FromReconcile
+			if f.event == ev.Event {
+				e, src = ev, FromWebhook
+			}
+			plan = append(plan, handover{ev: ConfirmedEvent{Event: e, Transaction: tx, Source: src}})
 		}
 		p := &plan[len(plan)-1]
 		p.keys = append(p.keys, f.key)

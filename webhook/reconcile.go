@@ -9,18 +9,34 @@ import (
 	escrow "github.com/escrowkit/escrow-go"
 )
 
-// Reconcile compares the account's ongoing transactions, and every transaction the store
-// holds as unfinished, with what was handed over, and queues the events of whatever is
-// missing. It returns once they are queued; [Handler.Flush] waits for them.
+// Reconcile compares with what was handed over the account's ongoing transactions, the
+// transactions created since the previous reconciliation (ended ones too: every delivery
+// of a short-lived transaction may have been lost) and every transaction the store holds as
+// unfinished, and queues the events of whatever is missing. It returns once they are
+// queued; [Handler.Flush] waits for them.
+//
+// The first reconciliation only notes the newest transaction: transactions that ended
+// before it are history, not missed events. Reconcile once at startup (RunReconciler does)
+// so that nothing created after that can be missed.
 func (h *Handler) Reconcile(ctx context.Context) error {
+	h.mu.Lock()
+	mark, started := h.mark, h.started
+	h.mu.Unlock()
 	seen := make(map[int64]bool)
 	queue := func(tx *escrow.Transaction) error {
+		if seen[tx.ID] {
+			return nil
+		}
 		seen[tx.ID] = true
 		return h.enqueue(job{ev: escrow.Event{EventType: escrow.EventTypeTransaction, TransactionID: tx.ID}, tx: tx, source: FromReconcile})
 	}
-	if err := h.eachOngoing(ctx, queue); err != nil {
+	newest, err := h.eachToCheck(ctx, mark, started, queue)
+	if err != nil {
 		return err
 	}
+	h.mu.Lock()
+	h.mark, h.started = max(h.mark, newest), true
+	h.mu.Unlock()
 	// Transactions that ended since the last look are no longer "ongoing", but their last
 	// events may still be missing.
 	ids, err := h.opt.Store.Unfinished(ctx)
@@ -49,29 +65,54 @@ func (h *Handler) Reconcile(ctx context.Context) error {
 	return nil
 }
 
-// eachOngoing calls fn for each ongoing transaction: from the partner listing when the
-// account may read it (learnt from the first try), else from the paged list.
-func (h *Handler) eachOngoing(ctx context.Context, fn func(*escrow.Transaction) error) error {
+// eachToCheck calls fn for each ongoing transaction and, once started, each transaction
+// newer than mark, and returns the newest id it saw. Partners are read from the partner
+// listing (learnt from the first try), others from the paged list.
+func (h *Handler) eachToCheck(ctx context.Context, mark int64, started bool, fn func(*escrow.Transaction) error) (newest int64, err error) {
 	h.mu.Lock()
 	partner := h.partner
 	h.mu.Unlock()
 	if partner == nil || *partner {
-		err := each(h.client.Partner.AllTransactions(ctx, &escrow.PartnerTransactionsOptions{Status: escrow.StatusOngoing}), fn)
+		err := each(h.client.Partner.AllTransactions(ctx, &escrow.PartnerTransactionsOptions{Status: escrow.StatusOngoing}), func(tx *escrow.Transaction) error {
+			newest = max(newest, tx.ID)
+			return fn(tx)
+		})
 		switch {
 		case err == nil:
 			h.setPartner(true)
-			return nil
+			return h.eachNewer(ctx, mark, started, newest, fn)
 		case partner != nil || !errors.Is(err, escrow.ErrForbidden):
-			return err
+			return 0, err
 		}
 		h.setPartner(false) // not a partner: use the paged list from now on
 	}
-	return each(h.client.Transactions.All(ctx, nil), func(tx *escrow.Transaction) error {
-		if terminal(factsOf(tx)) {
+	err = each(h.client.Transactions.All(ctx, nil), func(tx *escrow.Transaction) error {
+		newest = max(newest, tx.ID)
+		if terminal(factsOf(tx)) && (!started || tx.ID <= mark) {
 			return nil
 		}
 		return fn(tx)
 	})
+	return newest, err
+}
+
+// eachNewer walks a partner's transactions newest first down to mark, calling fn for each
+// once started, and returns the newest id seen (at least newest).
+func (h *Handler) eachNewer(ctx context.Context, mark int64, started bool, newest int64, fn func(*escrow.Transaction) error) (int64, error) {
+	opt := &escrow.PartnerTransactionsOptions{SortBy: "id", SortDirection: escrow.SortDesc}
+	for tx, err := range h.client.Partner.AllTransactions(ctx, opt) {
+		if err != nil {
+			return 0, err
+		}
+		newest = max(newest, tx.ID)
+		if !started || tx.ID <= mark {
+			break
+		}
+		if err := fn(tx); err != nil {
+			return 0, err
+		}
+	}
+	return newest, nil
 }
 
 // each calls fn for every transaction of seq, stopping at the first error.
@@ -93,9 +134,12 @@ func (h *Handler) setPartner(v bool) {
 	h.partner = &v
 }
 
-// RunReconciler reconciles every interval until ctx ends or the handler shuts down. A failed
+// RunReconciler reconciles at once and then every interval until ctx ends or the handler shuts down. A failed
 // reconciliation is logged and tried again at the next tick.
 func (h *Handler) RunReconciler(ctx context.Context, every time.Duration) error {
+	if err := h.Reconcile(ctx); err != nil && ctx.Err() == nil {
+		h.log.Error("escrow webhook: reconciliation failed", "error", err)
+	}
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {

@@ -1,0 +1,463 @@
+package webhook_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	escrow "github.com/escrowkit/escrow-go"
+	"github.com/escrowkit/escrow-go/escrowtest"
+	"github.com/escrowkit/escrow-go/webhook"
+)
+
+// world is a partner's marketplace on the emulator: a webhook receiver served by a Handler,
+// and clients for the partner and for the buyer and seller it acts for.
+type world struct {
+	t                      *testing.T
+	srv                    *escrowtest.Server
+	partner, buyer, seller *escrow.Client
+	buyerEmail, sellerMail string
+	h                      *webhook.Handler
+	hook                   *httptest.Server
+	got                    *recorder
+}
+
+// recorder is a callback that remembers what it was handed, and can be told to fail or
+// to be slow.
+type recorder struct {
+	mu     sync.Mutex
+	events []webhook.ConfirmedEvent
+	fail   map[escrow.EventName]int // failures left per event
+	delay  time.Duration
+}
+
+func (r *recorder) callback(ctx context.Context, ev webhook.ConfirmedEvent) error {
+	if r.delay > 0 {
+		select {
+		case <-time.After(r.delay):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fail[ev.Event.Event] > 0 {
+		r.fail[ev.Event.Event]--
+		return fmt.Errorf("the order system is down")
+	}
+	r.events = append(r.events, ev)
+	return nil
+}
+
+// byTransaction lists the names of the events handed over per transaction, in order.
+func (r *recorder) byTransaction() map[int64][]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[int64][]string)
+	for _, ev := range r.events {
+		out[ev.TransactionID] = append(out[ev.TransactionID], string(ev.Event.Event))
+	}
+	return out
+}
+
+func (r *recorder) count(src webhook.Source) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, ev := range r.events {
+		if ev.Source == src {
+			n++
+		}
+	}
+	return n
+}
+
+func newWorld(t *testing.T, opt webhook.Options, emuOpts ...escrowtest.Option) *world {
+	t.Helper()
+	srv := escrowtest.NewServer(emuOpts...)
+	t.Cleanup(srv.Close)
+	p := srv.AddPartner("market@example.com")
+	b, s := srv.AddCustomer("buyer@example.com"), srv.AddCustomer("seller@example.com")
+	w := &world{
+		t: t, srv: srv,
+		partner: client(t, srv, p), buyer: client(t, srv, b), seller: client(t, srv, s),
+		buyerEmail: b.Email, sellerMail: s.Email,
+		got: &recorder{fail: map[escrow.EventName]int{}},
+	}
+	opt.RetryWait, opt.MaxRetryWait = time.Millisecond, 5*time.Millisecond
+	w.h = webhook.NewHandler(w.partner, w.got.callback, opt)
+	w.hook = httptest.NewServer(w.h)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := w.h.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		w.hook.Close()
+	})
+	if _, err := w.partner.Webhooks.Create(t.Context(), w.hook.URL+"/escrow"); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func client(t *testing.T, srv *escrowtest.Server, a escrowtest.Account) *escrow.Client {
+	t.Helper()
+	c, err := escrow.NewClient(a.Email, a.APIKey, escrow.WithBaseURL(srv.URL), escrow.WithHTTPClient(srv.Client()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// create makes a sale between the buyer and the seller, as the partner.
+func (w *world) create() int64 {
+	w.t.Helper()
+	tx, err := w.partner.Transactions.Create(w.t.Context(), &escrow.CreateTransactionRequest{
+		Currency: escrow.USD, Description: "A bicycle",
+		Parties: []escrow.PartyInput{{Role: escrow.RoleBuyer, Customer: w.buyerEmail}, {Role: escrow.RoleSeller, Customer: w.sellerMail}},
+		Items: []escrow.ItemInput{{
+			Title: "Bicycle", Type: escrow.ItemGeneralMerchandise, InspectionPeriod: escrow.Days(1),
+			Schedule: []escrow.ScheduleInput{{Amount: escrow.MustAmount("250.00"), PayerCustomer: w.buyerEmail, BeneficiaryCustomer: w.sellerMail}},
+		}},
+	})
+	if err != nil {
+		w.t.Fatalf("create: %v", err)
+	}
+	return tx.ID
+}
+
+// step is one move of a lifecycle.
+type step func(w *world, id int64) error
+
+func as(email func(*world) string, act func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error)) step {
+	return func(w *world, id int64) error {
+		_, err := act(w.partner.Transactions, w.t.Context(), id, escrow.AsCustomer(email(w)))
+		return err
+	}
+}
+
+func buyer(w *world) string  { return w.buyerEmail }
+func seller(w *world) string { return w.sellerMail }
+
+var (
+	buyerAgrees  = as(buyer, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) { return c.Agree(ctx, id, o) })
+	sellerAgrees = as(seller, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) { return c.Agree(ctx, id, o) })
+	ships        = as(seller, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) { return c.Ship(ctx, id, nil, o) })
+	receives     = as(buyer, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) { return c.Receive(ctx, id, o) })
+	rejects      = as(buyer, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) { return c.Reject(ctx, id, o) })
+	shipsBack    = as(buyer, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) { return c.ShipReturn(ctx, id, nil, o) })
+	receivesBack = as(seller, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) { return c.ReceiveReturn(ctx, id, o) })
+
+	funds        step = func(w *world, id int64) error { return w.srv.ApprovePayment(id) }
+	partnerEnds  step = func(w *world, id int64) error { _, err := w.partner.Transactions.Cancel(w.t.Context(), id, "out of stock"); return err }
+	buyerAccepts step = func(w *world, id int64) error { _, err := w.buyer.Transactions.Accept(w.t.Context(), id); return err }
+	sellerTakes  step = func(w *world, id int64) error {
+		_, err := w.seller.Transactions.AcceptReturn(w.t.Context(), id)
+		return err
+	}
+	sellerGivesBank step = func(w *world, id int64) error {
+		_, err := w.seller.Transactions.AddDisbursementMethod(w.t.Context(), id, &escrow.DisbursementMethod{
+			Type: escrow.DisbursementACH, AccountName: "Seller", AccountType: "savings",
+			BankABARoutingNumber: "121000248", BankAccountNumber: "12345678", BankName: "First Bank",
+		})
+		return err
+	}
+	inspectionEnds step = func(w *world, id int64) error { w.srv.Advance(25 * time.Hour); return nil }
+)
+
+// lifecycles are the paths a sale can take, with the state changes each announces.
+var lifecycles = []struct {
+	name  string
+	steps []step
+	want  string
+}{
+	{"sale", []step{buyerAgrees, sellerAgrees, funds, sellerGivesBank, ships, receives, buyerAccepts},
+		"create agree payment_approved ship receive accept payment_disbursed complete"},
+	{"auto-accepted", []step{buyerAgrees, sellerAgrees, funds, sellerGivesBank, ships, receives, inspectionEnds},
+		"create agree payment_approved ship receive accept payment_disbursed complete"},
+	{"cancelled", []step{partnerEnds}, "create cancel"},
+	{"cancelled after agreement", []step{buyerAgrees, sellerAgrees, partnerEnds}, "create agree cancel"},
+	{"returned", []step{buyerAgrees, sellerAgrees, funds, ships, receives, rejects, shipsBack, receivesBack, sellerTakes},
+		"create agree payment_approved ship receive reject ship_return receive_return accept_return complete"},
+}
+
+// covered are the events that change what a transaction shows: those handed over exactly
+// once even when deliveries are lost.
+var covered = map[string]bool{}
+
+func init() {
+	for _, l := range lifecycles {
+		for _, ev := range strings.Fields(l.want) {
+			covered[ev] = true
+		}
+	}
+}
+
+// run takes n transactions through every lifecycle and returns the events each should
+// have announced.
+func (w *world) run(n int) map[int64]string {
+	w.t.Helper()
+	want := make(map[int64]string)
+	for range n {
+		for _, l := range lifecycles {
+			id := w.create()
+			for i, s := range l.steps {
+				if err := s(w, id); err != nil {
+					w.t.Fatalf("%s, step %d: %v", l.name, i, err)
+				}
+			}
+			want[id] = l.want
+		}
+	}
+	return want
+}
+
+// settle waits for the emulator's calls and the handler's work.
+func (w *world) settle() {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(w.t.Context(), 10*time.Second)
+	defer cancel()
+	if err := w.srv.FlushWebhooks(ctx); err != nil {
+		w.t.Fatal(err)
+	}
+	if err := w.h.Flush(ctx); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+func (w *world) reconcile() {
+	w.t.Helper()
+	if err := w.h.Reconcile(w.t.Context()); err != nil {
+		w.t.Fatalf("Reconcile: %v", err)
+	}
+	w.settle()
+}
+
+// deliver posts a delivery body to the receiver as the API would, and returns the status.
+func (w *world) deliver(body string) int {
+	w.t.Helper()
+	resp, err := http.Post(w.hook.URL+"/escrow", "application/json", strings.NewReader(body))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// checkExactlyOnce compares what was handed over with what each transaction announced:
+// every state change once, in order. Other events (payment_refunded) are informational:
+// the state does not show them, so a lost one stays lost.
+func (w *world) checkExactlyOnce(want map[int64]string) {
+	w.t.Helper()
+	got := w.got.byTransaction()
+	for id, events := range want {
+		var changes []string
+		for _, ev := range got[id] {
+			if covered[ev] {
+				changes = append(changes, ev)
+			}
+		}
+		if strings.Join(changes, " ") != events {
+			w.t.Errorf("transaction %d: handed over %v, want %s", id, got[id], events)
+		}
+	}
+	for id := range got {
+		if _, ok := want[id]; !ok {
+			w.t.Errorf("transaction %d was never made here, but handed over: %v", id, got[id])
+		}
+	}
+}
+
+func TestEveryStateChangeOnceWithoutLoss(t *testing.T) {
+	w := newWorld(t, webhook.Options{})
+	w.reconcile() // at startup, as RunReconciler does
+	want := w.run(2)
+	w.settle()
+	if n := w.got.count(webhook.FromReconcile); n != 0 {
+		t.Errorf("%d events came from reconciliation with no delivery lost", n)
+	}
+	w.checkExactlyOnce(want)
+}
+
+// TestLostDeliveriesAreRecovered drops 30% of the emulator's webhook calls and replays every
+// call that did arrive: each state change of every lifecycle is still handed over exactly
+// once, in order.
+func TestLostDeliveriesAreRecovered(t *testing.T) {
+	w := newWorld(t, webhook.Options{}, escrowtest.WithSeed(7))
+	if err := w.srv.InjectFault(escrowtest.Fault{Endpoint: "WEBHOOK *", Probability: 0.3, Drop: escrowtest.DropBefore}); err != nil {
+		t.Fatal(err)
+	}
+	w.reconcile()
+	want := w.run(8)
+	w.settle()
+
+	lost := 0
+	for _, d := range w.srv.Deliveries() {
+		if d.Error != "" {
+			lost++
+			continue
+		}
+		body := fmt.Sprintf(`{"event": %q, "event_type": %q, "transaction_id": %d}`, d.Event, d.EventType, d.TransactionID)
+		if code := w.deliver(body); code != http.StatusOK {
+			t.Fatalf("replay answered %d", code)
+		}
+	}
+	if total := len(w.srv.Deliveries()); lost < total/5 || lost > total/2 {
+		t.Fatalf("%d of %d deliveries lost; the fault should drop about 30%%", lost, total)
+	}
+	w.settle()
+	w.reconcile()
+	w.checkExactlyOnce(want)
+	if w.got.count(webhook.FromReconcile) == 0 {
+		t.Error("nothing was recovered, yet deliveries were lost")
+	}
+
+	// Nothing is left to find: another reconciliation hands over nothing.
+	before := len(w.got.byTransaction())
+	n := w.got.count(webhook.FromReconcile) + w.got.count(webhook.FromWebhook)
+	w.reconcile()
+	if after := w.got.count(webhook.FromReconcile) + w.got.count(webhook.FromWebhook); after != n || len(w.got.byTransaction()) != before {
+		t.Errorf("a second reconciliation handed over %d more events", after-n)
+	}
+}
+
+// TestForgedDeliveriesAreNeverHandedOver: deliveries about a transaction that does not
+// exist, one of another account, or a change that did not happen are dropped.
+func TestForgedDeliveriesAreNeverHandedOver(t *testing.T) {
+	w := newWorld(t, webhook.Options{})
+	id := w.create()
+	w.settle()
+
+	// A stranger's transaction: the partner's client cannot read it.
+	stranger := client(t, w.srv, w.srv.AddCustomer("stranger@example.com"))
+	other, err := stranger.Transactions.Create(t.Context(), &escrow.CreateTransactionRequest{
+		Currency: escrow.USD, Description: "Not the marketplace's",
+		Parties: []escrow.PartyInput{{Role: escrow.RoleBuyer, Customer: "me"}, {Role: escrow.RoleSeller, Customer: w.sellerMail}},
+		Items: []escrow.ItemInput{{Title: "Lamp", Type: escrow.ItemGeneralMerchandise, Schedule: []escrow.ScheduleInput{
+			{Amount: escrow.MustAmount("40"), PayerCustomer: "me", BeneficiaryCustomer: w.sellerMail}}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := []string{
+		`{"event": "create", "event_type": "transaction", "transaction_id": 999999}`,
+		fmt.Sprintf(`{"event": "create", "event_type": "transaction", "transaction_id": %d}`, other.ID),
+		fmt.Sprintf(`{"event": "payment_approved", "event_type": "transaction", "transaction_id": %d}`, id),
+		fmt.Sprintf(`{"event": "ship", "event_type": "transaction", "transaction_id": %d}`, id),
+		fmt.Sprintf(`{"event": "complete", "event_type": "transaction", "transaction_id": %d}`, id),
+	}
+	for _, body := range forged {
+		if code := w.deliver(body); code != http.StatusOK {
+			t.Errorf("%s: answered %d", body, code)
+		}
+	}
+	for _, body := range []string{`{"event": "ship"`, `[]`, `{"event": "ship", "event_type": "transaction", "transaction_id": "x"}`} {
+		if code := w.deliver(body); code != http.StatusBadRequest {
+			t.Errorf("%s: answered %d, want 400", body, code)
+		}
+	}
+	w.settle()
+	got := w.got.byTransaction()
+	if len(got) != 1 || strings.Join(got[id], " ") != "create" {
+		t.Errorf("handed over %v; want only the real creation of %d", got, id)
+	}
+}
+
+// TestSlowCallbackDoesNotHoldTheSender: with a callback that takes far longer than the
+// emulator's webhook timeout, every delivery is still answered in time, and the events
+// are handed over afterwards, in order.
+func TestSlowCallbackDoesNotHoldTheSender(t *testing.T) {
+	w := newWorld(t, webhook.Options{}, escrowtest.WithWebhookTimeout(50*time.Millisecond))
+	w.got.delay = 20 * time.Millisecond // slower than 2 deliveries at once allow
+	id := w.create()
+	for _, s := range []step{buyerAgrees, sellerAgrees, funds, ships} {
+		if err := s(w, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.settle()
+	for _, d := range w.srv.Deliveries() {
+		if d.StatusCode != http.StatusOK {
+			t.Errorf("delivery %s answered %d (%s)", d.Event, d.StatusCode, d.Error)
+		}
+	}
+	if got := strings.Join(w.got.byTransaction()[id], " "); got != "create agree payment_approved ship" {
+		t.Errorf("handed over %q", got)
+	}
+}
+
+// TestFailingCallbackIsRetriedWithoutBlockingOthers: a callback failing on one
+// transaction's event is retried, and another transaction's events go on meanwhile.
+func TestFailingCallbackIsRetriedWithoutBlockingOthers(t *testing.T) {
+	w := newWorld(t, webhook.Options{})
+	w.got.fail[escrow.EventAgree] = 3
+	a := w.create()
+	if err := buyerAgrees(w, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := sellerAgrees(w, a); err != nil {
+		t.Fatal(err)
+	}
+	b := w.create()
+	w.settle()
+	got := w.got.byTransaction()
+	if strings.Join(got[a], " ") != "create agree" || strings.Join(got[b], " ") != "create" {
+		t.Errorf("handed over %v", got)
+	}
+}
+
+// TestShutdownIsClean: after Shutdown, deliveries are refused with 503 and no goroutine of
+// the handler is left (TestMain checks for leaks).
+func TestShutdownIsClean(t *testing.T) {
+	w := newWorld(t, webhook.Options{})
+	w.got.delay = time.Hour // a callback that only ends when cancelled
+	id := w.create()
+	if err := w.srv.FlushWebhooks(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	if err := w.h.Shutdown(ctx); err == nil {
+		t.Error("Shutdown reported the stuck callback's event as processed")
+	}
+	body := fmt.Sprintf(`{"event": "create", "event_type": "transaction", "transaction_id": %d}`, id)
+	if code := w.deliver(body); code != http.StatusServiceUnavailable {
+		t.Errorf("delivery after shutdown answered %d", code)
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.h.RunReconciler(t.Context(), time.Hour) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("RunReconciler runs on after Shutdown")
+	}
+}
+
+// TestEventBodies: ParseEvent's limits hold through the handler.
+func TestEventBodies(t *testing.T) {
+	w := newWorld(t, webhook.Options{})
+	big := bytes.Repeat([]byte(" "), escrow.MaxEventBody+1)
+	resp, err := http.Post(w.hook.URL, "application/json", bytes.NewReader(big))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("oversized body answered %d", resp.StatusCode)
+	}
+	req, _ := http.NewRequest(http.MethodGet, w.hook.URL, nil)
+	if resp, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("GET answered %d", resp.StatusCode)
+	}
+}

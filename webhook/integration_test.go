@@ -147,16 +147,33 @@ func buyer(w *world) string  { return w.buyerEmail }
 func seller(w *world) string { return w.sellerMail }
 
 var (
-	buyerAgrees  = as(buyer, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) { return c.Agree(ctx, id, o) })
-	sellerAgrees = as(seller, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) { return c.Agree(ctx, id, o) })
-	ships        = as(seller, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) { return c.Ship(ctx, id, nil, o) })
-	receives     = as(buyer, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) { return c.Receive(ctx, id, o) })
-	rejects      = as(buyer, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) { return c.Reject(ctx, id, o) })
-	shipsBack    = as(buyer, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) { return c.ShipReturn(ctx, id, nil, o) })
-	receivesBack = as(seller, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) { return c.ReceiveReturn(ctx, id, o) })
+	buyerAgrees = as(buyer, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) {
+		return c.Agree(ctx, id, o)
+	})
+	sellerAgrees = as(seller, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) {
+		return c.Agree(ctx, id, o)
+	})
+	ships = as(seller, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) {
+		return c.Ship(ctx, id, nil, o)
+	})
+	receives = as(buyer, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) {
+		return c.Receive(ctx, id, o)
+	})
+	rejects = as(buyer, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) {
+		return c.Reject(ctx, id, o)
+	})
+	shipsBack = as(buyer, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) {
+		return c.ShipReturn(ctx, id, nil, o)
+	})
+	receivesBack = as(seller, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) {
+		return c.ReceiveReturn(ctx, id, o)
+	})
 
-	funds        step = func(w *world, id int64) error { return w.srv.ApprovePayment(id) }
-	partnerEnds  step = func(w *world, id int64) error { _, err := w.partner.Transactions.Cancel(w.t.Context(), id, "out of stock"); return err }
+	funds       step = func(w *world, id int64) error { return w.srv.ApprovePayment(id) }
+	partnerEnds step = func(w *world, id int64) error {
+		_, err := w.partner.Transactions.Cancel(w.t.Context(), id, "out of stock")
+		return err
+	}
 	buyerAccepts step = func(w *world, id int64) error { _, err := w.buyer.Transactions.Accept(w.t.Context(), id); return err }
 	sellerTakes  step = func(w *world, id int64) error {
 		_, err := w.seller.Transactions.AcceptReturn(w.t.Context(), id)

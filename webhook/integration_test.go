@@ -136,9 +136,10 @@ func (w *world) create() int64 {
 // step is one move of a lifecycle.
 type step func(w *world, id int64) error
 
-func as(email func(*world) string, act func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error)) step {
+// as has the partner take an action As-Customer for the buyer or the seller.
+func as(email func(*world) string, action escrow.Action) step {
 	return func(w *world, id int64) error {
-		_, err := act(w.partner.Transactions, w.t.Context(), id, escrow.AsCustomer(email(w)))
+		_, err := w.partner.Transactions.Act(w.t.Context(), id, &escrow.ActionRequest{Action: action}, escrow.AsCustomer(email(w)))
 		return err
 	}
 }
@@ -147,27 +148,13 @@ func buyer(w *world) string  { return w.buyerEmail }
 func seller(w *world) string { return w.sellerMail }
 
 var (
-	buyerAgrees = as(buyer, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) {
-		return c.Agree(ctx, id, o)
-	})
-	sellerAgrees = as(seller, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) {
-		return c.Agree(ctx, id, o)
-	})
-	ships = as(seller, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) {
-		return c.Ship(ctx, id, nil, o)
-	})
-	receives = as(buyer, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) {
-		return c.Receive(ctx, id, o)
-	})
-	rejects = as(buyer, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) {
-		return c.Reject(ctx, id, o)
-	})
-	shipsBack = as(buyer, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) {
-		return c.ShipReturn(ctx, id, nil, o)
-	})
-	receivesBack = as(seller, func(c *escrow.TransactionsService, ctx context.Context, id int64, o escrow.RequestOption) (*escrow.Transaction, error) {
-		return c.ReceiveReturn(ctx, id, o)
-	})
+	buyerAgrees  = as(buyer, escrow.ActionAgree)
+	sellerAgrees = as(seller, escrow.ActionAgree)
+	ships        = as(seller, escrow.ActionShip)
+	receives     = as(buyer, escrow.ActionReceive)
+	rejects      = as(buyer, escrow.ActionReject)
+	shipsBack    = as(buyer, escrow.ActionShipReturn)
+	receivesBack = as(seller, escrow.ActionReceiveReturn)
 
 	funds       step = func(w *world, id int64) error { return w.srv.ApprovePayment(id) }
 	partnerEnds step = func(w *world, id int64) error {

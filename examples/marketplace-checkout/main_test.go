@@ -46,6 +46,10 @@ func TestRun(t *testing.T) {
 			}
 		}
 	}
+	// The receiver answers before the emulator records the call: wait for the records.
+	if err := srv.FlushWebhooks(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	var events []string
 	for _, d := range srv.Deliveries() {
 		if d.StatusCode != 200 {

@@ -1,0 +1,236 @@
+// Command partner-as-customer shows an approved partner running escrows for its users
+// through the As-Customer header: it agrees, ships, receives and cancels on behalf of the
+// buyer and the seller, meets the one step the API keeps for the buyer alone (accepting the
+// goods answers 403, a typed escrow.ErrForbidden), and finds its transactions again through
+// the partner listings and their filters.
+//
+// It runs against an embedded emulator (package escrowtest) only: As-Customer needs an
+// account the provider has approved as a partner, and funding needs a real payment, which
+// the emulator stands in for.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"time"
+
+	escrow "github.com/escrowkit/escrow-go"
+	"github.com/escrowkit/escrow-go/escrowtest"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	srv := newEmulator()
+	defer srv.Close()
+	if err := run(ctx, os.Stdout, srv); err != nil {
+		fmt.Fprintln(os.Stderr, "partner-as-customer:", err)
+		os.Exit(1)
+	}
+}
+
+// start is the emulator's frozen clock: creation dates, and so the listing filters on
+// them, come out the same in every run.
+var start = time.Date(2025, 3, 3, 9, 0, 0, 0, time.UTC)
+
+func newEmulator() *escrowtest.Server { return escrowtest.NewServer(escrowtest.WithClock(start)) }
+
+const (
+	alice = "alice@example.com" // buys a bicycle from bob
+	bob   = "bob@example.com"
+	carol = "carol@example.com" // buys a lamp from bob
+)
+
+// run drives three transactions of the partner "rides@example.com" on the emulator.
+func run(ctx context.Context, w io.Writer, srv *escrowtest.Server) error {
+	connect := func(a escrowtest.Account) (*escrow.Client, error) {
+		return escrow.NewClient(a.Email, a.APIKey, escrow.WithBaseURL(srv.URL), escrow.WithHTTPClient(srv.Client()))
+	}
+	partner, err := connect(srv.AddPartner("rides@example.com"))
+	if err != nil {
+		return err
+	}
+	// The partner never holds its users' keys, except in this example: alice needs hers to
+	// accept, which no partner may do for her.
+	aliceOwn, err := connect(srv.AddCustomer(alice))
+	if err != nil {
+		return err
+	}
+	bobOwn, err := connect(srv.AddCustomer(bob))
+	if err != nil {
+		return err
+	}
+	as := escrow.AsCustomer
+
+	// 1. A sale taken from agreement to payout, every step but acceptance As-Customer.
+	bike, err := partner.Transactions.Create(ctx, sale(alice, bob, "Road bicycle", "1450.00"))
+	if err != nil {
+		return fmt.Errorf("create: %w", err)
+	}
+	fmt.Fprintf(w, "transaction %d: %s, created by the partner for %s and %s\n", bike.ID, bike.Description, alice, bob)
+	for _, party := range []string{alice, bob} {
+		if _, err := partner.Transactions.Agree(ctx, bike.ID, as(party)); err != nil {
+			return fmt.Errorf("agree as %s: %w", party, err)
+		}
+	}
+	fmt.Fprintln(w, "  agree    as alice and as bob")
+	pm, err := partner.Transactions.PaymentMethods(ctx, bike.ID, as(alice))
+	if err != nil {
+		return fmt.Errorf("payment methods: %w", err)
+	}
+	fmt.Fprintf(w, "  alice owes %s by wire (payment methods listed as alice)\n", pm.TotalWithoutPaymentFee)
+	if err := srv.ApprovePayment(bike.ID); err != nil { // the emulator stands in for alice's bank
+		return err
+	}
+	tx, err := partner.Transactions.Ship(ctx, bike.ID, &escrow.ShippingInformation{
+		TrackingInformation: &escrow.TrackingInformation{Carrier: "DHL", TrackingID: "JD014600006281230704"},
+	}, as(bob))
+	if err != nil {
+		return fmt.Errorf("ship as bob: %w", err)
+	}
+	fmt.Fprintf(w, "  ship     as bob:   %s\n", state(tx))
+	if tx, err = partner.Transactions.Receive(ctx, bike.ID, as(alice)); err != nil {
+		return fmt.Errorf("receive as alice: %w", err)
+	}
+	fmt.Fprintf(w, "  receive  as alice: %s\n", state(tx))
+
+	// Accepting releases the money to the seller: the API lets only the buyer do it.
+	_, err = partner.Transactions.Accept(ctx, bike.ID, as(alice))
+	var apiErr *escrow.APIError
+	if !errors.Is(err, escrow.ErrForbidden) || !errors.As(err, &apiErr) {
+		return fmt.Errorf("accept as alice: got %v, want a 403", err)
+	}
+	fmt.Fprintf(w, "  accept   as alice: refused, %d %s: %s\n", apiErr.StatusCode, apiErr.Code, apiErr.Message)
+	if tx, err = aliceOwn.Transactions.Accept(ctx, bike.ID); err != nil {
+		return fmt.Errorf("accept by alice: %w", err)
+	}
+	fmt.Fprintf(w, "  accept   by alice with her own key: %s\n", state(tx))
+	// Payout details are the seller's too: the disbursement endpoints take no As-Customer.
+	if _, err := bobOwn.Transactions.SelectDisbursementMethod(ctx, bike.ID, &escrow.DisbursementMethod{
+		Type: escrow.DisbursementACH, AccountName: "Bob Builder", AccountType: "checking",
+		BankABARoutingNumber: "021000021", BankAccountNumber: "000111222333", BankName: "Example Bank",
+	}); err != nil {
+		return fmt.Errorf("bob's disbursement method: %w", err)
+	}
+	if tx, err = partner.Transactions.Get(ctx, bike.ID); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "  payout   chosen by bob with his own key: %s\n", state(tx))
+
+	// 2. A sale the seller withdraws before agreeing: until both have agreed, any party may
+	// cancel, so the partner may do it for bob.
+	srv.Advance(24 * time.Hour)
+	frame, err := partner.Transactions.Create(ctx, sale(alice, bob, "Spare frame", "300.00"))
+	if err != nil {
+		return fmt.Errorf("create: %w", err)
+	}
+	fmt.Fprintf(w, "transaction %d: %s\n", frame.ID, frame.Description)
+	if _, err := partner.Transactions.Agree(ctx, frame.ID, as(alice)); err != nil {
+		return fmt.Errorf("agree as alice: %w", err)
+	}
+	if tx, err = partner.Transactions.Cancel(ctx, frame.ID, "sold elsewhere", as(bob)); err != nil {
+		return fmt.Errorf("cancel as bob: %w", err)
+	}
+	fmt.Fprintf(w, "  agree    as alice; cancel as bob: %s\n", state(tx))
+
+	// 3. A sale waiting for carol's payment.
+	srv.Advance(24 * time.Hour)
+	lamp, err := partner.Transactions.Create(ctx, sale(carol, bob, "Brass lamp", "85.00"))
+	if err != nil {
+		return fmt.Errorf("create: %w", err)
+	}
+	for _, party := range []string{carol, bob} {
+		if _, err := partner.Transactions.Agree(ctx, lamp.ID, as(party)); err != nil {
+			return fmt.Errorf("agree as %s: %w", party, err)
+		}
+	}
+	fmt.Fprintf(w, "transaction %d: %s\n  agree    as carol and as bob: awaiting payment\n", lamp.ID, lamp.Description)
+
+	// The partner listings: the partner finds its users' transactions without their keys.
+	var carolID int64
+	for c, err := range partner.Partner.AllCustomers(ctx, nil) {
+		if err != nil {
+			return fmt.Errorf("partner customers: %w", err)
+		}
+		if c.Email == carol {
+			carolID = c.ID
+		}
+	}
+	floor := escrow.MustAmount("100.00")
+	listings := []struct {
+		name string
+		opt  escrow.PartnerTransactionsOptions
+	}{
+		{"all, 1 per page", escrow.PartnerTransactionsOptions{Limit: 1, SortDirection: escrow.SortAsc}},
+		{"status=completed", escrow.PartnerTransactionsOptions{Status: escrow.StatusCompleted}},
+		{"status=ongoing", escrow.PartnerTransactionsOptions{Status: escrow.StatusOngoing}},
+		{fmt.Sprintf("customer_ids=%d (carol)", carolID), escrow.PartnerTransactionsOptions{CustomerIDs: []int64{carolID}}},
+		{"min_amount=100.00", escrow.PartnerTransactionsOptions{MinAmount: &floor}},
+		{"created since " + start.Add(24*time.Hour).Format(time.DateOnly), escrow.PartnerTransactionsOptions{InitiationStartDate: start.Add(24 * time.Hour)}},
+	}
+	fmt.Fprintln(w, "partner listings:")
+	for _, l := range listings {
+		var ids []string
+		for tx, err := range partner.Partner.AllTransactions(ctx, &l.opt) {
+			if err != nil {
+				return fmt.Errorf("listing %s: %w", l.name, err)
+			}
+			ids = append(ids, fmt.Sprint(tx.ID))
+		}
+		fmt.Fprintf(w, "  %-27s %s\n", l.name, strings.Join(ids, " "))
+	}
+	return nil
+}
+
+// sale is one item sold by seller to buyer; the buyer pays the whole escrow fee, the
+// API's default.
+func sale(buyer, seller, title, price string) *escrow.CreateTransactionRequest {
+	return &escrow.CreateTransactionRequest{
+		Currency:    escrow.USD,
+		Description: title,
+		Parties: []escrow.PartyInput{
+			{Role: escrow.RoleBuyer, Customer: buyer},
+			{Role: escrow.RoleSeller, Customer: seller},
+		},
+		Items: []escrow.ItemInput{{
+			Title: title, Type: escrow.ItemGeneralMerchandise, Category: escrow.CategorySportsAndRecreation,
+			InspectionPeriod: escrow.Days(3), Quantity: 1,
+			Schedule: []escrow.ScheduleInput{{Amount: escrow.MustAmount(price), PayerCustomer: buyer, BeneficiaryCustomer: seller}},
+		}},
+	}
+}
+
+// state sums up a transaction in words.
+func state(tx *escrow.Transaction) string {
+	if tx.IsCancelled {
+		return "cancelled"
+	}
+	if !tx.CloseDate.IsZero() {
+		return "complete, closed " + tx.CloseDate.Format(time.DateOnly)
+	}
+	var flags []string
+	for _, it := range tx.Items {
+		if !it.Type.Transferable() {
+			continue
+		}
+		s := it.Status
+		for _, f := range []struct {
+			set  bool
+			name string
+		}{{s.Shipped, "shipped"}, {s.Received, "received"}, {s.Accepted, "accepted"}} {
+			if f.set && !slices.Contains(flags, f.name) {
+				flags = append(flags, f.name)
+			}
+		}
+	}
+	if len(flags) == 0 {
+		return "open"
+	}
+	return strings.Join(flags, ", ")
+}

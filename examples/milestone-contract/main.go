@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -110,17 +111,18 @@ func run(ctx context.Context, w io.Writer, srv *escrowtest.Server) error {
 	if err != nil {
 		return err
 	}
-	seller, err := connect(srv.AddCustomer("dev@example.com"))
+	const dev = "dev@example.com"
+	seller, err := connect(srv.AddCustomer(dev))
 	if err != nil {
 		return err
 	}
 
-	tx, err := buyer.Transactions.Create(ctx, contract("dev@example.com", srv.Now()))
+	tx, err := buyer.Transactions.Create(ctx, contract(dev, srv.Now()))
 	if err != nil {
 		return fmt.Errorf("create: %w", err)
 	}
 	fmt.Fprintf(w, "transaction %d: %s\n", tx.ID, tx.Description)
-	printItems(w, tx)
+	printItems(w, tx, dev)
 	if _, err := seller.Transactions.Agree(ctx, tx.ID); err != nil {
 		return fmt.Errorf("seller agrees: %w", err)
 	}
@@ -177,7 +179,7 @@ func run(ctx context.Context, w io.Writer, srv *escrowtest.Server) error {
 			return err
 		}
 	}
-	if err := report(ctx, w, buyer, tx.ID, "day 10: design delivered, received and accepted"); err != nil {
+	if err := report(ctx, w, buyer, tx.ID, dev, "day 10: design delivered, received and accepted"); err != nil {
 		return err
 	}
 
@@ -189,11 +191,11 @@ func run(ctx context.Context, w io.Writer, srv *escrowtest.Server) error {
 	if err := act(buyer, build, escrow.ActionReceive); err != nil {
 		return err
 	}
-	if err := report(ctx, w, buyer, tx.ID, "day 40: build delivered and received"); err != nil {
+	if err := report(ctx, w, buyer, tx.ID, dev, "day 40: build delivered and received"); err != nil {
 		return err
 	}
 	srv.Advance(10 * 24 * time.Hour)
-	if err := report(ctx, w, buyer, tx.ID, "day 50: the build's inspection period ended"); err != nil {
+	if err := report(ctx, w, buyer, tx.ID, dev, "day 50: the build's inspection period ended"); err != nil {
 		return err
 	}
 
@@ -207,42 +209,44 @@ func run(ctx context.Context, w io.Writer, srv *escrowtest.Server) error {
 			return err
 		}
 	}
-	if err := report(ctx, w, buyer, tx.ID, "day 55: launch delivered, received and accepted"); err != nil {
+	if err := report(ctx, w, buyer, tx.ID, dev, "day 55: launch delivered, received and accepted"); err != nil {
 		return err
 	}
 	final, err := buyer.Transactions.Get(ctx, tx.ID)
 	if err != nil {
 		return err
 	}
-	paid, received := settle(final, "me")
+	paid, received := settle(final, dev)
 	fmt.Fprintf(w, "complete %s: the buyer paid %s, the seller received %s\n",
 		final.CloseDate.Format(time.DateOnly), paid, received)
 	return nil
 }
 
 // report prints the items as the buyer now sees them.
-func report(ctx context.Context, w io.Writer, c *escrow.Client, id int64, what string) error {
+func report(ctx context.Context, w io.Writer, c *escrow.Client, id int64, seller, what string) error {
 	tx, err := c.Transactions.Get(ctx, id)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(w, what)
-	printItems(w, tx)
+	printItems(w, tx, seller)
 	return nil
 }
 
-// printItems prints one line per milestone: due date, price, fee shares, status.
-func printItems(w io.Writer, tx *escrow.Transaction) {
+// printItems prints one line per milestone: due date, price, fee shares, status. The
+// buyer's shares are told from the seller's by the seller's address: the buyer's own may be
+// written "me".
+func printItems(w io.Writer, tx *escrow.Transaction, seller string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  item\ttitle\tdue\tinspection\tprice\tbuyer's fee\tseller's fee\tstatus")
 	for _, it := range tx.Items {
 		sch := it.Schedule[0]
 		var buyerFee, sellerFee escrow.Amount
 		for _, f := range it.Fees {
-			if f.PayerCustomer == "me" {
-				buyerFee = f.Amount
-			} else {
+			if strings.EqualFold(f.PayerCustomer, seller) {
 				sellerFee = f.Amount
+			} else {
+				buyerFee = f.Amount
 			}
 		}
 		fmt.Fprintf(tw, "  %d\t%s\t%s\t%dd\t%s\t%s\t%s\t%s\n", it.ID, it.Title, sch.DueDate.Format(time.DateOnly),
@@ -273,17 +277,17 @@ func status(it escrow.Item) string {
 
 // settle sums what the buyer paid (prices and its fee shares) and what the seller
 // received (prices less its fee shares), exactly.
-func settle(tx *escrow.Transaction, buyer string) (paid, received escrow.Amount) {
+func settle(tx *escrow.Transaction, seller string) (paid, received escrow.Amount) {
 	for _, it := range tx.Items {
 		for _, s := range it.Schedule {
 			paid = escrow.AmountOf(paid.Add(s.Amount.Decimal))
 			received = escrow.AmountOf(received.Add(s.Amount.Decimal))
 		}
 		for _, f := range it.Fees {
-			if f.PayerCustomer == buyer {
-				paid = escrow.AmountOf(paid.Add(f.Amount.Decimal))
-			} else {
+			if strings.EqualFold(f.PayerCustomer, seller) {
 				received = escrow.AmountOf(received.Sub(f.Amount.Decimal))
+			} else {
+				paid = escrow.AmountOf(paid.Add(f.Amount.Decimal))
 			}
 		}
 	}
@@ -298,8 +302,8 @@ func runSandbox(ctx context.Context, w io.Writer, c *escrow.Client, seller strin
 		return fmt.Errorf("create: %w", err)
 	}
 	fmt.Fprintf(w, "transaction %d: %s\n", tx.ID, tx.Description)
-	printItems(w, tx)
-	paid, received := settle(tx, "me")
+	printItems(w, tx, seller)
+	paid, received := settle(tx, seller)
 	fmt.Fprintf(w, "once complete, the buyer will have paid %s and the seller received %s\n", paid, received)
 	if _, err := c.Transactions.Cancel(ctx, tx.ID, "example run"); err != nil {
 		return fmt.Errorf("cancel: %w", err)

@@ -165,7 +165,7 @@ func (e *Emulator) controlRateLimit(_ *http.Request, body []byte) (response, err
 }
 
 // controlAddFault serves POST /_emulator/faults {"endpoint", "status", "probability",
-// "drop": "before"|"after", "latency_ms"}.
+// "drop": "before"|"after", "latency_ms", "latency_after_ms"}.
 func (e *Emulator) controlAddFault(_ *http.Request, body []byte) (response, error) {
 	o, err := decodeObject(body)
 	if err != nil {
@@ -175,7 +175,9 @@ func (e *Emulator) controlAddFault(_ *http.Request, body []byte) (response, erro
 	o.required("endpoint")
 	status, _ := o.integer("status", 400, 599)
 	latency, _ := o.integer("latency_ms", 0, maxLatency.Milliseconds())
+	latencyAfter, _ := o.integer("latency_after_ms", 0, maxLatency.Milliseconds())
 	f.Status, f.Latency = int(status), time.Duration(latency)*time.Millisecond
+	f.LatencyAfter = time.Duration(latencyAfter) * time.Millisecond
 	f.Probability = o.fraction("probability")
 	switch o.oneOf("drop", "before", "after") {
 	case "before":

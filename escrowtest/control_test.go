@@ -80,6 +80,11 @@ func TestControlAPI(t *testing.T) {
 		t.Error("not dropped")
 	}
 	ctl.must(http.StatusOK, http.MethodDelete, "/_emulator/faults", nil)
+	ctl.must(http.StatusOK, http.MethodPost, "/_emulator/faults", body{"endpoint": "GET /customer/{customer_id}", "drop": "after", "latency_after_ms": 1})
+	if _, err := rawDo(t, b, http.MethodGet, "customer/me", ""); err == nil {
+		t.Error("not dropped")
+	}
+	ctl.must(http.StatusOK, http.MethodDelete, "/_emulator/faults", nil)
 
 	ctl.must(http.StatusOK, http.MethodPost, "/_emulator/reset", nil)
 	b.must(http.StatusUnauthorized, http.MethodGet, "customer/me", nil)
@@ -111,7 +116,7 @@ func TestControlAPIValidation(t *testing.T) {
 		{http.MethodPost, "/_emulator/clock/advance", `{"seconds": 1e20}`, 422, "seconds"},
 		{http.MethodPost, "/_emulator/rate_limit", `{"limit": -1, "window_seconds": 0}`, 422, "limit window_seconds"},
 		{http.MethodPost, "/_emulator/faults", `{}`, 422, "endpoint"},
-		{http.MethodPost, "/_emulator/faults", `{"endpoint": "*", "status": 200, "probability": 2, "drop": "sideways", "latency_ms": -1}`, 422, "drop latency_ms probability status"},
+		{http.MethodPost, "/_emulator/faults", `{"endpoint": "*", "status": 200, "probability": 2, "drop": "sideways", "latency_ms": -1, "latency_after_ms": -1}`, 422, "drop latency_after_ms latency_ms probability status"},
 		{http.MethodPost, "/_emulator/faults", `{"endpoint": "*", "status": 500, "drop": "after"}`, 422, "all"},
 		{http.MethodPost, "/_emulator/faults", `{"endpoint": "*"}`, 422, "all"},
 		{http.MethodGet, "/_emulator/webhook_deliveries?flush=maybe", ``, 422, "flush"},

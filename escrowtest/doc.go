@@ -266,8 +266,10 @@
 //
 // Faults. InjectFault makes an endpoint (a route template, "POST *" or "*") answer a status,
 // drop the connection before handling the request (nothing changes) or after it (the
-// change is made, the client gets no answer), and/or wait, with a probability drawn from
-// a generator seeded by WithSeed (1 by default). An injected status is answered like a
+// change is made, the client gets no answer), and/or wait, before handling the request
+// (Latency: a client that gives up in the meantime changes nothing) or after it
+// (LatencyAfter: the change is made however long the client waits), with a probability
+// drawn from a generator seeded by WithSeed (1 by default). An injected status is answered like a
 // failing proxy would, before routes and credentials are checked (with the rate-limit
 // headers, and counted); the first injected fault that matches and fires applies.
 // "WEBHOOK *" (or "WEBHOOK /<event>") faults the emulator's own webhook calls instead: a
@@ -282,7 +284,8 @@
 //	POST   /_emulator/transactions/{id}/reject_payment  200 {"ok": true}
 //	POST   /_emulator/clock/advance {"seconds"}         200 {"now": "…"}
 //	POST   /_emulator/rate_limit {"limit", "window_seconds"} 200 {"ok": true}
-//	POST   /_emulator/faults {"endpoint", "status", "probability", "drop", "latency_ms"} 200
+//	POST   /_emulator/faults {"endpoint", "status", "probability", "drop", "latency_ms",
+//	       "latency_after_ms"}                          200
 //	DELETE /_emulator/faults                            200
 //	GET    /_emulator/webhook_deliveries[?flush=true]   200 {"deliveries": [{"url", "event",
 //	       "event_type", "transaction_id", "status_code", "error"}]}

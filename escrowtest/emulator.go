@@ -101,6 +101,10 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp := e.serve(w, r, call{route: rt, params: params, allowed: allowed, endpoint: endpoint, injected: fault.Status})
+	// The change is made before this wait, whether or not the client is still there.
+	if fault.LatencyAfter > 0 && !e.sleep(r.Context(), fault.LatencyAfter) {
+		return
+	}
 	if fault.Drop == DropAfter {
 		dropConnection(w) // the change is made; the client never hears of it
 		return

@@ -31,6 +31,13 @@ type Fault struct {
 	Drop Drop
 	// Latency delays the answer. It ends early when the client goes away.
 	Latency time.Duration
+	// LatencyAfter delays the answer after the request is handled, as on a server that is
+	// slow to answer rather than slow to start: the change is made even when the client
+	// gives up waiting, so a client timeout leaves it unable to tell whether it happened.
+	// (Latency, by contrast, waits before handling and handles nothing once the client has
+	// gone.) It needs an answer to delay, so it does not combine with DropBefore, and it
+	// does not apply to webhook calls.
+	LatencyAfter time.Duration
 }
 
 // Drop says when a fault drops the connection.
@@ -74,14 +81,20 @@ func (f Fault) validate() error {
 	if f.Latency < 0 {
 		errs = append(errs, errors.New("latency is negative"))
 	}
+	if f.LatencyAfter < 0 {
+		errs = append(errs, errors.New("latency after handling is negative"))
+	}
+	if f.LatencyAfter != 0 && f.Drop == DropBefore {
+		errs = append(errs, errors.New("a connection dropped before handling has no answer to delay"))
+	}
 	if f.Status != 0 && f.Drop != DropNone {
 		errs = append(errs, errors.New("a fault either answers a status or drops the connection, not both"))
 	}
-	if f.Status == 0 && f.Drop == DropNone && f.Latency == 0 {
+	if f.Status == 0 && f.Drop == DropNone && f.Latency == 0 && f.LatencyAfter == 0 {
 		errs = append(errs, errors.New("a fault needs a status, a drop or a latency"))
 	}
-	if isWebhookEndpoint(f.Endpoint) && f.Status != 0 {
-		errs = append(errs, errors.New("a webhook fault drops or delays the call; it has no status to answer"))
+	if isWebhookEndpoint(f.Endpoint) && (f.Status != 0 || f.LatencyAfter != 0) {
+		errs = append(errs, errors.New("a webhook fault drops or delays the call; it has no status to answer nor answer to delay"))
 	}
 	return errors.Join(errs...)
 }

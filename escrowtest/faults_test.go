@@ -125,6 +125,35 @@ func TestFaultLatency(t *testing.T) {
 	w.b.must(http.StatusBadGateway, http.MethodGet, "customer/me", nil)
 }
 
+// TestFaultLatencyAfter: the request is handled before the wait, so a client that gives up
+// waiting leaves the change made; the answer, when awaited, comes after the latency.
+func TestFaultLatencyAfter(t *testing.T) {
+	w := newWorld(t)
+	must(t, w.srv.InjectFault(Fault{Endpoint: "POST /transaction", LatencyAfter: time.Hour}))
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, w.srv.URL+"transaction", strings.NewReader(string(mustJSON(t, set(merchandise(), "reference", "slow")))))
+	req.SetBasicAuth(w.buyer.Email, w.buyer.APIKey)
+	if _, err := w.srv.Client().Do(req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v", err)
+	}
+	w.srv.ClearFaults()
+	w.b.must(http.StatusOK, http.MethodGet, "transaction/reference/slow", nil)
+
+	must(t, w.srv.InjectFault(Fault{Endpoint: "GET /customer/{customer_id}", LatencyAfter: 30 * time.Millisecond}))
+	start := time.Now()
+	w.b.must(http.StatusOK, http.MethodGet, "customer/me", nil)
+	if d := time.Since(start); d < 30*time.Millisecond {
+		t.Errorf("answered after %v", d)
+	}
+	// With DropAfter, the wait comes before the drop.
+	w.srv.ClearFaults()
+	must(t, w.srv.InjectFault(Fault{Endpoint: "GET /customer/{customer_id}", LatencyAfter: time.Millisecond, Drop: DropAfter}))
+	if _, err := rawDo(t, w.b, http.MethodGet, "customer/me", ""); err == nil {
+		t.Error("not dropped")
+	}
+}
+
 func TestInvalidFaults(t *testing.T) {
 	w := newWorld(t)
 	for _, f := range []Fault{
@@ -137,6 +166,9 @@ func TestInvalidFaults(t *testing.T) {
 		{Endpoint: "*", Latency: -time.Second},
 		{Endpoint: "*"},
 		{Endpoint: "WEBHOOK *", Status: 503},
+		{Endpoint: "*", LatencyAfter: -time.Second},
+		{Endpoint: "*", LatencyAfter: time.Second, Drop: DropBefore},
+		{Endpoint: "WEBHOOK *", LatencyAfter: time.Second},
 	} {
 		if err := w.srv.InjectFault(f); err == nil {
 			t.Errorf("%+v accepted", f)

@@ -29,6 +29,7 @@ type command struct {
 
 // commands is the dispatch table: a new subcommand is one more entry.
 var commands = map[string]command{
+	"demo":     {summary: "run a whole escrow lifecycle on an embedded emulator (or the sandbox)", run: runDemo},
 	"emulator": {summary: "serve a local emulator of the escrow API over HTTPS", run: runEmulator},
 }
 

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	escrow "github.com/escrowkit/escrow-go"
+)
+
+// exitAPI is the exit code of a command the API (or the network) refused.
+const exitAPI = 1
+
+// The environment variables that hold credentials. Production and sandbox credentials are
+// kept apart because the two environments' accounts are independent (spec part 5): a
+// sandbox key sent to production would only ever fail, and the reverse would be worse.
+const (
+	envEmail         = "ESCROW_EMAIL"
+	envAPIKey        = "ESCROW_API_KEY"
+	envSandboxEmail  = "ESCROW_SANDBOX_EMAIL"
+	envSandboxAPIKey = "ESCROW_SANDBOX_API_KEY"
+)
+
+// usageError is a command line that cannot be run; it exits with exitUsage.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// usagef returns a *usageError.
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// apiFlags are the flags of every command that calls the API: where, as whom, and how to
+// print the answer.
+type apiFlags struct {
+	baseURL    string
+	sandbox    bool
+	caCert     string
+	asCustomer string
+	json       bool
+	verbose    bool
+}
+
+// register adds the flags to fs.
+func (f *apiFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.baseURL, "base-url", "", "API base `URL` with its version segment, such as an emulator's (default production)")
+	fs.BoolVar(&f.sandbox, "sandbox", false, "use the provider's sandbox and "+envSandboxEmail+" / "+envSandboxAPIKey)
+	fs.StringVar(&f.caCert, "ca-cert", "", "also trust the PEM certificates in `file` (the one 'escrow emulator --cert-out' writes)")
+	fs.StringVar(&f.asCustomer, "as-customer", "", "act for the party with this `email` (approved partners only)")
+	fs.BoolVar(&f.json, "json", false, "print the API's answer as JSON")
+	fs.BoolVar(&f.verbose, "v", false, "log requests and retries on stderr")
+}
+
+// credentialVars returns the names of the variables holding the e-mail and the API key.
+func (f *apiFlags) credentialVars() (email, key string) {
+	if f.sandbox {
+		return envSandboxEmail, envSandboxAPIKey
+	}
+	return envEmail, envAPIKey
+}
+
+// requestOptions returns the per-call options the flags ask for.
+func (f *apiFlags) requestOptions() []escrow.RequestOption {
+	if f.asCustomer == "" {
+		return nil
+	}
+	return []escrow.RequestOption{escrow.AsCustomer(f.asCustomer)}
+}
+
+// connect builds a client from the flags and the environment. release closes its idle
+// connections; call it when the command is done. Missing credentials and unusable flags
+// are usage errors.
+func (f *apiFlags) connect(stderr io.Writer) (client *escrow.Client, release func(), err error) {
+	if f.sandbox && f.baseURL != "" {
+		return nil, nil, usagef("--sandbox and --base-url cannot be used together")
+	}
+	emailVar, keyVar := f.credentialVars()
+	email, key, err := credentials(emailVar, keyVar, f.environment())
+	if err != nil {
+		return nil, nil, err
+	}
+	transport, err := newTransport(f.caCert)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts := []escrow.Option{
+		escrow.WithHTTPClient(&http.Client{Transport: transport, Timeout: time.Minute}),
+		escrow.WithUserAgent("escrow-cli/" + escrow.Version),
+	}
+	switch {
+	case f.sandbox:
+		opts = append(opts, escrow.WithSandbox())
+	case f.baseURL != "":
+		opts = append(opts, escrow.WithBaseURL(f.baseURL))
+	}
+	if f.verbose {
+		opts = append(opts, escrow.WithLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	}
+	client, err = escrow.NewClient(email, key, opts...)
+	if err != nil {
+		transport.CloseIdleConnections()
+		// NewClient refuses a base URL it cannot use; nothing was sent.
+		return nil, nil, usagef("%v", err)
+	}
+	return client, transport.CloseIdleConnections, nil
+}
+
+// environment names the environment the flags point at, for messages.
+func (f *apiFlags) environment() string {
+	switch {
+	case f.sandbox:
+		return "the sandbox"
+	case f.baseURL != "":
+		return f.baseURL
+	}
+	return "production"
+}
+
+// credentials reads an e-mail address and an API key from the environment. Its error names
+// the missing variables and never any value.
+func credentials(emailVar, keyVar, environment string) (email, key string, err error) {
+	email, key = os.Getenv(emailVar), os.Getenv(keyVar)
+	var missing []string
+	if email == "" {
+		missing = append(missing, emailVar+" (the account's e-mail address)")
+	}
+	if key == "" {
+		missing = append(missing, keyVar+" (an API key of that account)")
+	}
+	if len(missing) > 0 {
+		return "", "", usagef("credentials for %s are missing: set %s", environment, strings.Join(missing, " and "))
+	}
+	return email, key, nil
+}
+
+// newTransport returns a transport of the command's own, so that its connections can be
+// closed at the end, which trusts the system's roots plus those in caFile.
+func newTransport(caFile string) (*http.Transport, error) {
+	t := &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		TLSHandshakeTimeout: 10 * time.Second,
+		IdleConnTimeout:     90 * time.Second,
+		ForceAttemptHTTP2:   true,
+		TLSClientConfig:     &tls.Config{MinVersion: tls.VersionTLS12},
+	}
+	if caFile == "" {
+		return t, nil
+	}
+	pemBytes, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, usagef("--ca-cert: %v", err)
+	}
+	roots, err := x509.SystemCertPool()
+	if err != nil {
+		roots = x509.NewCertPool()
+	}
+	if !roots.AppendCertsFromPEM(pemBytes) {
+		return nil, usagef("--ca-cert: %s holds no PEM certificate", caFile)
+	}
+	t.TLSClientConfig.RootCAs = roots
+	return t, nil
+}
+
+// parseFlags parses args with fs, allowing flags after positional arguments
+// ("act 42 ship --carrier UPS") as users expect; "--" ends the flags. It returns the
+// positional arguments, and flag.ErrHelp or a *usageError.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, &usageError{msg: err.Error()}
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
+			return append(positional, rest...), nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}
+
+// exitCode prints err for a command and returns the exit code: 0 for nil, exitUsage for
+// usage errors (with a hint to -h), exitAPI for everything else. Validation errors list
+// every refused field with its path, one per line.
+func exitCode(stderr io.Writer, name string, err error) int {
+	if err == nil {
+		return 0
+	}
+	var usage *usageError
+	if errors.As(err, &usage) {
+		fmt.Fprintf(stderr, "%s: %v\nRun '%s -h' for usage.\n", name, err, name)
+		return exitUsage
+	}
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintf(stderr, "%s: interrupted\n", name)
+		return exitAPI
+	}
+	var verr *escrow.ValidationError
+	if errors.As(err, &verr) {
+		fmt.Fprintf(stderr, "%s: %s %s: %d: the request was refused:\n", name, verr.Method, verr.Path, verr.StatusCode)
+		for _, f := range verr.Fields() {
+			fmt.Fprintf(stderr, "  %s\n", f)
+		}
+		return exitAPI
+	}
+	fmt.Fprintf(stderr, "%s: %v\n", name, err)
+	return exitAPI
+}
+
+// writeJSON prints v indented, as the typed value encodes it.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// isTerminal reports whether w is a character device, such as a terminal: progress is
+// written to stderr only then, so that logs and pipes stay clean.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// newFlagSet returns a flag set that reports to stderr and does not exit.
+func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: %s\n\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}

@@ -96,7 +96,7 @@
 // partner listings (party id and disbursement_method_selected, close_date, schedule
 // disbursed_to_beneficiary, fee split and amount_without_taxes, item canceled and
 // in_dispute) appear in every rendering of a transaction. Transactions also carry
-// is_cancelled and is_draft (always false); reference is left out when empty; close_date
+// is_cancelled (true once cancelled) and is_draft (always false); reference is left out when empty; close_date
 // is null while open. The creator is listed last, as {"role": "partner"}.
 //
 // What each reader sees. The caller's own address is rendered "me" in customer,
@@ -196,7 +196,8 @@
 // Listings. GET /transaction lists the transactions the caller is a party to: page (from
 // 1), per_page (1 to 100, default 10), sort_by=id, sort_direction asc|desc (default desc);
 // page_count is 0 when there is none. GET /transaction/reference/{ref} finds, among the
-// caller's transactions, the one the caller created with that reference, else the newest.
+// caller's transactions, the one the caller created with that reference, else the newest
+// of the caller's transactions with that reference.
 // Partner listings are for approved partners (403 otherwise). GET /partner/transactions
 // lists the transactions the partner created, GET /partner/customers the parties of those
 // and the customers it created with POST /customer. Lists are repeated parameters

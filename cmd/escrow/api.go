@@ -52,14 +52,17 @@ type apiFlags struct {
 	verbose    bool
 }
 
-// register adds the flags to fs.
-func (f *apiFlags) register(fs *flag.FlagSet) {
+// register adds the flags to fs. actAs adds --as-customer, for commands that act on
+// transactions.
+func (f *apiFlags) register(fs *flag.FlagSet, actAs bool) {
 	fs.StringVar(&f.baseURL, "base-url", "", "API base `URL` with its version segment, such as an emulator's (default production)")
-	fs.BoolVar(&f.sandbox, "sandbox", false, "use the provider's sandbox and "+envSandboxEmail+" / "+envSandboxAPIKey)
+	fs.BoolVar(&f.sandbox, "sandbox", false, "use the provider's sandbox and "+envSandboxEmail+" / "+envSandboxAPIKey+" instead of "+envEmail+" / "+envAPIKey)
 	fs.StringVar(&f.caCert, "ca-cert", "", "also trust the PEM certificates in `file` (the one 'escrow emulator --cert-out' writes)")
-	fs.StringVar(&f.asCustomer, "as-customer", "", "act for the party with this `email` (approved partners only)")
 	fs.BoolVar(&f.json, "json", false, "print the API's answer as JSON")
 	fs.BoolVar(&f.verbose, "v", false, "log requests and retries on stderr")
+	if actAs {
+		fs.StringVar(&f.asCustomer, "as-customer", "", "act for the party with this `email` (approved partners only)")
+	}
 }
 
 // credentialVars returns the names of the variables holding the e-mail and the API key.
@@ -220,7 +223,8 @@ func exitCode(stderr io.Writer, name string, err error) int {
 		}
 		return exitAPI
 	}
-	fmt.Fprintf(stderr, "%s: %v\n", name, err)
+	// The SDK's errors start with "escrow: ", which the command's name already says.
+	fmt.Fprintf(stderr, "%s: %s\n", name, strings.TrimPrefix(err.Error(), "escrow: "))
 	return exitAPI
 }
 

@@ -4,7 +4,27 @@
 //
 //	escrow <command> [flags]
 //
+// Commands:
+//
+//	demo                    a whole lifecycle on an embedded emulator (--milestone, --domain, --sandbox)
+//	emulator                serve the emulator over HTTPS for other programs
+//	transactions list       every transaction of the account, page after page
+//	transactions get        one transaction, by id or --reference
+//	transactions act        agree, ship, receive, accept, reject, the return steps, cancel
+//	customers me            the account the credentials belong to
+//	webhooks list|add|rm    the account's webhooks
+//	webhooks listen         receive webhooks and print the events once confirmed
+//
 // Run "escrow <command> -h" for a command's flags.
+//
+// The API commands talk to production, to the sandbox with --sandbox, or to any server
+// with --base-url (--ca-cert trusts a self-signed certificate such as the emulator's).
+// Credentials come from the environment, never from flags, so that they stay out of shell
+// history and process listings: ESCROW_EMAIL and ESCROW_API_KEY, or ESCROW_SANDBOX_EMAIL and
+// ESCROW_SANDBOX_API_KEY with --sandbox. --json prints the API's answer as JSON.
+//
+// Exit codes: 0 success, 1 the API or the network refused, 2 a command line that cannot
+// be run (unknown command, bad flag, missing credentials).
 package main
 
 import (
@@ -29,8 +49,11 @@ type command struct {
 
 // commands is the dispatch table: a new subcommand is one more entry.
 var commands = map[string]command{
-	"demo":     {summary: "run a whole escrow lifecycle on an embedded emulator (or the sandbox)", run: runDemo},
-	"emulator": {summary: "serve a local emulator of the escrow API over HTTPS", run: runEmulator},
+	"customers":    {summary: "show the account: customers me", run: runCustomers},
+	"demo":         {summary: "run a whole escrow lifecycle on an embedded emulator (or the sandbox)", run: runDemo},
+	"emulator":     {summary: "serve a local emulator of the escrow API over HTTPS", run: runEmulator},
+	"transactions": {summary: "list, show and act on transactions", run: runTransactions},
+	"webhooks":     {summary: "list, add and remove webhooks; listen for their events", run: runWebhooks},
 }
 
 func main() {
@@ -68,6 +91,6 @@ func usage(w io.Writer) {
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		fmt.Fprintf(w, "  %-12s %s\n", name, commands[name].summary)
+		fmt.Fprintf(w, "  %-13s %s\n", name, commands[name].summary)
 	}
 }

@@ -1,0 +1,364 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	escrow "github.com/escrowkit/escrow-go"
+)
+
+// runGroup dispatches a command made of subcommands ("escrow transactions list"): the
+// same shape as the top-level table, one level down.
+func runGroup(ctx context.Context, name string, subs map[string]command, args []string, stdout, stderr io.Writer) int {
+	groupUsage := func(w io.Writer) {
+		fmt.Fprintf(w, "usage: %s <command> [flags]\n\ncommands:\n", name)
+		for _, sub := range slices.Sorted(maps.Keys(subs)) {
+			fmt.Fprintf(w, "  %-8s %s\n", sub, subs[sub].summary)
+		}
+	}
+	if len(args) == 0 {
+		groupUsage(stderr)
+		return exitUsage
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		groupUsage(stdout)
+		return 0
+	}
+	sub, ok := subs[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "%s: unknown command %q\n\n", name, args[0])
+		groupUsage(stderr)
+		return exitUsage
+	}
+	return sub.run(ctx, args[1:], stdout, stderr)
+}
+
+// runTransactions is "escrow transactions".
+func runTransactions(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runGroup(ctx, "escrow transactions", map[string]command{
+		"list": {summary: "list the account's transactions", run: runTransactionsList},
+		"get":  {summary: "show one transaction, by id or --reference", run: runTransactionsGet},
+		"act":  {summary: "perform an action: agree, ship, receive, accept, reject, cancel, …", run: runTransactionsAct},
+	}, args, stdout, stderr)
+}
+
+// runTransactionsList is "escrow transactions list": every transaction, page after page.
+func runTransactionsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	const name = "escrow transactions list"
+	fs := newFlagSet(name, "escrow transactions list [--limit n] [--per-page n] [--asc] [api flags]", stderr)
+	var api apiFlags
+	api.register(fs, false)
+	limit := fs.Int("limit", 0, "stop after `n` transactions (0: all)")
+	perPage := fs.Int("per-page", 50, "fetch `n` transactions per request (1 to 100)")
+	asc := fs.Bool("asc", false, "oldest first (default newest first)")
+	if code, ok := parseNone(fs, name, args, stderr); !ok {
+		return code
+	}
+	if *perPage < 1 || *perPage > 100 || *limit < 0 {
+		return exitCode(stderr, name, usagef("--per-page must be from 1 to 100 and --limit not negative"))
+	}
+	client, release, err := api.connect(stderr)
+	if err != nil {
+		return exitCode(stderr, name, err)
+	}
+	defer release()
+
+	opt := &escrow.ListTransactionsOptions{PerPage: *perPage, SortBy: "id", SortDirection: escrow.SortDesc}
+	if *asc {
+		opt.SortDirection = escrow.SortAsc
+	}
+	// Progress goes to a terminal only: a pipe or a log file gets the listing alone.
+	progress := isTerminal(stderr)
+	txs := []*escrow.Transaction{}
+	for tx, err := range client.Transactions.All(ctx, opt, api.requestOptions()...) {
+		if err != nil {
+			if progress {
+				fmt.Fprint(stderr, "\r\033[K")
+			}
+			return exitCode(stderr, name, err)
+		}
+		txs = append(txs, tx)
+		if progress && len(txs)%*perPage == 0 {
+			fmt.Fprintf(stderr, "\r%d transactions…", len(txs))
+		}
+		if *limit > 0 && len(txs) == *limit {
+			break
+		}
+	}
+	if progress {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	if api.json {
+		return exitCode(stderr, name, writeJSON(stdout, txs))
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tREFERENCE\tSTATE\tAMOUNT\tCURRENCY\tCREATED\tDESCRIPTION")
+	for _, tx := range txs {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", tx.ID, orDash(tx.Reference), deriveState(tx),
+			sumAmounts(tx).Items, tx.Currency, date(tx.CreationDate), tx.Description)
+	}
+	tw.Flush()
+	return 0
+}
+
+// runTransactionsGet is "escrow transactions get ID" or "escrow transactions get --reference REF".
+func runTransactionsGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	const name = "escrow transactions get"
+	fs := newFlagSet(name, "escrow transactions get (ID | --reference ref) [api flags]", stderr)
+	var api apiFlags
+	api.register(fs, false)
+	reference := fs.String("reference", "", "find the transaction by the `reference` given at creation")
+	positional, err := parseFlags(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	var id int64
+	if err == nil {
+		switch {
+		case *reference != "" && len(positional) == 0:
+		case *reference == "" && len(positional) == 1:
+			id, err = parseID("transaction id", positional[0])
+		default:
+			err = usagef("give a transaction id or --reference, and nothing else")
+		}
+	}
+	if err != nil {
+		return exitCode(stderr, name, err)
+	}
+	client, release, err := api.connect(stderr)
+	if err != nil {
+		return exitCode(stderr, name, err)
+	}
+	defer release()
+	var tx *escrow.Transaction
+	if *reference != "" {
+		tx, err = client.Transactions.GetByReference(ctx, *reference, api.requestOptions()...)
+	} else {
+		tx, err = client.Transactions.Get(ctx, id, api.requestOptions()...)
+	}
+	if err != nil {
+		return exitCode(stderr, name, err)
+	}
+	if api.json {
+		return exitCode(stderr, name, writeJSON(stdout, tx))
+	}
+	printTransaction(stdout, tx)
+	return 0
+}
+
+// runTransactionsAct is "escrow transactions act ID ACTION": one PATCH on the transaction,
+// or on one item with --item (milestones act per item).
+func runTransactionsAct(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	const name = "escrow transactions act"
+	fs := newFlagSet(name, "escrow transactions act ID ACTION [--item ID] [--carrier c --tracking t [--carrier-contact x]] [--authorization type] [--reason text] [api flags]\n\n"+
+		"actions: "+strings.Join(actionNames(), ", "), stderr)
+	var api apiFlags
+	api.register(fs, true)
+	item := fs.Int64("item", 0, "act on the item with this `id` (milestone transactions act per item)")
+	carrier := fs.String("carrier", "", "ship, ship_return: the `carrier`")
+	tracking := fs.String("tracking", "", "ship, ship_return: the tracking `number`")
+	contact := fs.String("carrier-contact", "", "ship, ship_return: how to reach the `carrier`")
+	authorization := fs.String("authorization", "", "ship, ship_return of domain names: push, authorization_code or username_password")
+	reason := fs.String("reason", "", "cancel: why, recorded in the timeline")
+	positional, err := parseFlags(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	var req *escrow.ActionRequest
+	var id int64
+	if err == nil {
+		id, req, err = actionRequest(positional, *carrier, *tracking, *contact, *authorization, *reason)
+	}
+	if err == nil && *item < 0 {
+		err = usagef("--item must be a positive id")
+	}
+	if err != nil {
+		return exitCode(stderr, name, err)
+	}
+	client, release, err := api.connect(stderr)
+	if err != nil {
+		return exitCode(stderr, name, err)
+	}
+	defer release()
+	var tx *escrow.Transaction
+	if *item > 0 {
+		tx, err = client.Transactions.ActOnItem(ctx, id, *item, req, api.requestOptions()...)
+	} else {
+		tx, err = client.Transactions.Act(ctx, id, req, api.requestOptions()...)
+	}
+	if err != nil {
+		return exitCode(stderr, name, err)
+	}
+	if api.json {
+		return exitCode(stderr, name, writeJSON(stdout, tx))
+	}
+	fmt.Fprintf(stdout, "%s: done.\n\n", req.Action)
+	printTransaction(stdout, tx)
+	return 0
+}
+
+// actionNames lists the actions the API accepts (API notes, "Actions").
+func actionNames() []string {
+	return []string{
+		string(escrow.ActionAgree), string(escrow.ActionShip), string(escrow.ActionReceive), string(escrow.ActionAccept),
+		string(escrow.ActionReject), string(escrow.ActionShipReturn), string(escrow.ActionReceiveReturn),
+		string(escrow.ActionAcceptReturn), string(escrow.ActionRejectReturn), string(escrow.ActionCancel),
+	}
+}
+
+// actionRequest checks "ID ACTION" and the flags that go with the action, and builds the
+// body. Flags that the action does not take are refused rather than silently dropped.
+func actionRequest(positional []string, carrier, tracking, contact, authorization, reason string) (int64, *escrow.ActionRequest, error) {
+	if len(positional) != 2 {
+		return 0, nil, usagef("want a transaction id and an action, got %d arguments", len(positional))
+	}
+	id, err := parseID("transaction id", positional[0])
+	if err != nil {
+		return 0, nil, err
+	}
+	action := escrow.Action(positional[1])
+	if !slices.Contains(actionNames(), string(action)) {
+		return 0, nil, usagef("unknown action %q: want one of %s", action, strings.Join(actionNames(), ", "))
+	}
+	req := &escrow.ActionRequest{Action: action}
+	shipping := carrier != "" || tracking != "" || contact != "" || authorization != ""
+	switch {
+	case shipping && action != escrow.ActionShip && action != escrow.ActionShipReturn:
+		return 0, nil, usagef("--carrier, --tracking, --carrier-contact and --authorization go with ship and ship_return only")
+	case reason != "" && action != escrow.ActionCancel:
+		return 0, nil, usagef("--reason goes with cancel only")
+	case shipping:
+		req.ShippingInformation = &escrow.ShippingInformation{AuthorizationType: escrow.AuthorizationType(authorization)}
+		if carrier != "" || tracking != "" || contact != "" {
+			req.ShippingInformation.TrackingInformation = &escrow.TrackingInformation{Carrier: carrier, TrackingID: tracking, CarrierContact: contact}
+		}
+	case reason != "":
+		req.CancelInformation = &escrow.CancelInformation{CancellationReason: reason}
+	}
+	switch escrow.AuthorizationType(authorization) {
+	case "", escrow.AuthorizationPush, escrow.AuthorizationCode, escrow.AuthorizationUsernamePassword:
+	default:
+		return 0, nil, usagef("--authorization must be push, authorization_code or username_password")
+	}
+	return id, req, nil
+}
+
+// parseID reads a positive integer id.
+func parseID(what, s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, usagef("%s %q is not a positive integer", what, s)
+	}
+	return id, nil
+}
+
+// parseNone parses flags of a command that takes no positional argument. When ok is false
+// the command ends with code.
+func parseNone(fs *flag.FlagSet, name string, args []string, stderr io.Writer) (code int, ok bool) {
+	positional, err := parseFlags(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0, false
+	}
+	if err == nil && len(positional) > 0 {
+		err = usagef("unexpected argument %q", positional[0])
+	}
+	if err != nil {
+		return exitCode(stderr, name, err), false
+	}
+	return 0, true
+}
+
+// printTransaction shows a transaction for people: its terms, parties, items and sums.
+func printTransaction(w io.Writer, tx *escrow.Transaction) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "Transaction\t%d\n", tx.ID)
+	fmt.Fprintf(tw, "Description\t%s\n", tx.Description)
+	fmt.Fprintf(tw, "Reference\t%s\n", orDash(tx.Reference))
+	fmt.Fprintf(tw, "State\t%s\n", deriveState(tx))
+	fmt.Fprintf(tw, "Currency\t%s\n", tx.Currency)
+	fmt.Fprintf(tw, "Created\t%s\n", timestamp(tx.CreationDate))
+	fmt.Fprintf(tw, "Closed\t%s\n", timestamp(tx.CloseDate))
+	tw.Flush()
+
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ROLE\tCUSTOMER\tAGREED")
+	for _, p := range tx.Parties {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Role, orDash(p.Customer), yesNo(p.Agreed))
+	}
+	tw.Flush()
+
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ITEM\tTYPE\tTITLE\tAMOUNT\tFEES\tSECURED\tPAID OUT\tSTATE")
+	for _, it := range tx.Items {
+		var amount, fees, secured, paid escrow.Amount
+		for _, s := range it.Schedule {
+			amount = escrow.AmountOf(amount.Add(s.Amount.Decimal))
+			if s.Status.Secured {
+				secured = escrow.AmountOf(secured.Add(s.Amount.Decimal))
+			}
+			if s.Status.DisbursedToBeneficiary {
+				paid = escrow.AmountOf(paid.Add(s.Amount.Decimal))
+			}
+		}
+		for _, f := range it.Fees {
+			fees = escrow.AmountOf(fees.Add(f.Amount.Decimal))
+		}
+		st := "-"
+		if it.Type.Transferable() {
+			st = string(itemState(it.Status))
+			if st == string(stateAwaitingShipment) && !secured.IsPositive() {
+				st = string(stateAwaitingPayment) // the flags start false; nothing ships before funding
+			}
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.ID, it.Type, orDash(it.Title), amount, fees, secured, paid, st)
+	}
+	tw.Flush()
+
+	a := sumAmounts(tx)
+	fmt.Fprintf(w, "\nItems %s, broker fee %s, escrow fee %s: total %s %s; secured %s, paid out %s.\n",
+		a.Items, a.BrokerFee, a.EscrowFee, a.Total, tx.Currency, a.Secured, a.Disbursed)
+}
+
+// orDash shows an empty string as "-".
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// yesNo shows a flag.
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// date shows a timestamp's day in UTC, or "-".
+func date(t escrow.Timestamp) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.DateOnly)
+}
+
+// timestamp shows a timestamp in UTC to the second, or "-".
+func timestamp(t escrow.Timestamp) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}

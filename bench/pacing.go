@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"sync"
@@ -48,7 +49,9 @@ type PacingResult struct {
 	// Attempts are requests that reached the transport, retries included; Status429 is how
 	// many of them were answered 429.
 	Attempts, Status429 int64
-	// Allowed is how many requests the limit admits in Duration: Limit per Window.
+	// Allowed is the most the limit admits in Duration: windows are fixed and begin with
+	// the first request after the last one ended, so at most ceil(Duration/Window) of
+	// them begin during the run, each admitting Limit.
 	Allowed float64
 	// P99 is the 99th percentile of the duration of completed calls, waits included.
 	P99 time.Duration
@@ -109,7 +112,8 @@ func RunPacing(ctx context.Context, cfg PacingConfig, client string) (PacingResu
 		return PacingResult{}, fmt.Errorf("bench: pacing: unknown client %q", client)
 	}
 
-	res := PacingResult{Client: client, Allowed: float64(cfg.Limit) * cfg.Duration.Seconds() / cfg.Window.Seconds()}
+	windows := math.Ceil(cfg.Duration.Seconds() / cfg.Window.Seconds())
+	res := PacingResult{Client: client, Allowed: float64(cfg.Limit) * windows}
 	var lat latencies
 	var successes, failures, cut atomic.Int64
 	// Calls still waiting at the end are cancelled rather than awaited: a client that is

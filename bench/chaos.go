@@ -116,8 +116,6 @@ const (
 	stepAccepted
 )
 
-var stepNames = [...]string{"create", "agree_buyer", "agree_seller", "fund", "ship", "receive", "accept"}
-
 // chaosTx is what the harness believes about one transaction, from the SDK's answers.
 type chaosTx struct {
 	ref string

@@ -225,6 +225,10 @@ func exitCode(stderr io.Writer, name string, err error) int {
 	}
 	// The SDK's errors start with "escrow: ", which the command's name already says.
 	fmt.Fprintf(stderr, "%s: %s\n", name, strings.TrimPrefix(err.Error(), "escrow: "))
+	var unknownCA x509.UnknownAuthorityError
+	if errors.As(err, &unknownCA) {
+		fmt.Fprintf(stderr, "The server's certificate is not trusted; for an emulator, pass the file 'escrow emulator --cert-out' wrote with --ca-cert.\n")
+	}
 	return exitAPI
 }
 

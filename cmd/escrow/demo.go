@@ -115,7 +115,7 @@ type demo struct {
 
 // demoEmulator runs a flow to completion on an emulator of its own, with a webhook
 // receiver on the loopback interface, and shuts both down before returning.
-func demoEmulator(ctx context.Context, f flow, buyerEmail, sellerEmail string, out io.Writer, log *slog.Logger) error {
+func demoEmulator(ctx context.Context, f flow, buyerEmail, sellerEmail string, out io.Writer, log *slog.Logger) (err error) {
 	// A frozen clock: inspection periods end only when the demo moves time, never while it
 	// runs, which keeps the output the same from run to run.
 	srv := escrowtest.NewServer(escrowtest.WithClock(time.Now().UTC().Truncate(time.Second)), escrowtest.WithLogger(log))
@@ -125,7 +125,6 @@ func demoEmulator(ctx context.Context, f flow, buyerEmail, sellerEmail string, o
 		partnerEmail: demoPartner, buyerEmail: buyerEmail, sellerEmail: sellerEmail,
 		reference: "demo-" + f.name + "-1",
 	}
-	var err error
 	connect := func(a escrowtest.Account) *escrow.Client {
 		c, cerr := escrow.NewClient(a.Email, a.APIKey, escrow.WithBaseURL(srv.URL), escrow.WithHTTPClient(srv.Client()), escrow.WithLogger(log))
 		err = errors.Join(err, cerr)
@@ -141,7 +140,7 @@ func demoEmulator(ctx context.Context, f flow, buyerEmail, sellerEmail string, o
 	if err != nil {
 		return err
 	}
-	defer stop()
+	defer func() { err = errors.Join(err, stop()) }()
 
 	fmt.Fprintf(out, "escrow demo: %s, on the embedded emulator\n\n", f.title)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
@@ -171,7 +170,7 @@ func demoEmulator(ctx context.Context, f flow, buyerEmail, sellerEmail string, o
 // listen serves a webhook.Handler on a loopback port and registers it as the partner's
 // webhook. The emulator posts to it over plain HTTP, which its default client allows.
 // stop shuts the receiver down: queued events first, then the HTTP server.
-func (d *demo) listen(ctx context.Context, log *slog.Logger) (stop func(), err error) {
+func (d *demo) listen(ctx context.Context, log *slog.Logger) (stop func() error, err error) {
 	d.events = &eventLog{}
 	d.hook = webhook.NewHandler(d.partner, d.events.callback, webhook.Options{Logger: log})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -184,20 +183,19 @@ func (d *demo) listen(ctx context.Context, log *slog.Logger) (stop func(), err e
 		defer close(served)
 		hs.Serve(ln)
 	}()
-	stop = func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	stop = func() error {
+		// Not ctx: after an interrupt the receiver still deserves its few seconds to stop.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		if err := d.hook.Shutdown(sctx); err != nil {
-			log.Warn("webhook receiver shutdown", "err", err)
-		}
-		if err := hs.Shutdown(sctx); err != nil {
-			log.Warn("webhook server shutdown", "err", err)
-		}
+		err := errors.Join(d.hook.Shutdown(sctx), hs.Shutdown(sctx))
 		<-served
+		if err != nil {
+			return fmt.Errorf("stopping the webhook receiver: %w", err)
+		}
+		return nil
 	}
 	if _, err := d.partner.Webhooks.Create(ctx, "http://"+ln.Addr().String()+"/escrow/events"); err != nil {
-		stop()
-		return nil, fmt.Errorf("registering the webhook: %w", err)
+		return nil, errors.Join(fmt.Errorf("registering the webhook: %w", err), stop())
 	}
 	return stop, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -179,5 +180,16 @@ func TestDemoSandboxMissingKey(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errOut, "set "+missing+" (") || strings.Contains(out+errOut, secret) {
 			t.Errorf("%v: exit %d\n%s%s", env, code, out, errOut)
 		}
+	}
+}
+
+// TestDemoInterrupted: an interrupt stops the demo with exit 1, leaving nothing running
+// (TestMain checks for goroutines left behind).
+func TestDemoInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var out, errOut bytes.Buffer
+	if code := run(ctx, []string{"demo"}, &out, &errOut); code != exitAPI || !strings.Contains(errOut.String(), "escrow demo: interrupted") {
+		t.Errorf("exit %d\n%s%s", code, out.String(), errOut.String())
 	}
 }

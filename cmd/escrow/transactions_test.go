@@ -214,6 +214,16 @@ func TestCredentials(t *testing.T) {
 	}
 }
 
+// TestUntrustedCertificate: without --ca-cert the emulator's certificate is refused, and the
+// message says what to do.
+func TestUntrustedCertificate(t *testing.T) {
+	e := newEmulator(t)
+	code, _, errOut := cli(t, "customers", "me", "--base-url", e.srv.URL)
+	if code != exitAPI || !strings.Contains(errOut, "certificate signed by unknown authority") || !strings.Contains(errOut, "--ca-cert") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+}
+
 func TestCustomersMe(t *testing.T) {
 	e := newEmulator(t)
 	code, out, errOut := e.api(t, 2, "customers", "me")

@@ -34,6 +34,7 @@ const (
 // usageError is a command line that cannot be run; it exits with exitUsage.
 type usageError struct{ msg string }
 
+// Error returns the message, which names what to fix.
 func (e *usageError) Error() string { return e.msg }
 
 // usagef returns a *usageError.
@@ -58,7 +59,7 @@ func (f *apiFlags) register(fs *flag.FlagSet, actAs bool) {
 	fs.StringVar(&f.baseURL, "base-url", "", "API base `URL` with its version segment, such as an emulator's (default production)")
 	fs.BoolVar(&f.sandbox, "sandbox", false, "use the provider's sandbox and "+envSandboxEmail+" / "+envSandboxAPIKey+" instead of "+envEmail+" / "+envAPIKey)
 	fs.StringVar(&f.caCert, "ca-cert", "", "also trust the PEM certificates in `file` (the one 'escrow emulator --cert-out' writes)")
-	fs.BoolVar(&f.json, "json", false, "print the API's answer as JSON")
+	fs.BoolVar(&f.json, "json", false, "print JSON (the API's typed answer) instead of tables")
 	fs.BoolVar(&f.verbose, "v", false, "log requests and retries on stderr")
 	if actAs {
 		fs.StringVar(&f.asCustomer, "as-customer", "", "act for the party with this `email` (approved partners only)")

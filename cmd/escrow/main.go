@@ -56,6 +56,8 @@ var commands = map[string]command{
 	"webhooks":     {summary: "list, add and remove webhooks; listen for their events", run: runWebhooks},
 }
 
+// main runs the command line with a context that SIGINT and SIGTERM cancel, so that every
+// command stops cleanly rather than dying mid-request.
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
@@ -83,6 +85,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return cmd.run(ctx, args[1:], stdout, stderr)
 }
 
+// usage lists the commands, in order, with their summaries.
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: escrow <command> [flags]\n\ncommands:")
 	names := make([]string, 0, len(commands))

@@ -167,9 +167,9 @@ func runTransactionsAct(ctx context.Context, args []string, stdout, stderr io.Wr
 	item := fs.Int64("item", 0, "act on the item with this `id` (milestone transactions act per item)")
 	carrier := fs.String("carrier", "", "ship, ship_return: the `carrier`")
 	tracking := fs.String("tracking", "", "ship, ship_return: the tracking `number`")
-	contact := fs.String("carrier-contact", "", "ship, ship_return: how to reach the `carrier`")
-	authorization := fs.String("authorization", "", "ship, ship_return of domain names: push, authorization_code or username_password")
-	reason := fs.String("reason", "", "cancel: why, recorded in the timeline")
+	contact := fs.String("carrier-contact", "", "ship, ship_return: how to reach the carrier (`contact`)")
+	authorization := fs.String("authorization", "", "ship, ship_return of domain names: how it is handed over, `type` push, authorization_code or username_password")
+	reason := fs.String("reason", "", "cancel: why (`text`), recorded in the timeline")
 	positional, err := parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0

@@ -114,10 +114,11 @@ func (e *Emulator) payeeTransaction(req *request) (*transaction, *party, error) 
 	return nil, nil, forbidden("only the seller and the broker are paid out of transaction %d", tx.id)
 }
 
-// beneficiaryTotal is what a party receives from the transaction, less the fees it pays.
+// beneficiaryTotal is what a party receives from the transaction, less what it pays out of
+// its proceeds: its fees and the schedule entries it pays (a seller's broker commission).
 func beneficiaryTotal(tx *transaction, accountID int64) cents {
 	f := tx.flowsOf(accountID)
-	return max(f.receives-f.fees, 0)
+	return max(f.receives-f.pays-f.fees, 0)
 }
 
 // methodsView renders DisbursementMethods for a customer; tx is nil for the customer's

@@ -199,3 +199,22 @@ func TestInternationalDisbursement(t *testing.T) {
 	}
 	uk.must(http.StatusOK, http.MethodPatch, txPath(tx, "disbursement_methods"), body{"type": "wire_transfer_international", "account_name": "U", "bank_name": "B", "bank_swift_code": "S", "international_routing_code": "R"})
 }
+
+// TestDisbursementTotalNetsWhatThePayeePays: a commission the seller pays the broker comes
+// out of the seller's proceeds, so the seller is paid out the price less the commission.
+func TestDisbursementTotalNetsWhatThePayeePays(t *testing.T) {
+	w := newWorld(t)
+	b := merchandise()
+	b["parties"] = append(b["parties"].([]any), body{"role": "broker", "customer": "broker@example.com"})
+	b["items"] = append(b["items"].([]any), body{"type": "broker_fee", "schedule": []any{
+		body{"amount": 100, "payer_customer": "seller@example.com", "beneficiary_customer": "broker@example.com"}}})
+	id := w.b.create(b)
+	r := w.s.must(http.StatusOK, http.MethodGet, txPath(id, "disbursement_methods"), nil)
+	if got := r.get("available_disbursement_methods.0.total"); got != 900.0 {
+		t.Errorf("seller's total %v, want 900: %s", got, r.raw)
+	}
+	r = w.k.must(http.StatusOK, http.MethodGet, txPath(id, "disbursement_methods"), nil)
+	if got := r.get("available_disbursement_methods.0.total"); got != 100.0 {
+		t.Errorf("broker's total %v, want 100: %s", got, r.raw)
+	}
+}

@@ -1,6 +1,7 @@
 package escrowtest
 
 import (
+	"crypto/x509"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -31,6 +32,10 @@ func NewServer(opts ...Option) *Server {
 
 // Client returns an HTTP client that trusts the server's certificate.
 func (s *Server) Client() *http.Client { return s.ts.Client() }
+
+// Certificate returns the server's self-signed certificate, for clients built elsewhere
+// (a CLI given a CA file, another language's HTTP client).
+func (s *Server) Certificate() *x509.Certificate { return s.ts.Certificate() }
 
 // Close stops webhook deliveries and injected latencies, then the listener, and waits for
 // requests in flight. It leaves no goroutine behind.

@@ -2,11 +2,7 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"crypto/tls"
 	"encoding/pem"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,22 +80,11 @@ func (e *emulator) sale(t *testing.T, ref string) *escrow.Transaction {
 	return tx
 }
 
-// writeCert saves the certificate the server presents, PEM-encoded, for --ca-cert.
+// writeCert saves the server's certificate, PEM-encoded, for --ca-cert.
 func writeCert(t *testing.T, srv *escrowtest.Server) string {
 	t.Helper()
-	u, err := url.Parse(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
-	conn, err := (&tls.Dialer{Config: cfg}).DialContext(context.Background(), "tcp", u.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert := conn.(*tls.Conn).ConnectionState().PeerCertificates[0]
-	conn.Close()
 	file := filepath.Join(t.TempDir(), "emulator.pem")
-	if err := os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw}), 0o600); err != nil {
+	if err := os.WriteFile(file, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return file

@@ -1,9 +1,14 @@
-// Package bench measures escrow-go beside the code a user would write without it.
+// Package bench measures escrow-go beside the code a user would write without it, and
+// checks its reliability against the emulator.
 //
-//	go test -run '^$' -bench . -benchmem ./bench/   the SDK against hand-written net/http
-//	go run ./bench/pacing                           goodput under a rate limit
-//	go run ./bench/chaos                            duplicates and losses under faults
-//	go run ./bench/emulator                         the emulator's throughput
+//	go test -run '^$' -bench . ./bench/   the SDK against hand-written net/http (TLS loopback and in memory)
+//	go run ./bench/pacing                 goodput under a rate limit, SDK beside go-retryablehttp
+//	go run ./bench/chaos                  duplicates, losses and untyped errors under injected faults
+//	go run ./bench/emulator               the emulator's throughput beside a bare TLS handler
+//
+// Each command prints lines of key=value pairs. The work is done by RunPacing, RunChaos and
+// RunEmulatorLoad, which the package's tests run briefly so that they keep working; the
+// tests assert counts, never timings, which vary too much on a shared machine.
 //
 // Results and the machine they ran on are in BENCHMARKS.md at the repository root.
 package bench

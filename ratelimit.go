@@ -35,8 +35,8 @@ type attemptPolicy struct {
 	c                      *Client
 	method, path, endpoint string
 	attempts               int
-	// probe is set while this call holds its endpoint's probe slot (see endpointLimits).
-	probe bool
+	// slot is the attempt's reservation on its endpoint (see endpointLimits.take).
+	slot slot
 	// maybePerformed says whether the last attempt may have reached the server and been
 	// acted on. It starts false: nothing has been sent.
 	maybePerformed bool
@@ -63,8 +63,8 @@ func (p *attemptPolicy) retryClient() *retryablehttp.Client {
 // the retry table.
 func (p *attemptPolicy) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
 	p.attempts++
-	p.c.limits.observe(p.endpoint, resp, p.probe, time.Now())
-	p.probe = false
+	p.c.limits.observe(p.endpoint, resp, p.slot, time.Now())
+	p.slot = slot{}
 	switch {
 	case err != nil:
 		p.maybePerformed = !neverSent(err)
@@ -112,9 +112,9 @@ func (p *attemptPolicy) prepareRetry(req *http.Request) error { return p.acquire
 // wait beyond the maximum fails at once with a *RateLimitError that sent nothing.
 func (p *attemptPolicy) acquire(ctx context.Context) error {
 	for n := 0; ; n++ {
-		probe, wait, ok := p.c.limits.take(p.endpoint, time.Now())
+		sl, wait, ok := p.c.limits.take(p.endpoint, time.Now())
 		if ok {
-			p.probe = probe
+			p.slot = sl
 			return nil
 		}
 		if wait > p.c.maxWait {
@@ -252,6 +252,19 @@ type allowance struct {
 	probing      bool
 	probeAfter   time.Time
 	failedProbes int
+	// While the window's end is known, window numbers it, sent counts the calls sent in it
+	// and lowest is the lowest RateLimit-Remaining answered in it (-1: none yet). The
+	// server counts down, so the lowest answer is the one it counted last, whatever order
+	// the answers arrive in.
+	window uint64
+	sent   int
+	lowest int
+}
+
+// slot is a call's reservation of one request on an endpoint.
+type slot struct {
+	probe  bool   // the call holds the endpoint's probe slot
+	window uint64 // the window it was sent in
 }
 
 // maxProbeInterval bounds the spacing of probes of an exhausted endpoint whose reset time
@@ -266,7 +279,7 @@ func newEndpointLimits(probeStep, maxWait time.Duration) *endpointLimits {
 func (l *endpointLimits) get(endpoint string) *allowance {
 	a := l.byEndpoint[endpoint]
 	if a == nil {
-		a = new(allowance)
+		a = &allowance{lowest: -1}
 		l.byEndpoint[endpoint] = a
 	}
 	return a
@@ -274,41 +287,41 @@ func (l *endpointLimits) get(endpoint string) *allowance {
 
 // take reserves a request, or says how long to wait first (0: a short step, while the
 // answers of calls in flight are awaited).
-func (l *endpointLimits) take(endpoint string, now time.Time) (probe bool, wait time.Duration, ok bool) {
+func (l *endpointLimits) take(endpoint string, now time.Time) (sl slot, wait time.Duration, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	a := l.get(endpoint)
 	if !a.resetAt.IsZero() && !now.Before(a.resetAt) { // a new window
 		a.resetAt = time.Time{}
 		a.known, a.remaining = a.limit > 0, a.limit
+		a.window, a.sent, a.lowest = a.window+1, 0, -1
 	}
 	switch {
 	case !a.known:
-		a.inflight++
-		return false, 0, true
 	case a.remaining > 0:
 		a.remaining--
-		a.inflight++
-		return false, 0, true
 	case !a.resetAt.IsZero():
-		return false, a.resetAt.Sub(now), false
+		return slot{}, a.resetAt.Sub(now), false
 	case a.probing || a.inflight > 0: // their answers will tell more
-		return false, 0, false
+		return slot{}, 0, false
 	case now.Before(a.probeAfter):
-		return false, a.probeAfter.Sub(now), false
+		return slot{}, a.probeAfter.Sub(now), false
+	default:
+		a.probing, sl.probe = true, true
 	}
-	a.probing = true
 	a.inflight++
-	return true, 0, true
+	a.sent++
+	sl.window = a.window
+	return sl, 0, true
 }
 
 // observe records an attempt's answer (resp is nil when the attempt got none).
-func (l *endpointLimits) observe(endpoint string, resp *http.Response, probe bool, now time.Time) {
+func (l *endpointLimits) observe(endpoint string, resp *http.Response, sl slot, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	a := l.get(endpoint)
 	a.inflight = max(a.inflight-1, 0)
-	if probe {
+	if sl.probe {
 		a.probing = false
 	}
 	if resp == nil {
@@ -322,23 +335,44 @@ func (l *endpointLimits) observe(endpoint string, resp *http.Response, probe boo
 		remaining, err = 0, nil
 	}
 	if err != nil {
+		// A success without the header says nothing of the allowance but that the endpoint
+		// serves again: forget an exhaustion learnt from a bare 429, or every later call
+		// would queue for the probe slot.
+		if resp.StatusCode < 400 && a.known && a.remaining == 0 && a.resetAt.IsZero() {
+			a.known, a.failedProbes, a.probeAfter = false, 0, time.Time{}
+		}
 		return
 	}
-	// The server counted this request; the ones still in flight will spend from what it
-	// says is left. Answers can arrive out of order, so within a window whose end is known
-	// the estimate only goes down: it rises when the window resets (see take).
-	left := max(remaining-a.inflight, 0)
-	if a.known && !a.resetAt.IsZero() && now.Before(a.resetAt) {
-		left = min(left, a.remaining)
+	inWindow := !a.resetAt.IsZero() && now.Before(a.resetAt)
+	switch {
+	case !inWindow:
+		// Where the window's end is unknown, so is its start: the server counted this
+		// request, and the ones in flight will spend from what it says is left.
+		a.known, a.remaining = true, max(remaining-a.inflight, 0)
+	case sl.window != a.window || (a.lowest >= 0 && remaining >= a.lowest):
+		// An answer of an earlier window, or one the server counted before an answer
+		// already seen (overtaken on the way back): no news.
+	case a.limit > 0 && a.limit-remaining <= a.sent:
+		// The server has counted no more than this client sent in the window, so it is
+		// alone on the account: what is left is the limit less what it sent, answered or
+		// not. (Subtracting the calls in flight from the answer would count twice those
+		// the server already counted.)
+		a.lowest = remaining
+		a.known, a.remaining = true, max(a.limit-a.sent, 0)
+	default: // others spend from the same allowance: assume the worst of the calls in flight
+		a.lowest = remaining
+		a.known, a.remaining = true, max(remaining-a.inflight, 0)
 	}
-	a.known, a.remaining = true, left
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests:
 		if wait, ok := retryHint(resp, now); ok {
 			a.resetAt = now.Add(wait)
 		}
 	default:
-		if reset, ok := headerSeconds(resp.Header.Get("RateLimit-Reset"), now); ok {
+		// RateLimit-Reset is in whole seconds, rounded up, so every answer bounds the reset
+		// from above and the earliest bound of a window is the tightest; taking the latest
+		// would start each window an answer's delay late.
+		if reset, ok := headerSeconds(resp.Header.Get("RateLimit-Reset"), now); ok && (!inWindow || now.Add(reset).Before(a.resetAt)) {
 			a.resetAt = now.Add(reset)
 		}
 	}

@@ -468,3 +468,85 @@ func TestHeaderSeconds(t *testing.T) {
 		}
 	}
 }
+
+// answer is a response carrying rate-limit headers; "" leaves a header out.
+func answer(status int, limit, remaining, reset string) *http.Response {
+	h := http.Header{}
+	for k, v := range map[string]string{"RateLimit-Limit": limit, "RateLimit-Remaining": remaining, "RateLimit-Reset": reset} {
+		if v != "" {
+			h.Set(k, v)
+		}
+	}
+	return &http.Response{StatusCode: status, Header: h}
+}
+
+// TestAllowanceSurvivesAnswersOutOfOrder: alone on an account, a client that sent ten calls
+// at once spends exactly the limit in the window, whatever order the answers come back in;
+// subtracting the calls in flight from each answer would leave requests unspent.
+func TestAllowanceSurvivesAnswersOutOfOrder(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	l := newEndpointLimits(time.Millisecond, time.Minute)
+	const ep = "GET /transaction/{id}"
+	first, _, _ := l.take(ep, now)
+	l.observe(ep, answer(200, "20", "19", "1"), first, now)
+	var slots []slot
+	for range 10 {
+		sl, _, ok := l.take(ep, now)
+		if !ok {
+			t.Fatal("refused within the allowance")
+		}
+		slots = append(slots, sl)
+	}
+	// The server counted them 18 down to 9; the answers arrive last-counted first.
+	for i := range slots {
+		l.observe(ep, answer(200, "20", strconv.Itoa(9+i), "1"), slots[i], now)
+	}
+	taken := 0
+	for {
+		if _, _, ok := l.take(ep, now); !ok {
+			break
+		}
+		taken++
+	}
+	if taken != 9 {
+		t.Errorf("%d more calls allowed in the window, want 9 (20 less the 11 sent)", taken)
+	}
+}
+
+// TestEarliestResetBoundsTheWindow: RateLimit-Reset is rounded up to whole seconds, so a
+// later answer saying "1" must not push the window's end past what an earlier one said.
+func TestEarliestResetBoundsTheWindow(t *testing.T) {
+	start := time.Unix(1_000_000, 0)
+	l := newEndpointLimits(time.Millisecond, time.Minute)
+	const ep = "GET /customer/{id}"
+	a, _, _ := l.take(ep, start)
+	b, _, _ := l.take(ep, start)
+	l.observe(ep, answer(200, "2", "1", "1"), a, start)
+	l.observe(ep, answer(200, "2", "0", "1"), b, start.Add(900*time.Millisecond))
+	if _, wait, ok := l.take(ep, start.Add(900*time.Millisecond)); ok || wait != 100*time.Millisecond {
+		t.Errorf("take = %v, %v; want a wait of 100ms for the first answer's reset", ok, wait)
+	}
+}
+
+// TestBare429DoesNotSerializeTheEndpointForever: a 429 without headers makes calls probe
+// one at a time, and the first success without headers ends that.
+func TestBare429DoesNotSerializeTheEndpointForever(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	l := newEndpointLimits(time.Millisecond, time.Minute)
+	const ep = "GET /transaction"
+	sl, _, _ := l.take(ep, now)
+	l.observe(ep, answer(429, "", "", ""), sl, now)
+	probe, _, ok := l.take(ep, now.Add(time.Second))
+	if !ok || !probe.probe {
+		t.Fatalf("after a bare 429: take = %+v, %v; want a probe", probe, ok)
+	}
+	if _, _, ok := l.take(ep, now.Add(time.Second)); ok {
+		t.Fatal("a second call went out while the probe was in flight")
+	}
+	l.observe(ep, answer(200, "", "", ""), probe, now.Add(time.Second))
+	for i := range 8 {
+		if sl, _, ok := l.take(ep, now.Add(time.Second)); !ok || sl.probe {
+			t.Fatalf("call %d after the successful probe: %+v, %v; want it sent freely", i, sl, ok)
+		}
+	}
+}

@@ -403,8 +403,8 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 		case *RateLimitError, *TransportError: // from acquire: held back, or cancelled while held
 			return e
 		case *retryHintTooLong:
-			body, _ := c.readCapped(resp.Body, maxErrorBody)
-			apiErr, _ := parseErrorBody(p.method, p.path, resp, body)
+			body, _ := c.readCapped(resp, maxErrorBody)
+			apiErr, _ := parseErrorBody(p.method, p.path, resp, c.redact(body))
 			return &RateLimitError{Method: p.method, Path: p.path, Endpoint: p.endpoint, RetryAfter: e.wait, Response: apiErr}
 		}
 		return &TransportError{Method: p.method, Path: p.path, Attempts: p.attempts, OutcomeUnknown: p.maybePerformed, Err: c.scrubError(err)}
@@ -413,8 +413,8 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 
 	redirected := k.keepRedirect && resp.StatusCode >= 300 && resp.StatusCode < 400
 	if (resp.StatusCode < 200 || resp.StatusCode > 299) && !redirected {
-		body, _ := c.readCapped(resp.Body, maxErrorBody)
-		apiErr, fields := parseErrorBody(p.method, p.path, resp, body)
+		body, _ := c.readCapped(resp, maxErrorBody)
+		apiErr, fields := parseErrorBody(p.method, p.path, resp, c.redact(body))
 		switch {
 		case resp.StatusCode == http.StatusTooManyRequests:
 			wait, _ := retryHint(resp, time.Now())
@@ -429,12 +429,12 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBody))
 		return nil
 	}
-	body, err := c.readCapped(resp.Body, maxResponseBody)
+	body, err := c.readCapped(resp, maxResponseBody)
 	if err == nil {
 		err = decodeBody(resp, body, k.out)
 	}
 	if err != nil {
-		return &DecodeError{Method: p.method, Path: p.path, StatusCode: resp.StatusCode, Body: body[:min(len(body), 64<<10)], Err: err}
+		return &DecodeError{Method: p.method, Path: p.path, StatusCode: resp.StatusCode, Body: c.redact(body[:min(len(body), 64<<10)]), Err: err}
 	}
 	return nil
 }
@@ -453,19 +453,43 @@ func decodeBody(resp *http.Response, body []byte, out any) error {
 	return json.Unmarshal(body, out)
 }
 
-// readCapped reads at most limit bytes, scrubbing credentials from what it returns; a longer
-// body is an error (and is cut at the limit).
-func (c *Client) readCapped(r io.Reader, limit int64) ([]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(r, limit+1))
+// readCapped reads at most limit bytes of a response body; a longer body is an error (and
+// is cut at the limit). The buffer is sized from Content-Length when the server sends it,
+// so that a typical answer is read without growing it.
+func (c *Client) readCapped(resp *http.Response, limit int64) ([]byte, error) {
+	size := 512
+	if n := resp.ContentLength; n > 0 && n <= limit {
+		size = int(n) + 1 // room to read the end of the body without growing
+	}
+	body := make([]byte, 0, size)
+	r := io.LimitReader(resp.Body, limit+1)
+	var err error
+	for err == nil {
+		if len(body) == cap(body) {
+			body = append(body, 0)[:len(body)]
+		}
+		var n int
+		n, err = r.Read(body[len(body):cap(body)])
+		body = body[:len(body)+n]
+	}
+	if err == io.EOF {
+		err = nil
+	}
 	if int64(len(body)) > limit {
 		body, err = body[:limit], fmt.Errorf("body exceeds %d bytes", limit)
 	}
+	return body, err
+}
+
+// redact replaces the client's credentials in a body bound for an error, where a server
+// that echoes a request would otherwise put them.
+func (c *Client) redact(body []byte) []byte {
 	for _, s := range c.auth.secrets {
 		if bytes.Contains(body, []byte(s)) {
 			body = bytes.ReplaceAll(body, []byte(s), []byte("[REDACTED]"))
 		}
 	}
-	return body, err
+	return body
 }
 
 // scrubError keeps a credential that some transport echoed out of the error's text.

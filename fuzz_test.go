@@ -144,3 +144,19 @@ func readTestdataF(f *testing.F, name string) string {
 	}
 	return b
 }
+
+// FuzzJSONString: the fast path for plain strings decodes exactly as encoding/json does,
+// and refuses what it refuses.
+func FuzzJSONString(f *testing.F) {
+	for _, s := range []string{`"12.50"`, `"2024-05-01T12:00:00Z"`, `"a\"b"`, `"\u00e9"`, `"é"`, `"`, `""`, `"a` + "\x01" + `"`, `12`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := jsonString(b)
+		var want string
+		wantErr := json.Unmarshal(b, &want)
+		if (err == nil) != (wantErr == nil) || (err == nil && got != want) {
+			t.Fatalf("jsonString(%q) = %q, %v; encoding/json: %q, %v", b, got, err, want, wantErr)
+		}
+	})
+}

@@ -132,8 +132,8 @@ func numericLiteral(b []byte) (lit string, isNull bool, err error) {
 	case string(b) == "null":
 		return "", true, nil
 	case b[0] == '"':
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
+		s, err := jsonString(b)
+		if err != nil {
 			return "", false, fmt.Errorf("%w: %v", ErrInvalidAmount, err)
 		}
 		return s, false, nil
@@ -228,12 +228,34 @@ func (t *Timestamp) UnmarshalJSON(b []byte) error {
 		*t = Timestamp{}
 		return nil
 	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
+	s, err := jsonString(bytes.TrimSpace(b))
+	if err != nil {
 		return fmt.Errorf("escrow: timestamp is not a string: %s", truncate(string(b), 64))
 	}
 	*t, _ = ParseTimestamp(s) // unknown forms keep the raw text; see the type's doc
 	return nil
+}
+
+// jsonString decodes a JSON string token. Amounts and timestamps are plain ASCII, which
+// is read directly; anything else (escapes, other bytes) goes through encoding/json, which
+// a full decode per field would otherwise cost every time.
+func jsonString(b []byte) (string, error) {
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
+		inner := b[1 : len(b)-1]
+		plain := true
+		for _, c := range inner {
+			if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			return string(inner), nil
+		}
+	}
+	var s string
+	err := json.Unmarshal(b, &s)
+	return s, err
 }
 
 // truncate shortens s for inclusion in an error message.

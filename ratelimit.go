@@ -68,10 +68,12 @@ func (p *attemptPolicy) checkRetry(ctx context.Context, resp *http.Response, err
 	switch {
 	case err != nil:
 		p.maybePerformed = !neverSent(err)
-		p.c.logger.LogAttrs(ctx, slog.LevelDebug, "escrow: request failed", p.attrs(slog.String("error", p.c.scrubError(err).Error()))...)
+		if p.c.logger.Enabled(ctx, slog.LevelDebug) {
+			p.log(ctx, slog.LevelDebug, "escrow: request failed", slog.String("error", p.c.scrubError(err).Error()))
+		}
 	default:
 		p.maybePerformed = resp.StatusCode != http.StatusTooManyRequests
-		p.c.logger.LogAttrs(ctx, slog.LevelDebug, "escrow: response", p.attrs(slog.Int("status", resp.StatusCode))...)
+		p.log(ctx, slog.LevelDebug, "escrow: response", slog.Int("status", resp.StatusCode))
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return false, ctxErr
@@ -100,7 +102,7 @@ func (p *attemptPolicy) backoff(_, _ time.Duration, attempt int, resp *http.Resp
 			wait = min(hint, p.c.maxWait)
 		}
 	}
-	p.c.logger.LogAttrs(context.Background(), slog.LevelInfo, "escrow: retrying", p.attrs(slog.Duration("wait", wait))...)
+	p.log(context.Background(), slog.LevelInfo, "escrow: retrying", slog.Duration("wait", wait))
 	return wait
 }
 
@@ -123,20 +125,25 @@ func (p *attemptPolicy) acquire(ctx context.Context) error {
 		if wait <= 0 { // another call is probing the endpoint; check back after a step
 			wait = p.c.backoffStep(n)
 		}
-		p.c.logger.LogAttrs(ctx, slog.LevelInfo, "escrow: holding call, no requests remaining", p.attrs(slog.Duration("wait", wait))...)
+		p.log(ctx, slog.LevelInfo, "escrow: holding call, no requests remaining", slog.Duration("wait", wait))
 		if err := sleep(ctx, wait); err != nil {
 			return &TransportError{Method: p.method, Path: p.path, Attempts: p.attempts, OutcomeUnknown: p.maybePerformed, Err: err}
 		}
 	}
 }
 
-func (p *attemptPolicy) attrs(extra ...slog.Attr) []slog.Attr {
-	return append([]slog.Attr{
+// log records a line about the call, building its attributes only when the level is on:
+// logging is silent by default and must cost nothing then.
+func (p *attemptPolicy) log(ctx context.Context, level slog.Level, msg string, extra slog.Attr) {
+	if !p.c.logger.Enabled(ctx, level) {
+		return
+	}
+	p.c.logger.LogAttrs(ctx, level, msg,
 		slog.String("method", p.method),
 		slog.String("path", p.path),
 		slog.String("endpoint", p.endpoint),
 		slog.Int("attempt", p.attempts),
-	}, extra...)
+		extra)
 }
 
 // backoffStep draws a full-jitter wait for retry number attempt (0-based): uniform in
@@ -227,6 +234,17 @@ func headerSeconds(v string, now time.Time) (time.Duration, bool) {
 		return maxSeconds * time.Second, true
 	}
 	return time.Duration(n * float64(time.Second)), true
+}
+
+// headerInt reads an integer header; absent (the common case, checked first since a failed
+// Atoi allocates its error) or malformed is not ok.
+func headerInt(h http.Header, name string) (int, bool) {
+	v := strings.TrimSpace(h.Get(name))
+	if v == "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(v)
+	return n, err == nil
 }
 
 // endpointLimits remembers, per endpoint, what the server last said about its allowance,
@@ -327,14 +345,14 @@ func (l *endpointLimits) observe(endpoint string, resp *http.Response, sl slot, 
 	if resp == nil {
 		return
 	}
-	if limit, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("RateLimit-Limit"))); err == nil && limit > 0 {
+	if limit, ok := headerInt(resp.Header, "RateLimit-Limit"); ok && limit > 0 {
 		a.limit = limit
 	}
-	remaining, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get("RateLimit-Remaining")))
+	remaining, ok := headerInt(resp.Header, "RateLimit-Remaining")
 	if resp.StatusCode == http.StatusTooManyRequests {
-		remaining, err = 0, nil
+		remaining, ok = 0, true
 	}
-	if err != nil {
+	if !ok {
 		// A success without the header says nothing of the allowance but that the endpoint
 		// serves again: forget an exhaustion learnt from a bare 429, or every later call
 		// would queue for the probe slot.

@@ -17,6 +17,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-querystring/query"
@@ -62,6 +63,7 @@ type Client struct {
 	baseWait       time.Duration
 	logger         *slog.Logger
 	limits         *endpointLimits
+	bodies         *sync.Pool // *[]byte buffers that answers are read into, reused across calls
 	// jitter draws a wait in [0, d]; replaced in tests to make waits predictable.
 	jitter func(d time.Duration) time.Duration
 }
@@ -159,6 +161,7 @@ func NewClient(email, apiKey string, opts ...Option) (*Client, error) {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
 	c.limits = newEndpointLimits(c.baseWait, c.maxWait)
+	c.bodies = new(sync.Pool)
 	c.retryHTTP = c.newHTTPClient(s.httpClient)
 	c.noRedirectHTTP = &http.Client{
 		Transport:     c.retryHTTP.Transport,
@@ -301,7 +304,7 @@ type call struct {
 }
 
 // responseDecoder is implemented by results that need more than the JSON body: headers, or
-// a body that is not JSON.
+// a body that is not JSON. body is the client's reusable buffer: copy what is kept.
 type responseDecoder interface {
 	decodeResponse(resp *http.Response, body []byte) error
 }
@@ -403,7 +406,7 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 		case *RateLimitError, *TransportError: // from acquire: held back, or cancelled while held
 			return e
 		case *retryHintTooLong:
-			body, _ := c.readCapped(resp, maxErrorBody)
+			body, _ := c.readCapped(resp, maxErrorBody, nil)
 			apiErr, _ := parseErrorBody(p.method, p.path, resp, c.redact(body))
 			return &RateLimitError{Method: p.method, Path: p.path, Endpoint: p.endpoint, RetryAfter: e.wait, Response: apiErr}
 		}
@@ -413,7 +416,7 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 
 	redirected := k.keepRedirect && resp.StatusCode >= 300 && resp.StatusCode < 400
 	if (resp.StatusCode < 200 || resp.StatusCode > 299) && !redirected {
-		body, _ := c.readCapped(resp, maxErrorBody)
+		body, _ := c.readCapped(resp, maxErrorBody, nil)
 		apiErr, fields := parseErrorBody(p.method, p.path, resp, c.redact(body))
 		switch {
 		case resp.StatusCode == http.StatusTooManyRequests:
@@ -429,14 +432,24 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBody))
 		return nil
 	}
-	body, err := c.readCapped(resp, maxResponseBody)
+	// The body is read into a pooled buffer: decoders copy what they keep, so it is free
+	// again once decoded.
+	buf, _ := c.bodies.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	body, err := c.readCapped(resp, maxResponseBody, (*buf)[:0])
 	if err == nil {
 		err = decodeBody(resp, body, k.out)
 	}
 	if err != nil {
-		return &DecodeError{Method: p.method, Path: p.path, StatusCode: resp.StatusCode, Body: c.redact(body[:min(len(body), 64<<10)]), Err: err}
+		err = &DecodeError{Method: p.method, Path: p.path, StatusCode: resp.StatusCode, Body: c.redact(bytes.Clone(body[:min(len(body), 64<<10)])), Err: err}
 	}
-	return nil
+	if cap(body) <= maxPooledBody {
+		*buf = body
+		c.bodies.Put(buf)
+	}
+	return err
 }
 
 // decodeBody fills out from a successful answer.
@@ -453,15 +466,21 @@ func decodeBody(resp *http.Response, body []byte, out any) error {
 	return json.Unmarshal(body, out)
 }
 
-// readCapped reads at most limit bytes of a response body; a longer body is an error (and
-// is cut at the limit). The buffer is sized from Content-Length when the server sends it,
-// so that a typical answer is read without growing it.
-func (c *Client) readCapped(resp *http.Response, limit int64) ([]byte, error) {
+// maxPooledBody bounds the buffers kept for reuse, so that one large report does not stay
+// in memory for the client's lifetime.
+const maxPooledBody = 256 << 10
+
+// readCapped appends at most limit bytes of a response body to body; a longer body is an
+// error (and is cut at the limit). The buffer grows to Content-Length at once when the
+// server sends it.
+func (c *Client) readCapped(resp *http.Response, limit int64, body []byte) ([]byte, error) {
 	size := 512
 	if n := resp.ContentLength; n > 0 && n <= limit {
 		size = int(n) + 1 // room to read the end of the body without growing
 	}
-	body := make([]byte, 0, size)
+	if cap(body) < size {
+		body = make([]byte, 0, size)
+	}
 	r := io.LimitReader(resp.Body, limit+1)
 	var err error
 	for err == nil {

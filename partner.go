@@ -285,7 +285,7 @@ func (d *ReportDownload) decodeResponse(resp *http.Response, body []byte) error 
 			}
 		}
 	}
-	d.Content = body
+	d.Content = bytes.Clone(body) // body is the client's reusable buffer
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	escrow "github.com/escrowkit/escrow-go"
@@ -234,6 +235,19 @@ func exitCode(stderr io.Writer, name string, err error) int {
 }
 
 // writeJSON prints v indented, as the typed value encodes it.
+// print writes v as indented JSON with --json, else what human writes: the one place the
+// two forms of output part. It returns the exit code.
+func (a *apiFlags) print(stdout, stderr io.Writer, name string, v any, human func(w io.Writer)) int {
+	if a.json {
+		return exitCode(stderr, name, writeJSON(stdout, v))
+	}
+	human(stdout)
+	return 0
+}
+
+// newTable returns the writer every table of the CLI is aligned with; Flush it.
+func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) }
+
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

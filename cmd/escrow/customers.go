@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	escrow "github.com/escrowkit/escrow-go"
 )
@@ -36,10 +35,12 @@ func runCustomersMe(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return exitCode(stderr, name, err)
 	}
-	if api.json {
-		return exitCode(stderr, name, writeJSON(stdout, c))
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	return api.print(stdout, stderr, name, c, func(w io.Writer) { printCustomer(w, c, client.BaseURL()) })
+}
+
+// printCustomer shows an account and the API it was read from.
+func printCustomer(w io.Writer, c *escrow.Customer, baseURL string) {
+	tw := newTable(w)
 	fmt.Fprintf(tw, "ID\t%d\n", c.ID)
 	fmt.Fprintf(tw, "E-mail\t%s\n", c.Email)
 	fmt.Fprintf(tw, "Name\t%s\n", orDash(strings.Join(strings.Fields(c.FirstName+" "+c.MiddleName+" "+c.LastName), " ")))
@@ -62,9 +63,8 @@ func runCustomersMe(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	fmt.Fprintf(tw, "Webhooks\t%d\n", len(c.Webhooks))
 	fmt.Fprintf(tw, "Disbursement methods\t%d\n", len(c.DisbursementMethods))
-	fmt.Fprintf(tw, "API\t%s\n", client.BaseURL())
+	fmt.Fprintf(tw, "API\t%s\n", baseURL)
 	tw.Flush()
-	return 0
 }
 
 // address shows a postal address on one line, or "-".

@@ -12,7 +12,6 @@ import (
 	"net/mail"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	escrow "github.com/escrowkit/escrow-go"
@@ -143,7 +142,7 @@ func demoEmulator(ctx context.Context, f flow, buyerEmail, sellerEmail string, o
 	defer func() { err = errors.Join(err, stop()) }()
 
 	fmt.Fprintf(out, "escrow demo: %s, on the embedded emulator\n\n", f.title)
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	tw := newTable(out)
 	fmt.Fprintf(tw, "  partner\t%s\tcreates the transaction, is its broker, acts As-Customer for buyer and seller\n", demoPartner)
 	fmt.Fprintf(tw, "  buyer\t%s\t\n", buyerEmail)
 	fmt.Fprintf(tw, "  seller\t%s\t\n", sellerEmail)
@@ -474,7 +473,7 @@ func demoRemote(ctx context.Context, flags *apiFlags, f flow, buyerEmail, seller
 		reference: fmt.Sprintf("demo-%s-%d", f.name, now.Unix()),
 	}
 	fmt.Fprintf(out, "escrow demo: %s, on %s\n\n", f.title, flags.environment())
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	tw := newTable(out)
 	fmt.Fprintf(tw, "  partner\t%s\tcreates the transaction, is its broker, acts As-Customer (approved partners only)\n", me.Email)
 	fmt.Fprintf(tw, "  buyer\t%s\t\n", d.buyerEmail)
 	fmt.Fprintf(tw, "  seller\t%s\t\n", d.sellerEmail)

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	escrow "github.com/escrowkit/escrow-go"
@@ -98,17 +97,15 @@ func runTransactionsList(ctx context.Context, args []string, stdout, stderr io.W
 	if progress {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
-	if api.json {
-		return exitCode(stderr, name, writeJSON(stdout, txs))
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tREFERENCE\tSTATE\tAMOUNT\tCURRENCY\tCREATED\tDESCRIPTION")
-	for _, tx := range txs {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", tx.ID, orDash(tx.Reference), deriveState(tx),
-			sumAmounts(tx).Items, tx.Currency, date(tx.CreationDate), tx.Description)
-	}
-	tw.Flush()
-	return 0
+	return api.print(stdout, stderr, name, txs, func(w io.Writer) {
+		tw := newTable(w)
+		fmt.Fprintln(tw, "ID\tREFERENCE\tSTATE\tAMOUNT\tCURRENCY\tCREATED\tDESCRIPTION")
+		for _, tx := range txs {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", tx.ID, orDash(tx.Reference), deriveState(tx),
+				sumAmounts(tx).Items, tx.Currency, date(tx.CreationDate), tx.Description)
+		}
+		tw.Flush()
+	})
 }
 
 // runTransactionsGet is "escrow transactions get ID" or "escrow transactions get --reference REF".
@@ -149,11 +146,7 @@ func runTransactionsGet(ctx context.Context, args []string, stdout, stderr io.Wr
 	if err != nil {
 		return exitCode(stderr, name, err)
 	}
-	if api.json {
-		return exitCode(stderr, name, writeJSON(stdout, tx))
-	}
-	printTransaction(stdout, tx)
-	return 0
+	return api.print(stdout, stderr, name, tx, func(w io.Writer) { printTransaction(w, tx) })
 }
 
 // runTransactionsAct is "escrow transactions act ID ACTION": one PATCH on the transaction,
@@ -199,12 +192,10 @@ func runTransactionsAct(ctx context.Context, args []string, stdout, stderr io.Wr
 	if err != nil {
 		return exitCode(stderr, name, err)
 	}
-	if api.json {
-		return exitCode(stderr, name, writeJSON(stdout, tx))
-	}
-	fmt.Fprintf(stdout, "%s: done.\n\n", req.Action)
-	printTransaction(stdout, tx)
-	return 0
+	return api.print(stdout, stderr, name, tx, func(w io.Writer) {
+		fmt.Fprintf(w, "%s: done.\n\n", req.Action)
+		printTransaction(w, tx)
+	})
 }
 
 // actionNames lists the actions the API accepts (API notes, "Actions").
@@ -280,7 +271,7 @@ func parseNone(fs *flag.FlagSet, name string, args []string, stderr io.Writer) (
 
 // printTransaction shows a transaction for people: its terms, parties, items and sums.
 func printTransaction(w io.Writer, tx *escrow.Transaction) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := newTable(w)
 	fmt.Fprintf(tw, "Transaction\t%d\n", tx.ID)
 	fmt.Fprintf(tw, "Description\t%s\n", tx.Description)
 	fmt.Fprintf(tw, "Reference\t%s\n", orDash(tx.Reference))
@@ -291,7 +282,7 @@ func printTransaction(w io.Writer, tx *escrow.Transaction) {
 	tw.Flush()
 
 	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw = newTable(w)
 	fmt.Fprintln(tw, "ROLE\tCUSTOMER\tAGREED")
 	for _, p := range tx.Parties {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", p.Role, orDash(p.Customer), yesNo(p.Agreed))
@@ -299,7 +290,7 @@ func printTransaction(w io.Writer, tx *escrow.Transaction) {
 	tw.Flush()
 
 	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw = newTable(w)
 	fmt.Fprintln(tw, "ITEM\tTYPE\tTITLE\tAMOUNT\tFEES\tSECURED\tPAID OUT\tSTATE")
 	for _, it := range tx.Items {
 		var amount, fees, secured, paid escrow.Amount

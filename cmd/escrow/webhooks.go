@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	escrow "github.com/escrowkit/escrow-go"
@@ -47,16 +46,14 @@ func runWebhooksList(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return exitCode(stderr, name, err)
 	}
-	if api.json {
-		return exitCode(stderr, name, writeJSON(stdout, hooks))
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tURL")
-	for _, h := range hooks.Webhooks {
-		fmt.Fprintf(tw, "%d\t%s\n", h.ID, h.URL)
-	}
-	tw.Flush()
-	return 0
+	return api.print(stdout, stderr, name, hooks, func(w io.Writer) {
+		tw := newTable(w)
+		fmt.Fprintln(tw, "ID\tURL")
+		for _, h := range hooks.Webhooks {
+			fmt.Fprintf(tw, "%d\t%s\n", h.ID, h.URL)
+		}
+		tw.Flush()
+	})
 }
 
 // runWebhooksAdd is "escrow webhooks add URL".
@@ -84,11 +81,7 @@ func runWebhooksAdd(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return exitCode(stderr, name, err)
 	}
-	if api.json {
-		return exitCode(stderr, name, writeJSON(stdout, h))
-	}
-	fmt.Fprintf(stdout, "Added webhook %d: %s\n", h.ID, h.URL)
-	return 0
+	return api.print(stdout, stderr, name, h, func(w io.Writer) { fmt.Fprintf(w, "Added webhook %d: %s\n", h.ID, h.URL) })
 }
 
 // checkWebhookURL wants one absolute http(s) URL, the only kind the API can call.

@@ -406,7 +406,7 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 		case *RateLimitError, *TransportError: // from acquire: held back, or cancelled while held
 			return e
 		case *retryHintTooLong:
-			body, _ := c.readCapped(resp, maxErrorBody, nil)
+			body, _ := readCapped(resp, maxErrorBody, nil)
 			apiErr, _ := parseErrorBody(p.method, p.path, resp, c.redact(body))
 			return &RateLimitError{Method: p.method, Path: p.path, Endpoint: p.endpoint, RetryAfter: e.wait, Response: apiErr}
 		}
@@ -416,7 +416,7 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 
 	redirected := k.keepRedirect && resp.StatusCode >= 300 && resp.StatusCode < 400
 	if (resp.StatusCode < 200 || resp.StatusCode > 299) && !redirected {
-		body, _ := c.readCapped(resp, maxErrorBody, nil)
+		body, _ := readCapped(resp, maxErrorBody, nil)
 		apiErr, fields := parseErrorBody(p.method, p.path, resp, c.redact(body))
 		switch {
 		case resp.StatusCode == http.StatusTooManyRequests:
@@ -438,7 +438,7 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 	if buf == nil {
 		buf = new([]byte)
 	}
-	body, err := c.readCapped(resp, maxResponseBody, (*buf)[:0])
+	body, err := readCapped(resp, maxResponseBody, (*buf)[:0])
 	if err == nil {
 		err = decodeBody(resp, body, k.out)
 	}
@@ -473,7 +473,7 @@ const maxPooledBody = 256 << 10
 // readCapped appends at most limit bytes of a response body to body; a longer body is an
 // error (and is cut at the limit). The buffer grows to Content-Length at once when the
 // server sends it.
-func (c *Client) readCapped(resp *http.Response, limit int64, body []byte) ([]byte, error) {
+func readCapped(resp *http.Response, limit int64, body []byte) ([]byte, error) {
 	size := 512
 	if n := resp.ContentLength; n > 0 && n <= limit {
 		size = int(n) + 1 // room to read the end of the body without growing

@@ -65,6 +65,11 @@ func TestEndpoints(t *testing.T) {
 			if want := "/2017-09-01/" + tt.path; r.EscapedPath != want {
 				t.Errorf("path = %s, want %s", r.EscapedPath, want)
 			}
+			// The endpoint table (endpoints.go) lists what the client calls: rate limits
+			// and Client.Do count by its rows.
+			if _, ok := matchRoute(r.Method, strings.TrimPrefix(r.EscapedPath, "/2017-09-01/")); !ok {
+				t.Errorf("%s %s is no row of the endpoint table", r.Method, r.EscapedPath)
+			}
 			checkQuery(t, r.RawQuery, tt.query, tt.rawQuery)
 			if r.Header.Get("Authorization") != "Basic "+basicToken(testEmail, testKey) {
 				t.Error("no credentials on the request")

@@ -45,7 +45,7 @@ func TestAsCustomerActions(t *testing.T) {
 				s(w, id)
 			}
 			r := w.p.asCustomer(tc.as).act(tc.want, id, 0, action(tc.action))
-			if tc.want == http.StatusOK && r.str("parties.2.customer") != "me" {
+			if tc.want == http.StatusOK && r.str("parties.2.customer") != "partner@example.com" {
 				t.Errorf("the answer is not rendered for the partner: %s", r.raw)
 			}
 		})

@@ -60,7 +60,7 @@ func TestControlAPI(t *testing.T) {
 		}
 		events = append(events, m["event"].(string))
 	}
-	if got := strings.Join(events, " "); got != "create agree payment_rejected payment_approved ship receive accept" {
+	if got := strings.Join(events, " "); got != "create agree payment_rejected payment_received payment_approved ship receive accept" {
 		t.Errorf("events: %s", got)
 	}
 

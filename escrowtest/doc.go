@@ -68,8 +68,10 @@
 // amount is refused at creation; an escrow entry without split counts as 1; at most 100
 // items and 100 schedule entries, amounts up to 1000000000.00 and an item's schedule
 // totalling no more. Amounts are JSON numbers or numeric strings, positive, with at most
-// two decimals (1000.000 is accepted, 0.30000000000000004 is not). Currency is one of
-// usd, aud, euro, lowercase. A reference is unique per creator. E-mail addresses are
+// two decimals (1000.000 is accepted, 0.30000000000000004 is not). Integer fields
+// (quantity, inspection_period, year, ids in bodies) take numeric strings ("259200") and
+// extra_attributes booleans "true" and "false", as production clients send them and the
+// live API accepts. Currency is one of usd, aud, euro, gbp, cad, lowercase. A reference is unique per creator. E-mail addresses are
 // compared without case and returned lowercase. Unknown fields are ignored.
 //
 // Escrow fee. Each item but broker_fee and partner_fee items pays an escrow fee on its
@@ -99,8 +101,8 @@
 // is_cancelled (true once cancelled) and is_draft (always false); reference is left out when empty; close_date
 // is null while open. The creator is listed last, as {"role": "partner"}.
 //
-// What each reader sees. The caller's own address is rendered "me" in customer,
-// payer_customer and beneficiary_customer. A party whose visibility.hidden_from lists the
+// What each reader sees. Customers are shown by e-mail address, the reader too ("me" is
+// only an input), as the provider's example responses show. A party whose visibility.hidden_from lists the
 // reader is rendered "hidden" wherever its address would appear, and the fee entries it
 // pays are left out of the reader's view. broker_fee items are left out for the readers
 // their visibility lists; partner_fee items are shown only to the partner and to their
@@ -146,7 +148,7 @@
 // {"landing_page": "https://<emulator host>/_emulator/pages/checkout/<id>/<method>"}
 // (with ?return_url=… when given). POST .../payment_methods/wire_transfer marks a wire
 // sent (event payment_sent) and answers the updated transaction. ApprovePayment secures
-// every schedule entry (event payment_approved); RejectPayment fires payment_rejected and
+// what the buyer pays in (events payment_received, then payment_approved); RejectPayment fires payment_rejected and
 // clears the chosen method.
 //
 // Disbursement. GET, PATCH and POST /transaction/{id}/disbursement_methods are the seller's
@@ -251,7 +253,7 @@
 // a landing page on the emulator's host.
 //
 // Webhooks. Events are those of spec part 6 plus payment_sent (wire marked sent),
-// payment_refunded and payment_disbursed from the API notes. Each is POSTed as
+// payment_received (funds arrived, just before payment_approved), payment_refunded and payment_disbursed from the API notes. Each is POSTed as
 // {"event", "event_type": "transaction", "transaction_id"} to every webhook of every
 // party's account (once per account), one call at a time in the order events happened,
 // with a 10-second timeout (WithWebhookTimeout) and no retry. Webhooks are looked up when

@@ -333,6 +333,9 @@ func (e *Emulator) fund(tx *transaction) error {
 	if tx.paymentMethod == "credit_card" {
 		e.st.payments = append(e.st.payments, cardPayment{customer: tx.party(roleBuyer).account, tx: tx.id, amount: buyerTotal(tx), created: e.now})
 	}
+	// payment_received comes between payment_sent and payment_approved, as on the live
+	// API; one e-commerce plugin keys its order state on it.
+	e.emit(tx, "payment_received", 0, 0, tx.paymentMethod)
 	e.emit(tx, "payment_approved", 0, 0, tx.paymentMethod)
 	return nil
 }
@@ -495,6 +498,7 @@ var eventMessages = map[string]string{
 	"create":            "The transaction was created.",
 	"agree":             "All parties agreed.",
 	"payment_sent":      "The buyer reported a wire transfer sent.",
+	"payment_received":  "The buyer's funds were received.",
 	"payment_approved":  "Payment approved; the seller may ship.",
 	"payment_rejected":  "Payment rejected.",
 	"payment_refunded":  "Funds were returned to the buyer.",

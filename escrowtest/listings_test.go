@@ -87,7 +87,7 @@ func TestPartnerTransactionFilters(t *testing.T) {
 	w.b.must(http.StatusForbidden, http.MethodGet, "partner/transactions", nil)
 	// The partner's view of a transaction is the partner's.
 	r := w.p.must(http.StatusOK, http.MethodGet, fmt.Sprintf("partner/transactions?ids=%d", ids[0]), nil)
-	if r.str("transactions.0.parties.2.customer") != "me" || r.get("transactions.0.items.0.schedule.0.status.disbursed_to_beneficiary") != true || r.str("transactions.0.items.0.fees.0.split") != "1.0" {
+	if r.str("transactions.0.parties.2.customer") != "partner@example.com" || r.get("transactions.0.items.0.schedule.0.status.disbursed_to_beneficiary") != true || r.str("transactions.0.items.0.fees.0.split") != "1.0" {
 		t.Errorf("listed transaction: %s", r.raw)
 	}
 }

@@ -7,7 +7,8 @@ const hiddenCustomer = "hidden"
 
 // view renders a transaction for one reader. The content differs per reader (spec part
 // 1); this is the one place that decides what each reader sees:
-//   - the reader's own e-mail address is "me";
+//   - every customer is shown by e-mail address, the reader too, as the provider's example
+//     responses show ("me" is only an input);
 //   - a party whose visibility.hidden_from lists the reader appears as "hidden" wherever
 //     its address would (party, payer_customer, beneficiary_customer), and the fee
 //     entries it pays are left out;
@@ -27,10 +28,7 @@ func (e *Emulator) render(tx *transaction, reader *account) wireTransaction {
 
 // customer renders a customer reference.
 func (v view) customer(accountID int64) string {
-	switch {
-	case accountID == v.reader:
-		return "me"
-	case v.hidden(accountID):
+	if v.hidden(accountID) {
 		return hiddenCustomer
 	}
 	return v.st.accounts[accountID].email

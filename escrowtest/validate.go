@@ -9,7 +9,7 @@ import (
 
 // Values the spec names (part 2). Currencies are lowercase: the live API refuses "USD".
 var (
-	currencies = []string{"aud", "euro", "usd"}
+	currencies = []string{"aud", "cad", "euro", "gbp", "usd"}
 	itemTypes  = []string{
 		itemBrokerFee, itemDomainName, itemDomainNameHolding, itemGeneralMerchandise,
 		itemMilestone, itemMotorVehicle, itemPartnerFee, itemShippingFee,
@@ -310,9 +310,9 @@ func (c *creation) extraAttributes(o object, typ string) extraAttributes {
 		return true
 	}
 	if onlyOn("with_content", itemDomainName) {
-		x.withContent = eo.boolean("with_content")
+		x.withContent = eo.looseBoolean("with_content")
 	}
-	eo.boolean("concierge") // accepted, and always returned as false
+	eo.looseBoolean("concierge") // accepted, and always returned as false
 	for key, dst := range map[string]*string{"vin": &x.vin, "odometer": &x.odometer, "make": &x.make, "model": &x.model} {
 		if onlyOn(key, itemMotorVehicle) {
 			*dst = eo.str(key)
@@ -320,7 +320,7 @@ func (c *creation) extraAttributes(o object, typ string) extraAttributes {
 	}
 	for key, dst := range map[string]*bool{"title_collection": &x.titleCollection, "lien_holder_payoff": &x.lienHolderPayoff} {
 		if onlyOn(key, itemMotorVehicle) {
-			*dst = eo.boolean(key)
+			*dst = eo.looseBoolean(key)
 		}
 	}
 	if onlyOn("year", itemMotorVehicle) {

@@ -37,7 +37,7 @@ func TestCreateValidation(t *testing.T) {
 	}{
 		{name: "currency missing", body: func() body { return set(merchandise(), "currency", nil) }, paths: []string{"currency"}},
 		{name: "currency uppercase", body: func() body { return set(merchandise(), "currency", "USD") }, paths: []string{"currency"}},
-		{name: "currency unknown", body: func() body { return set(merchandise(), "currency", "gbp") }, paths: []string{"currency"}},
+		{name: "currency unknown", body: func() body { return set(merchandise(), "currency", "chf") }, paths: []string{"currency"}},
 		{name: "currency not a string", body: func() body { return set(merchandise(), "currency", 840) }, paths: []string{"currency"}},
 		{name: "description missing", body: func() body { return set(merchandise(), "description", nil) }, paths: []string{"description"}},
 		{name: "description empty", body: func() body { return set(merchandise(), "description", "") }, paths: []string{"description"}},
@@ -86,7 +86,7 @@ func TestCreateValidation(t *testing.T) {
 		}, paths: []string{"items.0.extra_attributes.year"}},
 		{name: "motor vehicle year not an integer", body: func() body {
 			b := set(set(merchandise(), "items.0.type", "motor_vehicle"), "items.0.category", nil)
-			return set(b, "items.0.extra_attributes", body{"year": "1999"})
+			return set(b, "items.0.extra_attributes", body{"year": "nineteen"})
 		}, paths: []string{"items.0.extra_attributes.year"}},
 		{name: "vehicle attributes on merchandise", body: func() body {
 			return set(merchandise(), "items.0.extra_attributes", body{"vin": "X", "with_content": true})

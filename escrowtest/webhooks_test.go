@@ -69,14 +69,14 @@ func TestWebhookDeliveries(t *testing.T) {
 	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
 	flush(t, w.srv)
 
-	all := "create agree payment_approved ship receive accept payment_disbursed complete"
+	all := "create agree payment_received payment_approved ship receive accept payment_disbursed complete"
 	if got := buyerHook.events(); got != all {
 		t.Errorf("buyer's webhook: %s", got)
 	}
 	if got := sellerHook.events(); got != all {
 		t.Errorf("seller's webhook: %s", got)
 	}
-	if got := failing.events(); got != "create agree payment_approved ship receive accept" {
+	if got := failing.events(); got != "create agree payment_received payment_approved ship receive accept" {
 		t.Errorf("deleted webhook: %s", got)
 	}
 	buyerHook.mu.Lock()
@@ -86,7 +86,7 @@ func TestWebhookDeliveries(t *testing.T) {
 	buyerHook.mu.Unlock()
 
 	ds := w.srv.Deliveries()
-	if len(ds) != 8+8+6 {
+	if len(ds) != 9+9+7 {
 		t.Fatalf("%d deliveries", len(ds))
 	}
 	if d := ds[0]; d.URL != buyerHook.URL+"/b" || d.Event != "create" || d.EventType != "transaction" || d.TransactionID != id || d.StatusCode != 200 || d.Error != "" {
@@ -110,11 +110,11 @@ func TestWebhookFaults(t *testing.T) {
 	must(t, w.srv.InjectFault(Fault{Endpoint: "WEBHOOK /agree", Drop: DropBefore}))
 	w.at("funded")
 	flush(t, w.srv)
-	if got := hook.events(); got != "create payment_approved" {
+	if got := hook.events(); got != "create payment_received payment_approved" {
 		t.Errorf("received %q", got)
 	}
 	ds := w.srv.Deliveries()
-	if len(ds) != 3 || ds[1].Event != "agree" || ds[1].Error != "dropped by fault" || ds[1].StatusCode != 0 {
+	if len(ds) != 4 || ds[1].Event != "agree" || ds[1].Error != "dropped by fault" || ds[1].StatusCode != 0 {
 		t.Errorf("deliveries %+v", ds)
 	}
 
@@ -122,7 +122,7 @@ func TestWebhookFaults(t *testing.T) {
 	must(t, w.srv.InjectFault(Fault{Endpoint: "WEBHOOK *", Drop: DropAfter}))
 	w.b.create(merchandise())
 	flush(t, w.srv)
-	if got := hook.events(); got != "create payment_approved" {
+	if got := hook.events(); got != "create payment_received payment_approved" {
 		t.Errorf("received %q after dropping every call", got)
 	}
 	if (Fault{Endpoint: "*", Drop: DropBefore}).matches("WEBHOOK /ship") {

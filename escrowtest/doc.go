@@ -89,6 +89,9 @@
 // reproduces the fees seen on the live API: 1000.00 domain_name → 32.50; 95000.00
 // general_merchandise → 845.50; 500.00 milestone → 17.88. Without fee entries the buyer
 // pays it all; with entries it is shared by split, the first payer taking an odd cent.
+// Fee rule 3 (the same fee schedule on every item) binds the transferable items; a
+// shipping_fee item without entries, as the provider's e-commerce plugins send it, pays
+// its escrow fee by the goods' entries.
 // Other fee types (paypal_deposit, …) are accepted and shown with amount 0.00.
 //
 // Rendering. Amounts are strings with two decimals; payment and disbursement totals are

@@ -99,3 +99,47 @@ func TestEmitsPaymentReceivedForPluginOrderState(t *testing.T) {
 		t.Errorf("events: %s", got)
 	}
 }
+
+// TestAcceptsWooCommerceShippingFeeWithoutFees: the provider's e-commerce plugins put the
+// fee entries on the goods and none on the shipping_fee item, with buyer-paid,
+// seller-paid and split fees. The shipping item pays its escrow fee as the goods do.
+func TestAcceptsWooCommerceShippingFeeWithoutFees(t *testing.T) {
+	tests := []struct {
+		name        string
+		fees        []any
+		shipPayers  string // the payers of the shipping item's escrow fee entries
+		shipAmounts string
+	}{
+		{"buyer pays", []any{body{"type": "escrow", "payer_customer": "me", "split": "1"}}, "buyer@example.com", "1.63"},
+		{"seller pays", []any{body{"type": "escrow", "payer_customer": "seller@example.com", "split": 1}}, "seller@example.com", "1.63"},
+		{"split", []any{
+			body{"type": "escrow", "payer_customer": "me", "split": 0.5},
+			body{"type": "escrow", "payer_customer": "seller@example.com", "split": "0.5"},
+		}, "buyer@example.com seller@example.com", "0.82 0.81"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			b := set(merchandise(), "items.0.fees", tc.fees)
+			b["items"] = append(b["items"].([]any), body{
+				"title": "Shipping", "type": "shipping_fee", "quantity": "1",
+				"schedule": []any{body{"amount": "50.00", "payer_customer": "me", "beneficiary_customer": "seller@example.com"}},
+			})
+			r := w.b.must(http.StatusCreated, http.MethodPost, "transaction", b)
+			var payers, amounts []string
+			for _, f := range r.list("items.1.fees") {
+				payers = append(payers, f.(map[string]any)["payer_customer"].(string))
+				amounts = append(amounts, f.(map[string]any)["amount"].(string))
+			}
+			if strings.Join(payers, " ") != tc.shipPayers || strings.Join(amounts, " ") != tc.shipAmounts {
+				t.Errorf("shipping fees %v %v: %s", payers, amounts, r.raw)
+			}
+		})
+	}
+	// The rule still holds between goods items.
+	w := newWorld(t)
+	b := set(milestones(), "items.0.fees", []any{body{"type": "escrow", "payer_customer": "me"}})
+	if r := w.b.must(http.StatusUnprocessableEntity, http.MethodPost, "transaction", b); strings.Join(r.errorPaths(), ",") != "items.1.fees.all" {
+		t.Errorf("goods with different fee schedules: %s", r.raw)
+	}
+}

@@ -66,6 +66,15 @@ func (e *Emulator) newTransaction(d draft, creator *account) *transaction {
 	}
 	tx.parties = append(tx.parties, &party{id: next(&st.ids.party), role: rolePartner, account: creator.id, agreed: true, initiator: true})
 
+	// A shipping_fee item without fee entries pays its escrow fee as the goods do, so that
+	// a plugin's "the seller pays the fees" covers the shipping too.
+	var goodsFees []draftFee
+	for _, di := range d.items {
+		if transferable(di.typ) {
+			goodsFees = di.fees
+			break
+		}
+	}
 	for _, di := range d.items {
 		it := &item{
 			id: next(&st.ids.item), title: di.title, description: di.description, typ: di.typ,
@@ -75,7 +84,10 @@ func (e *Emulator) newTransaction(d draft, creator *account) *transaction {
 		for _, s := range di.schedule {
 			it.schedule = append(it.schedule, &schedule{amount: s.amount, payer: accountOf(s.payer), beneficiary: accountOf(s.beneficiary), due: s.due})
 		}
-		if di.typ != itemBrokerFee && di.typ != itemPartnerFee {
+		switch {
+		case di.typ == itemShippingFee && di.fees == nil:
+			it.fees = e.escrowFees(tx, it, goodsFees)
+		case di.typ != itemBrokerFee && di.typ != itemPartnerFee:
 			it.fees = e.escrowFees(tx, it, di.fees)
 		}
 		tx.items = append(tx.items, it)

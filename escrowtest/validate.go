@@ -511,7 +511,9 @@ func (c *creation) crossItemRules(items []draftItem) {
 				at(i, fmt.Sprintf("must match the other items' inspection period (%d)", inspection), "inspection_period")
 			}
 		}
-		if it.typ != itemBrokerFee && it.typ != itemPartnerFee && it.typ != "" {
+		// Fee rule 3 is about the goods: the provider's e-commerce plugins put fee entries on
+		// the goods and none on the shipping_fee item, and the live API accepts that.
+		if transferable(it.typ) {
 			if !feesSeen {
 				feesRef, feesSeen = it.fees, true
 			} else if !slices.Equal(it.fees, feesRef) {

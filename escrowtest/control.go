@@ -220,16 +220,26 @@ func servePage(w http.ResponseWriter, r *http.Request) {
 		"Payments are approved with POST /_emulator/transactions/{id}/approve_payment.</p>\n", html.EscapeString(r.URL.Path))
 }
 
-// serveReport serves a report's CSV, where downloadReport sends the partner.
+// serveReport serves a report's CSV, where downloadReport sends the partner. It needs the
+// partner's credentials, as the API does: a report lists the partner's transactions, and
+// a loopback client is not necessarily the partner. Another customer's report is not
+// found, so its existence does not leak.
 func (e *Emulator) serveReport(w http.ResponseWriter, r *http.Request) {
 	e.mu.Lock()
+	caller := e.st.authenticate(r)
 	var data []byte
 	for _, rep := range e.st.reports {
-		if rep.taskID+".csv" == r.PathValue("file") {
+		if caller != nil && rep.partner == caller.id && rep.taskID+".csv" == r.PathValue("file") {
 			data = rep.csv
 		}
 	}
 	e.mu.Unlock()
+	if caller == nil {
+		err := newError(http.StatusUnauthorized, "unauthorized", "report downloads need the partner's HTTP Basic credentials")
+		err.header = http.Header{"Www-Authenticate": {`Basic realm="escrow"`}}
+		err.response().write(w)
+		return
+	}
 	if data == nil {
 		notFound("no report %q", r.PathValue("file")).response().write(w)
 		return

@@ -239,11 +239,13 @@
 //
 // Reports. POST /partner/reports takes the query of GET /partner/transactions as a JSON
 // body (lists as arrays) and answers that listing's first page with "task_id"
-// ("report_1", …); the report, a CSV of every matching transaction, is complete at once.
+// ("report_" and 26 random characters, so that none can be guessed); the report, a CSV of
+// every matching transaction, is complete at once.
 // GET /partner/reports answers {"reports": [{"task_id", "status": "completed",
 // "created_at", "completed_at"}]}, GET /partner/reports/count {"count": n}, and
 // GET /partner/reports/{task_id}/download either {"url": "…"} (as_json=true) or a 302 to
-// that address, https://<emulator host>/_emulator/reports/<task_id>.csv.
+// that address, https://<emulator host>/_emulator/reports/<task_id>.csv, which answers
+// the partner's own Basic credentials only (401 without, 404 for anyone else).
 //
 // Timeline. GET /transaction/{id}/timeline-entries answers
 //

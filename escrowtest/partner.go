@@ -2,12 +2,14 @@ package escrowtest
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -153,7 +155,9 @@ func (e *Emulator) createReport(req *request) (response, error) {
 	if err := q.errs.orNil(); err != nil {
 		return response{}, err
 	}
-	r := &report{taskID: fmt.Sprintf("report_%d", next(&e.st.ids.report)), partner: req.caller.id, created: e.now}
+	// Task ids are random, not counted: the download is the partner's alone, and a counted
+	// id would let anyone guess the next one.
+	r := &report{taskID: "report_" + strings.ToLower(rand.Text()), partner: req.caller.id, created: e.now}
 	r.csv = e.reportCSV(e.partnerTransactionsMatching(req.caller, f))
 	e.st.reports = append(e.st.reports, r)
 	out := e.transactionCursor(req.caller, f)

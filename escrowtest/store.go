@@ -35,7 +35,6 @@ const (
 	firstAPIKeyID      = 501
 	firstWebhookID     = 601
 	firstMethodID      = 701
-	firstReportID      = 1
 	firstEntryID       = 1
 )
 
@@ -68,7 +67,7 @@ type store struct {
 
 // ids holds the next id of each kind of record.
 type ids struct {
-	customer, transaction, item, party, apiKey, webhook, method, report, entry int64
+	customer, transaction, item, party, apiKey, webhook, method, entry int64
 }
 
 func newStore() *store {
@@ -76,7 +75,7 @@ func newStore() *store {
 		ids: ids{
 			customer: firstCustomerID, transaction: firstTransactionID, item: firstItemID,
 			party: firstPartyID, apiKey: firstAPIKeyID, webhook: firstWebhookID,
-			method: firstMethodID, report: firstReportID, entry: firstEntryID,
+			method: firstMethodID, entry: firstEntryID,
 		},
 		accounts:   map[int64]*account{},
 		byEmail:    map[string]*account{},

@@ -267,7 +267,9 @@
 // Rate limits. Each account may make 1000 requests per minute (WithRateLimit,
 // SetRateLimit) to each endpoint, named by method and route template ("GET
 // /transaction/{id}"); requests without valid credentials count under one anonymous
-// account. Windows are fixed, start with their first request and run on the emulator's
+// account, and requests that match no route under their method ("GET *"), or under
+// "OTHER *" for a method outside RFC 9110, so that no input opens windows without
+// bound; ended windows are forgotten once 4096 are kept. Windows are fixed, start with their first request and run on the emulator's
 // clock. Every API answer carries RateLimit-Limit, RateLimit-Remaining and
 // RateLimit-Reset (seconds until the window resets) unless limiting is off (a limit of
 // 0); past the limit, 429 with Retry-After.
@@ -280,6 +282,9 @@
 // drawn from a generator seeded by WithSeed (1 by default). An injected status is answered like a
 // failing proxy would, before routes and credentials are checked (with the rate-limit
 // headers, and counted); the first injected fault that matches and fires applies.
+// A fault whose endpoint matches no route ("GET /nope", "FETCH *") or no event
+// ("WEBHOOK /shipped") is refused, in Go and in the control API (422), since it would
+// never fire; at most 1000 faults stand at once.
 // "WEBHOOK *" (or "WEBHOOK /<event>") faults the emulator's own webhook calls instead: a
 // drop loses the call, as a network would (Deliveries records it), and a latency delays it
 // and the calls queued behind it. "*" does not reach webhook calls.

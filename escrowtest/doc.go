@@ -170,10 +170,21 @@
 // is disbursed; a fully returned transaction completes too, its money back with the
 // buyer.
 //
+// Money. Only the buyer pays in: its schedule entries and fee entries, at funding. What
+// the seller owes (a commission it pays, its share of the escrow fee) is taken out of its
+// proceeds: the seller's share of an item's fee when the item is paid out, and enough
+// withheld from its payouts to pay its commission when that falls due. A seller-paid
+// entry shows secured once funded, as covered by the seller's proceeds in escrow, but
+// adds no money. The escrow fee is earned on goods paid out; a returned item, or a
+// cancel, gives the buyer back what the buyer paid in for it, fee share included, and
+// never what was not paid in. Ledger reports in, out, fees and held, and in = out + fees
+// + held on every path.
+//
 // Cancel. Before the buyer and the seller have both agreed, any party may cancel; after,
 // only the partner (403 for others). A complete or cancelled transaction cannot be
 // cancelled, and, the emulator's choice, neither can one whose goods have shipped (400).
-// Cancelling after funding returns the funds (event payment_refunded after cancel).
+// Cancelling after funding returns what the buyer paid in (event payment_refunded after
+// cancel).
 // cancel_information.cancellation_reason is recorded in the timeline.
 //
 // As-Customer. Only an approved partner that is the transaction's partner party may send

@@ -245,9 +245,7 @@ func (e *Emulator) apply(tx *transaction, it *item, rule goodsAction) {
 		it.returnEnds = e.now.Add(period)
 		e.st.inspecting[tx.id] = tx
 	case rule.sets&flagAcceptedReturned != 0:
-		for _, s := range it.schedule {
-			e.refund(tx, s)
-		}
+		e.refundItem(tx, it)
 	}
 }
 
@@ -303,13 +301,7 @@ func (e *Emulator) cancel(tx *transaction, who *account, reason string) error {
 		it.flags |= flagCanceled
 	}
 	e.emit(tx, "cancel", 0, who.id, reason)
-	refunded := false
-	for _, it := range tx.items {
-		for _, s := range it.schedule {
-			refunded = e.refund(tx, s) || refunded
-		}
-	}
-	if refunded {
+	if e.release(tx) > 0 {
 		e.emit(tx, "payment_refunded", 0, 0, "")
 	}
 	return nil
@@ -325,13 +317,9 @@ func (e *Emulator) fund(tx *transaction) error {
 		return invalidState("approve_payment", tx.state(), 0, "transaction %d is already funded", tx.id)
 	}
 	tx.funded = true
-	for _, it := range tx.items {
-		for _, s := range it.schedule {
-			s.secured = true
-		}
-	}
+	paid := e.payIn(tx)
 	if tx.paymentMethod == "credit_card" {
-		e.st.payments = append(e.st.payments, cardPayment{customer: tx.party(roleBuyer).account, tx: tx.id, amount: buyerTotal(tx), created: e.now})
+		e.st.payments = append(e.st.payments, cardPayment{customer: tx.party(roleBuyer).account, tx: tx.id, amount: paid, created: e.now})
 	}
 	// payment_received comes between payment_sent and payment_approved, as on the live
 	// API; one e-commerce plugin keys its order state on it.
@@ -349,19 +337,6 @@ func (e *Emulator) rejectPayment(tx *transaction) error {
 	tx.paymentMethod, tx.wireSent = "", false
 	e.emit(tx, "payment_rejected", 0, 0, "")
 	return nil
-}
-
-// refund sends a secured, undisbursed schedule entry back to its payer, and reports
-// whether it did.
-func (e *Emulator) refund(tx *transaction, s *schedule) bool {
-	if !s.secured || s.disbursed || s.refunded {
-		return false
-	}
-	s.refunded = true
-	if tx.paymentMethod == "credit_card" {
-		e.st.payments = append(e.st.payments, cardPayment{out: true, customer: s.payer, tx: tx.id, amount: s.amount, created: e.now})
-	}
-	return true
 }
 
 // autoAccepts are what the end of an inspection period does: an unanswered inspection
@@ -457,11 +432,7 @@ func (e *Emulator) disburse(tx *transaction) {
 		if p := tx.party(role); role != rolePartner && (p == nil || p.method == 0) {
 			continue
 		}
-		for _, s := range it.schedule {
-			if s.secured && !s.disbursed && !s.refunded {
-				s.disbursed, paid = true, true
-			}
-		}
+		paid = e.payOut(tx, it) || paid
 	}
 	if paid {
 		e.emit(tx, "payment_disbursed", 0, 0, "")
@@ -479,16 +450,12 @@ func (e *Emulator) complete(tx *transaction) {
 			return
 		}
 		for _, s := range it.schedule {
-			if due(tx, it) && s.secured && !s.disbursed && !s.refunded {
+			if due(tx, it) && !s.disbursed && !s.refunded {
 				return
 			}
 		}
 	}
-	for _, it := range tx.items {
-		for _, s := range it.schedule {
-			e.refund(tx, s)
-		}
-	}
+	e.release(tx)
 	tx.completed, tx.closed = true, e.now
 	e.emit(tx, "complete", 0, 0, "")
 }

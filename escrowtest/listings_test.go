@@ -252,7 +252,8 @@ func TestPaymentsInAndOut(t *testing.T) {
 		t.Errorf("payments in: %s", in.raw)
 	}
 	out := w.p.must(http.StatusOK, http.MethodGet, fmt.Sprintf("partner/customer/%d/payments_out", w.buyer.ID), nil)
-	if len(out.list("payments")) != 1 || out.str("payments.0.amount") != "1000.00" {
+	// A full return gives back everything the buyer paid in, escrow fee included.
+	if len(out.list("payments")) != 1 || out.str("payments.0.amount") != "1032.50" {
 		t.Errorf("payments out: %s", out.raw)
 	}
 	if r := w.p.must(http.StatusOK, http.MethodGet, fmt.Sprintf("partner/customer/%d/payments_in", w.seller.ID), nil); len(r.list("payments")) != 0 {

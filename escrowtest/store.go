@@ -179,6 +179,7 @@ type transaction struct {
 	wireSent      bool
 
 	timeline []timelineEntry
+	money    ledger
 }
 
 type party struct {
@@ -221,16 +222,19 @@ type schedule struct {
 	payer       int64
 	beneficiary int64
 	due         time.Time
-	secured     bool
+	secured     bool // covered by money in escrow (see ledger.go)
+	paidIn      bool // the buyer paid it in; a seller-paid entry never is
 	disbursed   bool
 	refunded    bool
 }
 
 type fee struct {
-	typ    string
-	payer  int64
-	halves int // escrow fees: 2 = split 1.0, 1 = split 0.5
-	amount cents
+	typ     string
+	payer   int64
+	halves  int // escrow fees: 2 = split 1.0, 1 = split 0.5
+	amount  cents
+	paidIn  bool // the buyer's, once funded
+	settled bool // earned or refunded
 }
 
 type timelineEntry struct {

@@ -157,10 +157,10 @@ func TestMoneyBalancesPerMilestone(t *testing.T) {
 	b := sellerPaysCommission()
 	b["items"] = []any{
 		body{"title": "Design", "type": "milestone", "inspection_period": 86400,
-			"fees": []any{body{"type": "escrow", "payer_customer": "buyer@example.com", "split": 0.5}, body{"type": "escrow", "payer_customer": "seller@example.com", "split": 0.5}},
+			"fees":     []any{body{"type": "escrow", "payer_customer": "buyer@example.com", "split": 0.5}, body{"type": "escrow", "payer_customer": "seller@example.com", "split": 0.5}},
 			"schedule": []any{body{"amount": 300, "payer_customer": "buyer@example.com", "beneficiary_customer": "seller@example.com", "due_date": "2024-06-01T00:00:00Z"}}},
 		body{"title": "Build", "type": "milestone", "inspection_period": 86400,
-			"fees": []any{body{"type": "escrow", "payer_customer": "buyer@example.com", "split": 0.5}, body{"type": "escrow", "payer_customer": "seller@example.com", "split": 0.5}},
+			"fees":     []any{body{"type": "escrow", "payer_customer": "buyer@example.com", "split": 0.5}, body{"type": "escrow", "payer_customer": "seller@example.com", "split": 0.5}},
 			"schedule": []any{body{"amount": 200, "payer_customer": "buyer@example.com", "beneficiary_customer": "seller@example.com", "due_date": "2024-07-01T00:00:00Z"}}},
 		body{"type": "broker_fee", "schedule": []any{body{"amount": 20, "payer_customer": "seller@example.com", "beneficiary_customer": "me"}}},
 	}

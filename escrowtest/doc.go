@@ -105,12 +105,18 @@
 // is null while open. The creator is listed last, as {"role": "partner"}.
 //
 // What each reader sees. Customers are shown by e-mail address, the reader too ("me" is
-// only an input), as the provider's example responses show. A party whose visibility.hidden_from lists the
-// reader is rendered "hidden" wherever its address would appear, and the fee entries it
-// pays are left out of the reader's view. broker_fee items are left out for the readers
-// their visibility lists; partner_fee items are shown only to the partner and to their
-// payers; visibility objects are shown only to the broker and the partner. Timeline
-// entries name actors the same way.
+// only an input), as the provider's example responses show. A party whose
+// visibility.hidden_from lists the reader is rendered "hidden" wherever its address would
+// appear, and its amounts are left out of every view the reader has (transaction answers,
+// lists, by reference, partner listings and their amount filters, reports, payments in
+// and out): the fee entries it pays, and the schedule entries it pays unless to the
+// reader, a fee item left with none being left out whole. That is how a broker conceals
+// a commission the seller pays from the buyer: by hiding the seller from the buyer.
+// broker_fee visibility hides the item itself from the readers it lists, and may not
+// list the item's payer (422), who could not otherwise account for the money taken.
+// partner_fee items are shown only to the partner and to their payers; visibility objects
+// are shown only to the broker and the partner. Timeline entries name actors the same
+// way; webhooks and the timeline carry no amounts.
 //
 // States. An item's flags follow this table; the error body's "state" is the item's
 // latest flag (shipped, received, accepted, rejected, shipped_returned,

@@ -121,7 +121,10 @@ func (e *Emulator) cardPayments(req *request, out bool) (response, error) {
 	}
 	list := wirePayments{Payments: []wireCardPayment{}}
 	for _, p := range e.st.payments {
-		if p.out != out || p.customer != a.id || !e.st.txs[p.tx].hasRole(req.caller.id, rolePartner) {
+		tx := e.st.txs[p.tx]
+		// A customer concealed from the partner (a partner that is also the seller, say)
+		// keeps its payments to itself, as it keeps its amounts in the transaction.
+		if p.out != out || p.customer != a.id || !tx.hasRole(req.caller.id, rolePartner) || (view{st: e.st, tx: tx, reader: req.caller.id}).hidden(a.id) {
 			continue
 		}
 		// The emulator's cards are made up from the customer id: one card per customer.
@@ -158,7 +161,7 @@ func (e *Emulator) createReport(req *request) (response, error) {
 	// Task ids are random, not counted: the download is the partner's alone, and a counted
 	// id would let anyone guess the next one.
 	r := &report{taskID: "report_" + strings.ToLower(rand.Text()), partner: req.caller.id, created: e.now}
-	r.csv = e.reportCSV(e.partnerTransactionsMatching(req.caller, f))
+	r.csv = e.reportCSV(req.caller, e.partnerTransactionsMatching(req.caller, f))
 	e.st.reports = append(e.st.reports, r)
 	out := e.transactionCursor(req.caller, f)
 	out.TaskID = r.taskID
@@ -189,12 +192,12 @@ func addQueryValue(values url.Values, key string, v any) bool {
 }
 
 // reportCSV writes a report: one line per transaction.
-func (e *Emulator) reportCSV(txs []*transaction) []byte {
+func (e *Emulator) reportCSV(partner *account, txs []*transaction) []byte {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	w.Write([]string{"id", "reference", "currency", "description", "creation_date", "amount", "status"})
 	for _, tx := range txs {
-		w.Write([]string{strconv.FormatInt(tx.id, 10), tx.reference, tx.currency, tx.description, formatTime(tx.created), tx.amount().String(), tx.state()})
+		w.Write([]string{strconv.FormatInt(tx.id, 10), tx.reference, tx.currency, tx.description, formatTime(tx.created), view{st: e.st, tx: tx, reader: partner.id}.amount().String(), tx.state()})
 	}
 	w.Flush()
 	return buf.Bytes()

@@ -320,15 +320,6 @@ func (t *transaction) milestone() bool {
 	return len(gs) > 0 && gs[0].typ == itemMilestone
 }
 
-// amount is the transaction's total for listings: every schedule entry of every item.
-func (t *transaction) amount() cents {
-	var sum cents
-	for _, it := range t.items {
-		sum += it.amount()
-	}
-	return sum
-}
-
 // amount is the item's price: the sum of its schedule (quantity does not multiply it).
 func (it *item) amount() cents {
 	var sum cents

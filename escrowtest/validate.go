@@ -535,6 +535,11 @@ func (c *creation) crossItemRules(items []draftItem) {
 			if !c.hidden[h] {
 				at(i, fmt.Sprintf("%s must also be hidden in a party's visibility", h), "visibility")
 			}
+			// A fee concealed from the one who pays it would be taken from them unseen,
+			// and their disbursement totals could not add up.
+			if slices.ContainsFunc(it.schedule, func(s draftSchedule) bool { return s.payer == h }) {
+				at(i, fmt.Sprintf("%s pays this broker fee and cannot be hidden from it", h), "visibility")
+			}
 		}
 	}
 	if goodsType == "" {

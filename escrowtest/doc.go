@@ -17,7 +17,8 @@
 // silent. Clients must not rely on it against the live API.
 //
 // Routing. Every route of spec part 4 is served below /2017-09-01/, customer paths in their
-// "me" and {customer_id} forms. GET /customer (no id) answers 405, unknown routes 404 and
+// "me" and {customer_id} forms, plus PATCH /customer/{me|id} (see Customers). GET
+// /customer (no id) answers 405, unknown routes 404 and
 // known routes with another method 405 (with Allow), all with the error body below.
 // POST /customer/{me|id}/api_key {"name"} is an extension that creates an API key; its
 // answer is the only one that holds the full key.
@@ -204,9 +205,26 @@
 // partner.
 //
 // Customers. GET /customer/{id} answers the caller in full (with webhooks and saved
-// disbursement methods) and, for an approved partner, its customers without them; other
-// customers 403, unknown ids 404. The settings endpoints (API keys, webhooks, disbursement
-// methods, identification documents) are the caller's own only. username is the part
+// disbursement methods). An approved partner sees a customer's profile (names, phone,
+// addresses, company) only through its own relationship with that customer: it created
+// the account (POST /customer, or by naming a new address in one of its transactions), or
+// the customer itself, not the partner As-Customer, agreed to one of its transactions.
+// Other parties of its transactions it sees without a profile (id, e-mail, username,
+// verification), in GET /customer/{id} and GET /partner/customer alike; they are not in
+// GET /partner/customers nor its statistics. Anyone else's: 403; unknown ids 404. So
+// naming a customer in a throwaway transaction reveals nothing. Every customer answer
+// carries address, shipping_address, company{address, company_name},
+// electronic_verification{available: false, documents_supported: []},
+// customer_email_verification{verified: whether the account has credentials yet} and
+// verification{personal, company, extended ("not_required")}, empty when unknown, as the
+// live API does. PATCH /customer/{me|id} takes the spec's Customer patch shape
+// (first_name, middle_name, last_name, phone_number, address, shipping_address, company,
+// identification_documents; given fields replace stored ones) and answers the customer.
+// Spec part 4, customer rule 3 (once an account exists, integrations can no longer supply
+// its information) decides who: the customer itself only, never another caller, not even
+// the partner that created the account (403 forbidden); email and id cannot change (422).
+// The settings endpoints (API keys, webhooks, disbursement methods, identification
+// documents) are the caller's own only. username is the part
 // of the e-mail address before "@"; display_name is the first and last names, or the
 // username. POST /customer creates an account without credentials (AddCustomer gives it
 // some later) and answers the customer; identification-documents answers

@@ -165,7 +165,7 @@ func (e *Emulator) act(req *request, onItem bool) (response, error) {
 	if who.delegated && !slices.Contains(delegableActions, in.action) {
 		return response{}, forbidden("a partner may not %s for another party", in.action)
 	}
-	if err := e.perform(tx, it, who.account, in); err != nil {
+	if err := e.perform(tx, it, who, in); err != nil {
 		return response{}, err
 	}
 	return success(e.render(tx, req.caller)), nil
@@ -173,13 +173,14 @@ func (e *Emulator) act(req *request, onItem bool) (response, error) {
 
 // perform is the one place where an action changes a transaction: it checks who acts
 // and the state, and changes nothing when it refuses. it is nil for the whole transaction.
-func (e *Emulator) perform(tx *transaction, it *item, who *account, in actionInput) error {
+func (e *Emulator) perform(tx *transaction, it *item, as actor, in actionInput) error {
+	who := as.account
 	if it != nil && (in.action == "agree" || in.action == "cancel") {
 		return fieldErrors{"action": []string{in.action + " applies to the whole transaction: use PATCH /transaction/{id}"}}
 	}
 	switch in.action {
 	case "agree":
-		return e.agree(tx, who)
+		return e.agree(tx, as)
 	case "cancel":
 		return e.cancel(tx, who, in.cancelReason)
 	}
@@ -258,7 +259,8 @@ func itemIDOf(it *item) int64 {
 
 // agree records the agreement of every party entry the account holds; the agree event
 // fires when the last party agrees.
-func (e *Emulator) agree(tx *transaction, who *account) error {
+func (e *Emulator) agree(tx *transaction, as actor) error {
+	who := as.account
 	if tx.isClosed() {
 		return invalidState("agree", tx.state(), 0, "cannot agree: transaction %d is %s", tx.id, tx.state())
 	}
@@ -272,7 +274,7 @@ func (e *Emulator) agree(tx *transaction, who *account) error {
 		return invalidState("agree", tx.state(), 0, "%s has already agreed to transaction %d", who.email, tx.id)
 	}
 	for _, p := range pending {
-		p.agreed = true
+		p.agreed, p.selfAgreed = true, !as.delegated
 	}
 	if tx.allAgreed() {
 		e.emit(tx, "agree", 0, who.id, "")

@@ -178,7 +178,7 @@ func (e *Emulator) partnerCustomers(req *request) (response, error) {
 	customers, next := page(c, matching, func(a *account) int64 { return a.id })
 	out := wireCustomerCursor{wireCursor: c.echo(next), Customers: []wireCustomer{}}
 	for _, a := range customers {
-		out.Customers = append(out.Customers, renderCustomer(a, false))
+		out.Customers = append(out.Customers, renderCustomer(a, partnerView))
 	}
 	return success(out), nil
 }
@@ -213,13 +213,17 @@ func (e *Emulator) partnerCustomer(req *request) (response, error) {
 		}
 		customerID = found
 	}
-	for _, a := range e.customersOf(req.caller) {
-		if a.id == customerID {
-			return success(renderCustomer(a, false)), nil
-		}
-	}
-	if customerID == req.caller.id {
-		return success(renderCustomer(req.caller, true)), nil
+	a := e.st.accounts[customerID]
+	switch {
+	case a == nil:
+	case a == req.caller:
+		return success(renderCustomer(a, ownView)), nil
+	case e.relatedTo(req.caller, a):
+		return success(renderCustomer(a, partnerView)), nil
+	case e.partyOf(req.caller, a):
+		// "Customer, when the partner is part of the transaction": the customer, but not
+		// its profile, which the partner has no relationship to read.
+		return success(renderCustomer(a, partyView)), nil
 	}
 	return response{}, notFound("no customer %d in your transactions", customerID)
 }

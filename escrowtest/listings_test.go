@@ -144,6 +144,7 @@ func TestPartnerCustomers(t *testing.T) {
 		query string
 		want  []int64
 	}{
+		// other-seller's account was created by the partner's transaction: the partner's.
 		{"", []int64{created, other, w.seller.ID, w.buyer.ID}},
 		{"?sort_direction=asc&limit=2", []int64{w.buyer.ID, w.seller.ID}},
 		{fmt.Sprintf("?ids=%d,%d", w.buyer.ID, w.broker.ID), []int64{w.buyer.ID}},

@@ -111,7 +111,9 @@ type account struct {
 // customerProfile is what POST /customer may set, and what GET /customer returns.
 type customerProfile struct {
 	firstName, middleName, lastName, phone string
-	address                                *wireAddress
+	address, shippingAddress               *wireAddress
+	companyName                            string
+	companyAddress                         *wireAddress
 	identificationDocuments                []wireIdentificationDocument
 }
 
@@ -183,10 +185,13 @@ type transaction struct {
 }
 
 type party struct {
-	id         int64
-	role       string
-	account    int64
-	agreed     bool
+	id      int64
+	role    string
+	account int64
+	agreed  bool
+	// selfAgreed: the customer agreed itself, not a partner As-Customer. It is what makes
+	// the customer the partner's (see relatedTo).
+	selfAgreed bool
 	initiator  bool
 	hiddenFrom []int64 // accounts this party's details are concealed from
 	method     int64   // selected disbursement method, 0 when none

@@ -49,7 +49,16 @@ func (e *Emulator) newTransaction(d draft, creator *account) *transaction {
 		id: next(&st.ids.transaction), creator: creator.id, currency: d.currency,
 		description: d.description, reference: d.reference, created: e.now,
 	}
-	accountOf := func(email string) int64 { return st.ensureAccount(email, e.now).id }
+	accountOf := func(email string) int64 {
+		if a := st.accountByEmail(email); a != nil {
+			return a.id
+		}
+		// The account exists because this partner named the address: it is the
+		// partner's customer (see relatedTo).
+		a := st.ensureAccount(email, e.now)
+		a.createdBy = creator.id
+		return a.id
+	}
 	accountsOf := func(emails []string) []int64 {
 		var ids []int64
 		for _, m := range emails {
@@ -60,7 +69,7 @@ func (e *Emulator) newTransaction(d draft, creator *account) *transaction {
 	for _, p := range d.parties {
 		a := accountOf(p.email)
 		tx.parties = append(tx.parties, &party{
-			id: next(&st.ids.party), role: p.role, account: a, agreed: a == creator.id,
+			id: next(&st.ids.party), role: p.role, account: a, agreed: a == creator.id, selfAgreed: a == creator.id,
 			initiator: a == creator.id, hiddenFrom: accountsOf(p.hiddenFrom),
 		})
 	}

@@ -125,16 +125,20 @@
 // "awaiting_shipment", and a transaction's state is one of awaiting_agreement,
 // awaiting_payment, funded, complete, cancelled.
 //
-//	action          by      needs               sets
-//	ship            seller  funded, not shipped shipped
-//	receive         buyer   shipped             received (starts the inspection period)
-//	accept          buyer   received            accepted
-//	reject          buyer   received            rejected
-//	ship_return     buyer   rejected            shipped_returned
-//	receive_return  seller  shipped_returned    received_returned (starts a return inspection)
-//	accept_return   seller  received_returned   accepted_returned (funds back to the buyer)
-//	reject_return   seller  received_returned   rejected_returned, in_dispute
+//	action          by      As-Customer  needs               sets
+//	agree           party   yes          not closed          (the party agreed)
+//	cancel          party   no           see Cancel          canceled
+//	ship            seller  yes          funded, not shipped shipped
+//	receive         buyer   yes          shipped             received (starts the inspection period)
+//	accept          buyer   no           received            accepted
+//	reject          buyer   yes          received            rejected
+//	ship_return     buyer   yes          rejected            shipped_returned
+//	receive_return  seller  yes          shipped_returned    received_returned (starts a return inspection)
+//	accept_return   seller  no           received_returned   accepted_returned (funds back to the buyer)
+//	reject_return   seller  no           received_returned   rejected_returned, in_dispute
 //
+// This is the table lifecycle in lifecycle.go, from which every list of actions is
+// derived; TestDocMatchesLifecycle checks the two agree.
 // An action on the transaction applies to every transferable item, all of which must
 // allow it; milestone transactions refuse it and take it per item, through
 // /transaction/{id}/item/{item_id}, which works for any transferable item. agree and
@@ -196,13 +200,14 @@
 //
 // As-Customer. Only an approved partner that is the transaction's partner party may send
 // it, naming another party of that transaction (403 otherwise, and 403 on every route
-// that does not take it). It is taken by PATCH /transaction/{id} and its item form for
-// agree, ship, receive, reject, ship_return, receive_return and cancel (cancel following
-// the rules for the party acted for); accept, accept_return and reject_return answer 403,
-// as on the live API (the spec's list names reject_return). It is also taken by
-// GET .../payment_methods, POST .../payment_methods/{name} and POST
-// .../payment_methods/wire_transfer, acting for the buyer. Answers are rendered for the
-// partner.
+// that does not take it). The matrix (AsCustomerActions, pinned by TestAsCustomerMatrix):
+// agree, ship, receive, reject, ship_return and receive_return are taken; accept,
+// accept_return, reject_return and cancel answer 403. Spec part 5 lists reject_return
+// and the live API refuses it, as it refuses accept and accept_return: the emulator
+// refuses it, so that a test passing here does not fail in production. Neither source
+// permits cancel; the partner cancels as itself. GET .../payment_methods, POST
+// .../payment_methods/{name} and POST .../payment_methods/wire_transfer take it too,
+// acting for the buyer. Answers are rendered for the partner.
 //
 // Customers. GET /customer/{id} answers the caller in full (with webhooks and saved
 // disbursement methods). An approved partner sees a customer's profile (names, phone,

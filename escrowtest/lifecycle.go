@@ -70,40 +70,112 @@ func (it *item) state(t *transaction) string {
 	return t.state()
 }
 
-// goodsAction is an action on the goods: who performs it and the item flags it needs,
-// forbids and sets. This table is the item state machine.
-type goodsAction struct {
-	role     string
-	requires itemFlag
-	excludes itemFlag
-	sets     itemFlag
+// actionRule is one action of PATCH /transaction/{id} (and its item form): everything
+// the emulator knows about it is in its row of lifecycle, and every list of actions is
+// derived from that table (actionNames, the As-Customer check, the item state machine,
+// timeline messages, web links, fault endpoints).
+type actionRule struct {
+	name string
+	// role may perform it; "" means any party (agree, and cancel under its own rules).
+	role string
+	// delegable: an approved partner may perform it As-Customer for the party.
+	delegable bool
+	// whole: it applies to the whole transaction only (agree, cancel), by its own
+	// function (wholeActions); otherwise it acts on the goods and the fields below are
+	// its rule.
+	whole bool
+	// Item flags the action requires, forbids and sets: the item state machine.
+	requires, excludes, sets itemFlag
+	// funded: the transaction must be funded ("ship follows funding").
+	funded bool
+	// domainAuthorization: domain items need shipping_information.authorization_type.
+	domainAuthorization bool
+	// message describes the event of the same name in the timeline.
+	message string
 }
 
-var goodsActions = map[string]goodsAction{
-	"ship":           {role: roleSeller, excludes: flagShipped, sets: flagShipped},
-	"receive":        {role: roleBuyer, requires: flagShipped, excludes: flagReceived, sets: flagReceived},
-	"accept":         {role: roleBuyer, requires: flagReceived, excludes: flagAccepted | flagRejected, sets: flagAccepted},
-	"reject":         {role: roleBuyer, requires: flagReceived, excludes: flagAccepted | flagRejected, sets: flagRejected},
-	"ship_return":    {role: roleBuyer, requires: flagRejected, excludes: flagShippedReturned, sets: flagShippedReturned},
-	"receive_return": {role: roleSeller, requires: flagShippedReturned, excludes: flagReceivedReturned, sets: flagReceivedReturned},
-	"accept_return":  {role: roleSeller, requires: flagReceivedReturned, excludes: flagAcceptedReturned | flagRejectedReturned, sets: flagAcceptedReturned},
-	"reject_return":  {role: roleSeller, requires: flagReceivedReturned, excludes: flagAcceptedReturned | flagRejectedReturned, sets: flagRejectedReturned | flagInDispute},
+// lifecycle is the table of actions: the spec's list plus accept, accept_return and
+// cancel, which the live API takes too, in lifecycle order.
+//
+// As-Customer: spec part 5 permits agree, ship, receive, reject, ship_return,
+// receive_return and reject_return; the live API refuses accept, accept_return and
+// reject_return. The emulator permits what both allow, so that nothing passes against it
+// and fails in production: reject_return is refused, and cancel, which neither source
+// permits (the partner may cancel as itself whenever anyone may), is refused too.
+var lifecycle = []actionRule{
+	{name: "agree", delegable: true, whole: true, message: "All parties agreed."},
+	{name: "cancel", whole: true, message: "The transaction was cancelled."},
+	{name: "ship", role: roleSeller, delegable: true, excludes: flagShipped, sets: flagShipped, funded: true, domainAuthorization: true,
+		message: "The seller marked the goods shipped."},
+	{name: "receive", role: roleBuyer, delegable: true, requires: flagShipped, excludes: flagReceived, sets: flagReceived,
+		message: "The buyer marked the goods received."},
+	{name: "accept", role: roleBuyer, requires: flagReceived, excludes: flagAccepted | flagRejected, sets: flagAccepted,
+		message: "The buyer accepted the goods."},
+	{name: "reject", role: roleBuyer, delegable: true, requires: flagReceived, excludes: flagAccepted | flagRejected, sets: flagRejected,
+		message: "The buyer rejected the goods."},
+	{name: "ship_return", role: roleBuyer, delegable: true, requires: flagRejected, excludes: flagShippedReturned, sets: flagShippedReturned, domainAuthorization: true,
+		message: "The buyer shipped the rejected goods back."},
+	{name: "receive_return", role: roleSeller, delegable: true, requires: flagShippedReturned, excludes: flagReceivedReturned, sets: flagReceivedReturned,
+		message: "The seller received the returned goods."},
+	{name: "accept_return", role: roleSeller, requires: flagReceivedReturned, excludes: flagAcceptedReturned | flagRejectedReturned, sets: flagAcceptedReturned,
+		message: "The seller accepted the returned goods."},
+	{name: "reject_return", role: roleSeller, requires: flagReceivedReturned, excludes: flagAcceptedReturned | flagRejectedReturned, sets: flagRejectedReturned | flagInDispute,
+		message: "The seller rejected the returned goods; the transaction is in dispute."},
+}
+
+// wholeActions perform the actions on the whole transaction, whose preconditions are
+// their own (see agree and cancel). A map beside the table, because the functions emit
+// events whose messages come from the table.
+var wholeActions = map[string]func(e *Emulator, tx *transaction, as actor, in actionInput) error{
+	"agree":  (*Emulator).agree,
+	"cancel": (*Emulator).cancel,
+}
+
+// actionNamed returns the row of an action; ok is false for a name not in the table.
+func actionNamed(name string) (actionRule, bool) {
+	i := slices.IndexFunc(lifecycle, func(a actionRule) bool { return a.name == name })
+	if i < 0 {
+		return actionRule{}, false
+	}
+	return lifecycle[i], true
+}
+
+// mustAction is actionNamed for the names the emulator itself uses.
+func mustAction(name string) actionRule {
+	a, ok := actionNamed(name)
+	if !ok {
+		panic("escrowtest: no action " + name)
+	}
+	return a
 }
 
 // allows reports whether the item's flags permit the action.
-func (a goodsAction) allows(it *item) bool {
+func (a actionRule) allows(it *item) bool {
 	return it.flags&a.requires == a.requires && it.flags&(a.excludes|flagCanceled) == 0
 }
 
-// actionNames are the actions PATCH accepts: the spec's list plus accept, accept_return
-// and cancel, which the live API takes too.
-var actionNames = []string{"agree", "cancel", "ship", "receive", "accept", "reject", "ship_return", "receive_return", "accept_return", "reject_return"}
+// actionNames are the actions PATCH accepts, in lifecycle order.
+var actionNames = func() []string {
+	var names []string
+	for _, a := range lifecycle {
+		names = append(names, a.name)
+	}
+	return names
+}()
 
-// delegableActions are what a partner may do As-Customer. The spec's list names
-// reject_return, but the live API refuses it, as it refuses accept and accept_return, so
-// the emulator refuses all three; cancel is allowed and follows the cancel rules for the
-// party acted for.
-var delegableActions = []string{"agree", "ship", "receive", "reject", "ship_return", "receive_return", "cancel"}
+// AsCustomerActions returns the actions an approved partner may perform As-Customer for
+// a party of its transactions, from the emulator's table of actions (the package
+// comment gives the reasons). Payment steps (listing and choosing payment methods,
+// marking a wire sent) may be delegated too; they are not actions.
+func AsCustomerActions() []string {
+	var names []string
+	for _, a := range lifecycle {
+		if a.delegable {
+			names = append(names, a.name)
+		}
+	}
+	return names
+}
 
 var authorizationTypes = []string{"push", "authorization_code", "username_password"}
 
@@ -162,7 +234,7 @@ func (e *Emulator) act(req *request, onItem bool) (response, error) {
 	if err != nil {
 		return response{}, err
 	}
-	if who.delegated && !slices.Contains(delegableActions, in.action) {
+	if rule := mustAction(in.action); who.delegated && !rule.delegable {
 		return response{}, forbidden("a partner may not %s for another party", in.action)
 	}
 	if err := e.perform(tx, it, who, in); err != nil {
@@ -175,16 +247,13 @@ func (e *Emulator) act(req *request, onItem bool) (response, error) {
 // and the state, and changes nothing when it refuses. it is nil for the whole transaction.
 func (e *Emulator) perform(tx *transaction, it *item, as actor, in actionInput) error {
 	who := as.account
-	if it != nil && (in.action == "agree" || in.action == "cancel") {
-		return fieldErrors{"action": []string{in.action + " applies to the whole transaction: use PATCH /transaction/{id}"}}
+	rule := mustAction(in.action)
+	if rule.whole {
+		if it != nil {
+			return fieldErrors{"action": []string{in.action + " applies to the whole transaction: use PATCH /transaction/{id}"}}
+		}
+		return wholeActions[in.action](e, tx, as, in)
 	}
-	switch in.action {
-	case "agree":
-		return e.agree(tx, as)
-	case "cancel":
-		return e.cancel(tx, who, in.cancelReason)
-	}
-	rule := goodsActions[in.action]
 	if !tx.hasRole(who.id, rule.role) {
 		return forbidden("only the %s may %s", rule.role, in.action)
 	}
@@ -192,7 +261,7 @@ func (e *Emulator) perform(tx *transaction, it *item, as actor, in actionInput) 
 	if err != nil {
 		return err
 	}
-	if tx.isClosed() || (in.action == "ship" && !tx.funded) {
+	if tx.isClosed() || (rule.funded && !tx.funded) {
 		return invalidState(in.action, tx.state(), 0, "cannot %s: transaction %d is %s", in.action, tx.id, tx.state())
 	}
 	for _, t := range targets {
@@ -200,7 +269,7 @@ func (e *Emulator) perform(tx *transaction, it *item, as actor, in actionInput) 
 			return invalidState(in.action, t.state(tx), t.id, "cannot %s: item %d is %s", in.action, t.id, t.state(tx))
 		}
 	}
-	if in.action == "ship" || in.action == "ship_return" {
+	if rule.domainAuthorization {
 		for _, t := range targets {
 			if (t.typ == itemDomainName || t.typ == itemDomainNameHolding) && in.authorizationType == "" {
 				return fieldErrors{"shipping_information": fieldErrors{"authorization_type": []string{"is required for domain names: push, authorization_code or username_password"}}}
@@ -235,7 +304,7 @@ func goodsTargets(tx *transaction, it *item, action string) ([]*item, error) {
 }
 
 // apply sets an action's flags on an item, with their side effects.
-func (e *Emulator) apply(tx *transaction, it *item, rule goodsAction) {
+func (e *Emulator) apply(tx *transaction, it *item, rule actionRule) {
 	it.flags |= rule.sets
 	period := time.Duration(it.inspectionPeriod) * time.Second
 	switch {
@@ -259,7 +328,7 @@ func itemIDOf(it *item) int64 {
 
 // agree records the agreement of every party entry the account holds; the agree event
 // fires when the last party agrees.
-func (e *Emulator) agree(tx *transaction, as actor) error {
+func (e *Emulator) agree(tx *transaction, as actor, _ actionInput) error {
 	who := as.account
 	if tx.isClosed() {
 		return invalidState("agree", tx.state(), 0, "cannot agree: transaction %d is %s", tx.id, tx.state())
@@ -286,7 +355,8 @@ func (e *Emulator) agree(tx *transaction, as actor) error {
 // only the partner may cancel; a closed transaction cannot be cancelled; and, the
 // emulator's choice, nothing can be cancelled once goods have shipped. Funds already
 // secured go back to the buyer.
-func (e *Emulator) cancel(tx *transaction, who *account, reason string) error {
+func (e *Emulator) cancel(tx *transaction, as actor, in actionInput) error {
+	who, reason := as.account, in.cancelReason
 	if tx.isClosed() {
 		return invalidState("cancel", tx.state(), 0, "cannot cancel: transaction %d is %s", tx.id, tx.state())
 	}
@@ -354,7 +424,7 @@ var autoAccepts = []struct {
 // inspecting reports whether an item waits for an inspection period to end.
 func inspecting(it *item) bool {
 	for _, auto := range autoAccepts {
-		if goodsActions[auto.action].allows(it) && !auto.ends(it).IsZero() {
+		if mustAction(auto.action).allows(it) && !auto.ends(it).IsZero() {
 			return true
 		}
 	}
@@ -371,7 +441,7 @@ func (e *Emulator) settle() {
 			if tx.isClosed() {
 				break
 			}
-			rule := goodsActions[auto.action]
+			rule := mustAction(auto.action)
 			var done []*item
 			for _, it := range tx.goods() {
 				if end := auto.ends(it); rule.allows(it) && !end.IsZero() && !e.now.Before(end) {
@@ -462,27 +532,27 @@ func (e *Emulator) complete(tx *transaction) {
 	e.emit(tx, "complete", 0, 0, "")
 }
 
-// eventMessages describe events in the timeline (spec part 6 and the API notes).
-var eventMessages = map[string]string{
+// otherEvents describe in the timeline the events that are not actions (spec part 6 and
+// the API notes); actions describe theirs in lifecycle.
+var otherEvents = map[string]string{
 	"create":            "The transaction was created.",
-	"agree":             "All parties agreed.",
 	"payment_sent":      "The buyer reported a wire transfer sent.",
 	"payment_received":  "The buyer's funds were received.",
 	"payment_approved":  "Payment approved; the seller may ship.",
 	"payment_rejected":  "Payment rejected.",
 	"payment_refunded":  "Funds were returned to the buyer.",
 	"payment_disbursed": "Funds were disbursed to the beneficiaries.",
-	"ship":              "The seller marked the goods shipped.",
-	"receive":           "The buyer marked the goods received.",
-	"accept":            "The buyer accepted the goods.",
-	"reject":            "The buyer rejected the goods.",
-	"ship_return":       "The buyer shipped the rejected goods back.",
-	"receive_return":    "The seller received the returned goods.",
-	"accept_return":     "The seller accepted the returned goods.",
-	"reject_return":     "The seller rejected the returned goods; the transaction is in dispute.",
 	"complete":          "All disbursements made; the transaction is complete.",
-	"cancel":            "The transaction was cancelled.",
 }
+
+// eventMessages describe every event the emulator sends.
+var eventMessages = func() map[string]string {
+	m := maps.Clone(otherEvents)
+	for _, a := range lifecycle {
+		m[a.name] = a.message
+	}
+	return m
+}()
 
 // emit records an event in the transaction's timeline and queues a webhook call to every
 // webhook of every party's account. It runs under the lock, so calls queue in the order

@@ -298,11 +298,15 @@
 // a landing page on the emulator's host.
 //
 // Webhooks. Events are those of spec part 6 plus payment_sent (wire marked sent),
-// payment_received (funds arrived, just before payment_approved), payment_refunded and payment_disbursed from the API notes. Each is POSTed as
-// {"event", "event_type": "transaction", "transaction_id"} to every webhook of every
-// party's account (once per account), one call at a time in the order events happened,
-// with a 10-second timeout (WithWebhookTimeout) and no retry. Webhooks are looked up when
-// the event happens. Every call is recorded (Deliveries).
+// payment_received (funds arrived, just before payment_approved), payment_refunded and
+// payment_disbursed from the API notes. Each is POSTed as {"event", "event_type":
+// "transaction", "transaction_id"} to every webhook of every party's account (once per
+// account), with a 10-second timeout (WithWebhookTimeout) and no retry. Each receiver
+// (webhook URL) has its own queue of at most 1000 calls, delivered one at a time in the
+// order events happened, so a slow receiver delays only its own calls; a call that finds
+// its receiver's queue full is lost and recorded with the error "queue full". Webhooks
+// are looked up when the event happens. Every call is recorded (Deliveries, in the order
+// the events happened).
 //
 // Rate limits. Each account may make 1000 requests per minute (WithRateLimit,
 // SetRateLimit) to each endpoint, named by method and route template ("GET
@@ -327,7 +331,7 @@
 // never fire; at most 1000 faults stand at once.
 // "WEBHOOK *" (or "WEBHOOK /<event>") faults the emulator's own webhook calls instead: a
 // drop loses the call, as a network would (Deliveries records it), and a latency delays it
-// and the calls queued behind it. "*" does not reach webhook calls.
+// and the calls queued behind it for the same receiver. "*" does not reach webhook calls.
 //
 // Control API. Beside the API, on the same listener, JSON without authentication for
 // loopback clients only, neither rate-limited nor faulted:

@@ -336,6 +336,7 @@
 // Control API. Beside the API, on the same listener, JSON without authentication for
 // loopback clients only, neither rate-limited nor faulted:
 //
+//	GET    /_emulator/                                  200 {"endpoints": [...]}, this list
 //	POST   /_emulator/customers {"email", "partner"}    201 {"id", "email", "api_key", "password"}
 //	POST   /_emulator/transactions/{id}/approve_payment 200 {"ok": true}
 //	POST   /_emulator/transactions/{id}/reject_payment  200 {"ok": true}
@@ -344,7 +345,7 @@
 //	POST   /_emulator/faults {"endpoint", "status", "probability", "drop", "latency_ms",
 //	       "latency_after_ms"}                          200
 //	DELETE /_emulator/faults                            200
-//	GET    /_emulator/webhook_deliveries[?flush=true]   200 {"deliveries": [{"url", "event",
+//	GET    /_emulator/webhook_deliveries ?flush=true    200 {"deliveries": [{"url", "event",
 //	       "event_type", "transaction_id", "status_code", "error"}]}
 //	POST   /_emulator/reset                             200
 //

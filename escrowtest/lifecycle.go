@@ -271,7 +271,7 @@ func (e *Emulator) perform(tx *transaction, it *item, as actor, in actionInput) 
 	}
 	if rule.domainAuthorization {
 		for _, t := range targets {
-			if (t.typ == itemDomainName || t.typ == itemDomainNameHolding) && in.authorizationType == "" {
+			if itemRule(t.typ).domain && in.authorizationType == "" {
 				return fieldErrors{"shipping_information": fieldErrors{"authorization_type": []string{"is required for domain names: push, authorization_code or username_password"}}}
 			}
 		}

@@ -74,10 +74,10 @@ func (v view) seesItem(it *item) bool {
 	if !transferable(it.typ) && !slices.ContainsFunc(it.schedule, v.seesEntry) {
 		return false // a fee item made only of concealed amounts
 	}
-	switch it.typ {
-	case itemBrokerFee:
+	switch rule := itemRule(it.typ); {
+	case rule.visibility:
 		return !slices.Contains(it.hiddenFrom, v.reader)
-	case itemPartnerFee:
+	case rule.partnerOnly:
 		return v.tx.hasRole(v.reader, rolePartner) ||
 			slices.ContainsFunc(it.schedule, func(s *schedule) bool { return s.payer == v.reader })
 	}

@@ -40,13 +40,7 @@ const (
 
 // transferable reports whether items of type t are the goods of a transaction, as
 // opposed to fee items (spec part 2, "Item-type rules").
-func transferable(t string) bool {
-	switch t {
-	case itemDomainName, itemDomainNameHolding, itemGeneralMerchandise, itemMilestone, itemMotorVehicle:
-		return true
-	}
-	return false
-}
+func transferable(t string) bool { return itemRule(t).transferable }
 
 // store is the emulator's whole state. The Emulator's mutex guards it.
 type store struct {
@@ -322,7 +316,7 @@ func (t *transaction) goods() []*item {
 // one item at a time.
 func (t *transaction) milestone() bool {
 	gs := t.goods()
-	return len(gs) > 0 && gs[0].typ == itemMilestone
+	return len(gs) > 0 && itemRule(gs[0].typ).perItem
 }
 
 // amount is the item's price: the sum of its schedule (quantity does not multiply it).

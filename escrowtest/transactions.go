@@ -96,7 +96,7 @@ func (e *Emulator) newTransaction(d draft, creator *account) *transaction {
 		switch {
 		case di.typ == itemShippingFee && di.fees == nil:
 			it.fees = e.escrowFees(tx, it, goodsFees)
-		case di.typ != itemBrokerFee && di.typ != itemPartnerFee:
+		case itemRule(di.typ).escrowFee:
 			it.fees = e.escrowFees(tx, it, di.fees)
 		}
 		tx.items = append(tx.items, it)

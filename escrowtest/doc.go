@@ -16,6 +16,27 @@
 // Everything below is the emulator's choice, made where the spec and the API notes are
 // silent. Clients must not rely on it against the live API.
 //
+// # Where the spec and the clients that use the API disagree
+//
+// Requests replayed from third-party clients and the provider's plugins showed where the
+// spec and what production accepts part. The emulator accepts what the live API is known
+// to accept, and otherwise keeps the spec:
+//
+//   - integers as numeric strings and extra_attributes booleans as "true"/"false":
+//     accepted, as the live API does, though the spec types them integer and boolean;
+//   - a shipping_fee item without fee entries beside goods with them: accepted; fee rule 3
+//     binds the goods;
+//   - currencies gbp and cad, which five clients offer: accepted (the spec's set "may be
+//     extended");
+//   - a milestone or domain_name_holding schedule entry without due_date, which a public
+//     client sends: refused (422), as the spec requires it;
+//   - reject_return As-Customer, which spec part 5 permits and the live API refuses:
+//     refused, so that what passes here does not fail in production; cancel As-Customer,
+//     which neither permits: refused;
+//   - an upper-case currency ("USD"), an amount on a fee entry at creation, a split other
+//     than 0.5 or 1, a "partner" entry in parties: refused, as the spec and the live API
+//     do.
+//
 // Routing. Every route of spec part 4 is served below /2017-09-01/, customer paths in their
 // "me" and {customer_id} forms, plus PATCH /customer/{me|id} (see Customers). GET
 // /customer (no id) answers 405, unknown routes 404 and

@@ -130,6 +130,22 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
+// maxControlAccounts bounds the accounts the control API, which takes no credentials,
+// may create.
+const maxControlAccounts = 100_000
+
+func (e *Emulator) accountCount() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.st.accounts)
+}
+
+func (e *Emulator) hasAccount(email string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.st.accountByEmail(email) != nil
+}
+
 type controlOK struct {
 	OK bool `json:"ok"`
 }
@@ -158,6 +174,9 @@ func (e *Emulator) controlAddCustomer(_ *http.Request, body []byte) (response, e
 	email, partner := o.email("email"), o.boolean("partner")
 	if err := o.errs.orNil(); err != nil {
 		return response{}, err
+	}
+	if e.accountCount() >= maxControlAccounts && !e.hasAccount(email) {
+		return response{}, fieldErrors{"email": []string{fmt.Sprintf("the emulator holds %d accounts already: POST /_emulator/reset", maxControlAccounts)}}
 	}
 	a := e.addAccount(email, partner)
 	return response{status: http.StatusCreated, body: controlAccount{ID: a.ID, Email: a.Email, APIKey: a.APIKey, Password: a.Password}}, nil

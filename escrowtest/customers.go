@@ -317,6 +317,9 @@ func (e *Emulator) createAPIKey(req *request) (response, error) {
 	}
 	o.required("name")
 	name := o.text("name")
+	if len(a.keys) >= maxAPIKeys {
+		o.fail("name", fmt.Sprintf("a customer may have at most %d API keys", maxAPIKeys))
+	}
 	if err := o.errs.orNil(); err != nil {
 		return response{}, err
 	}

@@ -256,7 +256,8 @@
 // some later) and answers the customer; identification-documents answers
 // {"identification_documents": [...]} as given to POST /customer. API keys look like
 // "<key id>_<26 alphanumeric characters>" and are kept as SHA-256 hashes, passwords
-// likewise; listings show last_four_characters only. Webhooks: at most 20 per customer,
+// likewise; listings show last_four_characters only; at most 100 per account (POST
+// .../api_key answers 422 past it; AddCustomer and the control API retire the oldest). Webhooks: at most 20 per customer,
 // absolute http or https URLs.
 //
 // Listings. GET /transaction lists the transactions the caller is a party to: page (from
@@ -370,6 +371,7 @@
 //	       "event_type", "transaction_id", "status_code", "error"}]}
 //	POST   /_emulator/reset                             200
 //
-// with the same error bodies as the API. It also serves the landing pages and report
+// with the same error bodies as the API. POST /_emulator/customers creates at most
+// 100,000 accounts (422 past it), since it takes no credentials. It also serves the landing pages and report
 // downloads the API hands out.
 package escrowtest

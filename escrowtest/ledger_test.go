@@ -1,6 +1,7 @@
 package escrowtest
 
 import (
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -195,4 +196,26 @@ func TestMoneyBalancesPerMilestone(t *testing.T) {
 	// to the seller less its fee share and the commission (300 - 5.36 - 20 = 274.64) and
 	// to the broker (20); the second goes back to the buyer with its fee share (203.58).
 	wantLedger(t, balanced(t, w.srv, id, "completion"), Ledger{In: "508.95", Out: "498.22", Fees: "10.73", Held: "0.00"}, "completion")
+}
+
+// TestMoneyBalancesInEveryState walks every station of the merchandise lifecycle, the
+// ledger checked after each step, and then lets inspection periods run out.
+func TestMoneyBalancesInEveryState(t *testing.T) {
+	for name, steps := range states {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t)
+			id := w.b.create(merchandise())
+			w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+			balanced(t, w.srv, id, "create")
+			for i, s := range steps {
+				s(w, id)
+				balanced(t, w.srv, id, fmt.Sprintf("step %d", i+1))
+			}
+			w.srv.Advance(30 * 24 * time.Hour)
+			l := balanced(t, w.srv, id, "the end of every inspection period")
+			if r := w.b.must(http.StatusOK, http.MethodGet, txPath(id), nil); r.str("close_date") != "" && l.Held != "0.00" {
+				t.Errorf("closed with %s still held", l.Held)
+			}
+		})
+	}
 }

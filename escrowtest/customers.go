@@ -140,6 +140,12 @@ func renderCustomer(a *account, seen customerView) wireCustomer {
 		}
 	}
 	w.Company.CompanyName = p.companyName
+	if !p.dateOfBirth.IsZero() {
+		w.DateOfBirth = p.dateOfBirth.Format("2006-01-02T15:04:05") // as the live API writes it
+	}
+	if p.taxNumbers != nil {
+		w.TaxNumbers = p.taxNumbers
+	}
 	if seen == ownView {
 		w.DisbursementMethods = a.methods
 		for _, h := range a.webhooks {
@@ -169,7 +175,8 @@ func (e *Emulator) getCustomer(req *request) (response, error) {
 }
 
 // updateCustomer serves PATCH /customer/{customer_id} with the spec's "Customer patch
-// shape". Spec part 4, customer rule 3: once an account exists, API integrations can no
+// shape" (plus date_of_birth and tax_numbers, which the SDK sends). Spec part 4,
+// customer rule 3: once an account exists, API integrations can no
 // longer supply its information. So a customer patches its own account ("me" or its own
 // id) and nobody else's, not even the partner that created it: 403 for another existing
 // customer, 404 for an unknown id. Fields given replace the stored ones (an address
@@ -216,8 +223,24 @@ func (e *Emulator) updateCustomer(req *request) (response, error) {
 	if o.has("identification_documents") {
 		p.identificationDocuments = parseIdentificationDocuments(o)
 	}
+	if dob, ok := o.timestamp("date_of_birth"); ok {
+		p.dateOfBirth = dob
+	}
+	var taxNumbers []wireTaxNumber
+	for _, tn := range o.elements("tax_numbers") {
+		tn.required("type")
+		tn.required("number")
+		taxNumbers = append(taxNumbers, wireTaxNumber{Type: tn.text("type"), Number: tn.text("number")})
+	}
 	if err := o.errs.orNil(); err != nil {
 		return response{}, err
+	}
+	if o.has("tax_numbers") {
+		p.taxNumbers = []wireTaxNumber{}
+		for _, tn := range taxNumbers {
+			tn.ID = next(&e.st.ids.taxNumber)
+			p.taxNumbers = append(p.taxNumbers, tn)
+		}
 	}
 	a.profile = p
 	return success(renderCustomer(a, ownView)), nil

@@ -121,12 +121,15 @@ func TestPatchCustomerLikeProviderDocs(t *testing.T) {
 		"company":                  body{"company_name": "Bea Co", "address": body{"city": "Austin", "country": "US"}},
 		"identification_documents": []any{body{"type": "passport", "field": "number", "value": "X1", "country": "us"}},
 		"email":                    "BUYER@example.com", // unchanged, in another case
+		"date_of_birth":            "1982-03-10T00:00:00",
+		"tax_numbers":              []any{body{"type": "ssn", "number": "000-00-0000"}},
 	}
 	r := w.b.must(http.StatusOK, http.MethodPatch, "customer/me", patch)
 	for path, want := range map[string]string{
 		"first_name": "Bea", "middle_name": "Q", "last_name": "Buyer", "display_name": "Bea Buyer", "phone_number": "+1 415 000",
 		"address.country": "US", "address.post_code": "73301", "shipping_address.line1": "2 Dock Rd",
 		"company.company_name": "Bea Co", "company.address.city": "Austin", "email": "buyer@example.com",
+		"date_of_birth": "1982-03-10T00:00:00", "tax_numbers.0.number": "000-00-0000",
 	} {
 		if got := r.str(path); got != want {
 			t.Errorf("%s = %q, want %q", path, got, want)
@@ -149,10 +152,12 @@ func TestPatchCustomerLikeProviderDocs(t *testing.T) {
 	w.b.must(http.StatusNotFound, http.MethodPatch, "customer/999999", body{})
 	anonymous(t, w.srv).must(http.StatusUnauthorized, http.MethodPatch, "customer/me", body{})
 	for raw, paths := range map[string]string{
-		`{"email": "else@example.com"}`:      "email",
-		`{"id": 7}`:                          "id",
-		`{"address": {"country": "Narnia"}}`: "address.country",
-		`{"first_name": 3}`:                  "first_name",
+		`{"email": "else@example.com"}`:                           "email",
+		`{"id": 7}`:                                               "id",
+		`{"address": {"country": "Narnia"}}`:                      "address.country",
+		`{"first_name": 3}`:                                       "first_name",
+		`{"date_of_birth": "long ago"}`:                           "date_of_birth",
+		`{"tax_numbers": [{"type": "ssn"}]}`:                      "tax_numbers.0.number",
 		`{"identification_documents": [{"country": "Atlantis"}]}`: "identification_documents.0.country",
 	} {
 		if got := strings.Join(w.b.must(http.StatusUnprocessableEntity, http.MethodPatch, "customer/me", raw).errorPaths(), " "); got != paths {

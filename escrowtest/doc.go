@@ -245,7 +245,8 @@
 // verification{personal, company, extended ("not_required")}, empty when unknown, as the
 // live API does. PATCH /customer/{me|id} takes the spec's Customer patch shape
 // (first_name, middle_name, last_name, phone_number, address, shipping_address, company,
-// identification_documents; given fields replace stored ones) and answers the customer.
+// identification_documents, and date_of_birth and tax_numbers, which the SDK sends;
+// given fields replace stored ones) and answers the customer.
 // Spec part 4, customer rule 3 (once an account exists, integrations can no longer supply
 // its information) decides who: the customer itself only, never another caller, not even
 // the partner that created the account (403 forbidden); email and id cannot change (422).

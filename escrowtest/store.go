@@ -36,6 +36,7 @@ const (
 	firstWebhookID     = 601
 	firstMethodID      = 701
 	firstEntryID       = 1
+	firstTaxNumberID   = 801
 )
 
 // transferable reports whether items of type t are the goods of a transaction, as
@@ -61,7 +62,7 @@ type store struct {
 
 // ids holds the next id of each kind of record.
 type ids struct {
-	customer, transaction, item, party, apiKey, webhook, method, entry int64
+	customer, transaction, item, party, apiKey, webhook, method, entry, taxNumber int64
 }
 
 func newStore() *store {
@@ -69,7 +70,7 @@ func newStore() *store {
 		ids: ids{
 			customer: firstCustomerID, transaction: firstTransactionID, item: firstItemID,
 			party: firstPartyID, apiKey: firstAPIKeyID, webhook: firstWebhookID,
-			method: firstMethodID, entry: firstEntryID,
+			method: firstMethodID, entry: firstEntryID, taxNumber: firstTaxNumberID,
 		},
 		accounts:   map[int64]*account{},
 		byEmail:    map[string]*account{},
@@ -108,6 +109,8 @@ type customerProfile struct {
 	address, shippingAddress               *wireAddress
 	companyName                            string
 	companyAddress                         *wireAddress
+	dateOfBirth                            time.Time
+	taxNumbers                             []wireTaxNumber
 	identificationDocuments                []wireIdentificationDocument
 }
 

@@ -128,6 +128,7 @@ type wireCustomer struct {
 	Username            string                    `json:"username"`
 	DisplayName         string                    `json:"display_name"`
 	PhoneNumber         string                    `json:"phone_number,omitempty"`
+	DateOfBirth         string                    `json:"date_of_birth,omitempty"`
 	DisbursementMethods []*wireDisbursementMethod `json:"disbursement_methods,omitempty"`
 	Webhooks            []wireWebhook             `json:"webhooks,omitempty"`
 	TaxNumbers          []wireTaxNumber           `json:"tax_numbers"`

@@ -329,7 +329,7 @@
 // order events happened, so a slow receiver delays only its own calls; a call that finds
 // its receiver's queue full is lost and recorded with the error "queue full". Webhooks
 // are looked up when the event happens. Every call is recorded (Deliveries, in the order
-// the events happened).
+// the events happened; the latest 10,000).
 //
 // Rate limits. Each account may make 1000 requests per minute (WithRateLimit,
 // SetRateLimit) to each endpoint, named by method and route template ("GET

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 )
@@ -43,6 +44,9 @@ type hookRecord struct {
 // behind loses the newest calls, recorded as failed ("queue full"): the service does not
 // retry failed calls either, and the emulator's memory stays bounded.
 const maxQueuedPerReceiver = 1000
+
+// maxRecords bounds the calls Deliveries remembers: the latest ones.
+const maxRecords = 10_000
 
 // receiverQueue is one receiver's calls, delivered one at a time in order by a goroutine
 // that runs only while the queue holds something.
@@ -98,6 +102,10 @@ func (d *dispatcher) enqueue(jobs ...hookJob) {
 	}
 	for _, job := range jobs {
 		job.rec = &hookRecord{Delivery: Delivery{URL: job.url, Event: job.event, EventType: "transaction", TransactionID: job.tx}}
+		if len(d.records) >= maxRecords {
+			// A long-running emulator keeps the latest calls only.
+			d.records = slices.Delete(d.records, 0, len(d.records)-maxRecords+1)
+		}
 		d.records = append(d.records, job.rec)
 		q := d.queues[job.url]
 		if q != nil && len(q.jobs) >= maxQueuedPerReceiver {

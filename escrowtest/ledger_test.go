@@ -219,3 +219,35 @@ func TestMoneyBalancesInEveryState(t *testing.T) {
 		})
 	}
 }
+
+// TestMoneyBalancesWithShippingAndPartnerFees: a split escrow fee that the shipping item
+// follows, and a partner fee the seller pays out of its proceeds.
+func TestMoneyBalancesWithShippingAndPartnerFees(t *testing.T) {
+	w := newWorld(t)
+	b := set(partnered(), "items.0.fees", []any{
+		body{"type": "escrow", "payer_customer": "buyer@example.com", "split": 0.5},
+		body{"type": "escrow", "payer_customer": "seller@example.com", "split": 0.5},
+	})
+	b["items"] = append(b["items"].([]any),
+		body{"type": "shipping_fee", "schedule": []any{body{"amount": 50, "payer_customer": "buyer@example.com", "beneficiary_customer": "seller@example.com"}}},
+		body{"type": "partner_fee", "schedule": []any{body{"amount": 15, "payer_customer": "seller@example.com", "beneficiary_customer": "me"}}},
+	)
+	id := w.p.create(b)
+	for i, s := range []step{
+		func(w *world, id int64) { w.b.act(http.StatusOK, id, 0, action("agree")) },
+		sellerAgrees,
+		func(w *world, id int64) {
+			w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+		},
+		payment, ships, receives, accepts,
+	} {
+		s(w, id)
+		balanced(t, w.srv, id, fmt.Sprintf("step %d", i+1))
+	}
+	// In: 1000 + 50 + the buyer's fee shares 16.25 + 0.82. Out: the seller 1000 - 16.25 -
+	// 15 (withheld for the partner fee) and 50 - 0.81, the partner 15. Fees: 32.50 + 1.63.
+	wantLedger(t, balanced(t, w.srv, id, "completion"), Ledger{In: "1067.07", Out: "1032.94", Fees: "34.13", Held: "0.00"}, "completion")
+	if r := w.p.must(http.StatusOK, http.MethodGet, txPath(id), nil); r.str("close_date") == "" {
+		t.Errorf("not complete: %s", r.raw)
+	}
+}

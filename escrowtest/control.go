@@ -48,6 +48,8 @@ var controlRoutes = []controlRoute{
 		"the buyer's funds arrive"}, (*Emulator).controlApprovePayment},
 	{ControlEndpoint{http.MethodPost, "/_emulator/transactions/{id}/reject_payment", "", `200 {"ok": true}`,
 		"the buyer's payment fails"}, (*Emulator).controlRejectPayment},
+	{ControlEndpoint{http.MethodGet, "/_emulator/transactions/{id}/ledger", "", `200 {"in", "out", "fees", "held"}`,
+		"the transaction's money: in always equals out + fees + held"}, (*Emulator).controlLedger},
 	{ControlEndpoint{http.MethodPost, "/_emulator/clock/advance", `{"seconds"}`, `200 {"now"}`,
 		"move the emulator's clock forward; inspection periods that end are applied"}, (*Emulator).controlAdvance},
 	{ControlEndpoint{http.MethodPost, "/_emulator/rate_limit", `{"limit", "window_seconds"}`, `200 {"ok": true}`,
@@ -201,6 +203,19 @@ func controlPayment(r *http.Request, do func(int64) error) (response, error) {
 		return response{}, err
 	}
 	return success(controlOK{OK: true}), nil
+}
+
+// controlLedger serves GET /_emulator/transactions/{id}/ledger.
+func (e *Emulator) controlLedger(r *http.Request, _ []byte) (response, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		return response{}, notFound("no transaction %q", r.PathValue("id"))
+	}
+	l, err := e.Ledger(id)
+	if err != nil {
+		return response{}, err
+	}
+	return success(l), nil
 }
 
 // controlClearFaults serves DELETE /_emulator/faults.

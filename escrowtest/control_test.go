@@ -42,7 +42,11 @@ func TestControlAPI(t *testing.T) {
 	if r := ctl.must(http.StatusOK, http.MethodPost, path+"approve_payment", nil); r.get("ok") != true {
 		t.Errorf("approve: %s", r.raw)
 	}
+	if r := ctl.must(http.StatusOK, http.MethodGet, path+"ledger", nil); r.str("in") != "1032.50" || r.str("held") != "1032.50" || r.str("out") != "0.00" {
+		t.Errorf("ledger: %s", r.raw)
+	}
 	ctl.must(http.StatusNotFound, http.MethodPost, "/_emulator/transactions/999/approve_payment", nil)
+	ctl.must(http.StatusNotFound, http.MethodGet, "/_emulator/transactions/999/ledger", nil)
 	ctl.must(http.StatusNotFound, http.MethodPost, "/_emulator/transactions/x/approve_payment", nil)
 
 	seller.act(http.StatusOK, id, 0, action("ship"))

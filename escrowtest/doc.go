@@ -363,6 +363,7 @@
 //	POST   /_emulator/customers {"email", "partner"}    201 {"id", "email", "api_key", "password"}
 //	POST   /_emulator/transactions/{id}/approve_payment 200 {"ok": true}
 //	POST   /_emulator/transactions/{id}/reject_payment  200 {"ok": true}
+//	GET    /_emulator/transactions/{id}/ledger          200 {"in", "out", "fees", "held"}
 //	POST   /_emulator/clock/advance {"seconds"}         200 {"now": "…"}
 //	POST   /_emulator/rate_limit {"limit", "window_seconds"} 200 {"ok": true}
 //	POST   /_emulator/faults {"endpoint", "status", "probability", "drop", "latency_ms",

@@ -29,7 +29,10 @@ type ledger struct {
 // paid in, what went out (payouts and refunds), the escrow fees earned, and what is held
 // in escrow. In always equals Out + Fees + Held.
 type Ledger struct {
-	In, Out, Fees, Held string
+	In   string `json:"in"`
+	Out  string `json:"out"`
+	Fees string `json:"fees"`
+	Held string `json:"held"`
 }
 
 // Ledger returns the money of a transaction, for tests that check that every path

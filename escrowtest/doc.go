@@ -183,8 +183,8 @@
 // {"landing_page": "https://<emulator host>/_emulator/pages/checkout/<id>/<method>"}
 // (with ?return_url=… when given). POST .../payment_methods/wire_transfer marks a wire
 // sent (event payment_sent) and answers the updated transaction. ApprovePayment brings in
-// what the buyer pays (see Money; events payment_received, then payment_approved); RejectPayment fires payment_rejected and
-// clears the chosen method.
+// what the buyer pays (see Money; events payment_received, then payment_approved);
+// RejectPayment fires payment_rejected and clears the chosen method.
 //
 // Disbursement. GET, PATCH and POST /transaction/{id}/disbursement_methods are the seller's
 // and the broker's; PATCH and POST behave alike: {"id": n} selects a saved method, full

@@ -77,23 +77,23 @@
 // by name ("per_page", "min_amount", …).
 //
 // Creation rules. Beyond spec parts 1, 2 and 7 and the API notes: description is required
-// and not empty; an item needs type and schedule; title, description, category and
-// quantity are optional (quantity 1 by default); inspection_period is whole days in
-// seconds, from 86400 to 365 days, 259200 (3 days) by default on transferable items;
-// one transferable item type per transaction (domain_name and domain_name_holding do not
-// mix either) and at least one transferable item; categories only where the spec lists
-// them (domain_name only with extra_attributes.with_content); motor-vehicle attributes
-// only on motor_vehicle items, with_content only on domain_name; goods and shipping fees
-// are paid by the buyer to the seller, broker fees by the buyer or the seller to the
-// broker, partner fees (approved partners only) by the buyer or the seller to the partner;
-// fee entries are not allowed on broker_fee and partner_fee items, and a fee entry's
-// amount is refused at creation; an escrow entry without split counts as 1; at most 100
-// items and 100 schedule entries, amounts up to 1000000000.00 and an item's schedule
-// totalling no more. Amounts are JSON numbers or numeric strings, positive, with at most
-// two decimals (1000.000 is accepted, 0.30000000000000004 is not). Integer fields
-// (quantity, inspection_period, year, ids in bodies) take numeric strings ("259200") and
-// extra_attributes booleans "true" and "false", as production clients send them and the
-// live API accepts. Currency is one of usd, aud, euro, gbp, cad, lowercase. A reference is unique per creator. E-mail addresses are
+// and not empty; an item needs type and schedule; title, description, category and quantity
+// are optional (quantity 1 by default); inspection_period is whole days in seconds, from
+// 86400 to 365 days, 259200 (3 days) by default on transferable items; one transferable
+// item type per transaction (domain_name and domain_name_holding do not mix either) and at
+// least one transferable item; categories only where the spec lists them (domain_name only
+// with extra_attributes.with_content); motor-vehicle attributes only on motor_vehicle
+// items, with_content only on domain_name; goods and shipping fees are paid by the buyer to
+// the seller, broker fees by the buyer or the seller to the broker, partner fees (approved
+// partners only) by the buyer or the seller to the partner; fee entries are not allowed on
+// broker_fee and partner_fee items, and a fee entry's amount is refused at creation; an
+// escrow entry without split counts as 1; at most 100 items and 100 schedule entries,
+// amounts up to 1000000000.00 and an item's schedule totalling no more. Amounts are JSON
+// numbers or numeric strings, positive, with at most two decimals (1000.000 is accepted,
+// 0.30000000000000004 is not). Integer fields (quantity, inspection_period, year, ids in
+// bodies) take numeric strings ("259200") and extra_attributes booleans "true" and "false",
+// as production clients send them and the live API accepts. Currency is one of usd, aud,
+// euro, gbp, cad, lowercase. A reference is unique per creator. E-mail addresses are
 // compared without case and returned lowercase. Unknown fields are ignored.
 //
 // Escrow fee. Each item but broker_fee and partner_fee items pays an escrow fee on its
@@ -123,8 +123,9 @@
 // partner listings (party id and disbursement_method_selected, close_date, schedule
 // disbursed_to_beneficiary, fee split and amount_without_taxes, item canceled and
 // in_dispute) appear in every rendering of a transaction. Transactions also carry
-// is_cancelled (true once cancelled) and is_draft (always false); reference is left out when empty; close_date
-// is null while open. The creator is listed last, as {"role": "partner"}.
+// is_cancelled (true once cancelled) and is_draft (always false); reference is left out
+// when empty; close_date is null while open. The creator is listed last, as {"role":
+// "partner"}.
 //
 // What each reader sees. Customers are shown by e-mail address, the reader too ("me" is
 // only an input), as the provider's example responses show. A party whose
@@ -232,34 +233,33 @@
 //
 // Customers. GET /customer/{id} answers the caller in full (with webhooks and saved
 // disbursement methods). An approved partner sees a customer's profile (names, phone,
-// addresses, company) only through its own relationship with that customer: it created
-// the account (POST /customer, or by naming a new address in one of its transactions), or
-// the customer itself, not the partner As-Customer, agreed to one of its transactions.
-// Other parties of its transactions it sees without a profile (id, e-mail, username,
-// verification), in GET /customer/{id} and GET /partner/customer alike; they are not in
-// GET /partner/customers nor its statistics. Anyone else's: 403; unknown ids 404. So
-// naming a customer in a throwaway transaction reveals nothing. Every customer answer
-// carries address, shipping_address, company{address, company_name},
+// addresses, company) only through its own relationship with that customer: it created the
+// account (POST /customer, or by naming a new address in one of its transactions), or the
+// customer itself, not the partner As-Customer, agreed to one of its transactions. Other
+// parties of its transactions it sees without a profile (id, e-mail, username,
+// verification), in GET /customer/{id} and GET /partner/customer alike; they are not in GET
+// /partner/customers nor its statistics. Anyone else's: 403; unknown ids 404. So naming a
+// customer in a throwaway transaction reveals nothing. Every customer answer carries
+// address, shipping_address, company{address, company_name},
 // electronic_verification{available: false, documents_supported: []},
 // customer_email_verification{verified: whether the account has credentials yet} and
 // verification{personal, company, extended ("not_required")}, empty when unknown, as the
-// live API does. PATCH /customer/{me|id} takes the spec's Customer patch shape
-// (first_name, middle_name, last_name, phone_number, address, shipping_address, company,
-// identification_documents, and date_of_birth and tax_numbers, which the SDK sends;
-// given fields replace stored ones) and answers the customer.
-// Spec part 4, customer rule 3 (once an account exists, integrations can no longer supply
-// its information) decides who: the customer itself only, never another caller, not even
-// the partner that created the account (403 forbidden); email and id cannot change (422).
-// The settings endpoints (API keys, webhooks, disbursement methods, identification
-// documents) are the caller's own only. username is the part
-// of the e-mail address before "@"; display_name is the first and last names, or the
-// username. POST /customer creates an account without credentials (AddCustomer gives it
-// some later) and answers the customer; identification-documents answers
-// {"identification_documents": [...]} as given to POST /customer. API keys look like
-// "<key id>_<26 alphanumeric characters>" and are kept as SHA-256 hashes, passwords
+// live API does. PATCH /customer/{me|id} takes the spec's Customer patch shape (first_name,
+// middle_name, last_name, phone_number, address, shipping_address, company,
+// identification_documents, and date_of_birth and tax_numbers, which the SDK sends; given
+// fields replace stored ones) and answers the customer. Spec part 4, customer rule 3 (once
+// an account exists, integrations can no longer supply its information) decides who: the
+// customer itself only, never another caller, not even the partner that created the account
+// (403 forbidden); email and id cannot change (422). The settings endpoints (API keys,
+// webhooks, disbursement methods, identification documents) are the caller's own only.
+// username is the part of the e-mail address before "@"; display_name is the first and last
+// names, or the username. POST /customer creates an account without credentials
+// (AddCustomer gives it some later) and answers the customer; identification-documents
+// answers {"identification_documents": [...]} as given to POST /customer. API keys look
+// like "<key id>_<26 alphanumeric characters>" and are kept as SHA-256 hashes, passwords
 // likewise; listings show last_four_characters only; at most 100 per account (POST
-// .../api_key answers 422 past it; AddCustomer and the control API retire the oldest). Webhooks: at most 20 per customer,
-// absolute http or https URLs.
+// .../api_key answers 422 past it; AddCustomer and the control API retire the oldest).
+// Webhooks: at most 20 per customer, absolute http or https URLs.
 //
 // Listings. GET /transaction lists the transactions the caller is a party to: page (from
 // 1), per_page (1 to 100, default 10), sort_by=id, sort_direction asc|desc (default desc);
@@ -331,30 +331,30 @@
 // are looked up when the event happens. Every call is recorded (Deliveries, in the order
 // the events happened; the latest 10,000).
 //
-// Rate limits. Each account may make 1000 requests per minute (WithRateLimit,
-// SetRateLimit) to each endpoint, named by method and route template ("GET
-// /transaction/{id}"); requests without valid credentials count under one anonymous
-// account, and requests that match no route under their method ("GET *"), or under
-// "OTHER *" for a method outside RFC 9110, so that no input opens windows without
-// bound; ended windows are forgotten once 4096 are kept. Windows are fixed, start with their first request and run on the emulator's
-// clock. Every API answer carries RateLimit-Limit, RateLimit-Remaining and
-// RateLimit-Reset (seconds until the window resets) unless limiting is off (a limit of
-// 0); past the limit, 429 with Retry-After.
+// Rate limits. Each account may make 1000 requests per minute (WithRateLimit, SetRateLimit)
+// to each endpoint, named by method and route template ("GET /transaction/{id}"); requests
+// without valid credentials count under one anonymous account, and requests that match no
+// route under their method ("GET *"), or under "OTHER *" for a method outside RFC 9110, so
+// that no input opens windows without bound; ended windows are forgotten once 4096 are
+// kept. Windows are fixed, start with their first request and run on the emulator's clock.
+// Every API answer carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset
+// (seconds until the window resets) unless limiting is off (a limit of 0); past the limit,
+// 429 with Retry-After.
 //
-// Faults. InjectFault makes an endpoint (a route template, "POST *" or "*") answer a status,
-// drop the connection before handling the request (nothing changes) or after it (the
-// change is made, the client gets no answer), and/or wait, before handling the request
+// Faults. InjectFault makes an endpoint (a route template, "POST *" or "*") answer a
+// status, drop the connection before handling the request (nothing changes) or after it
+// (the change is made, the client gets no answer), and/or wait, before handling the request
 // (Latency: a client that gives up in the meantime changes nothing) or after it
 // (LatencyAfter: the change is made however long the client waits), with a probability
-// drawn from a generator seeded by WithSeed (1 by default). An injected status is answered like a
-// failing proxy would, before routes and credentials are checked (with the rate-limit
-// headers, and counted); the first injected fault that matches and fires applies.
-// A fault whose endpoint matches no route ("GET /nope", "FETCH *") or no event
-// ("WEBHOOK /shipped") is refused, in Go and in the control API (422), since it would
-// never fire; at most 1000 faults stand at once.
-// "WEBHOOK *" (or "WEBHOOK /<event>") faults the emulator's own webhook calls instead: a
-// drop loses the call, as a network would (Deliveries records it), and a latency delays it
-// and the calls queued behind it for the same receiver. "*" does not reach webhook calls.
+// drawn from a generator seeded by WithSeed (1 by default). An injected status is answered
+// like a failing proxy would, before routes and credentials are checked (with the
+// rate-limit headers, and counted); the first injected fault that matches and fires
+// applies. A fault whose endpoint matches no route ("GET /nope", "FETCH *") or no event
+// ("WEBHOOK /shipped") is refused, in Go and in the control API (422), since it would never
+// fire; at most 1000 faults stand at once. "WEBHOOK *" (or "WEBHOOK /<event>") faults the
+// emulator's own webhook calls instead: a drop loses the call, as a network would
+// (Deliveries records it), and a latency delays it and the calls queued behind it for the
+// same receiver. "*" does not reach webhook calls.
 //
 // Control API. Beside the API, on the same listener, JSON without authentication for
 // loopback clients only, neither rate-limited nor faulted:
@@ -373,7 +373,7 @@
 //	       "event_type", "transaction_id", "status_code", "error"}]}
 //	POST   /_emulator/reset                             200
 //
-// with the same error bodies as the API. POST /_emulator/customers creates at most
-// 100,000 accounts (422 past it), since it takes no credentials. It also serves the landing pages and report
-// downloads the API hands out.
+// with the same error bodies as the API. POST /_emulator/customers creates at most 100,000
+// accounts (422 past it), since it takes no credentials. It also serves the landing pages
+// and report downloads the API hands out.
 package escrowtest

@@ -11,11 +11,6 @@
 // its own JSON shapes and does not import the SDK, so that a wrong JSON tag on either
 // side fails a test.
 //
-// # Where the spec says "not shown"
-//
-// Everything below is the emulator's choice, made where the spec and the API notes are
-// silent. Clients must not rely on it against the live API.
-//
 // # Where the spec and the clients that use the API disagree
 //
 // Requests replayed from third-party clients and the provider's plugins showed where the
@@ -36,6 +31,11 @@
 //   - an upper-case currency ("USD"), an amount on a fee entry at creation, a split other
 //     than 0.5 or 1, a "partner" entry in parties: refused, as the spec and the live API
 //     do.
+//
+// # Where the spec says "not shown"
+//
+// Everything below is the emulator's choice, made where the spec and the API notes are
+// silent. Clients must not rely on it against the live API.
 //
 // Routing. Every route of spec part 4 is served below /2017-09-01/, customer paths in their
 // "me" and {customer_id} forms, plus PATCH /customer/{me|id} (see Customers). GET

@@ -83,11 +83,20 @@ func (e *Emulator) partyOf(partner, a *account) bool {
 	return false
 }
 
-// customersOf returns the partner's customers (relatedTo), by id.
+// customersOf returns the partner's customers (relatedTo), by id. It reads each
+// transaction once rather than once per account.
 func (e *Emulator) customersOf(partner *account) []*account {
+	agreed := map[int64]bool{}
+	for _, tx := range e.st.txOrder {
+		if tx.hasRole(partner.id, rolePartner) {
+			for _, p := range tx.parties {
+				agreed[p.account] = agreed[p.account] || p.selfAgreed
+			}
+		}
+	}
 	var out []*account
 	for _, a := range e.st.accounts {
-		if e.relatedTo(partner, a) {
+		if a.id != partner.id && (a.createdBy == partner.id || agreed[a.id]) {
 			out = append(out, a)
 		}
 	}

@@ -28,7 +28,7 @@ import (
 const meEndpoint = "GET /customer/{customer_id}"
 
 // redisClient connects to srv and closes the connection at the end of the test.
-func redisClient(t *testing.T, srv *redisserver.Server) *redis.Client {
+func redisClient(t testing.TB, srv *redisserver.Server) *redis.Client {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1, DialTimeout: time.Second})
 	t.Cleanup(func() { _ = rdb.Close() })

@@ -65,7 +65,7 @@ type RateLimitAnswer struct {
 	Answered bool
 	// Status is the HTTP status code.
 	Status int
-	// Limit is RateLimit-Limit, or 0 when the answer did not carry it.
+	// Limit is RateLimit-Limit, or -1 when the answer did not carry it (as in [RateLimit]).
 	Limit int
 	// Remaining is RateLimit-Remaining (0 for a 429), or -1 when the answer did not say.
 	Remaining int
@@ -201,7 +201,7 @@ func answerOf(resp *http.Response, now time.Time) RateLimitAnswer {
 	if resp == nil {
 		return RateLimitAnswer{}
 	}
-	a := RateLimitAnswer{Answered: true, Status: resp.StatusCode, Remaining: -1, Reset: -1}
+	a := RateLimitAnswer{Answered: true, Status: resp.StatusCode, Limit: -1, Remaining: -1, Reset: -1}
 	if limit, ok := headerInt(resp.Header, "RateLimit-Limit"); ok && limit > 0 {
 		a.Limit = limit
 	}

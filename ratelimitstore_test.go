@@ -108,7 +108,7 @@ func TestRateLimitStoreIsAskedOnceBeforeAndOnceAfterEachAttempt(t *testing.T) {
 			t.Fatalf("%d reserves and %d records for two attempts", r, w)
 		}
 		want := []RateLimitAnswer{
-			{Answered: true, Status: 429, Remaining: 0, Reset: time.Second},
+			{Answered: true, Status: 429, Limit: -1, Remaining: 0, Reset: time.Second},
 			{Answered: true, Status: 200, Limit: 50, Remaining: 48, Reset: 3 * time.Second},
 		}
 		for i, a := range store.records {
@@ -284,11 +284,11 @@ func TestAnswerOf(t *testing.T) {
 		want RateLimitAnswer
 	}{
 		{"none", nil, RateLimitAnswer{}},
-		{"bare", answer(200, "", "", ""), RateLimitAnswer{Answered: true, Status: 200, Remaining: -1, Reset: -1}},
+		{"bare", answer(200, "", "", ""), RateLimitAnswer{Answered: true, Status: 200, Limit: -1, Remaining: -1, Reset: -1}},
 		{"all", answer(200, "10", "3", "2"), RateLimitAnswer{Answered: true, Status: 200, Limit: 10, Remaining: 3, Reset: 2 * time.Second}},
 		{"negative", answer(200, "10", "-2", ""), RateLimitAnswer{Answered: true, Status: 200, Limit: 10, Remaining: 0, Reset: -1}},
 		{"429", answer(429, "10", "5", "7"), RateLimitAnswer{Answered: true, Status: 429, Limit: 10, Remaining: 0, Reset: 7 * time.Second}},
-		{"bare 429", answer(429, "", "", ""), RateLimitAnswer{Answered: true, Status: 429, Remaining: 0, Reset: -1}},
+		{"bare 429", answer(429, "", "", ""), RateLimitAnswer{Answered: true, Status: 429, Limit: -1, Remaining: 0, Reset: -1}},
 	}
 	for _, tt := range tests {
 		if got := answerOf(tt.resp, now); got != tt.want {

@@ -7,8 +7,8 @@
 --          their lease ends; a reservation whose client never reports back expires
 -- ARGV     op ("reserve" or "record"), reservation id, lease (µs), idle TTL (ms),
 --          first probe interval (µs), longest probe interval (µs),
---          and for "record": probe (0/1), window, answered (0/1), status, limit,
---          remaining (-1: not said), reset (µs from now, -1: not said)
+--          and for "record": probe (0/1), window, answered (0/1), status,
+--          limit (-1: not said), remaining (-1: not said), reset (µs from now, -1: not said)
 --
 -- Times are microseconds of Redis's clock (TIME), so that replicas whose clocks differ
 -- still agree on when a window resets.

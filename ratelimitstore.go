@@ -18,10 +18,11 @@ import (
 // share so that together they spend the account's allowance and no more.
 //
 // A store is called at most once before each attempt (Reserve) and once after it (Record).
-// Implementations must be safe for concurrent use and should bound each call by a short
-// timeout of their own; the client stops waiting after [RateLimitStoreTimeout] at most. An
-// error from either method never fails a call: the client paces on its own memory until the
-// store answers again.
+// Implementations must be safe for concurrent use, should bound each call by a short timeout
+// of their own, and must return when the context ends: the client's context for a store
+// call has a deadline at most [RateLimitStoreTimeout] away, and does not end when the
+// caller's does. An error from either method never fails a call: the client paces on its
+// own memory until the store answers again.
 type RateLimitStore interface {
 	// Reserve asks to send one request to the endpoint now. A grant that is not OK says how
 	// long to wait before asking again.
@@ -74,8 +75,9 @@ type RateLimitAnswer struct {
 	Reset time.Duration
 }
 
-// RateLimitStoreTimeout bounds each call the client makes to a [RateLimitStore]. A store
-// should bound its calls more tightly itself; this is the client's backstop.
+// RateLimitStoreTimeout is the longest deadline the client gives a call to a
+// [RateLimitStore]. A store should bound its calls more tightly itself; this is the
+// client's backstop.
 const RateLimitStoreTimeout = time.Second
 
 // rateLimitStoreRetry is how long a client paces on its own memory after its store failed

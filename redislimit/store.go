@@ -56,9 +56,9 @@ type Option func(*Store)
 // WithPrefix sets the prefix of every key (default "escrow:ratelimit:").
 func WithPrefix(prefix string) Option { return func(s *Store) { s.prefix = prefix } }
 
-// WithTimeout bounds each round trip to Redis (default 100ms). When Redis does not answer in
-// time, the client paces on its own memory until Redis answers again. Non-positive values
-// are ignored.
+// WithTimeout bounds each round trip to Redis (default 100ms), whether or not the go-redis
+// client was made with ContextTimeoutEnabled. When Redis does not answer in time, the
+// client paces on its own memory until Redis answers again. Non-positive values are ignored.
 func WithTimeout(d time.Duration) Option {
 	return func(s *Store) {
 		if d > 0 {
@@ -130,10 +130,12 @@ func (s *Store) Reserve(ctx context.Context, key escrow.RateLimitKey) (escrow.Ra
 		return escrow.RateLimitGrant{}, &Error{Op: "reserve", Err: ErrBadKey}
 	}
 	id := strconv.FormatUint(rand.Uint64(), 36)
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
 	state, inflight := s.Keys(key)
-	res, err := s.script.Run(ctx, s.rdb, []string{state, inflight}, s.args("reserve", id)...).Int64Slice()
+	cmd, err := s.run(ctx, []string{state, inflight}, s.args("reserve", id))
+	var res []int64
+	if err == nil {
+		res, err = cmd.Int64Slice()
+	}
 	if err != nil {
 		return escrow.RateLimitGrant{}, &Error{Op: "reserve", Err: err}
 	}
@@ -154,8 +156,6 @@ func (s *Store) Record(ctx context.Context, key escrow.RateLimitKey, g escrow.Ra
 	if key.Account == "" || key.Endpoint == "" {
 		return &Error{Op: "record", Err: ErrBadKey}
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
 	reset := int64(-1)
 	if a.Reset >= 0 {
 		reset = a.Reset.Microseconds()
@@ -166,11 +166,34 @@ func (s *Store) Record(ctx context.Context, key escrow.RateLimitKey, g escrow.Ra
 	}
 	state, inflight := s.Keys(key)
 	args := append(s.args("record", g.ID), flag(g.Probe), g.Window, flag(a.Answered), a.Status, a.Limit, remaining, reset)
-	err := s.script.Run(ctx, s.rdb, []string{state, inflight}, args...).Err()
+	cmd, err := s.run(ctx, []string{state, inflight}, args)
+	if err == nil {
+		err = cmd.Err()
+	}
 	if err != nil {
 		return &Error{Op: "record", Err: err}
 	}
 	return nil
+}
+
+// run runs the script, giving up after the Store's timeout or when ctx ends. go-redis
+// ignores a context's deadline unless the client was made with ContextTimeoutEnabled, and
+// then waits for its ReadTimeout (3s by default); the script runs in a goroutine of its own
+// so that the caller never waits longer than the timeout, whatever the client's options.
+// An abandoned script ends by go-redis's own timeouts.
+func (s *Store) run(ctx context.Context, keys []string, args []any) (*redis.Cmd, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	done := make(chan *redis.Cmd, 1)
+	go func() {
+		defer cancel()
+		done <- s.script.Run(ctx, s.rdb, keys, args...)
+	}()
+	select {
+	case cmd := <-done:
+		return cmd, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // args are the script's arguments common to both operations, with room for record's.

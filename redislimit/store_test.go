@@ -211,7 +211,8 @@ func TestRedisStoppedMidRunFailsNoCall(t *testing.T) {
 	t.Parallel()
 	rs := redisserver.Start(t)
 	rdb := redisClient(t, rs)
-	srv, acct := emulator(t)
+	// A limit the load cannot spend: these tests are about Redis going, not about pacing.
+	srv, acct := emulator(t, escrowtest.WithRateLimit(1_000_000, time.Minute))
 	var logs [2]logLines
 	var clients []*escrow.Client
 	for i := range logs {
@@ -237,7 +238,8 @@ func TestRedisRestartedIsTakenUpAgain(t *testing.T) {
 	t.Parallel()
 	rs := redisserver.Start(t)
 	rdb := redisClient(t, rs)
-	srv, acct := emulator(t)
+	// A limit the load cannot spend: these tests are about Redis going, not about pacing.
+	srv, acct := emulator(t, escrowtest.WithRateLimit(1_000_000, time.Minute))
 	var logs [2]logLines
 	var clients []*escrow.Client
 	for i := range logs {
@@ -252,7 +254,9 @@ func TestRedisRestartedIsTakenUpAgain(t *testing.T) {
 	})
 	rs.Restart() // empty: it saved nothing
 	until(t, 10*time.Second, "both clients to take Redis up again", func() bool {
-		return logs[0].count("answers again") == 1 && logs[1].count("answers again") == 1
+		// At least once: a pooled connection from before the restart may fail a
+		// command afterwards, and that outage ends too.
+		return logs[0].count("answers again") >= 1 && logs[1].count("answers again") >= 1
 	})
 	l.end(t)
 	sent, err := rdb.HGet(context.Background(), stateKey(t, rdb), "sent").Int()

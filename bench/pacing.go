@@ -69,6 +69,9 @@ type PacingResult struct {
 	// RedisRoundTripP99 are those of one call to Redis, refused reservations included.
 	RedisAttemptP50, RedisAttemptP99     time.Duration
 	RedisRoundTripP50, RedisRoundTripP99 time.Duration
+	// RedisErrors counts calls to Redis that failed or timed out; each sent its replica
+	// back to pacing on its own memory for a second.
+	RedisErrors int64
 }
 
 // GoodputRatio is successful calls over what the limit allowed.
@@ -87,8 +90,8 @@ func (r PacingResult) String() string {
 	line := fmt.Sprintf("client=%s replicas=%d goodput_ratio=%.3f rate429=%.4f errors=%d p99_ms=%d successes=%d allowed=%.0f attempts=%d status429=%d cut=%d",
 		r.Client, r.Replicas, r.GoodputRatio(), r.Rate429(), r.Errors, r.P99.Milliseconds(), r.Successes, r.Allowed, r.Attempts, r.Status429, r.Cut)
 	if r.Client == ClientSDKRedis {
-		line += fmt.Sprintf(" redis_attempt_p50_us=%d redis_attempt_p99_us=%d redis_rtt_p50_us=%d redis_rtt_p99_us=%d",
-			r.RedisAttemptP50.Microseconds(), r.RedisAttemptP99.Microseconds(), r.RedisRoundTripP50.Microseconds(), r.RedisRoundTripP99.Microseconds())
+		line += fmt.Sprintf(" redis_attempt_p50_us=%d redis_attempt_p99_us=%d redis_rtt_p50_us=%d redis_rtt_p99_us=%d redis_errors=%d",
+			r.RedisAttemptP50.Microseconds(), r.RedisAttemptP99.Microseconds(), r.RedisRoundTripP50.Microseconds(), r.RedisRoundTripP99.Microseconds(), r.RedisErrors)
 	}
 	return line
 }
@@ -207,6 +210,7 @@ func RunPacing(ctx context.Context, cfg PacingConfig, client string) (PacingResu
 	if timed != nil {
 		res.RedisAttemptP50, res.RedisAttemptP99 = timed.attempt.quantile(0.5), timed.attempt.quantile(0.99)
 		res.RedisRoundTripP50, res.RedisRoundTripP99 = timed.roundTrip.quantile(0.5), timed.roundTrip.quantile(0.99)
+		res.RedisErrors = timed.errors.Load()
 	}
 	return res, nil
 }
@@ -215,6 +219,7 @@ func RunPacing(ctx context.Context, cfg PacingConfig, client string) (PacingResu
 // granted attempt together, matched by the grant's ID.
 type timedStore struct {
 	attempt, roundTrip latencies
+	errors             atomic.Int64
 	mu                 sync.Mutex
 	pending            map[string]time.Duration // reservation time of grants not yet recorded
 }
@@ -234,6 +239,9 @@ func (c *timedClient) Reserve(ctx context.Context, key escrow.RateLimitKey) (esc
 	g, err := c.next.Reserve(ctx, key)
 	d := time.Since(start)
 	c.t.roundTrip.add(d)
+	if err != nil {
+		c.t.errors.Add(1)
+	}
 	if err == nil && g.OK {
 		c.t.mu.Lock()
 		c.t.pending[g.ID] = d
@@ -247,6 +255,9 @@ func (c *timedClient) Record(ctx context.Context, key escrow.RateLimitKey, g esc
 	err := c.next.Record(ctx, key, g, a)
 	d := time.Since(start)
 	c.t.roundTrip.add(d)
+	if err != nil {
+		c.t.errors.Add(1)
+	}
 	c.t.mu.Lock()
 	reserved, ok := c.t.pending[g.ID]
 	delete(c.t.pending, g.ID)

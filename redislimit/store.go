@@ -17,7 +17,7 @@ import (
 // Defaults of a [Store]; see the options of the same names.
 const (
 	DefaultPrefix  = "escrow:ratelimit:"
-	DefaultTimeout = 100 * time.Millisecond
+	DefaultTimeout = 250 * time.Millisecond
 	DefaultLease   = 10 * time.Second
 	DefaultTTL     = 10 * time.Minute
 )
@@ -56,9 +56,15 @@ type Option func(*Store)
 // WithPrefix sets the prefix of every key (default "escrow:ratelimit:").
 func WithPrefix(prefix string) Option { return func(s *Store) { s.prefix = prefix } }
 
-// WithTimeout bounds each round trip to Redis (default 100ms), whether or not the go-redis
+// WithTimeout bounds each round trip to Redis (default 250ms), whether or not the go-redis
 // client was made with ContextTimeoutEnabled. When Redis does not answer in time, the
 // client paces on its own memory until Redis answers again. Non-positive values are ignored.
+//
+// A round trip takes well under a millisecond on a LAN, but a replica whose CPU is
+// throttled (a container over its quota stalls for up to a 100ms period) or overloaded sees
+// far longer ones: too short a timeout sends a healthy replica off the shared budget. The
+// default is two such periods and a half; BENCHMARKS.md has what 100ms did on a loaded
+// machine.
 func WithTimeout(d time.Duration) Option {
 	return func(s *Store) {
 		if d > 0 {

@@ -15,7 +15,9 @@ import (
 // shared two-core machine.
 
 func TestPacing(t *testing.T) {
-	cfg := PacingConfig{Limit: 20, Window: time.Second, Workers: 4, Duration: 300 * time.Millisecond}
+	// 800ms: under -race on a loaded machine a run of 300ms could end before the first
+	// calls' TLS handshakes did.
+	cfg := PacingConfig{Limit: 20, Window: time.Second, Workers: 4, Duration: 800 * time.Millisecond}
 	for _, client := range []string{ClientSDK, ClientRetryableHTTP} {
 		t.Run(client, func(t *testing.T) {
 			res, err := RunPacing(context.Background(), cfg, client)
@@ -41,7 +43,7 @@ func TestPacing(t *testing.T) {
 // pace together through Redis; the line reports them and what Redis cost.
 func TestPacingReplicasSharingRedis(t *testing.T) {
 	rs := redisserver.Start(t)
-	cfg := PacingConfig{Limit: 20, Window: time.Second, Replicas: 3, Workers: 2, Duration: 400 * time.Millisecond, RedisURL: rs.URL()}
+	cfg := PacingConfig{Limit: 20, Window: time.Second, Replicas: 3, Workers: 2, Duration: 800 * time.Millisecond, RedisURL: rs.URL()}
 	res, err := RunPacing(context.Background(), cfg, ClientSDKRedis)
 	if err != nil {
 		t.Fatal(err)

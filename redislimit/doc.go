@@ -7,7 +7,9 @@
 //	client, err := escrow.NewClient(email, apiKey, escrow.WithRateLimitStore(redislimit.New(rdb)))
 //
 // Before each attempt a client reserves a request in one round trip (a Lua script run
-// atomically on Redis's clock); after it, a second round trip reports the answer. A window
+// atomically on Redis's clock); after it, a second round trip reports the answer. (The
+// script goes by its SHA-1: once after Redis has lost its script cache, on a restart, the
+// call takes a second round trip to send the script itself.) A window
 // that is spent holds every replica until it resets. A reservation whose client dies
 // expires after its lease, and every key has a TTL. While Redis is away or slow, each client
 // paces on its own memory and takes Redis up again once it answers (see

@@ -189,11 +189,9 @@ func (s *Store) Record(ctx context.Context, key escrow.RateLimitKey, g escrow.Ra
 // An abandoned script ends by go-redis's own timeouts.
 func (s *Store) run(ctx context.Context, keys []string, args []any) (*redis.Cmd, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel() // here, not in the goroutine: a done context must mean the timeout
 	done := make(chan *redis.Cmd, 1)
-	go func() {
-		defer cancel()
-		done <- s.script.Run(ctx, s.rdb, keys, args...)
-	}()
+	go func() { done <- s.script.Run(ctx, s.rdb, keys, args...) }()
 	select {
 	case cmd := <-done:
 		return cmd, nil

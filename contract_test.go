@@ -319,10 +319,10 @@ func TestEmulatorAnswersDecodeStrictly(t *testing.T) {
 	must("create customer", err)
 	me, err := partner.Customers.Get(ctx, Me)
 	must("get me", err)
-	if emulated["PATCH customer/{}"] {
-		_, err = partner.Customers.Update(ctx, Me, &UpdateCustomerRequest{PhoneNumber: "+1 555 0100"})
-		must("update me", err)
-	}
+	_, err = partner.Customers.Update(ctx, Me, &UpdateCustomerRequest{PhoneNumber: "+1 555 0100",
+		ShippingAddress: &Address{Line1: "2 Dock Rd", City: "Springfield", Country: "US", PostCode: "12346"},
+		Company:         &Company{CompanyName: "Market Inc"}})
+	must("update me", err)
 	_, err = partner.Customers.ListIdentificationDocuments(ctx, Me)
 	must("identification documents", err)
 	var key APIKey

@@ -267,13 +267,14 @@ func (s *CustomersService) Get(ctx context.Context, customer CustomerRef, opts .
 	return fetch[Customer](ctx, s.client, call{method: http.MethodGet, pattern: "customer/{customer_id}", params: []any{customer}, opts: opts})
 }
 
-// Update changes a customer's details: [Me], or a [CustomerID] the caller has access to
-// (PATCH /customer/{me|id}), and returns the customer updated.
+// Update changes a customer's details (PATCH /customer/{me|id}) and returns the customer
+// updated: given fields replace the stored ones, empty ones are left alone.
 //
 // Spec part 4 says that once an account exists, integrations can no longer supply its
-// information: an update the server refuses under that rule comes back as a typed error
-// (an [*APIError] matching [ErrForbidden], or a [*ValidationError] naming the fields), and
-// nothing changes.
+// information: a customer updates its own account ([Me]), and an update of another
+// customer's, even one the caller created, is refused with an [*APIError] matching
+// [ErrForbidden] (as escrowtest answers; a server may also answer a [*ValidationError]
+// naming the fields). Nothing changes then.
 func (s *CustomersService) Update(ctx context.Context, customer CustomerRef, req *UpdateCustomerRequest, opts ...RequestOption) (*Customer, error) {
 	if req == nil {
 		return nil, fmt.Errorf("%w: nil UpdateCustomerRequest", ErrInvalidArgument)

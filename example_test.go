@@ -528,14 +528,16 @@ func ExampleWithResponse() {
 	// Output: 200 99
 }
 
-// Update changes the caller's own details, or, as far as the API allows, a customer's it
-// has access to.
+// Update changes the caller's own details. Once an account exists, only its owner can:
+// a partner that created it is refused.
 func ExampleCustomersService_Update() {
 	srv := exampleEmulator()
 	defer srv.Close()
-	client := connectAs(srv, srv.AddCustomer("buyer@example.com"))
+	ada := srv.AddCustomer("ada@example.com")
+	client := connectAs(srv, ada)
+	ctx := context.Background()
 
-	me, err := client.Customers.Update(context.Background(), escrow.Me, &escrow.UpdateCustomerRequest{
+	me, err := client.Customers.Update(ctx, escrow.Me, &escrow.UpdateCustomerRequest{
 		FirstName: "Ada", LastName: "Lovelace", PhoneNumber: "+44 20 7946 0000",
 		Address:                 &escrow.Address{Line1: "12 St James's Sq", City: "London", Country: "GB", PostCode: "SW1Y 4JH"},
 		IdentificationDocuments: []escrow.IdentificationDocument{{Type: "passport", Value: "925076473", Country: "GB"}},
@@ -544,4 +546,11 @@ func ExampleCustomersService_Update() {
 		log.Fatal(err)
 	}
 	fmt.Println(me.FirstName, me.LastName, me.Address.City)
+
+	market := connectAs(srv, srv.AddPartner("market@example.com"))
+	_, err = market.Customers.Update(ctx, escrow.CustomerID(ada.ID), &escrow.UpdateCustomerRequest{LastName: "Byron"})
+	fmt.Println(errors.Is(err, escrow.ErrForbidden))
+	// Output:
+	// Ada Lovelace London
+	// true
 }

@@ -110,6 +110,9 @@ type demo struct {
 	// hook and events receive the partner's webhooks; nil when none is registered.
 	hook   *webhook.Handler
 	events *eventLog
+	// paymentFee is what the chosen payment method adds to the buyer's total (zero for
+	// a wire), as the API's payment methods listing says.
+	paymentFee escrow.Amount
 }
 
 // demoEmulator runs a flow to completion on an emulator of its own, with a webhook
@@ -162,7 +165,7 @@ func demoEmulator(ctx context.Context, f flow, buyerEmail, sellerEmail string, o
 	if s := deriveState(tx); s != stateComplete {
 		return fmt.Errorf("the transaction ended %s, not complete", s)
 	}
-	fmt.Fprintf(out, "\nescrow demo: transaction %d is complete; %d webhook events confirmed.\n", tx.ID, d.events.count())
+	fmt.Fprintf(out, "\nescrow demo: transaction %d is complete; %s confirmed.\n", tx.ID, plural(d.events.count(), "webhook event", "webhook events"))
 	return nil
 }
 
@@ -239,6 +242,11 @@ func (d *demo) pay(ctx context.Context, tx *escrow.Transaction) (funded bool, er
 	var offered []string
 	for _, m := range methods.AvailablePaymentMethods {
 		offered = append(offered, fmt.Sprintf("%s %s", m.Type, m.Total))
+		if m.Type == string(d.flow.payment) {
+			// Card and PayPal cost the buyer a payment fee on top of the transaction's
+			// sums, which the settlement must show for its numbers to be what was paid.
+			d.paymentFee = escrow.AmountOf(m.Total.Sub(methods.TotalWithoutPaymentFee.Decimal))
+		}
 	}
 	d.note("the buyer may pay by " + strings.Join(offered, ", "))
 
@@ -391,9 +399,10 @@ func (d *demo) stopForPerson(tx *escrow.Transaction, what string) {
 // settlement prints who paid and received what, from the final transaction, with exact
 // sums: the nets and the escrow fee add up to zero.
 func (d *demo) settlement(tx *escrow.Transaction) {
-	fmt.Fprintln(d.out, "\nSettlement:")
-	const format = "  %-10s %-22s %9s %9s %9s\n"
+	fmt.Fprintf(d.out, "\nSettlement, paid by %s:\n", d.flow.payment)
+	const format = "  %-11s %-22s %9s %9s %9s\n"
 	fmt.Fprintf(d.out, format, "PARTY", "CUSTOMER", "PAYS", "RECEIVES", "NET")
+	var buyerPays escrow.Amount
 	for _, role := range []escrow.Role{escrow.RoleBuyer, escrow.RoleSeller, escrow.RoleBroker} {
 		p, ok := tx.Party(role)
 		if !ok {
@@ -404,10 +413,19 @@ func (d *demo) settlement(tx *escrow.Transaction) {
 		if who == "me" {
 			who = d.partnerEmail
 		}
+		if role == escrow.RoleBuyer {
+			buyerPays = s.Pays
+			s.Pays = escrow.AmountOf(s.Pays.Add(d.paymentFee.Decimal))
+		}
 		fmt.Fprintf(d.out, format, role, who, s.Pays.String(), s.Receives.String(), s.Net().String())
 	}
 	fee := sumAmounts(tx).EscrowFee
 	fmt.Fprintf(d.out, format, "escrow fee", "", "", fee.String(), fee.String())
+	if d.paymentFee.IsPositive() {
+		fmt.Fprintf(d.out, format, "payment fee", "", "", d.paymentFee.String(), d.paymentFee.String())
+		fmt.Fprintf(d.out, "  The buyer paid %s for the transaction and %s more for paying by %s; a wire transfer costs no payment fee.\n",
+			buyerPays, d.paymentFee, d.flow.payment)
+	}
 }
 
 // joinIDs formats ids for a line of output.

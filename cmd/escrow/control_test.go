@@ -53,8 +53,8 @@ func TestEmulatorControl(t *testing.T) {
 		t.Errorf("exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, errOut = ctl("approve", id)
-	if got, _ := e.client.Transactions.Get(t.Context(), tx.ID); code != 0 || deriveState(got) != stateAwaitingShipment {
-		t.Errorf("exit %d, state %s\n%s%s", code, deriveState(got), out, errOut)
+	if got, _ := e.client.Transactions.Get(t.Context(), tx.ID); code != 0 || got.State() != escrow.StateFunded {
+		t.Errorf("exit %d, state %s\n%s%s", code, got.State(), out, errOut)
 	}
 	// Approving twice is refused by the emulator: exit 1 with its code and message.
 	code, _, errOut = ctl("approve", id)

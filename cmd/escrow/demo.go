@@ -162,7 +162,7 @@ func demoEmulator(ctx context.Context, f flow, buyerEmail, sellerEmail string, o
 		return err
 	}
 	d.settlement(tx)
-	if s := deriveState(tx); s != stateComplete {
+	if s := tx.State(); s != escrow.StateComplete {
 		return fmt.Errorf("the transaction ended %s, not complete", s)
 	}
 	fmt.Fprintf(out, "\nescrow demo: transaction %d is complete; %s confirmed.\n", tx.ID, plural(d.events.count(), "webhook event", "webhook events"))
@@ -245,7 +245,7 @@ func (d *demo) pay(ctx context.Context, tx *escrow.Transaction) (funded bool, er
 		if m.Type == string(d.flow.payment) {
 			// Card and PayPal cost the buyer a payment fee on top of the transaction's
 			// sums, which the settlement must show for its numbers to be what was paid.
-			d.paymentFee = escrow.AmountOf(m.Total.Sub(methods.TotalWithoutPaymentFee.Decimal))
+			d.paymentFee = m.Total.Sub(methods.TotalWithoutPaymentFee)
 		}
 	}
 	d.note("the buyer may pay by " + strings.Join(offered, ", "))
@@ -337,8 +337,8 @@ func (d *demo) row(ctx context.Context, step, actor string, tx *escrow.Transacti
 	if err != nil {
 		return fmt.Errorf("%s (%s): %w", step, actor, err)
 	}
-	a := sumAmounts(tx)
-	fmt.Fprintf(d.out, rowFormat, step, actor, deriveState(tx),
+	a := tx.Totals()
+	fmt.Fprintf(d.out, rowFormat, step, actor, tx.State(),
 		a.Items.String(), a.BrokerFee.String(), a.EscrowFee.String(), a.Total.String(), a.Secured.String(), a.Disbursed.String())
 	for _, n := range notes {
 		d.note(n)
@@ -380,7 +380,7 @@ func (d *demo) note(text string) {
 
 // stopForPerson ends a sandbox run where only a person can go on, saying what to do.
 func (d *demo) stopForPerson(tx *escrow.Transaction, what string) {
-	fmt.Fprintf(d.out, "\nescrow demo: stopped at transaction %d (%s): a person must act now.\n", tx.ID, deriveState(tx))
+	fmt.Fprintf(d.out, "\nescrow demo: stopped at transaction %d (%s): a person must act now.\n", tx.ID, tx.State())
 	fmt.Fprintln(d.out, "Only the emulator can approve a payment by itself (ApprovePayment); on the sandbox,")
 	fmt.Fprintln(d.out, what)
 	target := fmt.Sprint(tx.ID)
@@ -402,26 +402,27 @@ func (d *demo) settlement(tx *escrow.Transaction) {
 	fmt.Fprintf(d.out, "\nSettlement, paid by %s:\n", d.flow.payment)
 	const format = "  %-11s %-22s %9s %9s %9s\n"
 	fmt.Fprintf(d.out, format, "PARTY", "CUSTOMER", "PAYS", "RECEIVES", "NET")
+	totals := tx.Totals()
 	var buyerPays escrow.Amount
 	for _, role := range []escrow.Role{escrow.RoleBuyer, escrow.RoleSeller, escrow.RoleBroker} {
 		p, ok := tx.Party(role)
 		if !ok {
 			continue
 		}
-		s := sharesOf(tx, p.Customer)
+		s := totals.Of(p.Customer)
 		who := p.Customer
 		if who == "me" {
 			who = d.partnerEmail
 		}
 		if role == escrow.RoleBuyer {
-			buyerPays = s.Pays
-			s.Pays = escrow.AmountOf(s.Pays.Add(d.paymentFee.Decimal))
+			buyerPays = s.Pays()
+			s.Fees = s.Fees.Add(d.paymentFee)
 		}
-		fmt.Fprintf(d.out, format, role, who, s.Pays.String(), s.Receives.String(), s.Net().String())
+		fmt.Fprintf(d.out, format, role, who, s.Pays().String(), s.Receives.String(), s.Net().String())
 	}
-	fee := sumAmounts(tx).EscrowFee
+	fee := totals.EscrowFee
 	fmt.Fprintf(d.out, format, "escrow fee", "", "", fee.String(), fee.String())
-	if d.paymentFee.IsPositive() {
+	if d.paymentFee.Cmp(escrow.Amount{}) > 0 {
 		fmt.Fprintf(d.out, format, "payment fee", "", "", d.paymentFee.String(), d.paymentFee.String())
 		fmt.Fprintf(d.out, "  The buyer paid %s for the transaction and %s more for paying by %s; a wire transfer costs no payment fee.\n",
 			buyerPays, d.paymentFee, d.flow.payment)

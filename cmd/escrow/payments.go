@@ -115,8 +115,8 @@ func (f *createFlags) request(fs *flag.FlagSet) (*escrow.CreateTransactionReques
 	if len(missing) > 0 {
 		return nil, usagef("missing %s (or give the whole transaction with --file)", strings.Join(missing, ", "))
 	}
-	amount, err := escrow.NewAmount(f.amount)
-	if _, exact := amount.Cents(); err != nil || !exact || !amount.IsPositive() {
+	amount, err := escrow.ParseAmount(f.amount)
+	if err != nil || amount.IsNegative() || amount.IsZero() {
 		return nil, usagef("--amount: %q is not a positive sum with at most two decimals", f.amount)
 	}
 	if f.inspectionDays < 0 {
@@ -195,10 +195,10 @@ func printPaymentMethods(w io.Writer, m *escrow.PaymentMethods) {
 	tw := newTable(w)
 	fmt.Fprintln(tw, "METHOD\tTOTAL\tPAYMENT FEE\tAVAILABLE")
 	for _, a := range m.AvailablePaymentMethods {
-		fmt.Fprintf(tw, "%s\t%s\t%s\tyes\n", a.Type, a.Total, escrow.AmountOf(a.Total.Sub(m.TotalWithoutPaymentFee.Decimal)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\tyes\n", a.Type, a.Total, a.Total.Sub(m.TotalWithoutPaymentFee))
 	}
 	for _, c := range m.ConditionallyAvailablePaymentMethods {
-		fmt.Fprintf(tw, "%s\t%s\t%s\tonce %s\n", c.Type, c.Total, escrow.AmountOf(c.Total.Sub(m.TotalWithoutPaymentFee.Decimal)), strings.Join(c.Conditions, ", "))
+		fmt.Fprintf(tw, "%s\t%s\t%s\tonce %s\n", c.Type, c.Total, c.Total.Sub(m.TotalWithoutPaymentFee), strings.Join(c.Conditions, ", "))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nWithout a payment fee the buyer pays %s. Card, PayPal and POLi are paid on the page 'pay choose' prints;\n"+

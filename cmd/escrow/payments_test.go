@@ -195,8 +195,8 @@ func TestPayByWire(t *testing.T) {
 	if code != 0 || out != "the payment arrived: transaction "+id+" is funded\n" {
 		t.Errorf("exit %d\n%s%s", code, out, errOut)
 	}
-	if got, _ := e.client.Transactions.Get(t.Context(), tx.ID); deriveState(got) != stateAwaitingShipment {
-		t.Errorf("state %s after approval", deriveState(got))
+	if got, _ := e.client.Transactions.Get(t.Context(), tx.ID); got.State() != escrow.StateFunded {
+		t.Errorf("state %s after approval", got.State())
 	}
 }
 

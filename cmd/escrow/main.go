@@ -62,6 +62,7 @@ func group(name, summary string, subs map[string]command) command {
 // commands is the command table: dispatch and -h both read it, so a new subcommand is one
 // more entry.
 var commands = map[string]command{
+	"api":       {summary: "call any endpoint through the SDK: api METHOD PATH [--data JSON|@FILE]", run: runAPI},
 	"customers": group("escrow customers", "show the account", map[string]command{"me": {summary: "show the account the credentials belong to", run: runCustomersMe}}),
 	"demo":      {summary: "run a whole escrow lifecycle on an embedded emulator (or the sandbox)", run: runDemo},
 	"emulator": emulatorCommand(map[string]command{

@@ -321,6 +321,15 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
+// withFlags adds flags to the first line of a synopsis, before its explanation.
+func withFlags(synopsis, flags string) string {
+	first, rest, explained := strings.Cut(synopsis, "\n\n")
+	if explained {
+		return first + " " + flags + "\n\n" + rest
+	}
+	return first + " " + flags
+}
+
 // newFlagSet returns a flag set that does not exit and prints nothing on its own: parse
 // errors reach exitCode through parseFlags, and its usage goes to stderr on -h.
 func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {

@@ -192,7 +192,7 @@ type controlAccount struct {
 func controlCommand(ctx context.Context, name, synopsis string, args []string, stdout, stderr io.Writer,
 	flags func(fs *flag.FlagSet), check func(positional []string) error,
 	do func(ctx context.Context, c *controlClient) (answer any, human func(w io.Writer), err error)) int {
-	fs := newFlagSet(name, synopsis+" [--base-url URL] [--ca-cert file] [--json]", stderr)
+	fs := newFlagSet(name, withFlags(synopsis, "[--base-url URL] [--ca-cert file] [--json]"), stderr)
 	var cf controlFlags
 	cf.register(fs)
 	if flags != nil {

@@ -22,6 +22,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"syscall"
 
 	escrow "github.com/escrowkit/escrow-go"
@@ -43,6 +44,7 @@ var exitCodes = []struct {
 // command is one subcommand. run receives the arguments after the command's name, and a
 // context cancelled on SIGINT or SIGTERM; it returns the exit code.
 type command struct {
+	args    string // the positional arguments, for -h: "ID ACTION"
 	summary string
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	// subs are the subcommands, for -h; run dispatches to them.
@@ -62,34 +64,34 @@ func group(name, summary string, subs map[string]command) command {
 // commands is the command table: dispatch and -h both read it, so a new subcommand is one
 // more entry.
 var commands = map[string]command{
-	"api":       {summary: "call any endpoint through the SDK: api METHOD PATH [--data JSON|@FILE]", run: runAPI},
+	"api":       {args: "METHOD PATH", summary: "call any endpoint through the SDK's pipeline; --data JSON|@FILE", run: runAPI},
 	"customers": group("escrow customers", "show the account", map[string]command{"me": {summary: "show the account the credentials belong to", run: runCustomersMe}}),
 	"demo":      {summary: "run a whole escrow lifecycle on an embedded emulator (or the sandbox)", run: runDemo},
 	"emulator": emulatorCommand(map[string]command{
-		"approve":        {summary: "the buyer's payment arrives: approve ID", run: runEmulatorApprove},
-		"reject-payment": {summary: "the buyer's payment fails: reject-payment ID", run: runEmulatorRejectPayment},
-		"advance":        {summary: "move the emulator's clock: advance DURATION (3d, 36h)", run: runEmulatorAdvance},
-		"fault":          {summary: "inject a fault: fault ENDPOINT [--status n] [--drop …]; fault clear", run: runEmulatorFault},
-		"rate-limit":     {summary: "set the requests allowed per account and endpoint: rate-limit N [--window d]", run: runEmulatorRateLimit},
+		"approve":        {args: "ID", summary: "the buyer's payment arrives", run: runEmulatorApprove},
+		"reject-payment": {args: "ID", summary: "the buyer's payment fails", run: runEmulatorRejectPayment},
+		"advance":        {args: "DURATION", summary: "move the emulator's clock (3d, 36h): inspection periods end", run: runEmulatorAdvance},
+		"fault":          {args: "ENDPOINT|clear", summary: "inject a fault (--status, --drop, --latency), or clear them all", run: runEmulatorFault},
+		"rate-limit":     {args: "N", summary: "allow N requests per account and endpoint per window (0: no limit)", run: runEmulatorRateLimit},
 		"deliveries":     {summary: "list the webhook calls the emulator made", run: runEmulatorDeliveries},
 		"reset":          {summary: "forget every account, transaction, fault and delivery", run: runEmulatorReset},
-		"customer":       {summary: "make an account and print its credentials: customer EMAIL [--partner]", run: runEmulatorCustomer},
+		"customer":       {args: "EMAIL", summary: "make an account (--partner: a partner) and print its credentials", run: runEmulatorCustomer},
 	}),
 	"transactions": group("escrow transactions", "create, list, show, pay for and act on transactions", map[string]command{
 		"list":   {summary: "list the account's transactions", run: runTransactionsList},
-		"get":    {summary: "show one transaction, by id or --reference", run: runTransactionsGet},
-		"create": {summary: "create a transaction from flags or a JSON file", run: runTransactionsCreate},
-		"act":    {summary: "perform an action: agree, ship, receive, accept, reject, cancel, …", run: runTransactionsAct},
+		"get":    {args: "ID", summary: "show one transaction, by id or --reference", run: runTransactionsGet},
+		"create": {summary: "create a transaction from flags or a JSON file (--file)", run: runTransactionsCreate},
+		"act":    {args: "ID ACTION", summary: "agree, ship, receive, accept, reject, cancel, …", run: runTransactionsAct},
 		"pay": group("escrow transactions pay", "the buyer's payment", map[string]command{
-			"list":      {summary: "list the payment methods and their totals: list ID", run: runPayList},
-			"choose":    {summary: "pay by card, PayPal or POLi; prints the page to pay on: choose ID METHOD", run: runPayChoose},
-			"wire":      {summary: "show where to wire the funds: wire ID", run: runPayWire},
-			"wire-sent": {summary: "report the wire sent at the bank: wire-sent ID", run: runPayWireSent},
+			"list":      {args: "ID", summary: "the payment methods, with their totals and fees", run: runPayList},
+			"choose":    {args: "ID METHOD", summary: "pay by card, PayPal or POLi: prints the page to pay on", run: runPayChoose},
+			"wire":      {args: "ID", summary: "where to wire the funds (the buyer's own key)", run: runPayWire},
+			"wire-sent": {args: "ID", summary: "report the wire sent at the bank", run: runPayWireSent},
 		}),
 		"disbursement": group("escrow transactions disbursement", "how the seller or the broker is paid out", map[string]command{
-			"list":   {summary: "list the disbursement methods, saved and selected: list ID", run: runDisbursementList},
-			"select": {summary: "select a saved method: select ID METHOD_ID", run: runDisbursementSelect},
-			"add":    {summary: "add bank details and select them: add ID (--file F | --type t …)", run: runDisbursementAdd},
+			"list":   {args: "ID", summary: "the disbursement methods, saved and selected", run: runDisbursementList},
+			"select": {args: "ID METHOD_ID", summary: "select a saved method", run: runDisbursementSelect},
+			"add":    {args: "ID", summary: "add bank details (flags or --file) and select them", run: runDisbursementAdd},
 		}),
 	}),
 	"version":  {summary: "print the version of the CLI and the SDK", run: runVersion},
@@ -138,7 +140,7 @@ func groupUsage(w io.Writer, name string, subs map[string]command) {
 		for _, n := range slices.Sorted(maps.Keys(subs)) {
 			c := subs[n]
 			if !c.dispatchOnly {
-				lines = append(lines, line{prefix + n, c.summary})
+				lines = append(lines, line{strings.TrimSpace(prefix + n + " " + c.args), c.summary})
 			}
 			walk(prefix+n+" ", c.subs)
 		}

@@ -63,7 +63,7 @@ func TestHelp(t *testing.T) {
 			t.Errorf("missing %q in\n%s", want, out)
 		}
 	}
-	if _, _, group := cli(t, "transactions"); !strings.Contains(group, "  pay choose  ") || strings.Contains(group, "ESCROW_") {
+	if _, _, group := cli(t, "transactions"); !strings.Contains(group, "  pay choose ID METHOD  ") || strings.Contains(group, "ESCROW_") {
 		t.Errorf("group usage:\n%s", group)
 	}
 }

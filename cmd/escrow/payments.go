@@ -20,7 +20,7 @@ import (
 func apiCommand(ctx context.Context, name, synopsis string, args []string, stdout, stderr io.Writer, actAs bool,
 	flags func(fs *flag.FlagSet), check func(positional []string) error,
 	do func(ctx context.Context, client *escrow.Client, opts []escrow.RequestOption) (answer any, human func(w io.Writer), err error)) int {
-	fs := newFlagSet(name, synopsis+" [api flags]", stderr)
+	fs := newFlagSet(name, withFlags(synopsis, "[api flags]"), stderr)
 	var api apiFlags
 	api.register(fs, actAs)
 	if flags != nil {

@@ -143,12 +143,19 @@ func (f *apiFlags) connect(stderr io.Writer) (client *escrow.Client, release fun
 // fromEnvironment fills what the flags leave unset from ESCROW_BASE_URL and
 // ESCROW_CA_CERT. An explicit --sandbox wins over ESCROW_BASE_URL.
 func (f *apiFlags) fromEnvironment() {
-	if f.baseURL == "" && !f.sandbox {
-		f.baseURL = os.Getenv(envBaseURL)
+	if !f.sandbox {
+		f.baseURL = orEnv(f.baseURL, envBaseURL)
 	}
-	if f.caCert == "" {
-		f.caCert = os.Getenv(envCACert)
+	f.caCert = orEnv(f.caCert, envCACert)
+}
+
+// orEnv returns a flag's value, or when the flag was left empty the environment
+// variable that stands in for it.
+func orEnv(value, variable string) string {
+	if value == "" {
+		return os.Getenv(variable)
 	}
+	return value
 }
 
 // versionHint returns a hint when a base URL lacks the API's version segment (a common

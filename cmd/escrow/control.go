@@ -11,7 +11,6 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,13 +52,7 @@ const maxControlAnswer = 16 << 20
 // connect returns a client for the emulator the flags or the environment name. release
 // closes its idle connections.
 func (f *controlFlags) connect() (c *controlClient, release func(), err error) {
-	base, caCert := f.baseURL, f.caCert
-	if base == "" {
-		base = os.Getenv(envBaseURL)
-	}
-	if caCert == "" {
-		caCert = os.Getenv(envCACert)
-	}
+	base, caCert := orEnv(f.baseURL, envBaseURL), orEnv(f.caCert, envCACert)
 	if base == "" {
 		return nil, nil, usagef("which emulator? pass --base-url or set %s to the URL 'escrow emulator' prints", envBaseURL)
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -249,6 +250,14 @@ func TestEmulatorEnv(t *testing.T) {
 	}
 	for k, v := range vars {
 		t.Setenv(k, v)
+	}
+	// A shell reads the file to the same values.
+	if sh, err := exec.LookPath("sh"); err == nil {
+		got, err := exec.Command(sh, "-c", `. "$1" && printf '%s|%s|%s|%s' "$ESCROW_BASE_URL" "$ESCROW_CA_CERT" "$ESCROW_EMAIL" "$ESCROW_API_KEY"`, "sh", envFile).Output()
+		want := strings.Join([]string{vars[envBaseURL], vars[envCACert], vars[envEmail], vars[envAPIKey]}, "|")
+		if err != nil || string(got) != want {
+			t.Errorf("sh: %v: %q, want %q", err, got, want)
+		}
 	}
 
 	code, out, errOut := cli(t, "customers", "me")

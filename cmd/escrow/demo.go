@@ -259,8 +259,10 @@ func (d *demo) pay(ctx context.Context, tx *escrow.Transaction) (funded bool, er
 			d.note(fmt.Sprintf("wire instructions for the buyer: %s, account %s (%s), SWIFT %s", w.BankName, w.CreditAccountNumber, w.CreditAccountName, w.SwiftCode))
 		}
 		if d.emu == nil {
-			d.stopForPerson(tx, fmt.Sprintf("the buyer wires the funds at their bank, with the details of GET transaction/%d/payment_methods/wire_transfer,\n"+
-				"and reports the wire sent with POST transaction/%[1]d/payment_methods/wire_transfer.", tx.ID))
+			d.stopForPerson(tx, fmt.Sprintf("the buyer wires the funds at their bank, with the details of\n"+
+				"  escrow transactions pay wire --sandbox %d   (with the buyer's own %s and %s)\n"+
+				"and reports the wire sent:\n"+
+				"  escrow transactions pay wire-sent --sandbox --as-customer %s %[1]d", tx.ID, envSandboxEmail, envSandboxAPIKey, d.buyerEmail))
 			return false, nil
 		}
 		_, err := d.partner.Transactions.MarkWireSent(ctx, tx.ID, asBuyer)

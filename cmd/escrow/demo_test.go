@@ -142,6 +142,9 @@ func TestDemoRemote(t *testing.T) {
 		if f.payment != "wire_transfer" && !strings.Contains(out.String(), "landing page https://") {
 			t.Errorf("%s: no landing page in\n%s", f.name, out.String())
 		}
+		if f.payment == "wire_transfer" && !strings.Contains(out.String(), "  escrow transactions pay wire-sent --sandbox --as-customer buyer@example.com ") {
+			t.Errorf("%s: no CLI command to report the wire in\n%s", f.name, out.String())
+		}
 		if strings.Contains(out.String()+errOut.String(), e.partner.APIKey) {
 			t.Errorf("%s: the API key was printed", f.name)
 		}

@@ -112,7 +112,7 @@ func TestEmulatorControl(t *testing.T) {
 	// A webhook of the buyer's gets the events of a new sale.
 	receiver := newWebhookSink(t)
 	buyer := e.clientFor(t, escrowtest.Account{Email: acct.Email, APIKey: acct.APIKey})
-	if _, err := buyer.Webhooks.Create(t.Context(), receiver); err != nil {
+	if _, err := buyer.Webhooks.Create(t.Context(), escrow.Me, receiver); err != nil {
 		t.Fatal(err)
 	}
 	e.sale(t, "")

@@ -242,7 +242,7 @@ func (d *demo) pay(ctx context.Context, tx *escrow.Transaction) (funded bool, er
 	var offered []string
 	for _, m := range methods.AvailablePaymentMethods {
 		offered = append(offered, fmt.Sprintf("%s %s", m.Type, m.Total))
-		if m.Type == string(d.flow.payment) {
+		if m.Type == d.flow.payment {
 			// Card and PayPal cost the buyer a payment fee on top of the transaction's
 			// sums, which the settlement must show for its numbers to be what was paid.
 			d.paymentFee = m.Total.Sub(methods.TotalWithoutPaymentFee)

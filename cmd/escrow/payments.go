@@ -184,7 +184,7 @@ func runPayList(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	var id int64
 	return apiCommand(ctx, name, name+" ID", args, stdout, stderr, true, nil, transactionID(&id),
 		func(ctx context.Context, client *escrow.Client, opts []escrow.RequestOption) (any, func(io.Writer), error) {
-			m, err := client.Transactions.PaymentMethods(ctx, id, opts...)
+			m, err := client.Transactions.GetPaymentMethods(ctx, id, opts...)
 			return m, func(w io.Writer) { printPaymentMethods(w, m) }, err
 		})
 }
@@ -232,7 +232,7 @@ func runPayChoose(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return err
 		},
 		func(ctx context.Context, client *escrow.Client, opts []escrow.RequestOption) (any, func(io.Writer), error) {
-			page, err := client.Transactions.ChoosePaymentMethod(ctx, id, method, &escrow.PaymentMethodInput{ReturnURL: returnURL}, opts...)
+			page, err := client.Transactions.ChoosePaymentMethod(ctx, id, method, &escrow.ChoosePaymentMethodRequest{ReturnURL: returnURL}, opts...)
 			return page, func(w io.Writer) {
 				fmt.Fprintf(w, "The buyer pays by %s on this page:\n  %s\n", method, page.LandingPage)
 			}, err
@@ -247,7 +247,7 @@ func runPayWire(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	// details with their own key.
 	return apiCommand(ctx, name, name+" ID", args, stdout, stderr, false, nil, transactionID(&id),
 		func(ctx context.Context, client *escrow.Client, opts []escrow.RequestOption) (any, func(io.Writer), error) {
-			d, err := client.Transactions.WireTransferDetails(ctx, id, opts...)
+			d, err := client.Transactions.GetWireTransferDetails(ctx, id, opts...)
 			return d, func(w io.Writer) {
 				tw := newTable(w)
 				fmt.Fprintf(tw, "Bank\t%s\n", d.BankName)
@@ -270,15 +270,18 @@ func runPayWireSent(ctx context.Context, args []string, stdout, stderr io.Writer
 	var id int64
 	return apiCommand(ctx, name, name+" ID", args, stdout, stderr, true, nil, transactionID(&id),
 		func(ctx context.Context, client *escrow.Client, opts []escrow.RequestOption) (any, func(io.Writer), error) {
-			// The answer's shape is not documented: --json prints it as the API sent it,
-			// and people get the transaction read afresh (without As-Customer, which
-			// reading does not take).
-			raw, err := client.Transactions.MarkWireSent(ctx, id, opts...)
+			// The answer's shape is not documented: --json prints it as the API sent it.
+			// People get the transaction, read afresh (without As-Customer, which reading
+			// does not take) when the answer is not one.
+			sent, err := client.Transactions.MarkWireSent(ctx, id, opts...)
 			if err != nil {
 				return nil, nil, err
 			}
-			tx, err := client.Transactions.Get(ctx, id)
-			return raw, func(w io.Writer) {
+			tx := sent.Transaction
+			if tx == nil {
+				tx, err = client.Transactions.Get(ctx, id)
+			}
+			return sent.Raw, func(w io.Writer) {
 				fmt.Fprintf(w, "wire reported sent: the funds are secured when they arrive.\n\n")
 				printTransaction(w, tx)
 			}, err
@@ -291,7 +294,7 @@ func runDisbursementList(ctx context.Context, args []string, stdout, stderr io.W
 	var id int64
 	return apiCommand(ctx, name, name+" ID", args, stdout, stderr, false, nil, transactionID(&id),
 		func(ctx context.Context, client *escrow.Client, opts []escrow.RequestOption) (any, func(io.Writer), error) {
-			m, err := client.Transactions.DisbursementMethods(ctx, id, opts...)
+			m, err := client.Transactions.GetDisbursementMethods(ctx, id, opts...)
 			return m, func(w io.Writer) { printDisbursementMethods(w, m) }, err
 		})
 }
@@ -371,7 +374,7 @@ func runDisbursementAdd(ctx context.Context, args []string, stdout, stderr io.Wr
 			return nil
 		},
 		func(ctx context.Context, client *escrow.Client, opts []escrow.RequestOption) (any, func(io.Writer), error) {
-			m, err := client.Transactions.AddDisbursementMethod(ctx, id, &dm, opts...)
+			m, err := client.Transactions.SelectDisbursementMethod(ctx, id, &dm, opts...)
 			return m, func(w io.Writer) {
 				fmt.Fprintf(w, "%s added and selected: the funds go out once the goods are accepted.\n\n", dm.Type)
 				printDisbursementMethods(w, m)

@@ -483,7 +483,11 @@ func runEmulatorCustomer(ctx context.Context, args []string, stdout, stderr io.W
 				if a.Password != "" {
 					fmt.Fprintf(tw, "Password\t%s\n", a.Password)
 				}
-				fmt.Fprintf(tw, "Partner\t%s\n", yesNo(partner))
+				if partner {
+					// Only then is it known: the answer does not say whether an account
+					// that existed before was a partner already.
+					fmt.Fprintf(tw, "Partner\tyes\n")
+				}
 				tw.Flush()
 				fmt.Fprintf(w, "\nTo act as this account:\n  export %s=%s %s=%s\n", envEmail, shellQuote(a.Email), envAPIKey, shellQuote(a.APIKey))
 			}, err

@@ -34,6 +34,10 @@ func TestEmulatorControl(t *testing.T) {
 		!strings.Contains(out, "export ESCROW_EMAIL='shop@example.com' ESCROW_API_KEY='") {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
+	// An account that was a partner already is not said to be none.
+	if code, out, _ := ctl("customer", "shop@example.com"); code != 0 || strings.Contains(out, "Partner") {
+		t.Errorf("exit %d\n%s", code, out)
+	}
 	code, out, _ = ctl("customer", "buyer@example.com", "--json")
 	var acct controlAccount
 	if err := json.Unmarshal([]byte(out), &acct); code != 0 || err != nil || acct.APIKey == "" {

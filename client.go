@@ -73,8 +73,10 @@ type service struct{ client *Client }
 
 // credentials holds what identifies the account. It never leaves the request header.
 type credentials struct {
-	header  string   // "Basic base64(email:key)"
-	secrets []string // substrings to scrub from anything the client returns
+	header string // "Basic base64(email:key)"
+	email  string // the account's e-mail: whose transactions and webhooks are the caller's
+	// redact scrubs the key and the token, in any encoding, from what the client returns.
+	redact *redactor
 }
 
 // String keeps credentials out of any fmt output that reaches them.
@@ -149,7 +151,7 @@ func NewClient(email, apiKey string, opts ...Option) (*Client, error) {
 	token := base64.StdEncoding.EncodeToString([]byte(email + ":" + apiKey))
 	c := &Client{
 		baseURL:    base,
-		auth:       &credentials{header: "Basic " + token, secrets: []string{apiKey, token}},
+		auth:       &credentials{header: "Basic " + token, email: email, redact: &redactor{secrets: []string{apiKey, token}}},
 		userAgent:  userAgent(s.userAgent),
 		maxRetries: s.maxRetries,
 		maxWait:    s.maxWait,
@@ -407,7 +409,8 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 			return e
 		case *retryHintTooLong:
 			body, _ := readCapped(resp, maxErrorBody, nil)
-			apiErr, _ := parseErrorBody(p.method, p.path, resp, c.redact(body))
+			apiErr, fields := parseErrorBody(p.method, p.path, resp, body)
+			c.auth.redact.apiError(apiErr, fields)
 			return &RateLimitError{Method: p.method, Path: p.path, Endpoint: p.endpoint, RetryAfter: e.wait, Response: apiErr}
 		}
 		return &TransportError{Method: p.method, Path: p.path, Attempts: p.attempts, OutcomeUnknown: p.maybePerformed, Err: c.scrubError(err)}
@@ -417,7 +420,10 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 	redirected := k.keepRedirect && resp.StatusCode >= 300 && resp.StatusCode < 400
 	if (resp.StatusCode < 200 || resp.StatusCode > 299) && !redirected {
 		body, _ := readCapped(resp, maxErrorBody, nil)
-		apiErr, fields := parseErrorBody(p.method, p.path, resp, c.redact(body))
+		// Decode first, then redact: a key the body hides under escapes is plain only once
+		// the body is decoded.
+		apiErr, fields := parseErrorBody(p.method, p.path, resp, body)
+		c.auth.redact.apiError(apiErr, fields)
 		switch {
 		case resp.StatusCode == http.StatusTooManyRequests:
 			wait, _ := retryHint(resp, time.Now())
@@ -443,7 +449,7 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 		err = decodeBody(resp, body, k.out)
 	}
 	if err != nil {
-		err = &DecodeError{Method: p.method, Path: p.path, StatusCode: resp.StatusCode, Body: c.redact(bytes.Clone(body[:min(len(body), 64<<10)])), Err: err}
+		err = &DecodeError{Method: p.method, Path: p.path, StatusCode: resp.StatusCode, Body: c.auth.redact.bytes(bytes.Clone(body[:min(len(body), 64<<10)])), Err: c.scrubError(err)}
 	}
 	if cap(body) <= maxPooledBody {
 		*buf = body
@@ -500,37 +506,8 @@ func readCapped(resp *http.Response, limit int64, body []byte) ([]byte, error) {
 	return body, err
 }
 
-// redact replaces the client's credentials in a body bound for an error, where a server
-// that echoes a request would otherwise put them.
-func (c *Client) redact(body []byte) []byte {
-	for _, s := range c.auth.secrets {
-		if bytes.Contains(body, []byte(s)) {
-			body = bytes.ReplaceAll(body, []byte(s), []byte("[REDACTED]"))
-		}
-	}
-	return body
-}
-
-// scrubError keeps a credential that some transport echoed out of the error's text.
-func (c *Client) scrubError(err error) error {
-	msg := err.Error()
-	for _, s := range c.auth.secrets {
-		if strings.Contains(msg, s) {
-			return &scrubbedError{msg: strings.ReplaceAll(msg, s, "[REDACTED]"), err: err}
-		}
-	}
-	return err
-}
-
-// scrubbedError is an error whose text had a credential removed. It still unwraps, so that
-// errors.Is(err, context.DeadlineExceeded) and the like keep working.
-type scrubbedError struct {
-	msg string
-	err error
-}
-
-func (e *scrubbedError) Error() string { return e.msg }
-func (e *scrubbedError) Unwrap() error { return e.err }
+// scrubError keeps a credential that some transport echoed out of an error's text.
+func (c *Client) scrubError(err error) error { return c.auth.redact.scrub(err) }
 
 // expandPath fills the pattern's {…} segments with escaped params. A parameter can never add
 // a path segment or climb out of its place: "/" is escaped and "." and ".." are refused.

@@ -34,9 +34,6 @@ const (
 	// defaultAttemptTimeout bounds one attempt when the caller gives no http.Client; the
 	// caller's context bounds the call as a whole.
 	defaultAttemptTimeout = 30 * time.Second
-	// maxResponseBody caps a successful response body; the largest documents are partner
-	// listings of a whole account.
-	maxResponseBody = 64 << 20
 )
 
 // Client talks to the escrow API as one account. It is safe for concurrent use; create one
@@ -435,7 +432,7 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 	}
 
 	if k.out == nil || resp.StatusCode == http.StatusNoContent {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBody))
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, responseCap(&k)))
 		return nil
 	}
 	// The body is read into a pooled buffer: decoders copy what they keep, so it is free
@@ -444,7 +441,7 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 	if buf == nil {
 		buf = new([]byte)
 	}
-	body, err := readCapped(resp, maxResponseBody, (*buf)[:0])
+	body, err := readCapped(resp, responseCap(&k), (*buf)[:0]) // see limits.go
 	if err == nil {
 		err = decodeBody(resp, body, k.out)
 	}
@@ -469,6 +466,9 @@ func decodeBody(resp *http.Response, body []byte, out any) error {
 			return nil
 		}
 	}
+	if err := checkBudget(body, out); err != nil {
+		return err
+	}
 	return json.Unmarshal(body, out)
 }
 
@@ -478,11 +478,11 @@ const maxPooledBody = 256 << 10
 
 // readCapped appends at most limit bytes of a response body to body; a longer body is an
 // error (and is cut at the limit). The buffer grows to Content-Length at once when the
-// server sends it.
+// server sends it, up to maxPrealloc: beyond that it grows as bytes arrive.
 func readCapped(resp *http.Response, limit int64, body []byte) ([]byte, error) {
 	size := 512
 	if n := resp.ContentLength; n > 0 && n <= limit {
-		size = int(n) + 1 // room to read the end of the body without growing
+		size = int(min(n+1, maxPrealloc)) // room to read the end of the body without growing
 	}
 	if cap(body) < size {
 		body = make([]byte, 0, size)
@@ -491,7 +491,7 @@ func readCapped(resp *http.Response, limit int64, body []byte) ([]byte, error) {
 	var err error
 	for err == nil {
 		if len(body) == cap(body) {
-			body = append(body, 0)[:len(body)]
+			body = growBody(body, limit+1)
 		}
 		var n int
 		n, err = r.Read(body[len(body):cap(body)])

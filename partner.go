@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"mime"
@@ -163,34 +162,7 @@ func decodeList[T any](b []byte, list *[]T, raw *json.RawMessage, keys ...string
 	return nil
 }
 
-func listIn(b []byte, keys []string) (json.RawMessage, error) {
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 || b[0] != '{' {
-		return b, nil
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(b, &obj); err != nil {
-		return nil, err
-	}
-	for _, k := range keys {
-		if v, ok := obj[k]; ok {
-			return v, nil
-		}
-	}
-	var only json.RawMessage
-	for _, v := range obj {
-		if v = bytes.TrimSpace(v); len(v) > 0 && v[0] == '[' {
-			if only != nil {
-				return nil, errors.New("an object with several lists and none of the expected keys")
-			}
-			only = v
-		}
-	}
-	if only == nil {
-		return json.RawMessage("null"), nil
-	}
-	return only, nil
-}
+func listIn(b []byte, keys []string) (json.RawMessage, error) { return topLevelList(b, keys) }
 
 // Report is a report the partner requested.
 type Report struct {
@@ -274,18 +246,26 @@ func (d *ReportDownload) decodeResponse(resp *http.Response, body []byte) error 
 	}
 	d.ContentType = resp.Header.Get("Content-Type")
 	if mt, _, _ := mime.ParseMediaType(d.ContentType); mt == "application/json" {
-		var doc map[string]any
+		// Only these members are read: decoding the whole document into a map would cost
+		// many times its size in memory (see limits.go).
+		var doc struct {
+			URL         json.RawMessage `json:"url"`
+			DownloadURL json.RawMessage `json:"download_url"`
+			Link        json.RawMessage `json:"link"`
+			Location    json.RawMessage `json:"location"`
+		}
 		if err := json.Unmarshal(body, &doc); err != nil {
 			return err
 		}
-		for _, key := range []string{"url", "download_url", "link", "location"} {
-			if s, ok := doc[key].(string); ok && s != "" {
+		for _, raw := range []json.RawMessage{doc.URL, doc.DownloadURL, doc.Link, doc.Location} {
+			var s string
+			if json.Unmarshal(raw, &s) == nil && s != "" {
 				d.URL = s
 				return nil
 			}
 		}
 	}
-	d.Content = bytes.Clone(body) // body is the client's reusable buffer
+	d.Content = keepBody(body)
 	return nil
 }
 

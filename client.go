@@ -280,6 +280,7 @@ type RequestOption func(*requestOptions)
 
 type requestOptions struct {
 	asCustomer string
+	maxPages   int // iterators only; see MaxPages
 }
 
 // AsCustomer makes an approved partner act for the customer with this e-mail address (the

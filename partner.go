@@ -275,8 +275,10 @@ func (s *PartnerService) Transactions(ctx context.Context, opt *PartnerTransacti
 }
 
 // AllTransactions iterates over the partner's transactions, following next_cursor. It stops
-// after the last page (a null cursor), on a cursor it has already seen, at the first error
-// (yielded once), or when the loop breaks. Each range starts afresh; the caller's options
+// after the last page (a null cursor), on a cursor it has already seen, on a page that
+// brings nothing new (empty, or the same as the one before), at the first error (yielded
+// once), or when the loop breaks. It fetches at most [DefaultMaxPages] pages, or what
+// [MaxPages] says, and yields [ErrPageLimit] when that cuts the listing short. Each range starts afresh; the caller's options
 // are not modified.
 func (s *PartnerService) AllTransactions(ctx context.Context, opt *PartnerTransactionsOptions, opts ...RequestOption) iter.Seq2[*Transaction, error] {
 	return followCursor(opt, func(page *PartnerTransactionsOptions, cursor int64) ([]Transaction, *int64, error) {
@@ -286,7 +288,7 @@ func (s *PartnerService) AllTransactions(ctx context.Context, opt *PartnerTransa
 			return nil, nil, err
 		}
 		return list.Transactions, list.NextCursor, nil
-	}, func(o *PartnerTransactionsOptions) int64 { return o.NextCursor })
+	}, func(o *PartnerTransactionsOptions) int64 { return o.NextCursor }, txIDOf, opts)
 }
 
 // Customers returns one page of the partner's customers.
@@ -303,13 +305,13 @@ func (s *PartnerService) AllCustomers(ctx context.Context, opt *PartnerCustomers
 			return nil, nil, err
 		}
 		return list.Customers, list.NextCursor, nil
-	}, func(o *PartnerCustomersOptions) int64 { return o.NextCursor })
+	}, func(o *PartnerCustomersOptions) int64 { return o.NextCursor }, func(c *Customer) int64 { return c.ID }, opts)
 }
 
 // followCursor yields the elements of page after page. Each range copies the caller's
 // options O and fetches each page with the cursor the previous one returned, until the
 // cursor is null or repeats.
-func followCursor[O, T any](opt *O, fetchPage func(page *O, cursor int64) ([]T, *int64, error), start func(*O) int64) iter.Seq2[*T, error] {
+func followCursor[O, T any](opt *O, fetchPage func(page *O, cursor int64) ([]T, *int64, error), start func(*O) int64, id func(*T) int64, opts []RequestOption) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
 		var page O
 		if opt != nil {
@@ -317,10 +319,15 @@ func followCursor[O, T any](opt *O, fetchPage func(page *O, cursor int64) ([]T, 
 		}
 		cursor := start(&page)
 		seen := map[int64]bool{}
+		guard := newPageGuard(opts) // see iterate.go
 		for {
 			items, next, err := fetchPage(&page, cursor)
 			if err != nil {
 				yield(nil, err)
+				return
+			}
+			// A page repeating the one before yields nothing again and ends the walk.
+			if !guard.progress(signature(items, id)) {
 				return
 			}
 			for i := range items {
@@ -329,6 +336,10 @@ func followCursor[O, T any](opt *O, fetchPage func(page *O, cursor int64) ([]T, 
 				}
 			}
 			if next == nil || seen[*next] || *next == cursor {
+				return
+			}
+			if ok, err := guard.more(); !ok {
+				yield(nil, err)
 				return
 			}
 			seen[cursor] = true

@@ -336,8 +336,10 @@ func (s *TransactionsService) List(ctx context.Context, opt *ListTransactionsOpt
 }
 
 // All iterates over every transaction, page after page, from opt.Page (default 1). It stops
-// after the last page, at the first error (yielded once), or when the loop breaks. The
-// caller's options are not modified.
+// after the last page, on a page that brings nothing new (empty, or the same as the one
+// before), at the first error (yielded once), or when the loop breaks. It fetches at most
+// [DefaultMaxPages] pages, or what [MaxPages] says, and yields [ErrPageLimit] when that
+// cuts the listing short. The caller's options are not modified.
 func (s *TransactionsService) All(ctx context.Context, opt *ListTransactionsOptions, opts ...RequestOption) iter.Seq2[*Transaction, error] {
 	return func(yield func(*Transaction, error) bool) {
 		var page ListTransactionsOptions
@@ -345,10 +347,15 @@ func (s *TransactionsService) All(ctx context.Context, opt *ListTransactionsOpti
 			page = *opt
 		}
 		page.Page = max(page.Page, 1)
+		guard := newPageGuard(opts) // see iterate.go
 		for {
 			list, err := s.List(ctx, &page, opts...)
 			if err != nil {
 				yield(nil, err)
+				return
+			}
+			// A page repeating the one before yields nothing again and ends the walk.
+			if !guard.progress(signature(list.Transactions, txIDOf)) {
 				return
 			}
 			for i := range list.Transactions {
@@ -356,7 +363,11 @@ func (s *TransactionsService) All(ctx context.Context, opt *ListTransactionsOpti
 					return
 				}
 			}
-			if len(list.Transactions) == 0 || page.Page >= list.PageCount {
+			if page.Page >= list.PageCount {
+				return
+			}
+			if ok, err := guard.more(); !ok {
+				yield(nil, err)
 				return
 			}
 			page.Page++

@@ -261,7 +261,10 @@ type CancelInformation struct {
 //
 // With a Reference, Create never yields two transactions for one reference: after a failure
 // that may have created the transaction (a 5xx, a dropped connection, a timeout), it looks
-// the reference up and returns what it finds before trying again.
+// the reference up before trying again. What it finds counts only if the caller created it
+// (it is the partner party) or is the party the request named as itself, and its parties,
+// items, amounts and currency are the request's; otherwise Create returns an
+// *OutcomeUnknownError saying why, wrapping the failure, and never the transaction found.
 func (s *TransactionsService) Create(ctx context.Context, req *CreateTransactionRequest, opts ...RequestOption) (*Transaction, error) {
 	if req == nil {
 		return nil, fmt.Errorf("%w: nil CreateTransactionRequest", ErrInvalidArgument)
@@ -285,6 +288,11 @@ func (s *TransactionsService) Create(ctx context.Context, req *CreateTransaction
 		}
 		found, lookupErr := s.GetByReference(ctx, req.Reference, opts...)
 		if lookupErr == nil {
+			// Anyone may create a transaction under this reference that names the caller:
+			// only the caller's own, as requested, counts (see settle.go).
+			if why := createdMatches(req, found, s.client.actorOf(opts)); why != "" {
+				return nil, &OutcomeUnknownError{Method: k.method, Path: "transaction", Reason: fmt.Sprintf("transaction %d found under reference %q is not this request's: %s", found.ID, req.Reference, why), Err: ambiguous}
+			}
 			s.client.logger.LogAttrs(ctx, slog.LevelInfo, "escrow: create reconciled by reference",
 				slog.Int64("transaction_id", found.ID), slog.Int("attempt", attempt+1))
 			return found, nil
@@ -375,12 +383,16 @@ func (s *TransactionsService) All(ctx context.Context, opt *ListTransactionsOpti
 	}
 }
 
-// Act performs an action on the whole transaction and returns it updated.
+// Act performs an action on the whole transaction and returns it updated. After a failure
+// that may have performed it (a 5xx, a dropped connection, a timeout), Act reads the
+// transaction: the action's effect, the actor's, is a success; its provable absence sends
+// it again; anything else is an *OutcomeUnknownError. So do the other writes of this
+// service, each reading its own state (see settle.go).
 func (s *TransactionsService) Act(ctx context.Context, id int64, req *ActionRequest, opts ...RequestOption) (*Transaction, error) {
 	if req == nil || req.Action == "" {
 		return nil, fmt.Errorf("%w: an ActionRequest with an Action is required", ErrInvalidArgument)
 	}
-	return fetch[Transaction](ctx, s.client, call{method: http.MethodPatch, pattern: "transaction/{id}", params: []any{id}, body: req, opts: opts})
+	return s.settleAction(ctx, id, 0, req, opts) // see settle.go
 }
 
 // ActOnItem performs an action on one item (milestone transactions act per item) and
@@ -389,7 +401,7 @@ func (s *TransactionsService) ActOnItem(ctx context.Context, id, itemID int64, r
 	if req == nil || req.Action == "" {
 		return nil, fmt.Errorf("%w: an ActionRequest with an Action is required", ErrInvalidArgument)
 	}
-	return fetch[Transaction](ctx, s.client, call{method: http.MethodPatch, pattern: "transaction/{id}/item/{item_id}", params: []any{id, itemID}, body: req, opts: opts})
+	return s.settleAction(ctx, id, itemID, req, opts) // see settle.go
 }
 
 // Agree records the caller's (or, with AsCustomer, a party's) agreement to the terms.
@@ -538,7 +550,7 @@ func (s *TransactionsService) disbursementMethod(ctx context.Context, method str
 	if dm == nil {
 		return nil, fmt.Errorf("%w: nil DisbursementMethod", ErrInvalidArgument)
 	}
-	return fetch[DisbursementMethods](ctx, s.client, call{method: method, pattern: "transaction/{id}/disbursement_methods", params: []any{id}, body: dm, opts: opts})
+	return s.settleDisbursement(ctx, id, dm, call{method: method, pattern: "transaction/{id}/disbursement_methods", params: []any{id}, body: dm, opts: opts})
 }
 
 // PaymentMethods lists how the buyer can fund the transaction. A partner may call it for
@@ -554,7 +566,7 @@ func (s *TransactionsService) ChoosePaymentMethod(ctx context.Context, id int64,
 	if in == nil {
 		in = &PaymentMethodInput{}
 	}
-	return fetch[LandingPage](ctx, s.client, call{method: http.MethodPost, pattern: "transaction/{id}/payment_methods/{payment_method_name}", params: []any{id, string(method)}, body: in, opts: opts})
+	return s.settleChoosePayment(ctx, id, call{method: http.MethodPost, pattern: "transaction/{id}/payment_methods/{payment_method_name}", params: []any{id, string(method)}, body: in, opts: opts})
 }
 
 // WireTransferDetails returns where to wire the funds for this transaction.
@@ -565,9 +577,7 @@ func (s *TransactionsService) WireTransferDetails(ctx context.Context, id int64,
 // MarkWireSent tells the API that the buyer has started the wire at their bank. The
 // answer's shape is not documented; its body is returned as sent.
 func (s *TransactionsService) MarkWireSent(ctx context.Context, id int64, opts ...RequestOption) (json.RawMessage, error) {
-	var raw json.RawMessage
-	err := s.client.send(ctx, call{method: http.MethodPost, pattern: "transaction/{id}/payment_methods/wire_transfer", params: []any{id}, out: &raw, opts: opts})
-	return raw, err
+	return s.settleWireSent(ctx, id, call{method: http.MethodPost, pattern: "transaction/{id}/payment_methods/wire_transfer", params: []any{id}, opts: opts})
 }
 
 // WebLink returns a page of the provider's website where a party completes an action of

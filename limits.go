@@ -247,7 +247,7 @@ func (w *budgetWalker) object(t reflect.Type, generic int64) error {
 		var ft reflect.Type
 		switch {
 		case t == nil:
-		case fields != nil || t.Kind() == reflect.Struct:
+		case generic == 0 && t.Kind() == reflect.Struct:
 			ft = fieldFor(fields, key)
 		default:
 			ft = elem

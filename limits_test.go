@@ -121,7 +121,7 @@ func TestHostileAnswersCostBoundedMemory(t *testing.T) {
 		{"deep nesting", "GET", "transaction/7", hostile(`{"items":`, `[`, `]`, 1<<20-1, -1), get, true},
 		{"a Content-Length of 64 MiB and no body", "GET", "transaction/7", hostile(``, ` `, ``, 0, 64<<20), get, true},
 		{"timeline of empty entries", "GET", "transaction/7/timeline-entries", hostile(`[`, `{},`, `{}]`, 8<<20-1, -1),
-			func(c *Client) error { _, err := c.Transactions.TimelineEntries(ctx, 7); return err }, true},
+			func(c *Client) error { _, err := c.Transactions.ListTimelineEntries(ctx, 7); return err }, true},
 		{"60 MiB report", "GET", "partner/reports/r1/download", hostile(`{"rows":[`, `{"a":[0,0,0,0]},`, `{}]}`, 60<<20, -1),
 			func(c *Client) error { _, err := c.Partner.DownloadReport(ctx, "r1", nil); return err }, true},
 		{"report of members under the cap", "GET", "partner/reports/r1/download", hostile(`{`, `"a":[0],`, `"z":0}`, 16<<20-1, -1),

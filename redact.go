@@ -262,6 +262,12 @@ func (r *redactor) apiError(e *APIError, fields []FieldError) {
 	}
 }
 
+// response redacts what WithResponse captured of an answer.
+func (r *redactor) response(resp *Response) {
+	resp.Header = r.header(resp.Header)
+	resp.RequestID = r.string(resp.RequestID)
+}
+
 // scrub keeps a credential that some transport echoed out of an error. The error keeps
 // answering errors.Is for what it wraps (context.Canceled, say), but no longer unwraps to the
 // original, whose text still holds the credential.

@@ -267,3 +267,20 @@ func entityName(c byte) (string, bool) {
 	}
 	return "", false
 }
+
+// TestWithResponseHeadersRedacted: the headers WithResponse captures are redacted like an
+// error's, on success too.
+func TestWithResponseHeadersRedacted(t *testing.T) {
+	c, mt := setup(t)
+	mt.RegisterResponder(http.MethodGet, testBase+"transaction/7", respond(http.StatusOK, `{"id":7}`,
+		"X-Echo", "Basic "+hexEntities(basicToken(testEmail, testKey)), "X-Request-Id", jsonEscaped(testKey)))
+	var r Response
+	if _, err := c.Transactions.Get(context.Background(), 7, WithResponse(&r)); err != nil {
+		t.Fatal(err)
+	}
+	mustRevealNone(t, "Response.Header", fmt.Sprint(r.Header))
+	mustRevealNone(t, "Response.RequestID", r.RequestID)
+	if r.Header.Get("X-Echo") != "Basic [REDACTED]" {
+		t.Errorf("X-Echo = %q, want the rest kept", r.Header.Get("X-Echo"))
+	}
+}

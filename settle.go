@@ -2,7 +2,6 @@ package escrow
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -165,16 +164,6 @@ var actionEffects = map[Action]struct {
 	ActionRejectReturn:  {RoleSeller, func(s *ItemStatus) bool { return s.RejectedReturned }},
 }
 
-// transferable reports whether goods actions apply to an item: fee items are neither
-// shipped nor inspected.
-func transferable(t ItemType) bool {
-	switch t {
-	case ItemBrokerFee, ItemPartnerFee, ItemShippingFee:
-		return false
-	}
-	return true
-}
-
 // actionPresence says whether a transaction, read after an ambiguous action, shows the
 // action's effect, and that the effect is the actor's.
 func actionPresence(tx *Transaction, who actor, action Action, itemID int64) (presence, string) {
@@ -195,7 +184,7 @@ func actionPresence(tx *Transaction, who actor, action Action, itemID int64) (pr
 		}
 		return absent, ""
 	case ActionCancel:
-		if tx.IsCancelled {
+		if tx.Cancelled() {
 			// Only cancel sets it; who cancelled is not shown, but nobody else's cancel can
 			// make ours fail to perform.
 			return present, ""
@@ -213,7 +202,7 @@ func actionPresence(tx *Transaction, who actor, action Action, itemID int64) (pr
 	done, pending := 0, 0
 	for i := range tx.Items {
 		it := &tx.Items[i]
-		if (itemID != 0 && it.ID != itemID) || (itemID == 0 && !transferable(it.Type)) {
+		if (itemID != 0 && it.ID != itemID) || (itemID == 0 && !it.Type.Transferable()) {
 			continue
 		}
 		if eff.flag(&it.Status) {
@@ -269,7 +258,7 @@ func (s *TransactionsService) settleChoosePayment(ctx context.Context, id int64,
 			if err != nil {
 				return nil, undetermined, "", err
 			}
-			if tx.IsCancelled || funded(tx) {
+			if tx.Funded() || tx.Cancelled() {
 				return nil, undetermined, "the transaction is funded or cancelled: the choice can no longer be read", nil
 			}
 			return nil, absent, "", nil
@@ -277,61 +266,37 @@ func (s *TransactionsService) settleChoosePayment(ctx context.Context, id int64,
 	})
 }
 
-// funded reports whether any payment of the transaction is secured.
-func funded(tx *Transaction) bool {
-	for _, it := range tx.Items {
-		for _, sc := range it.Schedule {
-			if sc.Status.Secured {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // settleWireSent marks a wire sent and settles an ambiguous failure by reading the
 // timeline, where the API records payment_sent once.
-func (s *TransactionsService) settleWireSent(ctx context.Context, id int64, k call) (json.RawMessage, error) {
-	raw, err := settle(ctx, s.client, settler[json.RawMessage]{
+func (s *TransactionsService) settleWireSent(ctx context.Context, id int64, k call) (*WireSent, error) {
+	return settle(ctx, s.client, settler[WireSent]{
 		method: k.method, path: k.pattern,
-		send: func(ctx context.Context) (*json.RawMessage, error) {
-			var raw json.RawMessage
-			kk := k
-			kk.out = &raw
-			if err := s.client.send(ctx, kk); err != nil {
-				return nil, err
-			}
-			return &raw, nil
-		},
-		read: func(ctx context.Context) (*json.RawMessage, presence, string, error) {
-			tl, err := s.TimelineEntries(ctx, id)
+		send: func(ctx context.Context) (*WireSent, error) { return fetch[WireSent](ctx, s.client, k) },
+		read: func(ctx context.Context) (*WireSent, presence, string, error) {
+			tl, err := s.ListTimelineEntries(ctx, id)
 			if err != nil {
 				return nil, undetermined, "", err
 			}
 			for _, e := range tl.Entries {
 				if e.Event == "payment_sent" {
 					// The answer is the transaction as the API renders it after the mark.
-					var raw json.RawMessage
-					if err := s.client.send(ctx, call{method: http.MethodGet, pattern: "transaction/{id}", params: []any{id}, out: &raw}); err != nil {
+					tx, err := s.Get(ctx, id)
+					if err != nil {
 						return nil, undetermined, "", err
 					}
-					return &raw, present, "", nil
+					return &WireSent{Transaction: tx}, present, "", nil
 				}
 			}
 			tx, err := s.Get(ctx, id)
 			if err != nil {
 				return nil, undetermined, "", err
 			}
-			if funded(tx) || tx.IsCancelled {
+			if tx.Funded() || tx.Cancelled() {
 				return nil, undetermined, "the transaction is funded or cancelled and its timeline shows no wire", nil
 			}
 			return nil, absent, "", nil
 		},
 	})
-	if err != nil {
-		return nil, err
-	}
-	return *raw, nil
 }
 
 // settleDisbursement selects or adds a disbursement method and settles an ambiguous
@@ -344,7 +309,7 @@ func (s *TransactionsService) settleDisbursement(ctx context.Context, id int64, 
 			return fetch[DisbursementMethods](ctx, s.client, k)
 		},
 		read: func(ctx context.Context) (*DisbursementMethods, presence, string, error) {
-			got, err := s.DisbursementMethods(ctx, id, k.opts...)
+			got, err := s.GetDisbursementMethods(ctx, id, k.opts...)
 			if err != nil {
 				return nil, undetermined, "", err
 			}
@@ -369,12 +334,12 @@ func sameMethod(sel, want *DisbursementMethod) bool {
 
 // settleWebhook registers a webhook and settles an ambiguous failure by reading the
 // caller's webhooks: the URL registered is the effect.
-func (s *WebhooksService) settleWebhook(ctx context.Context, rawURL string, k call) (*Webhook, error) {
+func (s *WebhooksService) settleWebhook(ctx context.Context, customer CustomerRef, rawURL string, k call) (*Webhook, error) {
 	return settle(ctx, s.client, settler[Webhook]{
 		method: k.method, path: k.pattern,
 		send: func(ctx context.Context) (*Webhook, error) { return fetch[Webhook](ctx, s.client, k) },
 		read: func(ctx context.Context) (*Webhook, presence, string, error) {
-			list, err := s.List(ctx, Me, k.opts...)
+			list, err := s.List(ctx, customer, k.opts...)
 			if err != nil {
 				return nil, undetermined, "", err
 			}

@@ -24,7 +24,7 @@ func carSaleAsRendered(id int64) string {
 }
 
 // shipped is carSale after the seller shipped: its goods item shows shipped.
-func shipped(id int64) string {
+func shippedTx(id int64) string {
 	return strings.Replace(carSaleAsRendered(id), `"shipped": false`, `"shipped": true`, 1)
 }
 
@@ -86,23 +86,23 @@ func TestWritesSettleThemselves(t *testing.T) {
 	agreed := strings.Replace(carSaleAsRendered(77), `"customer": "`+seller+`", "agreed": false`, `"customer": "`+seller+`", "agreed": true`, 1)
 	cases := []settleCase{
 		{"ship: 502, and the read shows it shipped", "PATCH", txPath, []httpmock.Responder{respond(502, `{}`)},
-			"GET", txPath, []httpmock.Responder{respond(200, shipped(77))}, ship, 1, false},
-		{"ship: dropped, not shipped when read, sent again", "PATCH", txPath, []httpmock.Responder{dropped, respond(200, shipped(77))},
+			"GET", txPath, []httpmock.Responder{respond(200, shippedTx(77))}, ship, 1, false},
+		{"ship: dropped, not shipped when read, sent again", "PATCH", txPath, []httpmock.Responder{dropped, respond(200, shippedTx(77))},
 			"GET", txPath, []httpmock.Responder{respond(200, carSaleAsRendered(77))}, ship, 2, false},
 		{"ship: absent, sent again, refused as already done, shipped when read", "PATCH", txPath,
 			[]httpmock.Responder{respond(502, `{}`), respond(400, `{"error":"invalid_state"}`)},
-			"GET", txPath, []httpmock.Responder{respond(200, carSaleAsRendered(77)), respond(200, shipped(77))}, ship, 2, false},
+			"GET", txPath, []httpmock.Responder{respond(200, carSaleAsRendered(77)), respond(200, shippedTx(77))}, ship, 2, false},
 		{"ship: the state cannot be read", "PATCH", txPath, []httpmock.Responder{respond(502, `{}`)},
 			"GET", txPath, []httpmock.Responder{respond(403, `{}`)}, ship, 1, true},
 		{"ship: by a partner acting for the buyer, shipped: not the actor's", "PATCH", txPath, []httpmock.Responder{respond(502, `{}`)},
-			"GET", txPath, []httpmock.Responder{respond(200, shipped(77))},
+			"GET", txPath, []httpmock.Responder{respond(200, shippedTx(77))},
 			func(c *Client) (any, error) { return c.Transactions.Ship(ctx, 77, nil, AsCustomer("me@nowhere.test")) }, 1, true},
 		{"agree for the seller: 503, agreed when read", "PATCH", txPath, []httpmock.Responder{respond(503, `{}`)},
 			"GET", txPath, []httpmock.Responder{respond(200, agreed)}, agree, 1, false},
 		{"agree: 503, another party agreed but not the actor: sent again", "PATCH", txPath, []httpmock.Responder{respond(503, `{}`), respond(200, agreed)},
 			"GET", txPath, []httpmock.Responder{respond(200, carSaleAsRendered(77))}, agree, 2, false},
 		{"ship an item: 502, shipped when read", "PATCH", "transaction/77/item/1001", []httpmock.Responder{respond(502, `{}`)},
-			"GET", txPath, []httpmock.Responder{respond(200, shipped(77))},
+			"GET", txPath, []httpmock.Responder{respond(200, shippedTx(77))},
 			func(c *Client) (any, error) {
 				return c.Transactions.ActOnItem(ctx, 77, 1001, &ActionRequest{Action: ActionShip}, AsCustomer(seller))
 			}, 1, false},
@@ -111,20 +111,20 @@ func TestWritesSettleThemselves(t *testing.T) {
 			func(c *Client) (any, error) { return c.Transactions.Cancel(ctx, 77, "") }, 1, false},
 		{"webhook: 503, registered when read", "POST", "customer/me/webhook", []httpmock.Responder{respond(503, `{}`)},
 			"GET", "customer/me/webhook", []httpmock.Responder{respond(200, `{"webhooks":[{"id":4,"url":"https://hooks.test/a"}]}`)},
-			func(c *Client) (any, error) { return c.Webhooks.Create(ctx, "https://hooks.test/a") }, 1, false},
+			func(c *Client) (any, error) { return c.Webhooks.Create(ctx, Me, "https://hooks.test/a") }, 1, false},
 		{"webhook: dropped, absent when read, sent again", "POST", "customer/me/webhook", []httpmock.Responder{dropped, respond(200, `{"id":5,"url":"https://hooks.test/a"}`)},
 			"GET", "customer/me/webhook", []httpmock.Responder{respond(200, `{"webhooks":[{"id":4,"url":"https://hooks.test/other"}]}`)},
-			func(c *Client) (any, error) { return c.Webhooks.Create(ctx, "https://hooks.test/a") }, 2, false},
+			func(c *Client) (any, error) { return c.Webhooks.Create(ctx, Me, "https://hooks.test/a") }, 2, false},
 		{"select a disbursement method: 502, selected when read", "PATCH", "transaction/77/disbursement_methods", []httpmock.Responder{respond(502, `{}`)},
 			"GET", "transaction/77/disbursement_methods", []httpmock.Responder{respond(200, `{"selected_disbursement_method":{"id":9,"type":"ach"}}`)},
 			func(c *Client) (any, error) {
 				return c.Transactions.SelectDisbursementMethod(ctx, 77, &DisbursementMethod{ID: 9})
 			}, 1, false},
-		{"add a disbursement method: dropped, another selected: sent again", "POST", "transaction/77/disbursement_methods",
+		{"select new disbursement details: dropped, another selected: sent again", "PATCH", "transaction/77/disbursement_methods",
 			[]httpmock.Responder{dropped, respond(200, `{"selected_disbursement_method":{"id":10,"type":"wire_transfer","bank_iban":"DE89"}}`)},
 			"GET", "transaction/77/disbursement_methods", []httpmock.Responder{respond(200, `{"selected_disbursement_method":{"id":9,"type":"ach"}}`)},
 			func(c *Client) (any, error) {
-				return c.Transactions.AddDisbursementMethod(ctx, 77, &DisbursementMethod{Type: "wire_transfer", BankIBAN: "DE89"})
+				return c.Transactions.SelectDisbursementMethod(ctx, 77, &DisbursementMethod{Type: "wire_transfer", BankIBAN: "DE89"})
 			}, 2, false},
 		{"mark a wire sent: 502, on the timeline when read", "POST", "transaction/77/payment_methods/wire_transfer", []httpmock.Responder{respond(502, `{}`)},
 			"GET", "transaction/77/timeline-entries", []httpmock.Responder{respond(200, `{"timeline_entries":[{"event":"create"},{"event":"payment_sent"}]}`)},

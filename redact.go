@@ -224,9 +224,6 @@ func (r *redactor) bytes(b []byte) []byte {
 	return []byte(s)
 }
 
-// contains reports whether s holds a secret in any encoding.
-func (r *redactor) contains(s string) bool { return r.string(s) != s }
-
 // header returns a copy of h with every secret removed from names and values.
 func (r *redactor) header(h http.Header) http.Header {
 	if h == nil {

@@ -508,7 +508,20 @@ func readCapped(resp *http.Response, limit int64, body []byte) ([]byte, error) {
 	var err error
 	for err == nil {
 		if len(body) == cap(body) {
-			body = growBody(body, limit+1)
+			if int64(len(body)) >= limit {
+				// Full at the cap: one more byte makes the body too long. A probe of its
+				// own keeps the buffer from growing past the cap only to find that out.
+				var probe [1]byte
+				var n int
+				for n == 0 && err == nil {
+					n, err = r.Read(probe[:])
+				}
+				if n > 0 {
+					return body[:limit], fmt.Errorf("body exceeds %d bytes", limit)
+				}
+				break
+			}
+			body = growBody(body, limit) // see limits.go
 		}
 		var n int
 		n, err = r.Read(body[len(body):cap(body)])

@@ -491,7 +491,7 @@ func keepBody(body []byte) []byte {
 // leaves more discarded buffers behind, and a body near its cap would cost several times
 // its size before the collector runs.
 func growBody(body []byte, limit int64) []byte {
-	n := min(max(2*int64(cap(body)), 512), max(limit, int64(cap(body))+1))
+	n := max(min(max(2*int64(cap(body)), 512), limit), int64(cap(body))+1)
 	nb := make([]byte, len(body), n)
 	copy(nb, body)
 	return nb

@@ -47,7 +47,42 @@ func decodeUnit(s string, j, depth int) (c byte, n int, ok bool) {
 	if !ok {
 		return 0, 0, false
 	}
-	// next reads the following syntax character one layer down.
+	if v, n, ok := escapeAt(s, j, c0, n0, depth); ok {
+		return v, n, true
+	}
+	return c0, n0, true
+}
+
+// unit is one reading of a character: its value and the bytes of the text it spans.
+type unit struct {
+	c byte
+	n int
+}
+
+// units appends every reading of the character at s[j] with up to depth layers of
+// encoding. Text can be read more than one way: in `\u0031` the first backslash may escape
+// the second (JSON) or start `1` whose 'u' is itself escaped. decodeUnit picks one;
+// matching tries them all, so that no reading that spells a secret is missed.
+func units(s string, j, depth int, out []unit) []unit {
+	if j >= len(s) {
+		return out
+	}
+	if depth == 0 {
+		return append(out, unit{s[j], 1})
+	}
+	start := len(out)
+	out = units(s, j, depth-1, out)
+	for i, end := start, len(out); i < end; i++ {
+		if v, n, ok := escapeAt(s, j, out[i].c, out[i].n, depth); ok {
+			out = append(out, unit{v, n})
+		}
+	}
+	return out
+}
+
+// escapeAt reads an escape whose first syntax character, c0, spans s[j:j+n0]; the rest
+// of its syntax characters are read one layer down.
+func escapeAt(s string, j int, c0 byte, n0, depth int) (byte, int, bool) {
 	pos := j + n0
 	next := func() (byte, bool) {
 		c, n, ok := decodeUnit(s, pos, depth-1)
@@ -79,7 +114,7 @@ func decodeUnit(s string, j, depth int) (c byte, n int, ok bool) {
 			return v, pos - j, true
 		}
 	}
-	return c0, n0, true
+	return 0, 0, false
 }
 
 // readHex reads exactly n hex digits with next.
@@ -161,18 +196,35 @@ func readEntity(s string, pos *int, next func() (byte, bool)) (byte, bool) {
 	return byte(v), true
 }
 
-// matchAt reports where a secret that begins at s[i] ends, in any encoding.
+// matchAt reports where a secret that begins at s[i] ends, in any encoding and any
+// reading of it (see units). The search is depth-first; it gives up after maxMatchSteps
+// readings, which honest text never approaches.
 func matchAt(s string, i int, secret string) (int, bool) {
-	j := i
-	for k := 0; k < len(secret); k++ {
-		c, n, ok := decodeUnit(s, j, redactDepth)
-		if !ok || c != secret[k] {
+	steps := 0
+	var match func(j, k int) (int, bool)
+	match = func(j, k int) (int, bool) {
+		if k == len(secret) {
+			return j, true
+		}
+		if steps++; steps > maxMatchSteps {
 			return 0, false
 		}
-		j += n
+		var buf [16]unit // per frame: the frames below reuse none of it
+		for _, u := range units(s, j, redactDepth, buf[:0]) {
+			if u.c != secret[k] {
+				continue
+			}
+			if end, ok := match(j+u.n, k+1); ok {
+				return end, true
+			}
+		}
+		return 0, false
 	}
-	return j, true
+	return match(i, 0)
 }
+
+// maxMatchSteps bounds the search of one match.
+const maxMatchSteps = 4096
 
 // string returns s with every secret, in any encoding, replaced by [REDACTED].
 func (r *redactor) string(s string) string {

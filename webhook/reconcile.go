@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"time"
 
@@ -15,28 +16,33 @@ import (
 // unfinished, and queues the events of whatever is missing. It returns once they are
 // queued; [Handler.Flush] waits for them.
 //
-// The first reconciliation only notes the newest transaction: transactions that ended
-// before it are history, not missed events. Reconcile once at startup (RunReconciler does)
-// so that nothing created after that can be missed.
+// Where the previous look ended (the newest transaction id seen) is kept in the Store, so
+// that with a durable store a restart misses nothing: transactions created and ended while
+// no receiver ran are found. The very first reconciliation over an empty store only notes
+// the newest transaction: transactions that ended before it are history, not missed
+// events. Reconcile once at startup (RunReconciler does).
 func (h *Handler) Reconcile(ctx context.Context) error {
-	h.mu.Lock()
-	mark, started := h.mark, h.started
-	h.mu.Unlock()
+	mark, started, err := h.opt.Store.Mark(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the reconciler's mark: %w", err)
+	}
 	seen := make(map[int64]bool)
 	queue := func(tx *escrow.Transaction) error {
 		if seen[tx.ID] {
 			return nil
 		}
 		seen[tx.ID] = true
-		return h.enqueue(job{ev: escrow.Event{EventType: escrow.EventTypeTransaction, TransactionID: tx.ID}, tx: tx, source: FromReconcile})
+		return h.enqueue(tx.ID, "", tx)
 	}
 	newest, err := h.eachToCheck(ctx, mark, started, queue)
 	if err != nil {
 		return err
 	}
-	h.mu.Lock()
-	h.mark, h.started = max(h.mark, newest), true
-	h.mu.Unlock()
+	// Raised only once everything up to newest is queued: a crash before this point
+	// repeats the walk, never skips it.
+	if err := h.opt.Store.AdvanceMark(ctx, newest); err != nil {
+		return fmt.Errorf("recording the reconciler's mark: %w", err)
+	}
 	// Transactions that ended since the last look are no longer "ongoing", but their last
 	// events may still be missing.
 	ids, err := h.opt.Store.Unfinished(ctx)
@@ -51,7 +57,7 @@ func (h *Handler) Reconcile(ctx context.Context) error {
 		switch {
 		case errors.Is(err, escrow.ErrNotFound) || errors.Is(err, escrow.ErrForbidden):
 			h.log.Warn("escrow webhook: no longer readable; no longer tracked", "transaction_id", id)
-			if err := h.opt.Store.Record(ctx, id, nil, true); err != nil {
+			if err := h.opt.Store.Finish(ctx, id); err != nil {
 				return err
 			}
 			continue
@@ -88,7 +94,7 @@ func (h *Handler) eachToCheck(ctx context.Context, mark int64, started bool, fn 
 	}
 	err = each(h.client.Transactions.All(ctx, nil), func(tx *escrow.Transaction) error {
 		newest = max(newest, tx.ID)
-		if terminal(factsOf(tx)) && (!started || tx.ID <= mark) {
+		if terminal(tx) && (!started || tx.ID <= mark) {
 			return nil
 		}
 		return fn(tx)

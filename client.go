@@ -281,6 +281,7 @@ type RequestOption func(*requestOptions)
 
 type requestOptions struct {
 	asCustomer string
+	response   *Response // see WithResponse
 }
 
 // AsCustomer makes an approved partner act for the customer with this e-mail address (the
@@ -301,6 +302,9 @@ type call struct {
 	opts    []RequestOption
 	// keepRedirect returns a redirect to out instead of following it.
 	keepRedirect bool
+	// escapedPath and rawQuery, set by Client.Do, are sent as they are instead of the
+	// pattern and the query; pattern then only names the endpoint.
+	escapedPath, rawQuery string
 }
 
 // responseDecoder is implemented by results that need more than the JSON body: headers, or
@@ -325,9 +329,12 @@ func fetch[T any](ctx context.Context, c *Client, k call) (*T, error) {
 // send is the request pipeline: build the request once, send it through the retry layer,
 // and turn the answer into a result or a typed error.
 func (c *Client) send(ctx context.Context, k call) error {
-	path, err := expandPath(k.pattern, k.params)
-	if err != nil {
-		return err
+	path := k.escapedPath
+	if path == "" {
+		var err error
+		if path, err = expandPath(k.pattern, k.params); err != nil {
+			return err
+		}
 	}
 	u := *c.baseURL
 	u.Path, u.RawPath = c.baseURL.Path+unescapedPath(path), c.baseURL.EscapedPath()+path
@@ -345,10 +352,13 @@ func (c *Client) send(ctx context.Context, k call) error {
 			}
 		}
 		u.RawQuery = v.Encode()
+	} else if k.rawQuery != "" {
+		u.RawQuery = k.rawQuery
 	}
 	sentPath := u.EscapedPath()
 
 	var body []byte
+	var err error
 	if k.body != nil {
 		if body, err = json.Marshal(k.body); err != nil {
 			return fmt.Errorf("escrow: %s %s: encoding the request: %w", k.method, sentPath, err)
@@ -357,6 +367,9 @@ func (c *Client) send(ctx context.Context, k call) error {
 	var ro requestOptions
 	for _, opt := range k.opts {
 		opt(&ro)
+	}
+	if ro.response != nil {
+		ro.response.capture(nil, time.Time{}) // a call refused before sending leaves no stale answer
 	}
 
 	req, err := retryablehttp.NewRequestWithContext(ctx, k.method, u.String(), bodyOrNil(body))
@@ -385,6 +398,9 @@ func (c *Client) send(ctx context.Context, k call) error {
 		rc.HTTPClient = c.noRedirectHTTP
 	}
 	resp, err := rc.Do(req)
+	if ro.response != nil {
+		ro.response.capture(resp, time.Now())
+	}
 	return c.finish(p, resp, err, k)
 }
 

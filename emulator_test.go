@@ -147,7 +147,7 @@ func TestValidationFieldsFromTheEmulator(t *testing.T) {
 	req := brokeredSale("")
 	req.Currency = "USD"
 	req.Items[0].Fees[1].Split = 0.25
-	req.Items[0].Schedule[0].Amount = escrow.MustAmount("-3")
+	req.Items[0].Schedule[0].Amount = escrow.MustAmount("0") // not positive: the API refuses it
 	_, err := m.partner.Transactions.Create(t.Context(), req)
 	var ve *escrow.ValidationError
 	if !errors.As(err, &ve) {

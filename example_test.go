@@ -17,7 +17,6 @@ import (
 
 	escrow "github.com/escrowkit/escrow-go"
 	"github.com/escrowkit/escrow-go/escrowtest"
-	"github.com/shopspring/decimal"
 )
 
 // exampleEmulator starts an emulator whose clock stands still at a fixed date.
@@ -368,7 +367,7 @@ func ExampleParseEvent() {
 // Amounts are exact: they never pass through float64.
 func ExampleAmount() {
 	price := escrow.MustAmount("19.99")
-	total := escrow.AmountOf(price.Mul(decimal.NewFromInt(3)))
+	total := price.Mul(3)
 	b, err := json.Marshal(struct {
 		Total escrow.Amount `json:"total"`
 	}{total})
@@ -383,7 +382,12 @@ func ExampleAmount() {
 	}
 	cents, exact := fromAPI.Cents()
 	fmt.Println(fromAPI, cents, exact)
+
+	if _, err := escrow.ParseAmount("12.345"); errors.Is(err, escrow.ErrInvalidAmount) {
+		fmt.Println("refused:", err)
+	}
 	// Output:
 	// 59.97 {"total":59.97}
 	// 1000.50 100050 true
+	// refused: escrow: invalid amount: "12.345" has more than two decimals
 }

@@ -408,6 +408,11 @@ func (s *PartnerService) CreateReport(ctx context.Context, filter *PartnerTransa
 	if filter == nil {
 		filter = &PartnerTransactionsOptions{}
 	}
+	for _, a := range []*Amount{filter.MinAmount, filter.MaxAmount} {
+		if a != nil && a.IsNegative() {
+			return nil, fmt.Errorf("%w: %w: amount filter %s is negative", ErrInvalidArgument, ErrInvalidAmount, a)
+		}
+	}
 	return fetch[CreatedReport](ctx, s.client, call{method: http.MethodPost, pattern: "partner/reports", body: filter, opts: opts})
 }
 

@@ -266,6 +266,13 @@ func (s *TransactionsService) Create(ctx context.Context, req *CreateTransaction
 	if req == nil {
 		return nil, fmt.Errorf("%w: nil CreateTransactionRequest", ErrInvalidArgument)
 	}
+	for i, it := range req.Items {
+		for j, sch := range it.Schedule {
+			if sch.Amount.IsNegative() {
+				return nil, fmt.Errorf("%w: items[%d].schedule[%d].amount: %w: %s is negative", ErrInvalidArgument, i, j, ErrInvalidAmount, sch.Amount)
+			}
+		}
+	}
 	k := call{method: http.MethodPost, pattern: "transaction", body: req, opts: opts}
 	if req.Reference == "" {
 		return fetch[Transaction](ctx, s.client, k)

@@ -159,7 +159,7 @@ func demoEmulator(ctx context.Context, f flow, buyerEmail, sellerEmail string, o
 		return err
 	}
 	d.settlement(tx)
-	if s := deriveState(tx); s != stateComplete {
+	if s := tx.State(); s != escrow.StateComplete {
 		return fmt.Errorf("the transaction ended %s, not complete", s)
 	}
 	fmt.Fprintf(out, "\nescrow demo: transaction %d is complete; %d webhook events confirmed.\n", tx.ID, d.events.count())
@@ -329,8 +329,8 @@ func (d *demo) row(ctx context.Context, step, actor string, tx *escrow.Transacti
 	if err != nil {
 		return fmt.Errorf("%s (%s): %w", step, actor, err)
 	}
-	a := sumAmounts(tx)
-	fmt.Fprintf(d.out, rowFormat, step, actor, deriveState(tx),
+	a := tx.Totals()
+	fmt.Fprintf(d.out, rowFormat, step, actor, tx.State(),
 		a.Items.String(), a.BrokerFee.String(), a.EscrowFee.String(), a.Total.String(), a.Secured.String(), a.Disbursed.String())
 	for _, n := range notes {
 		d.note(n)
@@ -372,7 +372,7 @@ func (d *demo) note(text string) {
 
 // stopForPerson ends a sandbox run where only a person can go on, saying what to do.
 func (d *demo) stopForPerson(tx *escrow.Transaction, what string) {
-	fmt.Fprintf(d.out, "\nescrow demo: stopped at transaction %d (%s): a person must act now.\n", tx.ID, deriveState(tx))
+	fmt.Fprintf(d.out, "\nescrow demo: stopped at transaction %d (%s): a person must act now.\n", tx.ID, tx.State())
 	fmt.Fprintln(d.out, "Only the emulator can approve a payment by itself (ApprovePayment); on the sandbox,")
 	fmt.Fprintln(d.out, what)
 	target := fmt.Sprint(tx.ID)
@@ -394,19 +394,20 @@ func (d *demo) settlement(tx *escrow.Transaction) {
 	fmt.Fprintln(d.out, "\nSettlement:")
 	const format = "  %-10s %-22s %9s %9s %9s\n"
 	fmt.Fprintf(d.out, format, "PARTY", "CUSTOMER", "PAYS", "RECEIVES", "NET")
+	totals := tx.Totals()
 	for _, role := range []escrow.Role{escrow.RoleBuyer, escrow.RoleSeller, escrow.RoleBroker} {
 		p, ok := tx.Party(role)
 		if !ok {
 			continue
 		}
-		s := sharesOf(tx, p.Customer)
+		s := totals.Of(p.Customer)
 		who := p.Customer
 		if who == "me" {
 			who = d.partnerEmail
 		}
-		fmt.Fprintf(d.out, format, role, who, s.Pays.String(), s.Receives.String(), s.Net().String())
+		fmt.Fprintf(d.out, format, role, who, s.Pays().String(), s.Receives.String(), s.Net().String())
 	}
-	fee := sumAmounts(tx).EscrowFee
+	fee := totals.EscrowFee
 	fmt.Fprintf(d.out, format, "escrow fee", "", "", fee.String(), fee.String())
 }
 

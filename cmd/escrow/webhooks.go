@@ -215,20 +215,20 @@ type eventPrinter struct {
 
 // listenedEvent is an event as "listen --json" prints it, one JSON object per line.
 type listenedEvent struct {
-	Event         escrow.EventName    `json:"event"`
-	EventType     escrow.EventType    `json:"event_type"`
-	TransactionID int64               `json:"transaction_id"`
-	ItemIDs       []int64             `json:"item_ids,omitempty"`
-	Source        webhook.Source      `json:"source"`
-	State         state               `json:"state"`
-	Transaction   *escrow.Transaction `json:"transaction"`
+	Event         escrow.EventName        `json:"event"`
+	EventType     escrow.EventType        `json:"event_type"`
+	TransactionID int64                   `json:"transaction_id"`
+	ItemIDs       []int64                 `json:"item_ids,omitempty"`
+	Source        webhook.Source          `json:"source"`
+	State         escrow.TransactionState `json:"state"`
+	Transaction   *escrow.Transaction     `json:"transaction"`
 }
 
 // callback is the webhook.Callback. A failed write is returned so the handler retries it.
 func (p *eventPrinter) callback(_ context.Context, ev webhook.ConfirmedEvent) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := deriveState(ev.Transaction)
+	st := ev.Transaction.State()
 	if p.json {
 		b, err := json.Marshal(listenedEvent{
 			Event: ev.Event.Event, EventType: ev.EventType, TransactionID: ev.TransactionID,

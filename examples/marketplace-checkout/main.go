@@ -324,8 +324,8 @@ func (f *fulfilment) handle(ctx context.Context, ev webhook.ConfirmedEvent) erro
 	n := note{ev.Event.Event, fmt.Sprintf("webhook %s%s", ev.Event.Event, itemList(ev.ItemIDs))}
 	switch ev.Event.Event {
 	case escrow.EventPaymentApproved:
-		if shipped(tx) {
-			break
+		if tx.State() != escrow.StateFunded {
+			break // already shipped: this is a repeated event
 		}
 		// The funds are secured, and the handler has confirmed it with the API: only now
 		// does the seller's parcel leave, tracked.
@@ -363,15 +363,6 @@ func (f *fulfilment) await(ctx context.Context, w io.Writer, events ...escrow.Ev
 		}
 	}
 	return nil
-}
-
-func shipped(tx *escrow.Transaction) bool {
-	for _, it := range tx.Items {
-		if it.Type.Transferable() && !it.Status.Shipped {
-			return false
-		}
-	}
-	return true
 }
 
 func itemList(ids []int64) string {

@@ -15,53 +15,19 @@ type fact struct {
 	itemID int64 // 0 for facts of the whole transaction
 }
 
-// lifecycle answers the lifecycle questions of a transaction. Every answer comes from the
-// SDK's Transaction (DESIGN.md, "Lifecycle facts live in one place"); this is the one
-// place in the package that asks them, so that following the SDK's surface is a change
-// here only.
+// lifecycle answers the lifecycle questions of a transaction with the SDK's own
+// predicates (DESIGN.md, "Lifecycle facts live in one place"): this package re-derives
+// none of them.
 type lifecycle struct{ tx *escrow.Transaction }
 
-// agreed: every party agreed.
-func (l lifecycle) agreed() bool {
-	for _, p := range l.tx.Parties {
-		if !p.Agreed {
-			return false
-		}
-	}
-	return len(l.tx.Parties) > 0
-}
+func (l lifecycle) agreed() bool                   { return l.tx.AllAgreed() }
+func (l lifecycle) funded() bool                   { return l.tx.Funded() }
+func (l lifecycle) disbursed(it *escrow.Item) bool { return it.Disbursed() }
 
-// funded: every schedule entry of every item is secured.
-func (l lifecycle) funded() bool {
-	n := 0
-	for _, it := range l.tx.Items {
-		for _, s := range it.Schedule {
-			if !s.Status.Secured {
-				return false
-			}
-			n++
-		}
-	}
-	return n > 0
-}
-
-// disbursed: every schedule entry of the item was paid out to its beneficiary.
-func (l lifecycle) disbursed(it escrow.Item) bool {
-	for _, s := range it.Schedule {
-		if !s.Status.DisbursedToBeneficiary {
-			return false
-		}
-	}
-	return len(it.Schedule) > 0
-}
-
-// completed: the transaction is closed and not cancelled. Goods paid out are not enough:
-// a fee still owed (a seller-paid broker fee) keeps it open, and the API sets close_date
-// only when the last disbursement is made.
-func (l lifecycle) completed() bool { return !l.tx.IsCancelled && !l.tx.CloseDate.IsZero() }
-
-// cancelled: the transaction was cancelled.
-func (l lifecycle) cancelled() bool { return l.tx.IsCancelled }
+// completed means closed: a fee still owed (a seller-paid broker fee) keeps the
+// transaction open (Transaction.Completed).
+func (l lifecycle) completed() bool { return l.tx.Completed() }
+func (l lifecycle) cancelled() bool { return l.tx.Cancelled() }
 
 // itemFacts are the per-item status flags in lifecycle order, with their events.
 var itemFacts = []struct {
@@ -95,8 +61,8 @@ func factsOf(tx *escrow.Transaction) []fact {
 			}
 		}
 	}
-	for _, it := range tx.Items {
-		if l.disbursed(it) {
+	for i := range tx.Items {
+		if it := &tx.Items[i]; l.disbursed(it) {
 			out = append(out, itemFact(escrow.EventPaymentDisbursed, it.ID))
 		}
 	}

@@ -45,7 +45,7 @@ func TestFactsFollowTheLifecycle(t *testing.T) {
 		{saleTx(true, true, escrow.ItemStatus{Shipped: true, Received: true}, false),
 			[]string{"create", "agree", "payment_approved", "ship:10", "receive:10"}},
 		{saleTx(true, true, escrow.ItemStatus{Shipped: true, Received: true, Accepted: true}, true),
-			[]string{"create", "agree", "payment_approved", "ship:10", "receive:10", "accept:10", "payment_disbursed:10", "payment_disbursed:11"}}, // open until close_date
+			[]string{"create", "agree", "payment_approved", "ship:10", "receive:10", "accept:10", "payment_disbursed:10", "payment_disbursed:11", "complete"}},
 		{saleTx(true, true, escrow.ItemStatus{Shipped: true, Received: true, Rejected: true, ShippedReturned: true, ReceivedReturned: true, RejectedReturned: true}, false),
 			[]string{"create", "agree", "payment_approved", "ship:10", "receive:10", "reject:10", "ship_return:10", "receive_return:10", "reject_return:10"}},
 	}
@@ -63,7 +63,7 @@ func TestFactsFollowTheLifecycle(t *testing.T) {
 }
 
 // TestCompleteMeansClosed: goods paid out while a seller-paid broker fee is not is still
-// open; only the close date makes it complete, and only then is it terminal.
+// open, and not terminal; once the fee is paid out and the transaction closes, it is.
 func TestCompleteMeansClosed(t *testing.T) {
 	tx := saleTx(true, true, escrow.ItemStatus{Shipped: true, Received: true, Accepted: true}, true)
 	tx.Items = append(tx.Items, escrow.Item{ID: 12, Type: escrow.ItemBrokerFee, Schedule: []escrow.Schedule{{

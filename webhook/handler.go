@@ -99,6 +99,11 @@ type Options struct {
 	// ClaimLease is how long a claim is held for its callback; a claim whose owner died
 	// is taken over after it. It must exceed the callback's longest run. Default 2 min.
 	ClaimLease time.Duration
+	// Reserve is how many requests of each rate-limit window of GET /transaction/{id} the
+	// handler leaves to the application: once an answer says no more than Reserve remain,
+	// confirmations wait for the window's reset instead of spending them (and then 429s).
+	// Default a tenth of the limit the API states (RateLimit-Limit); -1 for none.
+	Reserve int
 	// OnUnconfirmedHint, if set, receives the deliveries no state can confirm (see Hint).
 	OnUnconfirmedHint HintFunc
 	// Now is the clock of claim leases; default time.Now.
@@ -123,6 +128,7 @@ type Handler struct {
 	closed  bool
 	idle    chan struct{} // closed when active drops to 0
 	partner *bool         // whether the account answers the partner listing; nil: not yet known
+	paused  time.Time     // no confirming fetch before this: the allowance left is the application's
 }
 
 // txQueue is what waits for one transaction: the coalesced deliveries, a state the
@@ -380,7 +386,7 @@ var errHeld = errors.New("another replica is handing over an earlier event of th
 func (h *Handler) try(b *batch) (int, error) {
 	ctx, id := h.ctx, b.id
 	if b.fetch {
-		tx, err := h.client.Transactions.Get(ctx, id)
+		tx, err := h.get(ctx, id)
 		if errors.Is(err, escrow.ErrNotFound) || errors.Is(err, escrow.ErrForbidden) {
 			h.log.Warn("escrow webhook: unconfirmed deliveries dropped: the account cannot read the transaction",
 				"transaction_id", id, "events", b.events)
@@ -446,6 +452,40 @@ func (h *Handler) try(b *batch) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// get fetches a transaction within the allowance: it waits while the rate-limit window is
+// down to the application's reserve, and notes from each answer when that is so.
+func (h *Handler) get(ctx context.Context, id int64) (*escrow.Transaction, error) {
+	h.mu.Lock()
+	wait := time.Until(h.paused)
+	h.mu.Unlock()
+	if wait > 0 {
+		h.log.Debug("escrow webhook: waiting for the rate-limit window, leaving the rest to the application", "wait", wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+	}
+	var resp escrow.Response
+	tx, err := h.client.Transactions.Get(ctx, id, escrow.WithResponse(&resp))
+	if rl := resp.RateLimit; rl.Remaining >= 0 && !rl.Reset.IsZero() {
+		reserve := h.opt.Reserve
+		if reserve == 0 && rl.Limit > 0 {
+			reserve = rl.Limit / 10
+		}
+		if rl.Remaining <= reserve {
+			h.mu.Lock()
+			if rl.Reset.After(h.paused) {
+				h.paused = rl.Reset
+			}
+			h.mu.Unlock()
+		}
+	}
+	return tx, err
 }
 
 // hints passes the batch's unconfirmable names to OnUnconfirmedHint, once per fetch.

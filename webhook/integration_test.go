@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -463,5 +465,170 @@ func TestEventBodies(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("GET answered %d", resp.StatusCode)
+	}
+}
+
+// TestStateInvisibleEventsAreOnlyHints: events no state can show never reach the
+// callback, whatever transaction they name; with OnUnconfirmedHint set, those naming a
+// transaction the account reads arrive there, names validated, and nothing is kept.
+func TestStateInvisibleEventsAreOnlyHints(t *testing.T) {
+	var mu sync.Mutex
+	hints := map[string]int{}
+	w := newWorld(t, webhook.Options{OnUnconfirmedHint: func(_ context.Context, h webhook.Hint) {
+		mu.Lock()
+		defer mu.Unlock()
+		if h.Transaction == nil || h.Transaction.ID != h.TransactionID {
+			t.Errorf("hint without its transaction: %+v", h)
+		}
+		hints[string(h.Event)]++
+	}})
+	id := w.create()
+	w.settle()
+	for _, name := range []string{"payment_sent", "payment_refunded", "party_verification_approved", "funds_released_to_attacker",
+		"Funds", strings.Repeat("a", 65), "a b", "x-y"} {
+		for _, tx := range []int64{id, 999999} {
+			if code := w.deliver(fmt.Sprintf(`{"event": %q, "event_type": "transaction", "transaction_id": %d}`, name, tx)); code != http.StatusOK {
+				t.Errorf("%s: answered %d", name, code)
+			}
+		}
+	}
+	w.settle()
+	if got := w.got.byTransaction(); len(got) != 1 || strings.Join(got[id], " ") != "create" {
+		t.Errorf("handed over %v", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := map[string]int{"payment_sent": 1, "payment_refunded": 1, "party_verification_approved": 1, "funds_released_to_attacker": 1}
+	if len(hints) != len(want) {
+		t.Errorf("hints %v, want %v", hints, want)
+	}
+	for name := range want {
+		if hints[name] < 1 {
+			t.Errorf("no hint of %s: %v", name, hints)
+		}
+	}
+}
+
+// TestLateDeliveryDoesNotFinish: when the only delivery that arrives is an early one,
+// processed after the transaction ended, the transaction stays unfinished in the store
+// and the reconciler hands over the rest.
+func TestLateDeliveryDoesNotFinish(t *testing.T) {
+	store := new(webhook.MemoryStore)
+	w := newWorld(t, webhook.Options{Store: store})
+	w.reconcile()
+	if err := w.srv.InjectFault(escrowtest.Fault{Endpoint: "WEBHOOK *", Drop: escrowtest.DropBefore}); err != nil {
+		t.Fatal(err)
+	}
+	id := w.create()
+	for _, s := range []step{buyerAgrees, sellerAgrees, partnerEnds} {
+		if err := s(w, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.settle()
+	w.deliver(fmt.Sprintf(`{"event": "agree", "event_type": "transaction", "transaction_id": %d}`, id))
+	w.settle()
+	if got := strings.Join(w.got.byTransaction()[id], " "); got != "create agree" {
+		t.Fatalf("handed over %q before reconciling", got)
+	}
+	if ids, _ := store.Unfinished(t.Context()); !slices.Contains(ids, id) {
+		t.Fatalf("the late delivery marked %d finished: unfinished %v", id, ids)
+	}
+	w.reconcile()
+	if got := strings.Join(w.got.byTransaction()[id], " "); got != "create agree cancel" {
+		t.Errorf("handed over %q", got)
+	}
+	if ids, _ := store.Unfinished(t.Context()); slices.Contains(ids, id) {
+		t.Errorf("%d still unfinished after its cancel was handed over", id)
+	}
+}
+
+// TestRestartResumesFromTheStoredMark: a fresh handler over the same store finds a
+// transaction created and ended while no handler ran, none of its deliveries arriving.
+func TestRestartResumesFromTheStoredMark(t *testing.T) {
+	store := new(webhook.MemoryStore)
+	w := newWorld(t, webhook.Options{Store: store})
+	w.reconcile()
+	first := w.create()
+	w.settle()
+	if err := w.h.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// Down: every delivery fails (503); a transaction is made and cancelled.
+	down := w.create()
+	if err := partnerEnds(w, down); err != nil {
+		t.Fatal(err)
+	}
+	w.h = webhook.NewHandler(w.partner, w.got.callback, webhook.Options{Store: store})
+	w.reconcile()
+	got := w.got.byTransaction()
+	if strings.Join(got[down], " ") != "create cancel" || strings.Join(got[first], " ") != "create" {
+		t.Errorf("after the restart: %v", got)
+	}
+}
+
+// countingTransport counts a client's requests and its 429s.
+type countingTransport struct {
+	next          http.RoundTripper
+	gets, limited atomic.Int64
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.next.RoundTrip(r)
+	if r.Method == http.MethodGet {
+		c.gets.Add(1)
+	}
+	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
+		c.limited.Add(1)
+	}
+	return resp, err
+}
+
+// TestConfirmationsLeaveTheApplicationItsReserve: once the rate-limit window is down to
+// the reserve, confirmations wait for its reset and the application's own call succeeds.
+func TestConfirmationsLeaveTheApplicationItsReserve(t *testing.T) {
+	srv := escrowtest.NewServer(escrowtest.WithClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), escrowtest.WithRateLimit(10, time.Minute))
+	defer srv.Close()
+	p := srv.AddPartner("market@example.com")
+	srv.AddCustomer("buyer@example.com")
+	srv.AddCustomer("seller@example.com")
+	app := client(t, srv, p)
+	ct := &countingTransport{next: srv.Client().Transport}
+	rc, err := escrow.NewClient(p.Email, p.APIKey, escrow.WithBaseURL(srv.URL), escrow.WithHTTPClient(&http.Client{Transport: ct}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &recorder{fail: map[escrow.EventName]int{}}
+	h := webhook.NewHandler(rc, got.callback, webhook.Options{Workers: 1, Reserve: 2})
+	hook := httptest.NewServer(h)
+	defer hook.Close()
+	defer func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // the handler waits a minute for the window; do not wait with it
+		h.Shutdown(ctx)
+	}()
+	if _, err := app.Webhooks.Create(t.Context(), hook.URL); err != nil {
+		t.Fatal(err)
+	}
+	w := &world{t: t, partner: app, buyerEmail: "buyer@example.com", sellerMail: "seller@example.com"}
+	var ids []int64
+	for range 9 { // 9 of the 10 creations a window allows
+		ids = append(ids, w.create())
+	}
+	if err := srv.FlushWebhooks(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for ct.gets.Load() < 8 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // would a ninth fetch go out?
+	if n := ct.gets.Load(); n != 8 || ct.limited.Load() != 0 {
+		t.Fatalf("the handler fetched %d times (%d answered 429); want 8, leaving 2 of 10", n, ct.limited.Load())
+	}
+	for _, id := range ids[:2] {
+		if _, err := app.Transactions.Get(t.Context(), id); err != nil {
+			t.Errorf("the application's own call: %v", err)
+		}
 	}
 }

@@ -53,7 +53,7 @@ func (h *Handler) Reconcile(ctx context.Context) error {
 		if seen[id] {
 			continue
 		}
-		tx, err := h.client.Transactions.Get(ctx, id)
+		tx, err := h.get(ctx, id)
 		switch {
 		case errors.Is(err, escrow.ErrNotFound) || errors.Is(err, escrow.ErrForbidden):
 			h.log.Warn("escrow webhook: no longer readable; no longer tracked", "transaction_id", id)

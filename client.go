@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -603,34 +602,27 @@ func unescapedPath(escaped string) string {
 	return s
 }
 
-// CustomerRef names a customer in a path: [Me] or [CustomerID].
-type CustomerRef struct {
-	id int64
-	me bool
-}
+// Me is the literal "me", which the API reads as the caller wherever it names a customer:
+// in a path, as a [CustomerRef] (client.Customers.Get(ctx, escrow.Me)), and in a
+// transaction, as a party's or a payer's customer (PartyInput{Customer: escrow.Me}). It is
+// an untyped constant so that one name serves both.
+const Me = "me"
 
-// Me refers to the account the client authenticates as.
-var Me = CustomerRef{me: true}
+// CustomerRef names a customer in a path: [Me] or a [CustomerID]. Any other value is
+// refused with [ErrInvalidArgument] before a request is sent.
+type CustomerRef string
 
 // CustomerID refers to a customer by numeric id.
-func CustomerID(id int64) CustomerRef { return CustomerRef{id: id} }
-
-// String returns "me" or the id.
-func (r CustomerRef) String() string {
-	if r.me {
-		return "me"
-	}
-	return strconv.FormatInt(r.id, 10)
-}
+func CustomerID(id int64) CustomerRef { return CustomerRef(strconv.FormatInt(id, 10)) }
 
 func (r CustomerRef) segment() (string, error) {
-	switch {
-	case r.me:
-		return "me", nil
-	case r.id > 0:
-		return strconv.FormatInt(r.id, 10), nil
+	if r == Me {
+		return Me, nil
 	}
-	return "", errors.New("customer reference is neither Me nor a positive CustomerID")
+	if id, err := strconv.ParseInt(string(r), 10, 64); err == nil && id > 0 && strconv.FormatInt(id, 10) == string(r) {
+		return string(r), nil
+	}
+	return "", fmt.Errorf("customer reference %q is neither Me nor a positive CustomerID", truncate(string(r), 32))
 }
 
 // sleep waits d or until ctx ends.

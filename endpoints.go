@@ -12,11 +12,12 @@ type route struct {
 	method, pattern string
 }
 
-// routes is the client's endpoint table: every endpoint a method of this package calls.
-// Rate limits are tracked per row ("GET /transaction/{id}"), and [Client.Do] files a path
-// under the row it matches so that it shares the allowance of the typed method. The
-// contract test checks that it covers every route of the escrowtest emulator, and
-// TestEndpoints that every method calls a row of it.
+// routes is the client's endpoint table: every endpoint of the API the client knows, the
+// ones its methods call and POST .../disbursement_methods, which the spec documents exactly
+// as the PATCH and [Client.Do] reaches. Rate limits are tracked per row
+// ("GET /transaction/{id}"), and Do files a path under the row it matches so that it shares
+// the allowance of the typed method. The contract test checks that the table covers every
+// route of the escrowtest emulator and that every method calls a row of it.
 var routes = []route{
 	{http.MethodGet, "customer/{customer_id}"},
 	{http.MethodPatch, "customer/{customer_id}"},

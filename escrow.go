@@ -14,7 +14,7 @@
 //		Description: "1962 Fender Stratocaster",
 //		Reference:   "order-1042", // makes Create safe to retry: see below
 //		Parties: []escrow.PartyInput{
-//			{Role: escrow.RoleBuyer, Customer: "me"},
+//			{Role: escrow.RoleBuyer, Customer: escrow.Me},
 //			{Role: escrow.RoleSeller, Customer: "seller@example.com"},
 //		},
 //		Items: []escrow.ItemInput{{
@@ -24,7 +24,7 @@
 //			Quantity:         1,
 //			Schedule: []escrow.ScheduleInput{{
 //				Amount:              escrow.MustAmount("9500.00"),
-//				PayerCustomer:       "me",
+//				PayerCustomer:       escrow.Me,
 //				BeneficiaryCustomer: "seller@example.com",
 //			}},
 //		}},
@@ -86,11 +86,14 @@ const Version = "0.1.0"
 // Currency is the currency of a transaction or disbursement method. Always lowercase.
 type Currency string
 
-// Currencies named by the API.
+// Currencies named by the API (the first three) and offered by its clients (GBP, CAD).
+// The euro's code on the wire is "euro", not "eur".
 const (
-	USD  Currency = "usd"
-	AUD  Currency = "aud"
-	EURO Currency = "euro"
+	USD Currency = "usd"
+	AUD Currency = "aud"
+	EUR Currency = "euro"
+	GBP Currency = "gbp"
+	CAD Currency = "cad"
 )
 
 // Role is a party's role in a transaction.
@@ -292,6 +295,12 @@ const (
 	VerificationPending         VerificationStatus = "pending"
 	VerificationCompanyVerified VerificationStatus = "company_verified"
 )
+
+// SortField is what a listing is sorted by.
+type SortField string
+
+// SortByID is the only sort field the API names.
+const SortByID SortField = "id"
 
 // SortDirection orders listings.
 type SortDirection string

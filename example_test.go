@@ -352,7 +352,7 @@ func ExampleParseEvent() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(ev.Event, ev.TransactionID)
+	fmt.Println(ev.Name, ev.TransactionID)
 
 	_, err = escrow.ParseEvent(httptest.NewRequest("GET", "/escrow/webhook", nil))
 	var bad *escrow.EventError

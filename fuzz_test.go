@@ -80,7 +80,7 @@ func FuzzParseEvent(f *testing.F) {
 		switch {
 		case err != nil && !errors.Is(err, ErrInvalidEvent):
 			t.Fatalf("untyped error %v", err)
-		case err == nil && (ev.TransactionID <= 0 || ev.Event == ""):
+		case err == nil && (ev.TransactionID <= 0 || ev.Name == ""):
 			t.Fatalf("accepted %+v", ev)
 		}
 	})

@@ -137,7 +137,7 @@ func RunStorm(ctx context.Context, cfg StormConfig) (StormResult, error) {
 		defer cancel()
 		h.Shutdown(sctx)
 	}()
-	if _, err := app.Webhooks.Create(ctx, hook.URL+"/escrow"); err != nil {
+	if _, err := app.Webhooks.Create(ctx, escrow.Me, hook.URL+"/escrow"); err != nil {
 		return StormResult{}, err
 	}
 

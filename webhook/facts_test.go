@@ -110,7 +110,7 @@ func TestPlanCatchesUpLostDeliveries(t *testing.T) {
 	plan, unconfirmed := planBatch(5, names(escrow.EventReceive), tx, factsOf(tx), map[string]bool{"create": true})
 	var got []string
 	for _, p := range plan {
-		got = append(got, fmt.Sprintf("%s%v:%s", p.ev.Event.Event, p.ev.ItemIDs, p.ev.Source))
+		got = append(got, fmt.Sprintf("%s%v:%s", p.ev.Name, p.ev.ItemIDs, p.ev.Source))
 	}
 	want := []string{"agree[]:reconcile", "payment_approved[]:reconcile", "ship[10]:reconcile", "receive[10]:webhook"}
 	if len(unconfirmed) != 0 || !slices.Equal(got, want) {
@@ -125,7 +125,7 @@ func TestPlanCoalescesDeliveries(t *testing.T) {
 	plan, _ := planBatch(5, names(escrow.EventShip, escrow.EventCreate, escrow.EventAgree, escrow.EventShip), tx, factsOf(tx), map[string]bool{})
 	var got []string
 	for _, p := range plan {
-		got = append(got, fmt.Sprintf("%s:%s", p.ev.Event.Event, p.ev.Source))
+		got = append(got, fmt.Sprintf("%s:%s", p.ev.Name, p.ev.Source))
 	}
 	want := []string{"create:webhook", "agree:webhook", "payment_approved:reconcile", "ship:webhook"}
 	if !slices.Equal(got, want) {
@@ -140,7 +140,7 @@ func TestReconciledStatePlansEverythingMissing(t *testing.T) {
 	plan, _ := planBatch(5, nil, tx, factsOf(tx), map[string]bool{"create": true, "agree": true, "ship:10": true})
 	var got []string
 	for _, p := range plan {
-		got = append(got, fmt.Sprintf("%s%v", p.ev.Event.Event, p.ev.ItemIDs))
+		got = append(got, fmt.Sprintf("%s%v", p.ev.Name, p.ev.ItemIDs))
 		if p.ev.Source != FromReconcile || p.ev.TransactionID != 5 || p.ev.Transaction != tx {
 			t.Errorf("event %+v", p.ev)
 		}

@@ -213,13 +213,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, pe.Reason, pe.StatusCode)
 		return
 	}
-	if !confirmable(ev.Event) && !validHintName(ev.Event) {
+	if !confirmable(ev.Name) && !validHintName(ev.Name) {
 		// Answered 200 like any delivery, so a sender learns nothing; never queued or kept.
-		h.log.Warn("escrow webhook: delivery dropped: invalid event name", "transaction_id", ev.TransactionID, "name_length", len(ev.Event))
+		h.log.Warn("escrow webhook: delivery dropped: invalid event name", "transaction_id", ev.TransactionID, "name_length", len(ev.Name))
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	if err := h.enqueue(ev.TransactionID, ev.Event, nil); err != nil {
+	if err := h.enqueue(ev.TransactionID, ev.Name, nil); err != nil {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
@@ -436,7 +436,7 @@ func (h *Handler) try(b *batch) (int, error) {
 		if err := h.opt.Store.Done(context.WithoutCancel(ctx), p.ev.Claim); err != nil {
 			if errors.Is(err, ErrClaimLost) {
 				h.log.Error("escrow webhook: the callback outlived its claim's lease; another replica may have handed the event over too",
-					"transaction_id", id, "event", p.ev.Event.Event)
+					"transaction_id", id, "event", p.ev.Name)
 			} else {
 				return n, fmt.Errorf("recording: %w", err)
 			}
@@ -547,13 +547,13 @@ func pending(id int64, tx *escrow.Transaction, delivered map[escrow.EventName]bo
 		if handed[f.key] {
 			continue
 		}
-		if n := len(plan); n == 0 || plan[n-1].ev.Event.Event != f.event {
+		if n := len(plan); n == 0 || plan[n-1].ev.Name != f.event {
 			src := FromReconcile
 			if delivered[f.event] {
 				src = FromWebhook
 			}
 			plan = append(plan, handover{ev: ConfirmedEvent{
-				Event:       escrow.Event{Event: f.event, EventType: escrow.EventTypeTransaction, TransactionID: id},
+				Event:       escrow.Event{Name: f.event, EventType: escrow.EventTypeTransaction, TransactionID: id},
 				Transaction: tx, Source: src,
 			}})
 		}

@@ -49,8 +49,8 @@ func (r *recorder) callback(ctx context.Context, ev webhook.ConfirmedEvent) erro
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.fail[ev.Event.Event] > 0 {
-		r.fail[ev.Event.Event]--
+	if r.fail[ev.Name] > 0 {
+		r.fail[ev.Name]--
 		return fmt.Errorf("the order system is down")
 	}
 	r.events = append(r.events, ev)
@@ -63,7 +63,7 @@ func (r *recorder) byTransaction() map[int64][]string {
 	defer r.mu.Unlock()
 	out := make(map[int64][]string)
 	for _, ev := range r.events {
-		out[ev.TransactionID] = append(out[ev.TransactionID], string(ev.Event.Event))
+		out[ev.TransactionID] = append(out[ev.TransactionID], string(ev.Name))
 	}
 	return out
 }
@@ -103,7 +103,7 @@ func newWorld(t *testing.T, opt webhook.Options, emuOpts ...escrowtest.Option) *
 		}
 		w.hook.Close()
 	})
-	if _, err := w.partner.Webhooks.Create(t.Context(), w.hook.URL+"/escrow"); err != nil {
+	if _, err := w.partner.Webhooks.Create(t.Context(), escrow.Me, w.hook.URL+"/escrow"); err != nil {
 		t.Fatal(err)
 	}
 	return w
@@ -169,7 +169,7 @@ var (
 		return err
 	}
 	sellerGivesBank step = func(w *world, id int64) error {
-		_, err := w.seller.Transactions.AddDisbursementMethod(w.t.Context(), id, &escrow.DisbursementMethod{
+		_, err := w.seller.Transactions.SelectDisbursementMethod(w.t.Context(), id, &escrow.DisbursementMethod{
 			Type: escrow.DisbursementACH, AccountName: "Seller", AccountType: "savings",
 			BankABARoutingNumber: "121000248", BankAccountNumber: "12345678", BankName: "First Bank",
 		})
@@ -607,7 +607,7 @@ func TestConfirmationsLeaveTheApplicationItsReserve(t *testing.T) {
 		cancel() // the handler waits a minute for the window; do not wait with it
 		h.Shutdown(ctx)
 	}()
-	if _, err := app.Webhooks.Create(t.Context(), hook.URL); err != nil {
+	if _, err := app.Webhooks.Create(t.Context(), escrow.Me, hook.URL); err != nil {
 		t.Fatal(err)
 	}
 	w := &world{t: t, partner: app, buyerEmail: "buyer@example.com", sellerMail: "seller@example.com"}

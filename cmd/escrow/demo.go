@@ -193,7 +193,7 @@ func (d *demo) listen(ctx context.Context, log *slog.Logger) (stop func() error,
 		}
 		return nil
 	}
-	if _, err := d.partner.Webhooks.Create(ctx, "http://"+ln.Addr().String()+"/escrow/events"); err != nil {
+	if _, err := d.partner.Webhooks.Create(ctx, escrow.Me, "http://"+ln.Addr().String()+"/escrow/events"); err != nil {
 		return nil, errors.Join(fmt.Errorf("registering the webhook: %w", err), stop())
 	}
 	return stop, nil
@@ -232,7 +232,7 @@ func (d *demo) run(ctx context.Context) (*escrow.Transaction, error) {
 // On the sandbox a person has to pay, so it explains what to do next and reports false.
 func (d *demo) pay(ctx context.Context, tx *escrow.Transaction) (funded bool, err error) {
 	asBuyer := escrow.AsCustomer(d.buyerEmail)
-	methods, err := d.partner.Transactions.PaymentMethods(ctx, tx.ID, asBuyer)
+	methods, err := d.partner.Transactions.GetPaymentMethods(ctx, tx.ID, asBuyer)
 	if err != nil {
 		return false, fmt.Errorf("payment methods: %w", err)
 	}
@@ -244,7 +244,7 @@ func (d *demo) pay(ctx context.Context, tx *escrow.Transaction) (funded bool, er
 
 	if d.flow.payment == escrow.PaymentWireTransfer {
 		if d.buyer != nil {
-			w, err := d.buyer.Transactions.WireTransferDetails(ctx, tx.ID)
+			w, err := d.buyer.Transactions.GetWireTransferDetails(ctx, tx.ID)
 			if err != nil {
 				return false, fmt.Errorf("wire transfer details: %w", err)
 			}
@@ -262,7 +262,7 @@ func (d *demo) pay(ctx context.Context, tx *escrow.Transaction) (funded bool, er
 		}
 	} else {
 		page, err := d.partner.Transactions.ChoosePaymentMethod(ctx, tx.ID, d.flow.payment,
-			&escrow.PaymentMethodInput{ReturnURL: "https://market.example.com/orders/" + d.reference}, asBuyer)
+			&escrow.ChoosePaymentMethodRequest{ReturnURL: "https://market.example.com/orders/" + d.reference}, asBuyer)
 		step := "choose " + string(d.flow.payment)
 		if tx, err = d.refetch(ctx, tx.ID, err); err != nil {
 			return false, fmt.Errorf("%s (%s): %w", step, actorBuyerAs, err)
@@ -285,7 +285,7 @@ func (d *demo) pay(ctx context.Context, tx *escrow.Transaction) (funded bool, er
 // disbursement rule 4). Disbursement methods are not among what As-Customer may do, so
 // the seller uses their own key.
 func (d *demo) payouts(ctx context.Context, id int64) (*escrow.Transaction, error) {
-	m, err := d.seller.Transactions.AddDisbursementMethod(ctx, id, &escrow.DisbursementMethod{
+	m, err := d.seller.Transactions.SelectDisbursementMethod(ctx, id, &escrow.DisbursementMethod{
 		Type: escrow.DisbursementACH, AccountName: "Sam Seller", AccountType: "checking",
 		BankABARoutingNumber: "121000248", BankAccountNumber: "000123456789", BankName: "First Bank of Example",
 	})
@@ -293,7 +293,7 @@ func (d *demo) payouts(ctx context.Context, id int64) (*escrow.Transaction, erro
 	if err := d.row(ctx, "payout by ach "+methodTotal(m, escrow.DisbursementACH), actorSeller, tx, err); err != nil {
 		return nil, err
 	}
-	m, err = d.partner.Transactions.AddDisbursementMethod(ctx, id, &escrow.DisbursementMethod{
+	m, err = d.partner.Transactions.SelectDisbursementMethod(ctx, id, &escrow.DisbursementMethod{
 		Type: escrow.DisbursementWireTransfer, AccountName: "Example Market LLC", BankName: "Second Bank of Example",
 		BankSwiftCode: "EXAMUS33", BankAccountNumber: "9876543210",
 	})
@@ -353,7 +353,7 @@ func (d *demo) settle(ctx context.Context) error {
 		return fmt.Errorf("waiting for webhook confirmations: %w", err)
 	}
 	for _, ev := range d.events.drain() {
-		line := "    webhook: " + string(ev.Event.Event)
+		line := "    webhook: " + string(ev.Name)
 		if len(ev.ItemIDs) > 0 {
 			line += fmt.Sprintf(" (item %s)", joinIDs(ev.ItemIDs))
 		}
@@ -402,7 +402,7 @@ func (d *demo) settlement(tx *escrow.Transaction) {
 		}
 		s := totals.Of(p.Customer)
 		who := p.Customer
-		if who == "me" {
+		if who == escrow.Me {
 			who = d.partnerEmail
 		}
 		fmt.Fprintf(d.out, format, role, who, s.Pays().String(), s.Receives.String(), s.Net().String())

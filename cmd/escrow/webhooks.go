@@ -81,7 +81,7 @@ func runWebhooksAdd(ctx context.Context, args []string, stdout, stderr io.Writer
 		return exitCode(stderr, name, err)
 	}
 	defer release()
-	h, err := client.Webhooks.Create(ctx, positional[0])
+	h, err := client.Webhooks.Create(ctx, escrow.Me, positional[0])
 	if err != nil {
 		return exitCode(stderr, name, err)
 	}
@@ -252,7 +252,7 @@ func listen(ctx context.Context, client *escrow.Client, lf listenFlags, p *event
 		if lf.publicURL != "" {
 			target = lf.publicURL
 		}
-		wh, rerr := client.Webhooks.Create(ctx, target)
+		wh, rerr := client.Webhooks.Create(ctx, escrow.Me, target)
 		if rerr != nil {
 			hs.Close()
 			<-served
@@ -350,7 +350,7 @@ func newListenedEvent(ev webhook.ConfirmedEvent) listenedEvent {
 	if items == nil {
 		items = []int64{}
 	}
-	return listenedEvent{TransactionID: ev.TransactionID, Event: ev.Event.Event, Source: ev.Source, ItemIDs: items}
+	return listenedEvent{TransactionID: ev.TransactionID, Event: ev.Name, Source: ev.Source, ItemIDs: items}
 }
 
 // callback is the webhook.Callback. A failed write or forward is returned so that the
@@ -372,7 +372,7 @@ func (p *eventPrinter) callback(ctx context.Context, ev webhook.ConfirmedEvent) 
 		return err
 	}
 	st := ev.Transaction.State()
-	line := fmt.Sprintf("%s  transaction %d  %s", time.Now().UTC().Format(time.RFC3339), ev.TransactionID, ev.Event.Event)
+	line := fmt.Sprintf("%s  transaction %d  %s", time.Now().UTC().Format(time.RFC3339), ev.TransactionID, ev.Name)
 	if len(ev.ItemIDs) > 0 {
 		line += " (item " + joinIDs(ev.ItemIDs) + ")"
 	}

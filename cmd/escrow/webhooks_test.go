@@ -119,7 +119,7 @@ func TestWebhooksListen(t *testing.T) {
 
 	line := await(t, stderr, "listening on http://")
 	addr := strings.Fields(strings.SplitAfter(line, "listening on ")[1])[0]
-	if _, err := e.client.Webhooks.Create(ctx, addr); err != nil {
+	if _, err := e.client.Webhooks.Create(ctx, escrow.Me, addr); err != nil {
 		t.Fatal(err)
 	}
 
@@ -160,13 +160,13 @@ func TestListenJSON(t *testing.T) {
 	p := &eventPrinter{w: &out, json: true}
 	tx := &escrow.Transaction{ID: 200001, Parties: []escrow.Party{{Role: escrow.RoleBuyer, Agreed: true}}}
 	ev := webhook.ConfirmedEvent{
-		Event:       escrow.Event{Event: escrow.EventShip, EventType: escrow.EventTypeTransaction, TransactionID: 200001},
+		Event:       escrow.Event{Name: escrow.EventShip, EventType: escrow.EventTypeTransaction, TransactionID: 200001},
 		Transaction: tx, ItemIDs: []int64{300001}, Source: webhook.FromWebhook,
 	}
 	if err := p.callback(t.Context(), ev); err != nil {
 		t.Fatal(err)
 	}
-	ev.Event.Event, ev.ItemIDs, ev.Source = escrow.EventAgree, nil, webhook.FromReconcile
+	ev.Name, ev.ItemIDs, ev.Source = escrow.EventAgree, nil, webhook.FromReconcile
 	if err := p.callback(t.Context(), ev); err != nil {
 		t.Fatal(err)
 	}
@@ -293,9 +293,11 @@ func TestListenAsAReplica(t *testing.T) {
 	}))
 	defer fwd.Close()
 	store := "sqlite:" + filepath.Join(t.TempDir(), "hooks.db")
-	args := []string{"--json", "--register", "--store", store, "--forward-to", fwd.URL, "--reconcile", "20ms"}
+	args := []string{"--json", "--register", "--store", store, "--forward-to", fwd.URL}
 
-	l := startListener(t, e, args...)
+	// The reconciler runs once at start, marking where history ends, then not for an hour:
+	// the create below comes from its delivery.
+	l := startListener(t, e, append(args, "--reconcile", "1h")...)
 	hooks, err := e.client.Webhooks.List(t.Context(), escrow.Me)
 	if err != nil || len(hooks.Webhooks) != 1 || hooks.Webhooks[0].URL != l.url {
 		t.Fatalf("--register: %+v %v, want %s", hooks, err, l.url)
@@ -322,7 +324,7 @@ func TestListenAsAReplica(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l = startListener(t, e, args...)
+	l = startListener(t, e, append(args, "--reconcile", "20ms")...)
 	out = nil
 	awaitJSON(t, l, &out, down.ID, "agree")
 	_, rest = l.stop()

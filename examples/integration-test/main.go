@@ -40,13 +40,13 @@ func OpenEscrow(ctx context.Context, c *escrow.Client, o Order) (*escrow.Transac
 		Currency:    o.Currency,
 		Description: o.Title,
 		Parties: []escrow.PartyInput{
-			{Role: escrow.RoleBuyer, Customer: "me"},
+			{Role: escrow.RoleBuyer, Customer: escrow.Me},
 			{Role: escrow.RoleSeller, Customer: o.Seller},
 		},
 		Items: []escrow.ItemInput{{
 			Title: o.Title, Type: escrow.ItemGeneralMerchandise, Category: escrow.CategoryOtherMerchandise,
 			InspectionPeriod: escrow.Days(3), Quantity: 1,
-			Schedule: []escrow.ScheduleInput{{Amount: o.Price, PayerCustomer: "me", BeneficiaryCustomer: o.Seller}},
+			Schedule: []escrow.ScheduleInput{{Amount: o.Price, PayerCustomer: escrow.Me, BeneficiaryCustomer: o.Seller}},
 		}},
 	})
 }

@@ -81,7 +81,7 @@ func contract(seller string, from time.Time) *escrow.CreateTransactionRequest {
 		Currency:    escrow.USD,
 		Description: "Web shop for a bakery, in three milestones",
 		Parties: []escrow.PartyInput{
-			{Role: escrow.RoleBuyer, Customer: "me"},
+			{Role: escrow.RoleBuyer, Customer: escrow.Me},
 			{Role: escrow.RoleSeller, Customer: seller},
 		},
 	}
@@ -90,11 +90,11 @@ func contract(seller string, from time.Time) *escrow.CreateTransactionRequest {
 			Title: s.title, Type: escrow.ItemMilestone, Category: escrow.CategoryBusinessAndInternet,
 			InspectionPeriod: escrow.Days(s.inspection), Quantity: 1,
 			Schedule: []escrow.ScheduleInput{{
-				Amount: escrow.MustAmount(s.price), PayerCustomer: "me", BeneficiaryCustomer: seller,
+				Amount: escrow.MustAmount(s.price), PayerCustomer: escrow.Me, BeneficiaryCustomer: seller,
 				DueDate: escrow.Timestamp{Time: from.AddDate(0, 0, s.due)},
 			}},
 			Fees: []escrow.FeeInput{
-				{Type: escrow.FeeEscrow, PayerCustomer: "me", Split: escrow.SplitHalf},
+				{Type: escrow.FeeEscrow, PayerCustomer: escrow.Me, Split: escrow.SplitHalf},
 				{Type: escrow.FeeEscrow, PayerCustomer: seller, Split: escrow.SplitHalf},
 			},
 		})
@@ -136,11 +136,11 @@ func run(ctx context.Context, w io.Writer, srv *escrowtest.Server) error {
 
 	// The whole contract is funded up front, by wire: the details come from the API every
 	// time, since they may differ between transactions.
-	wire, err := buyer.Transactions.WireTransferDetails(ctx, tx.ID)
+	wire, err := buyer.Transactions.GetWireTransferDetails(ctx, tx.ID)
 	if err != nil {
 		return fmt.Errorf("wire details: %w", err)
 	}
-	pm, err := buyer.Transactions.PaymentMethods(ctx, tx.ID)
+	pm, err := buyer.Transactions.GetPaymentMethods(ctx, tx.ID)
 	if err != nil {
 		return fmt.Errorf("payment methods: %w", err)
 	}

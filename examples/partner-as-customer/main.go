@@ -79,7 +79,7 @@ func run(ctx context.Context, w io.Writer, srv *escrowtest.Server) error {
 		}
 	}
 	fmt.Fprintln(w, "  agree    as alice and as bob")
-	pm, err := partner.Transactions.PaymentMethods(ctx, bike.ID, as(alice))
+	pm, err := partner.Transactions.GetPaymentMethods(ctx, bike.ID, as(alice))
 	if err != nil {
 		return fmt.Errorf("payment methods: %w", err)
 	}

@@ -80,7 +80,7 @@ func newMarket(t *testing.T, dsn string) *market {
 	}
 	m.hook = httptest.NewServer(http.HandlerFunc(m.fanOut))
 	t.Cleanup(m.hook.Close)
-	if _, err := m.partner.Webhooks.Create(t.Context(), m.hook.URL+"/escrow"); err != nil {
+	if _, err := m.partner.Webhooks.Create(t.Context(), escrow.Me, m.hook.URL+"/escrow"); err != nil {
 		t.Fatal(err)
 	}
 	if err := srv.InjectFault(escrowtest.Fault{Endpoint: "WEBHOOK *", Probability: 0.3, Drop: escrowtest.DropBefore}); err != nil {
@@ -159,7 +159,7 @@ func (m *market) start(name string) *replica {
 		}
 		for _, it := range items {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO handed (transaction_id, event, item_id, source, replica) VALUES ($1, $2, $3, $4, $5)`,
-				ev.TransactionID, string(ev.Event.Event), it, string(ev.Source), name); err != nil {
+				ev.TransactionID, string(ev.Name), it, string(ev.Source), name); err != nil {
 				return err
 			}
 		}
@@ -264,7 +264,7 @@ func (m *market) agreeAndFund(id int64) error {
 }
 
 func (m *market) sellerBank(id int64) error {
-	_, err := m.seller.Transactions.AddDisbursementMethod(m.t.Context(), id, &escrow.DisbursementMethod{
+	_, err := m.seller.Transactions.SelectDisbursementMethod(m.t.Context(), id, &escrow.DisbursementMethod{
 		Type: escrow.DisbursementACH, AccountName: "Seller", AccountType: "savings",
 		BankABARoutingNumber: "121000248", BankAccountNumber: "12345678", BankName: "First Bank",
 	})
@@ -272,7 +272,7 @@ func (m *market) sellerBank(id int64) error {
 }
 
 func (m *market) brokerBank(id int64) error {
-	_, err := m.partner.Transactions.AddDisbursementMethod(m.t.Context(), id, &escrow.DisbursementMethod{
+	_, err := m.partner.Transactions.SelectDisbursementMethod(m.t.Context(), id, &escrow.DisbursementMethod{
 		Type: escrow.DisbursementWireTransfer, AccountName: "Market LLC", BankName: "Second Bank",
 		BankSwiftCode: "EXAMUS33", BankAccountNumber: "9876543210",
 	})

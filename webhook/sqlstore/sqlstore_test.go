@@ -131,7 +131,7 @@ func TestTxCallback(t *testing.T) {
 				if s.Dialect() == sqlstore.Postgres {
 					q = `INSERT INTO orders VALUES ($1, $2)`
 				}
-				if _, err := tx.ExecContext(ctx, q, ev.TransactionID, string(ev.Event.Event)); err != nil {
+				if _, err := tx.ExecContext(ctx, q, ev.TransactionID, string(ev.Name)); err != nil {
 					return err
 				}
 				if failing {
@@ -149,7 +149,7 @@ func TestTxCallback(t *testing.T) {
 			now := time.Now()
 			ev := func(owner string) webhook.ConfirmedEvent {
 				var e webhook.ConfirmedEvent
-				e.TransactionID, e.Event.Event = 5, "ship"
+				e.TransactionID, e.Name = 5, "ship"
 				e.Claim = webhook.Claim{TransactionID: 5, Facts: []string{"ship:1"}, Owner: owner, Expires: now.Add(time.Minute)}
 				return e
 			}

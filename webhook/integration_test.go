@@ -632,3 +632,46 @@ func TestConfirmationsLeaveTheApplicationItsReserve(t *testing.T) {
 		}
 	}
 }
+
+// TestQueuedWorkSurvivesACrash: the reconciler moves its mark past a transaction only once
+// the store tracks it, so a process that dies with that transaction still queued leaves
+// it for the next one to find, even when it has ended.
+func TestQueuedWorkSurvivesACrash(t *testing.T) {
+	store := new(webhook.MemoryStore)
+	w := newWorld(t, webhook.Options{Store: store})
+	if err := w.srv.InjectFault(escrowtest.Fault{Endpoint: "WEBHOOK *", Drop: escrowtest.DropBefore}); err != nil {
+		t.Fatal(err)
+	}
+	stuck := make(chan int64, 1)
+	h1 := webhook.NewHandler(w.partner, func(ctx context.Context, ev webhook.ConfirmedEvent) error {
+		stuck <- ev.TransactionID
+		<-ctx.Done() // the only worker hangs until the process dies
+		return ctx.Err()
+	}, webhook.Options{Store: store, Workers: 1})
+	if err := h1.Reconcile(t.Context()); err != nil { // marks where history ends
+		t.Fatal(err)
+	}
+	busy := w.create()
+	if err := h1.Reconcile(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if id := <-stuck; id != busy {
+		t.Fatalf("stuck on %d", id)
+	}
+	ended := w.create()
+	if err := partnerEnds(w, ended); err != nil {
+		t.Fatal(err)
+	}
+	if err := h1.Reconcile(t.Context()); err != nil { // queues ended behind the stuck worker
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	h1.Shutdown(ctx) // dies with ended still queued
+
+	w.reconcile() // a fresh handler over the same store
+	got := w.got.byTransaction()
+	if strings.Join(got[ended], " ") != "create cancel" || strings.Join(got[busy], " ") != "create" {
+		t.Errorf("after the crash: %v", got)
+	}
+}

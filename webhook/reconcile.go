@@ -27,29 +27,43 @@ func (h *Handler) Reconcile(ctx context.Context) error {
 		return fmt.Errorf("reading the reconciler's mark: %w", err)
 	}
 	seen := make(map[int64]bool)
-	queue := func(tx *escrow.Transaction) error {
-		if seen[tx.ID] {
-			return nil
+	var found []*escrow.Transaction
+	collect := func(tx *escrow.Transaction) error {
+		if !seen[tx.ID] {
+			seen[tx.ID] = true
+			found = append(found, tx)
 		}
-		seen[tx.ID] = true
-		return h.enqueue(tx.ID, "", tx)
+		return nil
 	}
-	newest, err := h.eachToCheck(ctx, mark, started, queue)
+	newest, err := h.eachToCheck(ctx, mark, started, collect)
 	if err != nil {
 		return err
 	}
-	// Raised only once everything up to newest is queued: a crash before this point
-	// repeats the walk, never skips it.
+	// What was found is tracked in the store before the mark moves past it: if this
+	// process dies with the work still queued, the next reconciliation (here or in a
+	// replica) re-reads those transactions as unfinished instead of missing them.
+	ids := make([]int64, len(found))
+	for i, tx := range found {
+		ids[i] = tx.ID
+	}
+	if err := h.opt.Store.Track(ctx, ids); err != nil {
+		return fmt.Errorf("tracking transactions: %w", err)
+	}
+	for _, tx := range found {
+		if err := h.enqueue(tx.ID, "", tx); err != nil {
+			return err
+		}
+	}
 	if err := h.opt.Store.AdvanceMark(ctx, newest); err != nil {
 		return fmt.Errorf("recording the reconciler's mark: %w", err)
 	}
 	// Transactions that ended since the last look are no longer "ongoing", but their last
 	// events may still be missing.
-	ids, err := h.opt.Store.Unfinished(ctx)
+	unfinished, err := h.opt.Store.Unfinished(ctx)
 	if err != nil {
 		return err
 	}
-	for _, id := range ids {
+	for _, id := range unfinished {
 		if seen[id] {
 			continue
 		}
@@ -64,7 +78,8 @@ func (h *Handler) Reconcile(ctx context.Context) error {
 		case err != nil:
 			return err
 		}
-		if err := queue(tx); err != nil {
+		seen[id] = true
+		if err := h.enqueue(id, "", tx); err != nil {
 			return err
 		}
 	}

@@ -42,6 +42,9 @@ type Store interface {
 	Done(ctx context.Context, c Claim) error
 	// Release gives up c without recording its facts (the callback failed).
 	Release(ctx context.Context, c Claim) error
+	// Track makes transactions known as unfinished, those not known yet; it leaves
+	// finished ones finished.
+	Track(ctx context.Context, transactionIDs []int64) error
 	// Finish marks a transaction finished: every fact of its terminal state was handed
 	// over, so the reconciler no longer re-reads it.
 	Finish(ctx context.Context, transactionID int64) error
@@ -145,6 +148,16 @@ func (m *MemoryStore) Release(_ context.Context, c Claim) error {
 		if s, ok := r.facts[k]; ok && s.owner == c.Owner && !s.done {
 			delete(r.facts, k)
 		}
+	}
+	return nil
+}
+
+// Track makes the transactions known, as unfinished unless already finished.
+func (m *MemoryStore) Track(_ context.Context, transactionIDs []int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, id := range transactionIDs {
+		m.record(id)
 	}
 	return nil
 }

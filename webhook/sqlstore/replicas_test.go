@@ -5,9 +5,12 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -165,8 +168,17 @@ func (m *market) start(name string) *replica {
 		}
 		return nil
 	})
+	logger := slog.New(slog.DiscardHandler)
+	if dir := os.Getenv("ESCROW_TEST_LOGDIR"); dir != "" { // for a run that failed: every replica's log
+		f, err := os.Create(filepath.Join(dir, name+".log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		logger = slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
 	rp.h = webhook.NewHandler(m.partner, record, webhook.Options{
-		Store: rp.store, Replica: name + fmt.Sprint("-", time.Now().UnixNano()),
+		Store: rp.store, Logger: logger, Replica: name + fmt.Sprint("-", time.Now().UnixNano()),
 		Workers: 4, MaxAttempts: 40,
 		RetryWait: 2 * time.Millisecond, MaxRetryWait: 40 * time.Millisecond,
 		Refetch: 2 * time.Millisecond, MaxRefetch: 30 * time.Millisecond,

@@ -371,6 +371,37 @@ func (s *Store) Release(ctx context.Context, c webhook.Claim) error {
 	return nil
 }
 
+// trackChunk bounds the rows of one INSERT of Track.
+const trackChunk = 500
+
+// Track makes the transactions known as unfinished, those not known yet, in one database
+// transaction.
+func (s *Store) Track(ctx context.Context, transactionIDs []int64) error {
+	if len(transactionIDs) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	defer tx.Rollback()
+	for ids := range slices.Chunk(slices.Sorted(slices.Values(transactionIDs)), trackChunk) {
+		args := make([]any, len(ids))
+		for i, id := range ids {
+			args[i] = id
+		}
+		values := strings.TrimSuffix(strings.Repeat("(?, 0), ", len(ids)), ", ")
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO escrow_webhook_transactions (transaction_id, finished) VALUES `+values+`
+			ON CONFLICT (transaction_id) DO NOTHING`), args...); err != nil {
+			return fmt.Errorf("sqlstore: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	return nil
+}
+
 // Finish marks the transaction finished.
 func (s *Store) Finish(ctx context.Context, transactionID int64) error {
 	if _, err := s.db.ExecContext(ctx, s.q(`INSERT INTO escrow_webhook_transactions (transaction_id, finished) VALUES (?, 1)

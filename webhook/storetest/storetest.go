@@ -127,9 +127,25 @@ func finishedAndMark(t *testing.T, s webhook.Store) {
 	if err := s.Finish(ctx, 9); err != nil { // unknown: known as finished from now on
 		t.Fatal(err)
 	}
+	// Track adds unknown transactions as unfinished and leaves finished ones finished.
+	many := []int64{9, 2, 5, 5}
+	for id := int64(1000); id < 1700; id++ { // more than one INSERT's worth
+		many = append(many, id)
+	}
+	if err := s.Track(ctx, many); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Track(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	for id := int64(1000); id < 1700; id++ {
+		if err := s.Finish(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ids, err := s.Unfinished(ctx)
-	if err != nil || !slices.Equal(ids, []int64{1, 3}) {
-		t.Errorf("Unfinished = %v, %v; want [1 3]", ids, err)
+	if err != nil || !slices.Equal(ids, []int64{1, 3, 5}) {
+		t.Errorf("Unfinished = %v, %v; want [1 3 5]", ids, err)
 	}
 	for _, m := range []int64{0, 40, 30} {
 		if err := s.AdvanceMark(ctx, m); err != nil {

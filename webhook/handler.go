@@ -136,12 +136,13 @@ type Handler struct {
 type txQueue struct {
 	events     []escrow.EventName  // distinct delivered names, in arrival order
 	tx         *escrow.Transaction // read by the reconciler, nil if none
+	recheck    bool                // the reconciler asks for a fetch of a tracked transaction
 	processing bool
 	next       time.Time     // no confirming fetch before this
 	hold       time.Duration // the wait after the last fetch
 }
 
-func (q *txQueue) pending() bool { return len(q.events) > 0 || q.tx != nil }
+func (q *txQueue) pending() bool { return len(q.events) > 0 || q.tx != nil || q.recheck }
 
 // maxNamesPerBatch bounds the distinct delivered names one transaction's batch keeps:
 // 14 confirmable names plus a few hints. Names beyond it are dropped.
@@ -219,7 +220,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	if err := h.enqueue(ev.TransactionID, ev.Name, nil); err != nil {
+	if err := h.enqueue(ev.TransactionID, ev.Name, nil, false); err != nil {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
@@ -232,9 +233,10 @@ var (
 	errFull   = errors.New("webhook handler queue is full")
 )
 
-// enqueue adds a delivered event name, or a state read by the reconciler, to the
-// transaction's queue, starting its worker if none runs.
-func (h *Handler) enqueue(id int64, name escrow.EventName, tx *escrow.Transaction) error {
+// enqueue adds a delivered event name, a state read by the reconciler, or the
+// reconciler's request to fetch a tracked transaction to the transaction's queue,
+// starting its worker if none runs.
+func (h *Handler) enqueue(id int64, name escrow.EventName, tx *escrow.Transaction, recheck bool) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -256,6 +258,7 @@ func (h *Handler) enqueue(id int64, name escrow.EventName, tx *escrow.Transactio
 	if tx != nil {
 		q.tx = tx
 	}
+	q.recheck = q.recheck || recheck
 	if name != "" && len(q.events) < maxNamesPerBatch {
 		known := false
 		for _, n := range q.events {
@@ -294,8 +297,8 @@ func (h *Handler) work(id int64, q *txQueue) {
 			h.mu.Unlock()
 			return
 		}
-		b := batch{id: id, events: q.events, tx: q.tx, fetch: len(q.events) > 0 || q.tx == nil}
-		q.events, q.tx, q.processing = nil, nil, true
+		b := batch{id: id, events: q.events, tx: q.tx, fetch: len(q.events) > 0 || q.tx == nil, tracked: q.recheck}
+		q.events, q.tx, q.recheck, q.processing = nil, nil, false, true
 		h.mu.Unlock()
 
 		fresh := h.process(&b)
@@ -331,6 +334,9 @@ type batch struct {
 	events []escrow.EventName
 	tx     *escrow.Transaction
 	fetch  bool // whether tx must be (re)fetched before use
+	// tracked: the store tracks the transaction as unfinished (a reconciler's recheck), so
+	// finding it unreadable ends the tracking. Deliveries never create such a record.
+	tracked bool
 }
 
 // process tries a batch until it is done, given up on, or the handler shuts down, and
@@ -388,8 +394,16 @@ func (h *Handler) try(b *batch) (int, error) {
 	if b.fetch {
 		tx, err := h.get(ctx, id)
 		if errors.Is(err, escrow.ErrNotFound) || errors.Is(err, escrow.ErrForbidden) {
-			h.log.Warn("escrow webhook: unconfirmed deliveries dropped: the account cannot read the transaction",
-				"transaction_id", id, "events", b.events)
+			if len(b.events) > 0 {
+				h.log.Warn("escrow webhook: unconfirmed deliveries dropped: the account cannot read the transaction",
+					"transaction_id", id, "events", b.events)
+			}
+			if b.tracked {
+				h.log.Warn("escrow webhook: no longer readable; no longer tracked", "transaction_id", id)
+				if err := h.opt.Store.Finish(ctx, id); err != nil {
+					return 0, fmt.Errorf("recording: %w", err)
+				}
+			}
 			return 0, nil
 		}
 		if err != nil {

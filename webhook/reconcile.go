@@ -50,7 +50,7 @@ func (h *Handler) Reconcile(ctx context.Context) error {
 		return fmt.Errorf("tracking transactions: %w", err)
 	}
 	for _, tx := range found {
-		if err := h.enqueue(tx.ID, "", tx); err != nil {
+		if err := h.enqueue(tx.ID, "", tx, false); err != nil {
 			return err
 		}
 	}
@@ -67,19 +67,8 @@ func (h *Handler) Reconcile(ctx context.Context) error {
 		if seen[id] {
 			continue
 		}
-		tx, err := h.get(ctx, id)
-		switch {
-		case errors.Is(err, escrow.ErrNotFound) || errors.Is(err, escrow.ErrForbidden):
-			h.log.Warn("escrow webhook: no longer readable; no longer tracked", "transaction_id", id)
-			if err := h.opt.Store.Finish(ctx, id); err != nil {
-				return err
-			}
-			continue
-		case err != nil:
-			return err
-		}
-		seen[id] = true
-		if err := h.enqueue(id, "", tx); err != nil {
+		// A worker fetches it, coalesced with any delivery for it, never beside another.
+		if err := h.enqueue(id, "", nil, true); err != nil {
 			return err
 		}
 	}

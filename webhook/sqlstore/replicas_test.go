@@ -96,8 +96,11 @@ func newMarket(t *testing.T, dsn string) *market {
 		t.Fatal(err)
 	}
 	defer s0.Close()
-	if _, err := s0.DB().ExecContext(ctx, `CREATE TABLE handed (
-		seq BIGSERIAL PRIMARY KEY, transaction_id BIGINT NOT NULL, event TEXT NOT NULL,
+	seq := "seq BIGSERIAL PRIMARY KEY"
+	if s0.Dialect() == sqlstore.SQLite {
+		seq = "seq INTEGER PRIMARY KEY AUTOINCREMENT"
+	}
+	if _, err := s0.DB().ExecContext(ctx, `CREATE TABLE handed (`+seq+`, transaction_id BIGINT NOT NULL, event TEXT NOT NULL,
 		item_id BIGINT NOT NULL, source TEXT NOT NULL, replica TEXT NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
@@ -148,6 +151,10 @@ func (m *market) start(name string) *replica {
 		t.Fatal(err)
 	}
 	rp := &replica{name: name, db: db, store: &dyingStore{Store: db}, done: make(chan struct{})}
+	insert := `INSERT INTO handed (transaction_id, event, item_id, source, replica) VALUES ($1, $2, $3, $4, $5)`
+	if db.Dialect() == sqlstore.SQLite {
+		insert = `INSERT INTO handed (transaction_id, event, item_id, source, replica) VALUES (?, ?, ?, ?, ?)`
+	}
 	record := db.TxCallback(func(ctx context.Context, tx *sql.Tx, ev webhook.ConfirmedEvent) error {
 		if rand.N(4) == 0 { // a slow side effect: a kill may land in the middle of it
 			select {
@@ -161,7 +168,7 @@ func (m *market) start(name string) *replica {
 			items = []int64{0}
 		}
 		for _, it := range items {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO handed (transaction_id, event, item_id, source, replica) VALUES ($1, $2, $3, $4, $5)`,
+			if _, err := tx.ExecContext(ctx, insert,
 				ev.TransactionID, string(ev.Name), it, string(ev.Source), name); err != nil {
 				return err
 			}
@@ -464,8 +471,21 @@ func (f *forger) send(count int) {
 // nothing forged is handed over.
 func TestReplicasRestartsAndForgers(t *testing.T) {
 	pgtest.Need(t, pg, pgErr)
-	m := newMarket(t, pg.NewDatabase(t))
-	a, b := m.start("a"), m.start("b")
+	runMarket(t, pg.NewDatabase(t), true)
+}
+
+// TestRestartsAndForgersOnSQLite: the same with one process over a SQLite file, killed
+// mid-run and restarted after transactions were created and ended while it was down.
+func TestRestartsAndForgersOnSQLite(t *testing.T) {
+	runMarket(t, "sqlite:"+filepath.Join(t.TempDir(), "hooks.db"), false)
+}
+
+func runMarket(t *testing.T, dsn string, twoReplicas bool) {
+	m := newMarket(t, dsn)
+	live := []*replica{m.start("a")}
+	if twoReplicas {
+		live = append(live, m.start("b"))
+	}
 	f := &forger{m: m, kinds: map[string]int{}}
 	st, err := m.stranger.Transactions.Create(t.Context(), &escrow.CreateTransactionRequest{Currency: escrow.USD, Description: "Not the market's",
 		Parties: []escrow.PartyInput{{Role: escrow.RoleBuyer, Customer: "me"}, {Role: escrow.RoleSeller, Customer: m.sellerMail}},
@@ -481,20 +501,25 @@ func TestReplicasRestartsAndForgers(t *testing.T) {
 	want := make(map[int64]path)
 	var downIDs []int64
 	for r := range rounds {
-		switch r {
-		case 3:
-			m.kill(b) // mid-run, claims held and callbacks cut short
-		case 5:
-			m.kill(a) // nobody receives: what happens now is found only through the store's mark
-		case 7:
-			a, b = m.start("a2"), m.start("b2")
+		switch {
+		case twoReplicas && r == 3:
+			m.kill(live[1]) // mid-run, claims held and callbacks cut short
+			live = live[:1]
+		case twoReplicas && r == 5, !twoReplicas && r == 3:
+			m.kill(live[0]) // nobody receives: what happens now is found only through the store's mark
+			live = nil
+		case twoReplicas && r == 7:
+			live = []*replica{m.start("a2"), m.start("b2")}
+		case !twoReplicas && r == 5:
+			live = []*replica{m.start("a2")}
 		}
+		down := len(live) == 0
 		for _, p := range paths {
 			tx, err := m.partner.Transactions.Create(t.Context(), p.create(m))
 			if err != nil {
 				t.Fatalf("%s: create: %v", p.name, err)
 			}
-			if r == 5 || r == 6 {
+			if down {
 				downIDs = append(downIDs, tx.ID)
 			}
 			f.ongoing = append(f.ongoing, tx.ID)
@@ -523,33 +548,33 @@ func TestReplicasRestartsAndForgers(t *testing.T) {
 	m.mu.Lock()
 	m.replicas = map[string]*replica{}
 	m.mu.Unlock()
-	for _, rp := range []*replica{a, b} {
+	for _, rp := range live {
 		rp.cancel()
 		<-rp.done
 	}
 	for range 3 {
-		for _, rp := range []*replica{a, b} {
+		for _, rp := range live {
 			if err := rp.h.Reconcile(ctx); err != nil {
 				t.Fatal(err)
 			}
 		}
-		for _, rp := range []*replica{a, b} {
+		for _, rp := range live {
 			if err := rp.h.Flush(ctx); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	for _, rp := range []*replica{a, b} {
+	for _, rp := range live {
 		m.stop(rp)
 	}
 
 	// What reached the application, through the callback's own database transactions.
-	db, err := sql.Open("pgx", m.dsn)
+	store, err := sqlstore.Open(t.Context(), m.dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	rows, err := db.QueryContext(t.Context(), `SELECT transaction_id, event, item_id, source, replica FROM handed ORDER BY seq`)
+	defer store.Close()
+	rows, err := store.DB().QueryContext(t.Context(), `SELECT transaction_id, event, item_id, source, replica FROM handed ORDER BY seq`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -675,3 +675,43 @@ func TestQueuedWorkSurvivesACrash(t *testing.T) {
 		t.Errorf("after the crash: %v", got)
 	}
 }
+
+// TestSellerPaidBrokerFeeKeepsItOpen: a brokered sale whose seller pays the broker's fee is
+// not complete when the goods are paid out; complete is handed over once the fee is paid
+// out too, when the transaction really closes.
+func TestSellerPaidBrokerFeeKeepsItOpen(t *testing.T) {
+	w := newWorld(t, webhook.Options{})
+	tx, err := w.partner.Transactions.Create(t.Context(), &escrow.CreateTransactionRequest{
+		Currency: escrow.USD, Description: "A brokered bicycle",
+		Parties: []escrow.PartyInput{{Role: escrow.RoleBuyer, Customer: w.buyerEmail}, {Role: escrow.RoleSeller, Customer: w.sellerMail}, {Role: escrow.RoleBroker, Customer: "me"}},
+		Items: []escrow.ItemInput{
+			{Title: "Bicycle", Type: escrow.ItemGeneralMerchandise, InspectionPeriod: escrow.Days(1),
+				Schedule: []escrow.ScheduleInput{{Amount: escrow.MustAmount("900"), PayerCustomer: w.buyerEmail, BeneficiaryCustomer: w.sellerMail}}},
+			{Type: escrow.ItemBrokerFee, Schedule: []escrow.ScheduleInput{{Amount: escrow.MustAmount("45"), PayerCustomer: w.sellerMail, BeneficiaryCustomer: "me"}}},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range []step{buyerAgrees, sellerAgrees, funds, sellerGivesBank, ships, receives, buyerAccepts} {
+		if err := s(w, tx.ID); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	w.settle()
+	w.reconcile()
+	if got := strings.Join(w.got.byTransaction()[tx.ID], " "); strings.Contains(got, "complete") {
+		t.Fatalf("complete handed over while the broker's fee is owed: %s", got)
+	}
+	if _, err := w.partner.Transactions.SelectDisbursementMethod(t.Context(), tx.ID, &escrow.DisbursementMethod{
+		Type: escrow.DisbursementWireTransfer, AccountName: "Market LLC", BankName: "Second Bank",
+		BankSwiftCode: "EXAMUS33", BankAccountNumber: "9876543210",
+	}); err != nil {
+		t.Fatal(err)
+	}
+	w.settle()
+	got := w.got.byTransaction()[tx.ID]
+	if want := "create agree payment_approved ship receive accept payment_disbursed payment_disbursed complete"; strings.Join(got, " ") != want {
+		t.Errorf("handed over %v, want %s", got, want)
+	}
+}

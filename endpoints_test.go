@@ -67,9 +67,19 @@ func TestEndpoints(t *testing.T) {
 			}
 			// The endpoint table (endpoints.go) lists what the client calls: rate limits
 			// and Client.Do count by its rows.
-			if _, ok := matchRoute(r.Method, strings.TrimPrefix(r.EscapedPath, "/2017-09-01/")); !ok {
+			row, ok := matchRoute(r.Method, strings.TrimPrefix(r.EscapedPath, "/2017-09-01/"))
+			if !ok {
 				t.Errorf("%s %s is no row of the endpoint table", r.Method, r.EscapedPath)
 			}
+			// The method counts its rate limit under the row's name, so that Client.Do on
+			// the same path shares the allowance.
+			c.limits.mu.Lock()
+			for endpoint := range c.limits.byEndpoint {
+				if want := row.method + " /" + row.pattern; endpoint != want {
+					t.Errorf("rate limit counted under %q, want the table's %q", endpoint, want)
+				}
+			}
+			c.limits.mu.Unlock()
 			checkQuery(t, r.RawQuery, tt.query, tt.rawQuery)
 			if r.Header.Get("Authorization") != "Basic "+basicToken(testEmail, testKey) {
 				t.Error("no credentials on the request")

@@ -33,8 +33,24 @@
 // # Money and time
 //
 // Amounts are [Amount] values: exact decimals that travel as JSON numbers on requests and
-// are decoded from either numbers or strings, as the live API sends both. Timestamps are
+// are decoded from either numbers or strings, as the live API sends both. [ParseAmount]
+// refuses what is not a sum of cents; arithmetic returns Amounts. Timestamps are
 // [Timestamp] values that accept every form the API has been seen to send.
+//
+// # State and totals
+//
+// The API names no transaction state; [Transaction.State] derives one from the flags every
+// reader sees (awaiting agreement, awaiting payment, funded, shipped, in inspection,
+// accepted, returning, in dispute, disbursed, complete, cancelled), with the predicates
+// [Transaction.AllAgreed], [Transaction.Funded], [Transaction.Completed] and
+// [Transaction.Cancelled], and [Transaction.Totals] says what each party pays, receives and
+// nets. They are the one place these facts are derived.
+//
+// # Beyond the typed methods
+//
+// [Client.Do] sends any request, such as an endpoint this package does not know yet,
+// through the same pipeline as every method. [WithResponse] shows a call's status,
+// rate-limit headers and request id.
 //
 // # Errors
 //

@@ -102,7 +102,9 @@ type Options struct {
 	// Reserve is how many requests of each rate-limit window of GET /transaction/{id} the
 	// handler leaves to the application: once an answer says no more than Reserve remain,
 	// confirmations wait for the window's reset instead of spending them (and then 429s).
-	// Default a tenth of the limit the API states (RateLimit-Limit); -1 for none.
+	// Default a tenth of the limit the API states (RateLimit-Limit); -1 for none. Fetches
+	// already under way when an answer reaches the reserve still complete: up to
+	// Workers-1 of the reserve can be spent.
 	Reserve int
 	// OnUnconfirmedHint, if set, receives the deliveries no state can confirm (see Hint).
 	OnUnconfirmedHint HintFunc

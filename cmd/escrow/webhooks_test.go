@@ -17,6 +17,7 @@ import (
 
 	escrow "github.com/escrowkit/escrow-go"
 	"github.com/escrowkit/escrow-go/escrowtest"
+	"github.com/escrowkit/escrow-go/internal/pgtest"
 	"github.com/escrowkit/escrow-go/webhook"
 )
 
@@ -373,5 +374,88 @@ func TestListenBadAddress(t *testing.T) {
 	code, _, errOut := e.api(t, 2, "webhooks", "listen", "--addr", "256.1.1.1:0")
 	if code != exitAPI || !strings.Contains(errOut, "escrow webhooks listen:") {
 		t.Errorf("exit %d: %s", code, errOut)
+	}
+}
+
+// TestListenersShareAPostgresStore: two listeners over one PostgreSQL store, each
+// registered, so every event is delivered to both: between them they print each event
+// once.
+func TestListenersShareAPostgresStore(t *testing.T) {
+	pg, err := pgtest.Start()
+	pg = pgtest.Need(t, pg, err)
+	defer func() {
+		if err := pg.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	e := newEmulator(t)
+	args := []string{"--json", "--register", "--store", pg.NewDatabase(t), "--reconcile", "1h"}
+	l1 := startListener(t, e, args...)
+	l2 := startListener(t, e, args...)
+	var ids []int64
+	for range 3 {
+		tx := e.sale(t, "")
+		ids = append(ids, tx.ID)
+		for _, who := range []string{"buyer@example.com", "seller@example.com"} {
+			if _, err := e.client.Transactions.Agree(t.Context(), tx.ID, escrow.AsCustomer(who)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := e.srv.FlushWebhooks(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[fmt.Sprintf("%d create", id)], want[fmt.Sprintf("%d agree", id)] = true, true
+	}
+	// Both listeners' lines, until every event was printed by one of them.
+	seen := map[string]int{}
+	merged := make(chan string, 100)
+	var readers sync.WaitGroup
+	for _, l := range []*listener{l1, l2} {
+		readers.Go(func() {
+			for line := range l.stdout {
+				merged <- line
+			}
+		})
+	}
+	timeout := time.After(15 * time.Second)
+	for len(seen) < len(want) {
+		select {
+		case line := <-merged:
+			var ev listenedEvent
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			seen[fmt.Sprintf("%d %s", ev.TransactionID, ev.Event)]++
+		case <-timeout:
+			t.Fatalf("printed %v, want %v", seen, want)
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // a duplicate, if any, would come now
+	var rest []string
+	for _, l := range []*listener{l1, l2} {
+		code, lines := l.stop() // what the readers above did not take
+		if code != 0 {
+			t.Errorf("exit %d", code)
+		}
+		rest = append(rest, lines...)
+	}
+	readers.Wait()
+	close(merged)
+	for line := range merged {
+		rest = append(rest, line)
+	}
+	for _, line := range rest {
+		var ev listenedEvent
+		if err := json.Unmarshal([]byte(line), &ev); err == nil {
+			seen[fmt.Sprintf("%d %s", ev.TransactionID, ev.Event)]++
+		}
+	}
+	for k, n := range seen {
+		if n != 1 || !want[k] {
+			t.Errorf("%s printed %d times", k, n)
+		}
 	}
 }

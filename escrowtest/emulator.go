@@ -125,16 +125,6 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e.log.Debug("escrowtest request", "method", r.Method, "endpoint", endpoint, "status", resp.status)
 }
 
-// readAhead reads a request body (up to one byte past the limit readBody enforces) and
-// returns a body that yields the same bytes.
-func readAhead(body io.ReadCloser) io.ReadCloser {
-	head, _ := io.ReadAll(io.LimitReader(body, maxBodyBytes+1))
-	return struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(head), body), body}
-}
-
 // standardMethods are the methods of RFC 9110. Any other token is a valid HTTP method
 // too, so naming an endpoint by a method the client chose would let every new method
 // add a rate-limit window: requests that match no route are counted by their method
@@ -151,6 +141,16 @@ func unroutedEndpoint(method string) string {
 		return method + " *"
 	}
 	return "OTHER *"
+}
+
+// readAhead reads a request body (up to one byte past the limit readBody enforces) and
+// returns a body that yields the same bytes.
+func readAhead(body io.ReadCloser) io.ReadCloser {
+	head, _ := io.ReadAll(io.LimitReader(body, maxBodyBytes+1))
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), body), body}
 }
 
 // call is what routing found out about a request.

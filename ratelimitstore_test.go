@@ -301,3 +301,46 @@ func TestAnswerOf(t *testing.T) {
 		t.Errorf("a 429's Retry-After comes first: reset %v", got.Reset)
 	}
 }
+
+// TestLocalMemoryLearnsEachWindowAfresh: the answers the client learns from while the store
+// paces start a new window in its own memory when the old one resets, so that an answer
+// of the new window is news even if the old one's lowest was lower.
+func TestLocalMemoryLearnsEachWindowAfresh(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &fakeStore{}
+		c, mt := setup(t, WithRateLimitStore(store))
+		var remaining []string // what the next answers say is left
+		mt.RegisterResponder("GET", testBase+"transaction/9", func(req *http.Request) (*http.Response, error) {
+			r := "0"
+			if len(remaining) > 0 {
+				r, remaining = remaining[0], remaining[1:]
+			}
+			return respond(200, `{"id": 9}`, "RateLimit-Limit", "50", "RateLimit-Remaining", r, "RateLimit-Reset", "1")(req)
+		})
+		get := func() {
+			t.Helper()
+			if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+				t.Fatal(err)
+			}
+		}
+		remaining = []string{"10", "2"} // the first window: the second answer is its lowest
+		get()
+		get()
+		time.Sleep(time.Second)
+		remaining = []string{"40", "3"} // the next window: others spend fast
+		get()
+		get()
+		// What the client's own memory would let out now, were the store to go: the 3 the
+		// last answer said are left, not the 40 of the window's first answer.
+		taken := 0
+		for {
+			if _, _, ok := c.limits.take("GET /transaction/{id}", time.Now()); !ok {
+				break
+			}
+			taken++
+		}
+		if taken != 3 {
+			t.Errorf("its own memory would send %d requests, want the 3 left", taken)
+		}
+	})
+}

@@ -25,12 +25,21 @@ type fakeStore struct {
 	reserves int
 	keys     []RateLimitKey
 	records  []RateLimitAnswer
-	ids      []string // of the records
+	ids      []string      // of the records
+	calls    int           // Reserve calls, failed ones included
+	gate     chan struct{} // when set, Reserve waits for it to close (a slow store)
 }
 
 var errStoreDown = errors.New("store down")
 
 func (f *fakeStore) Reserve(ctx context.Context, key RateLimitKey) (RateLimitGrant, error) {
+	f.mu.Lock()
+	f.calls++
+	gate := f.gate
+	f.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := ctx.Deadline(); !ok {
@@ -346,5 +355,42 @@ func TestLocalMemoryLearnsEachWindowAfresh(t *testing.T) {
 		if taken != 3 {
 			t.Errorf("its own memory would send %d requests, want the 3 left", taken)
 		}
+	})
+}
+
+// TestOneCallAtATimeTriesTheStoreAgain: after an outage, while one call tries the store
+// again (and it is slow to answer), the others pace on the client's own memory rather than
+// queue behind it.
+func TestOneCallAtATimeTriesTheStoreAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &fakeStore{}
+		c, mt := setup(t, WithRateLimitStore(store))
+		mt.RegisterResponder("GET", testBase+"transaction/9", respond(200, `{"id": 9}`, "RateLimit-Remaining", "90"))
+		store.set(true)
+		if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		gate := make(chan struct{})
+		store.mu.Lock()
+		store.gate, store.calls = gate, 0
+		store.mu.Unlock()
+		var wg sync.WaitGroup
+		for range 5 {
+			wg.Go(func() {
+				if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		synctest.Wait() // all five are done or blocked: four done on their own memory
+		store.mu.Lock()
+		calls := store.calls
+		store.mu.Unlock()
+		if calls != 1 {
+			t.Errorf("%d calls asked the store while it was being tried again, want 1", calls)
+		}
+		close(gate)
+		wg.Wait()
 	})
 }

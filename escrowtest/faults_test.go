@@ -130,11 +130,30 @@ func TestFaultLatency(t *testing.T) {
 func TestFaultLatencyAfter(t *testing.T) {
 	w := newWorld(t)
 	must(t, w.srv.InjectFault(Fault{Endpoint: "POST /transaction", LatencyAfter: time.Hour}))
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, w.srv.URL+"transaction", strings.NewReader(string(mustJSON(t, set(merchandise(), "reference", "slow")))))
 	req.SetBasicAuth(w.buyer.Email, w.buyer.APIKey)
-	if _, err := w.srv.Client().Do(req); !errors.Is(err, context.DeadlineExceeded) {
+	failed := make(chan error, 1)
+	go func() {
+		_, err := w.srv.Client().Do(req)
+		failed <- err
+	}()
+	// The client gives up once the change is made (and not on a timer, which a loaded
+	// machine can outrun before the request even arrives).
+	for deadline := time.Now().Add(10 * time.Second); w.b.do(http.MethodGet, "transaction/reference/slow", nil).status != http.StatusOK; {
+		if time.Now().After(deadline) {
+			t.Fatal("the transaction was never created")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case err := <-failed:
+		t.Fatalf("answered before the latency: %v", err)
+	default:
+	}
+	cancel()
+	if err := <-failed; !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v", err)
 	}
 	w.srv.ClearFaults()

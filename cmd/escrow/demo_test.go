@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	escrow "github.com/escrowkit/escrow-go"
 )
 
 // TestDemo runs each flow to the end on the embedded emulator and checks the table's
@@ -71,7 +73,7 @@ func TestDemo(t *testing.T) {
 			if got := linesWith(out, "    webhook: "); !slices.Equal(got, tc.events) {
 				t.Errorf("events\n got %q\nwant %q\n%s", got, tc.events, out)
 			}
-			if !strings.Contains(out, "is complete;") || !strings.Contains(out, "Settlement:") {
+			if !strings.Contains(out, "is complete;") || !strings.Contains(out, "Settlement, paid by ") {
 				t.Errorf("no completion in\n%s", out)
 			}
 		})
@@ -79,17 +81,22 @@ func TestDemo(t *testing.T) {
 }
 
 // TestDemoSettlementBalances checks the sale's settlement to the cent: what the buyer pays
-// is what the seller, the broker and the escrow fee receive.
+// by card, the price the demo chose, is what the seller, the broker, the escrow fee and
+// the card's payment fee receive.
 func TestDemoSettlementBalances(t *testing.T) {
 	code, out, errOut := cli(t, "demo")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
 	for _, want := range []string{
-		"  buyer      buyer@example.com        2665.63      0.00  -2665.63",
-		"  seller     seller@example.com         40.62   2500.00   2459.38",
-		"  broker     market@example.com          0.00    125.00    125.00",
-		"  escrow fee                                      81.25     81.25",
+		"the buyer may pay by wire_transfer 2665.63, credit_card 2745.60, paypal 2745.60",
+		"Settlement, paid by credit_card:",
+		"  buyer       buyer@example.com        2745.60      0.00  -2745.60",
+		"  seller      seller@example.com         40.62   2500.00   2459.38",
+		"  broker      market@example.com          0.00    125.00    125.00",
+		"  escrow fee                                       81.25     81.25",
+		"  payment fee                                      79.97     79.97",
+		"The buyer paid 2665.63 for the transaction and 79.97 more for paying by credit_card",
 		"payout by ach 2459.38",
 		"/_emulator/pages/checkout/200001/credit_card?return_url=",
 		"the API refuses accept through As-Customer",
@@ -97,6 +104,23 @@ func TestDemoSettlementBalances(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in\n%s", want, out)
 		}
+	}
+	// The nets add up to zero: nothing is paid that nobody receives.
+	_, settlement, _ := strings.Cut(out, "Settlement")
+	var sum escrow.Amount
+	for line := range strings.Lines(settlement) {
+		f := strings.Fields(line)
+		if len(f) < 3 || !strings.HasPrefix(line, "  ") || f[0] == "PARTY" || f[0] == "The" {
+			continue
+		}
+		net, err := escrow.ParseAmount(f[len(f)-1])
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		sum = sum.Add(net)
+	}
+	if !sum.IsZero() {
+		t.Errorf("the settlement's nets add up to %s, not 0:\n%s", sum, settlement)
 	}
 }
 
@@ -117,6 +141,9 @@ func TestDemoRemote(t *testing.T) {
 		}
 		if f.payment != "wire_transfer" && !strings.Contains(out.String(), "landing page https://") {
 			t.Errorf("%s: no landing page in\n%s", f.name, out.String())
+		}
+		if f.payment == "wire_transfer" && !strings.Contains(out.String(), "  escrow transactions pay wire-sent --sandbox --as-customer buyer@example.com ") {
+			t.Errorf("%s: no CLI command to report the wire in\n%s", f.name, out.String())
 		}
 		if strings.Contains(out.String()+errOut.String(), e.partner.APIKey) {
 			t.Errorf("%s: the API key was printed", f.name)

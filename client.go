@@ -65,6 +65,9 @@ type Client struct {
 	bodies         *sync.Pool // *[]byte buffers that answers are read into, reused across calls
 	// jitter draws a wait in [0, d]; replaced in tests to make waits predictable.
 	jitter func(d time.Duration) time.Duration
+	// shared holds the rate-limit memory when a RateLimitStore was given; see
+	// WithRateLimitStore.
+	shared *sharedLimits
 }
 
 // service is embedded (by conversion) in every resource service.
@@ -92,6 +95,8 @@ type settings struct {
 	maxWait    time.Duration
 	logger     *slog.Logger
 	userAgent  string
+	// rateLimitStore, when set, holds the rate-limit memory; see WithRateLimitStore.
+	rateLimitStore RateLimitStore
 }
 
 // WithSandbox points the client at the provider's sandbox, whose accounts and credentials
@@ -160,6 +165,9 @@ func NewClient(email, apiKey string, opts ...Option) (*Client, error) {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
 	c.limits = newEndpointLimits(c.baseWait, c.maxWait)
+	if s.rateLimitStore != nil {
+		c.shared = newSharedLimits(s.rateLimitStore, accountScope(email, base.String()), c.logger)
+	}
 	c.bodies = new(sync.Pool)
 	c.retryHTTP = c.newHTTPClient(s.httpClient)
 	c.noRedirectHTTP = &http.Client{

@@ -57,7 +57,7 @@ func runEmulator(ctx context.Context, args []string, subs map[string]command, st
 	fs.Usage = func() {
 		usage()
 		fmt.Fprintln(stderr, "\nServes the escrow API below /2017-09-01/ and the emulator's control API below /_emulator/.")
-		fmt.Fprintln(stderr, "\nControl endpoints (loopback clients only), which the subcommands below call:")
+		fmt.Fprintln(stderr, "\nControl endpoints (loopback clients only):")
 		for _, ep := range escrowtest.ControlEndpoints() {
 			fmt.Fprintf(stderr, "  %-6s %-44s %s\n", ep.Method, ep.Path, ep.Summary)
 		}

@@ -380,8 +380,8 @@ func TestForgedDeliveriesAreNeverHandedOver(t *testing.T) {
 // emulator's webhook timeout, every delivery is still answered in time, and the events
 // are handed over afterwards, in order.
 func TestSlowCallbackDoesNotHoldTheSender(t *testing.T) {
-	w := newWorld(t, webhook.Options{}, escrowtest.WithWebhookTimeout(50*time.Millisecond))
-	w.got.delay = 20 * time.Millisecond // slower than 2 deliveries at once allow
+	w := newWorld(t, webhook.Options{}, escrowtest.WithWebhookTimeout(250*time.Millisecond))
+	w.got.delay = 100 * time.Millisecond // slower than 3 deliveries at once allow
 	id := w.create()
 	for _, s := range []step{buyerAgrees, sellerAgrees, funds, ships} {
 		if err := s(w, id); err != nil {

@@ -22,14 +22,14 @@ func TestDemo(t *testing.T) {
 			args: []string{"demo"},
 			states: []string{"awaiting_agreement", "awaiting_agreement", "awaiting_payment", "awaiting_payment", "funded",
 				"funded", "funded", "shipped", "in_inspection", "complete"},
-			events: []string{"create", "agree", "payment_received", "payment_approved", "ship (item 300001)", "receive (item 300001)",
+			events: []string{"create", "agree", "payment_approved", "ship (item 300001)", "receive (item 300001)",
 				"accept (item 300001)", "payment_disbursed (item 300001, 300002)", "complete"},
 		},
 		{
 			args: []string{"demo", "--domain"},
 			states: []string{"awaiting_agreement", "awaiting_agreement", "awaiting_payment", "awaiting_payment", "funded",
 				"funded", "funded", "shipped", "in_inspection", "complete"},
-			events: []string{"create", "agree", "payment_received", "payment_approved", "ship (item 300001)", "receive (item 300001)",
+			events: []string{"create", "agree", "payment_approved", "ship (item 300001)", "receive (item 300001)",
 				"accept (item 300001)", "payment_disbursed (item 300001, 300002)", "complete"},
 		},
 		{

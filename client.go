@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -281,6 +280,7 @@ type RequestOption func(*requestOptions)
 
 type requestOptions struct {
 	asCustomer string
+	response   *Response // see WithResponse
 }
 
 // AsCustomer makes an approved partner act for the customer with this e-mail address (the
@@ -301,6 +301,9 @@ type call struct {
 	opts    []RequestOption
 	// keepRedirect returns a redirect to out instead of following it.
 	keepRedirect bool
+	// escapedPath and rawQuery, set by Client.Do, are sent as they are instead of the
+	// pattern and the query; pattern then only names the endpoint.
+	escapedPath, rawQuery string
 }
 
 // responseDecoder is implemented by results that need more than the JSON body: headers, or
@@ -325,9 +328,12 @@ func fetch[T any](ctx context.Context, c *Client, k call) (*T, error) {
 // send is the request pipeline: build the request once, send it through the retry layer,
 // and turn the answer into a result or a typed error.
 func (c *Client) send(ctx context.Context, k call) error {
-	path, err := expandPath(k.pattern, k.params)
-	if err != nil {
-		return err
+	path := k.escapedPath
+	if path == "" {
+		var err error
+		if path, err = expandPath(k.pattern, k.params); err != nil {
+			return err
+		}
 	}
 	u := *c.baseURL
 	u.Path, u.RawPath = c.baseURL.Path+unescapedPath(path), c.baseURL.EscapedPath()+path
@@ -345,10 +351,13 @@ func (c *Client) send(ctx context.Context, k call) error {
 			}
 		}
 		u.RawQuery = v.Encode()
+	} else if k.rawQuery != "" {
+		u.RawQuery = k.rawQuery
 	}
 	sentPath := u.EscapedPath()
 
 	var body []byte
+	var err error
 	if k.body != nil {
 		if body, err = json.Marshal(k.body); err != nil {
 			return fmt.Errorf("escrow: %s %s: encoding the request: %w", k.method, sentPath, err)
@@ -357,6 +366,9 @@ func (c *Client) send(ctx context.Context, k call) error {
 	var ro requestOptions
 	for _, opt := range k.opts {
 		opt(&ro)
+	}
+	if ro.response != nil {
+		ro.response.capture(nil, time.Time{}) // a call refused before sending leaves no stale answer
 	}
 
 	req, err := retryablehttp.NewRequestWithContext(ctx, k.method, u.String(), bodyOrNil(body))
@@ -385,6 +397,9 @@ func (c *Client) send(ctx context.Context, k call) error {
 		rc.HTTPClient = c.noRedirectHTTP
 	}
 	resp, err := rc.Do(req)
+	if ro.response != nil {
+		ro.response.capture(resp, time.Now())
+	}
 	return c.finish(p, resp, err, k)
 }
 
@@ -587,34 +602,27 @@ func unescapedPath(escaped string) string {
 	return s
 }
 
-// CustomerRef names a customer in a path: [Me] or [CustomerID].
-type CustomerRef struct {
-	id int64
-	me bool
-}
+// Me is the literal "me", which the API reads as the caller wherever it names a customer:
+// in a path, as a [CustomerRef] (client.Customers.Get(ctx, escrow.Me)), and in a
+// transaction, as a party's or a payer's customer (PartyInput{Customer: escrow.Me}). It is
+// an untyped constant so that one name serves both.
+const Me = "me"
 
-// Me refers to the account the client authenticates as.
-var Me = CustomerRef{me: true}
+// CustomerRef names a customer in a path: [Me] or a [CustomerID]. Any other value is
+// refused with [ErrInvalidArgument] before a request is sent.
+type CustomerRef string
 
 // CustomerID refers to a customer by numeric id.
-func CustomerID(id int64) CustomerRef { return CustomerRef{id: id} }
-
-// String returns "me" or the id.
-func (r CustomerRef) String() string {
-	if r.me {
-		return "me"
-	}
-	return strconv.FormatInt(r.id, 10)
-}
+func CustomerID(id int64) CustomerRef { return CustomerRef(strconv.FormatInt(id, 10)) }
 
 func (r CustomerRef) segment() (string, error) {
-	switch {
-	case r.me:
-		return "me", nil
-	case r.id > 0:
-		return strconv.FormatInt(r.id, 10), nil
+	if r == Me {
+		return Me, nil
 	}
-	return "", errors.New("customer reference is neither Me nor a positive CustomerID")
+	if id, err := strconv.ParseInt(string(r), 10, 64); err == nil && id > 0 && strconv.FormatInt(id, 10) == string(r) {
+		return string(r), nil
+	}
+	return "", fmt.Errorf("customer reference %q is neither Me nor a positive CustomerID", truncate(string(r), 32))
 }
 
 // sleep waits d or until ctx ends.

@@ -157,8 +157,10 @@ func TestPathSegmentsAreEscaped(t *testing.T) {
 			t.Errorf("Get(%d) = %v", id, err)
 		}
 	}
-	if _, err := c.Customers.Get(ctx, CustomerRef{}); !errors.Is(err, ErrInvalidArgument) {
-		t.Errorf("Get(zero CustomerRef) = %v", err)
+	for _, ref := range []CustomerRef{"", "you", "08", "-8", "me/../9", "8 "} {
+		if _, err := c.Customers.Get(ctx, ref); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("Get(CustomerRef(%q)) = %v", ref, err)
+		}
 	}
 	if _, err := c.Customers.Get(ctx, CustomerID(0)); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("Get(CustomerID(0)) = %v", err)

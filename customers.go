@@ -6,18 +6,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 )
 
 // CustomersService reads and manages customer accounts (spec part 4, "Customers"). Every
 // path takes [Me] or a [CustomerID].
 //
 //	GET   /customer/{me|id}                                     Get
+//	PATCH /customer/{me|id}                                     Update
 //	POST  /customer                                             Create
-//	GET   /customer/{me|id}/identification-documents            IdentificationDocuments
-//	GET   /customer/{me|id}/api_key                             APIKeys
+//	GET   /customer/{me|id}/identification-documents            ListIdentificationDocuments
+//	GET   /customer/{me|id}/api_key                             ListAPIKeys
 //	PATCH /customer/{me|id}/api_key/{key_id}                    UpdateAPIKey
-//	GET   /customer/{me|id}/disbursement_methods                DisbursementMethods
-//	GET   /customer/{me|id}/disbursement_methods/{id}           DisbursementMethod
+//	GET   /customer/{me|id}/disbursement_methods                ListDisbursementMethods
+//	GET   /customer/{me|id}/disbursement_methods/{id}           GetDisbursementMethod
 //
 // Webhook registration is on [WebhooksService].
 type CustomersService service
@@ -41,10 +43,61 @@ type Customer struct {
 	TaxNumbers          []TaxNumber           `json:"tax_numbers,omitempty"`
 	Verification        *CustomerVerification `json:"verification,omitempty"`
 	Company             *Company              `json:"company,omitempty"`
-	// The live API sends these two with shapes no public source documents; they are kept
-	// as the server sent them.
-	CustomerEmailVerification json.RawMessage `json:"customer_email_verification,omitempty"`
-	ElectronicVerification    json.RawMessage `json:"electronic_verification,omitempty"`
+	// CustomerEmailVerification says whether the e-mail address is verified (live API).
+	CustomerEmailVerification *EmailVerification `json:"customer_email_verification,omitempty"`
+	// ElectronicVerification says whether identity can be verified electronically (live API).
+	ElectronicVerification *ElectronicVerification `json:"electronic_verification,omitempty"`
+}
+
+// EmailVerification is the state of a customer's e-mail verification.
+type EmailVerification struct {
+	Verified bool `json:"verified"`
+}
+
+// ElectronicVerification says whether a customer's identity can be verified electronically,
+// and with which documents. No public source shows what documents_supported holds:
+// DocumentsSupported lists the names a list of strings, or the keys of an object, give;
+// Raw keeps the object as sent.
+type ElectronicVerification struct {
+	Available          bool            `json:"available"`
+	DocumentsSupported []string        `json:"-"`
+	Raw                json.RawMessage `json:"-"`
+}
+
+// UnmarshalJSON reads available and whatever shape documents_supported has, never failing
+// the customer on the latter.
+func (v *ElectronicVerification) UnmarshalJSON(b []byte) error {
+	var doc struct {
+		Available          bool            `json:"available"`
+		DocumentsSupported json.RawMessage `json:"documents_supported"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return err
+	}
+	*v = ElectronicVerification{Available: doc.Available, Raw: append(json.RawMessage(nil), b...)}
+	var names []string
+	var byName map[string]json.RawMessage
+	switch {
+	case json.Unmarshal(doc.DocumentsSupported, &names) == nil:
+		v.DocumentsSupported = names
+	case json.Unmarshal(doc.DocumentsSupported, &byName) == nil:
+		for name := range byName {
+			v.DocumentsSupported = append(v.DocumentsSupported, name)
+		}
+		slices.Sort(v.DocumentsSupported)
+	}
+	return nil
+}
+
+// MarshalJSON writes the document as it was received, or available and the names.
+func (v ElectronicVerification) MarshalJSON() ([]byte, error) {
+	if v.Raw != nil {
+		return v.Raw, nil
+	}
+	return json.Marshal(struct {
+		Available          bool     `json:"available"`
+		DocumentsSupported []string `json:"documents_supported,omitempty"`
+	}{v.Available, v.DocumentsSupported})
 }
 
 // Address is a postal address. Country is an ISO 3166-1 alpha-2 code.
@@ -82,6 +135,23 @@ type Company struct {
 	Address     *Address `json:"address,omitempty"`
 }
 
+// UpdateCustomerRequest is the body of [CustomersService.Update]: the spec's customer patch
+// shape. Empty fields are not sent and stay as they are.
+type UpdateCustomerRequest struct {
+	FirstName       string      `json:"first_name,omitempty"`
+	MiddleName      string      `json:"middle_name,omitempty"`
+	LastName        string      `json:"last_name,omitempty"`
+	Username        string      `json:"username,omitempty"`
+	DateOfBirth     Timestamp   `json:"date_of_birth,omitzero"`
+	PhoneNumber     string      `json:"phone_number,omitempty"`
+	Address         *Address    `json:"address,omitempty"`
+	ShippingAddress *Address    `json:"shipping_address,omitempty"`
+	Company         *Company    `json:"company,omitempty"`
+	TaxNumbers      []TaxNumber `json:"tax_numbers,omitempty"`
+	// IdentificationDocuments adds identity documents (the patch shape's addition).
+	IdentificationDocuments []IdentificationDocument `json:"identification_documents,omitempty"`
+}
+
 // IdentificationDocument is an identity document on file (CustomerCountryIdentification).
 type IdentificationDocument struct {
 	Type           string    `json:"type,omitempty"`
@@ -91,7 +161,7 @@ type IdentificationDocument struct {
 	DateRemovedUTC Timestamp `json:"date_removed_utc,omitzero"`
 }
 
-// IdentificationDocuments is the answer of [CustomersService.IdentificationDocuments]. The
+// IdentificationDocuments is the answer of [CustomersService.ListIdentificationDocuments]. The
 // spec does not show its shape: a list, or an object holding one, decodes.
 type IdentificationDocuments struct {
 	IdentificationDocuments []IdentificationDocument `json:"identification_documents"`
@@ -154,20 +224,20 @@ type IntermediaryBank struct {
 // DisbursementMethods lists what a seller or broker can be paid out with, what they have
 // saved, and what is selected.
 type DisbursementMethods struct {
-	AvailableDisbursementMethods []AvailableMethod    `json:"available_disbursement_methods"`
-	SavedDisbursementMethods     []DisbursementMethod `json:"saved_disbursement_methods"`
+	AvailableDisbursementMethods []AvailableDisbursementMethod `json:"available_disbursement_methods"`
+	SavedDisbursementMethods     []DisbursementMethod          `json:"saved_disbursement_methods"`
 	// SelectedDisbursementMethod is nil until one is selected; only one is selected, even
 	// for milestone transactions.
 	SelectedDisbursementMethod *DisbursementMethod `json:"selected_disbursement_method"`
 	AvailableCurrencies        []Currency          `json:"available_currencies"`
 }
 
-// AvailableMethod is a payment or disbursement method the caller can use, with the total it
-// would move.
-type AvailableMethod struct {
-	Type     string   `json:"type"`
-	Total    Amount   `json:"total"`
-	Currency Currency `json:"currency,omitempty"`
+// AvailableDisbursementMethod is a way the caller can be paid out, with the total it would
+// pay.
+type AvailableDisbursementMethod struct {
+	Type     DisbursementMethodType `json:"type"`
+	Total    Amount                 `json:"total"`
+	Currency Currency               `json:"currency,omitempty"`
 }
 
 // APIKey is an API key of an account. Key is set only in the answer that created it: keys
@@ -181,7 +251,7 @@ type APIKey struct {
 	LastFourCharacters string    `json:"last_four_characters"`
 }
 
-// APIKeys is the answer of [CustomersService.APIKeys].
+// APIKeys is the answer of [CustomersService.ListAPIKeys].
 type APIKeys struct {
 	APIKeys []APIKey `json:"api_keys"`
 }
@@ -195,6 +265,20 @@ type UpdateAPIKeyRequest struct {
 // Get returns a customer: [Me] or a [CustomerID] the caller has access to.
 func (s *CustomersService) Get(ctx context.Context, customer CustomerRef, opts ...RequestOption) (*Customer, error) {
 	return fetch[Customer](ctx, s.client, call{method: http.MethodGet, pattern: "customer/{customer_id}", params: []any{customer}, opts: opts})
+}
+
+// Update changes a customer's details: [Me], or a [CustomerID] the caller has access to
+// (PATCH /customer/{me|id}), and returns the customer updated.
+//
+// Spec part 4 says that once an account exists, integrations can no longer supply its
+// information: an update the server refuses under that rule comes back as a typed error
+// (an [*APIError] matching [ErrForbidden], or a [*ValidationError] naming the fields), and
+// nothing changes.
+func (s *CustomersService) Update(ctx context.Context, customer CustomerRef, req *UpdateCustomerRequest, opts ...RequestOption) (*Customer, error) {
+	if req == nil {
+		return nil, fmt.Errorf("%w: nil UpdateCustomerRequest", ErrInvalidArgument)
+	}
+	return fetch[Customer](ctx, s.client, call{method: http.MethodPatch, pattern: "customer/{customer_id}", params: []any{customer}, body: req, opts: opts})
 }
 
 // Create creates an account for an e-mail address; its owner receives an e-mail to set a
@@ -226,13 +310,13 @@ func (c *createdCustomer) decodeResponse(_ *http.Response, body []byte) error {
 	return json.Unmarshal(body, (*Customer)(c))
 }
 
-// IdentificationDocuments lists a customer's identity documents.
-func (s *CustomersService) IdentificationDocuments(ctx context.Context, customer CustomerRef, opts ...RequestOption) (*IdentificationDocuments, error) {
+// ListIdentificationDocuments lists a customer's identity documents.
+func (s *CustomersService) ListIdentificationDocuments(ctx context.Context, customer CustomerRef, opts ...RequestOption) (*IdentificationDocuments, error) {
 	return fetch[IdentificationDocuments](ctx, s.client, call{method: http.MethodGet, pattern: "customer/{customer_id}/identification-documents", params: []any{customer}, opts: opts})
 }
 
-// APIKeys lists a customer's API keys (last four characters only).
-func (s *CustomersService) APIKeys(ctx context.Context, customer CustomerRef, opts ...RequestOption) (*APIKeys, error) {
+// ListAPIKeys lists a customer's API keys (last four characters only).
+func (s *CustomersService) ListAPIKeys(ctx context.Context, customer CustomerRef, opts ...RequestOption) (*APIKeys, error) {
 	return fetch[APIKeys](ctx, s.client, call{method: http.MethodGet, pattern: "customer/{customer_id}/api_key", params: []any{customer}, opts: opts})
 }
 
@@ -244,12 +328,12 @@ func (s *CustomersService) UpdateAPIKey(ctx context.Context, customer CustomerRe
 	return fetch[APIKey](ctx, s.client, call{method: http.MethodPatch, pattern: "customer/{customer_id}/api_key/{key_id}", params: []any{customer, keyID}, body: req, opts: opts})
 }
 
-// DisbursementMethods lists a customer's saved disbursement methods.
-func (s *CustomersService) DisbursementMethods(ctx context.Context, customer CustomerRef, opts ...RequestOption) (*DisbursementMethods, error) {
+// ListDisbursementMethods lists a customer's saved disbursement methods.
+func (s *CustomersService) ListDisbursementMethods(ctx context.Context, customer CustomerRef, opts ...RequestOption) (*DisbursementMethods, error) {
 	return fetch[DisbursementMethods](ctx, s.client, call{method: http.MethodGet, pattern: "customer/{customer_id}/disbursement_methods", params: []any{customer}, opts: opts})
 }
 
-// DisbursementMethod returns one saved disbursement method.
-func (s *CustomersService) DisbursementMethod(ctx context.Context, customer CustomerRef, id int64, opts ...RequestOption) (*DisbursementMethod, error) {
+// GetDisbursementMethod returns one saved disbursement method.
+func (s *CustomersService) GetDisbursementMethod(ctx context.Context, customer CustomerRef, id int64, opts ...RequestOption) (*DisbursementMethod, error) {
 	return fetch[DisbursementMethod](ctx, s.client, call{method: http.MethodGet, pattern: "customer/{customer_id}/disbursement_methods/{disbursement_id}", params: []any{customer, id}, opts: opts})
 }

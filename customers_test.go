@@ -32,7 +32,8 @@ func TestCustomerGetMeAndID(t *testing.T) {
 			t.Errorf("verification = %+v", cu.Verification)
 		}
 		if cu.Company.CompanyName != "Reaves Motors" || cu.TaxNumbers[0].Type != "ssn" || cu.Webhooks[0].ID != 5 ||
-			cu.DisbursementMethods[0].Type != DisbursementACH || !strings.Contains(string(cu.ElectronicVerification), "not_required") {
+			cu.DisbursementMethods[0].Type != DisbursementACH || !cu.CustomerEmailVerification.Verified ||
+			!cu.ElectronicVerification.Available || strings.Join(cu.ElectronicVerification.DocumentsSupported, ",") != "passport,drivers_license" {
 			t.Errorf("customer = %+v", cu)
 		}
 	}

@@ -120,24 +120,33 @@ func TestMarkWireSentBodies(t *testing.T) {
 	for _, tt := range []struct {
 		name, body string
 		status     int
-		want       string // "" for a nil result
+		want       string // Raw; "" for none
+		txID       int64  // the transaction read from the answer; 0 for none
 	}{
-		{"empty 200", ``, 200, ""},
-		{"whitespace 200", " \n", 200, ""},
-		{"204", ``, 204, ""},
-		{"JSON", `{"status": "wire_sent", "amount": "3650.50"}`, 200, `{"status": "wire_sent", "amount": "3650.50"}`},
-		{"JSON list", `[1, 2]`, 200, `[1, 2]`},
+		{"empty 200", ``, 200, "", 0},
+		{"whitespace 200", " \n", 200, "", 0},
+		{"204", ``, 204, "", 0},
+		{"JSON", `{"status": "wire_sent", "amount": "3650.50"}`, 200, `{"status": "wire_sent", "amount": "3650.50"}`, 0},
+		{"JSON list", `[1, 2]`, 200, `[1, 2]`, 0},
+		{"a transaction", `{"id": 48016, "currency": "usd", "parties": [{"role": "buyer", "customer": "me", "agreed": true}], "items": []}`, 200,
+			`{"id": 48016, "currency": "usd", "parties": [{"role": "buyer", "customer": "me", "agreed": true}], "items": []}`, 48016},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c, mt := setup(t)
 			var rec recorder
 			mt.RegisterResponder("POST", testBase+"transaction/48016/payment_methods/wire_transfer", rec.then(respond(tt.status, tt.body)))
-			raw, err := c.Transactions.MarkWireSent(context.Background(), 48016)
+			sent, err := c.Transactions.MarkWireSent(context.Background(), 48016)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if string(raw) != tt.want || (tt.want == "" && raw != nil) {
-				t.Errorf("raw = %q, want %q", raw, tt.want)
+			if string(sent.Raw) != tt.want || (tt.want == "" && sent.Raw != nil) {
+				t.Errorf("raw = %q, want %q", sent.Raw, tt.want)
+			}
+			switch {
+			case tt.txID == 0 && sent.Transaction != nil:
+				t.Errorf("read a transaction from %s", tt.body)
+			case tt.txID != 0 && (sent.Transaction == nil || sent.Transaction.ID != tt.txID || !sent.Transaction.AllAgreed()):
+				t.Errorf("transaction = %+v, want %d decoded", sent.Transaction, tt.txID)
 			}
 			if r := rec.all()[0]; len(r.Body) != 0 || r.Header.Get("Content-Type") != "" {
 				t.Errorf("sent a body %q", r.Body)
@@ -158,13 +167,13 @@ func TestCreditCardsDecodeBareAndWrappedLists(t *testing.T) {
 	mc := CreditCard{LastFour: "5100", ExpirationMonth: 7, ExpirationYear: 2028, Brand: "mastercard", CustomerID: 9}
 	for _, tt := range []struct {
 		name, body string
-		want       CreditCards
+		want       []CreditCard
 	}{
 		{"bare list", `[{"last_four": "4242", "expiration_month": 12, "expiration_year": 2027, "brand": "visa", "customer_id": 9},
-			{"last_four": "5100", "expiration_month": 7, "expiration_year": 2028, "brand": "mastercard", "customer_id": 9}]`, CreditCards{visa, mc}},
+			{"last_four": "5100", "expiration_month": 7, "expiration_year": 2028, "brand": "mastercard", "customer_id": 9}]`, []CreditCard{visa, mc}},
 		{"wrapped after other members", `{"count": 2, "meta": {"ids": "x"}, "credit_cards": [{"last_four": "4242", "expiration_month": 12, "expiration_year": 2027, "brand": "visa", "customer_id": 9},
-			{"last_four": "5100", "expiration_month": 7, "expiration_year": 2028, "brand": "mastercard", "customer_id": 9}]}`, CreditCards{visa, mc}},
-		{"empty bare list", `[]`, CreditCards{}},
+			{"last_four": "5100", "expiration_month": 7, "expiration_year": 2028, "brand": "mastercard", "customer_id": 9}]}`, []CreditCard{visa, mc}},
+		{"empty bare list", `[]`, []CreditCard{}},
 		{"object without a list", `{"count": 0}`, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,8 +188,11 @@ func TestCreditCardsDecodeBareAndWrappedLists(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(in, tt.want) || !reflect.DeepEqual(out, tt.want) {
-				t.Errorf("in = %#v, out = %#v, want %#v", in, out, tt.want)
+			if !reflect.DeepEqual(in.Cards, tt.want) || !reflect.DeepEqual(out.Cards, tt.want) {
+				t.Errorf("in = %#v, out = %#v, want %#v", in.Cards, out.Cards, tt.want)
+			}
+			if string(in.Raw) != tt.body {
+				t.Errorf("Raw = %s, want the document as sent", in.Raw)
 			}
 		})
 	}
@@ -207,7 +219,7 @@ func TestTimelineDecodesBareAndWrappedLists(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c, mt := setup(t)
 			mt.RegisterResponder("GET", testBase+"transaction/48016/timeline-entries", respond(200, tt.body))
-			tl, err := c.Transactions.TimelineEntries(context.Background(), 48016)
+			tl, err := c.Transactions.ListTimelineEntries(context.Background(), 48016)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -224,7 +236,7 @@ func TestTimelineDecodesBareAndWrappedLists(t *testing.T) {
 	for _, body := range []string{`{"entries": [{"event": 5}]}`, `"timeline"`, `{"entries": `} {
 		c, mt := setup(t)
 		mt.RegisterResponder("GET", testBase+"transaction/48016/timeline-entries", respond(200, body))
-		if _, err := c.Transactions.TimelineEntries(context.Background(), 48016); !errors.Is(err, ErrMalformedResponse) {
+		if _, err := c.Transactions.ListTimelineEntries(context.Background(), 48016); !errors.Is(err, ErrMalformedResponse) {
 			t.Errorf("body %s: err = %v, want ErrMalformedResponse", body, err)
 		}
 	}
@@ -272,7 +284,7 @@ func TestWebhooksCreateRefusesWhatIsNotAnAbsoluteURL(t *testing.T) {
 		"", "/escrow/hook", "hooks.example.com/escrow", "//hooks.example.com/escrow", "ftp://hooks.example.com/x",
 		"https:///no-host", "mailto:ops@example.com", "https://hooks.example.com/%zz", "javascript:alert(1)",
 	} {
-		w, err := c.Webhooks.Create(context.Background(), u)
+		w, err := c.Webhooks.Create(context.Background(), Me, u)
 		if !errors.Is(err, ErrInvalidArgument) || w != nil {
 			t.Errorf("Create(%q) = %+v, %v", u, w, err)
 		}
@@ -283,7 +295,7 @@ func TestWebhooksCreateAcceptsHTTP(t *testing.T) {
 	c, mt := setup(t)
 	var rec recorder
 	mt.RegisterResponder("POST", testBase+"customer/me/webhook", rec.then(respond(200, `{"id": 93, "url": "http://localhost:8080/hook"}`)))
-	w, err := c.Webhooks.Create(context.Background(), "http://localhost:8080/hook")
+	w, err := c.Webhooks.Create(context.Background(), Me, "http://localhost:8080/hook")
 	if err != nil || w.ID != 93 {
 		t.Fatalf("Create = %+v, %v", w, err)
 	}
@@ -414,14 +426,13 @@ func TestRefusedArgumentsSendNothing(t *testing.T) {
 	ctx := context.Background()
 	checks := map[string]error{}
 	_, checks["Partner.Customer(nil)"] = c.Partner.Customer(ctx, nil)
-	_, checks["Partner.Customer(empty)"] = c.Partner.Customer(ctx, &PartnerCustomerLookup{})
+	_, checks["Partner.Customer(empty)"] = c.Partner.Customer(ctx, &PartnerCustomerOptions{})
 	_, checks["SelectDisbursementMethod(nil)"] = c.Transactions.SelectDisbursementMethod(ctx, 1, nil)
-	_, checks["AddDisbursementMethod(nil)"] = c.Transactions.AddDisbursementMethod(ctx, 1, nil)
 	_, checks["ChoosePaymentMethod(empty name)"] = c.Transactions.ChoosePaymentMethod(ctx, 1, "", nil)
-	_, checks["WebLink(empty action)"] = c.Transactions.WebLink(ctx, 1, "")
-	_, checks["ItemWebLink(item 0)"] = c.Transactions.ItemWebLink(ctx, 1, 0, "receive")
+	_, checks["WebLink(empty action)"] = c.Transactions.GetWebLink(ctx, 1, "")
+	_, checks["ItemWebLink(item 0)"] = c.Transactions.GetItemWebLink(ctx, 1, 0, "receive")
 	_, checks["PaymentsIn(0)"] = c.Partner.PaymentsIn(ctx, 0)
-	_, checks["Customers.DisbursementMethod(zero ref)"] = c.Customers.DisbursementMethod(ctx, CustomerRef{}, 3)
+	_, checks["Customers.GetDisbursementMethod(zero ref)"] = c.Customers.GetDisbursementMethod(ctx, "", 3)
 	_, checks["Webhooks.List(CustomerID(-1))"] = c.Webhooks.List(ctx, CustomerID(-1))
 	for what, err := range checks {
 		if !errors.Is(err, ErrInvalidArgument) {

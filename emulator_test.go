@@ -92,11 +92,11 @@ func TestLifecycleOnTheEmulator(t *testing.T) {
 			t.Fatalf("Agree: %v", err)
 		}
 	}
-	methods, err := m.partner.Transactions.PaymentMethods(ctx, tx.ID, buyer)
+	methods, err := m.partner.Transactions.GetPaymentMethods(ctx, tx.ID, buyer)
 	if err != nil || len(methods.AvailablePaymentMethods) == 0 {
 		t.Fatalf("PaymentMethods = %+v, %v", methods, err)
 	}
-	landing, err := m.partner.Transactions.ChoosePaymentMethod(ctx, tx.ID, escrow.PaymentCreditCard, &escrow.PaymentMethodInput{ReturnURL: "https://market.example.com/paid"}, buyer)
+	landing, err := m.partner.Transactions.ChoosePaymentMethod(ctx, tx.ID, escrow.PaymentCreditCard, &escrow.ChoosePaymentMethodRequest{ReturnURL: "https://market.example.com/paid"}, buyer)
 	if err != nil || !strings.HasPrefix(landing.LandingPage, "https://") {
 		t.Fatalf("ChoosePaymentMethod = %+v, %v", landing, err)
 	}
@@ -122,7 +122,7 @@ func TestLifecycleOnTheEmulator(t *testing.T) {
 		t.Errorf("item status %+v", st)
 	}
 
-	timeline, err := m.partner.Transactions.TimelineEntries(ctx, tx.ID)
+	timeline, err := m.partner.Transactions.ListTimelineEntries(ctx, tx.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestValidationFieldsFromTheEmulator(t *testing.T) {
 	req := brokeredSale("")
 	req.Currency = "USD"
 	req.Items[0].Fees[1].Split = 0.25
-	req.Items[0].Schedule[0].Amount = escrow.MustAmount("-3")
+	req.Items[0].Schedule[0].Amount = escrow.MustAmount("0") // not positive: the API refuses it
 	_, err := m.partner.Transactions.Create(t.Context(), req)
 	var ve *escrow.ValidationError
 	if !errors.As(err, &ve) {

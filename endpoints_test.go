@@ -65,6 +65,21 @@ func TestEndpoints(t *testing.T) {
 			if want := "/2017-09-01/" + tt.path; r.EscapedPath != want {
 				t.Errorf("path = %s, want %s", r.EscapedPath, want)
 			}
+			// The endpoint table (endpoints.go) lists what the client calls: rate limits
+			// and Client.Do count by its rows.
+			row, ok := matchRoute(r.Method, strings.TrimPrefix(r.EscapedPath, "/2017-09-01/"))
+			if !ok {
+				t.Errorf("%s %s is no row of the endpoint table", r.Method, r.EscapedPath)
+			}
+			// The method counts its rate limit under the row's name, so that Client.Do on
+			// the same path shares the allowance.
+			c.limits.mu.Lock()
+			for endpoint := range c.limits.byEndpoint {
+				if want := row.method + " /" + row.pattern; endpoint != want {
+					t.Errorf("rate limit counted under %q, want the table's %q", endpoint, want)
+				}
+			}
+			c.limits.mu.Unlock()
 			checkQuery(t, r.RawQuery, tt.query, tt.rawQuery)
 			if r.Header.Get("Authorization") != "Basic "+basicToken(testEmail, testKey) {
 				t.Error("no credentials on the request")
@@ -198,7 +213,7 @@ func endpointCases() []endpointCase {
 			name: "create_transaction_domain",
 			call: func(ctx context.Context, c *Client) (any, error) {
 				return c.Transactions.Create(ctx, &CreateTransactionRequest{
-					Currency: EURO, Description: "example.net with its content", Reference: "dom-3",
+					Currency: EUR, Description: "example.net with its content", Reference: "dom-3",
 					Parties: []PartyInput{{Role: RoleBuyer, Customer: "me"}, {Role: RoleSeller, Customer: "owner@domains.example"}},
 					Items: []ItemInput{{
 						Title: "example.net", Description: "Domain with its website", Type: ItemDomainName,
@@ -217,7 +232,7 @@ func endpointCases() []endpointCase {
 			status: http.StatusCreated, answer: "transaction_domain.json",
 			check: func(t *testing.T, got any) {
 				tx := as[*Transaction](t, got)
-				if tx.ID != 48017 || tx.Currency != EURO || !tx.IsDraft || tx.Reference != "dom-3" {
+				if tx.ID != 48017 || tx.Currency != EUR || !tx.IsDraft || tx.Reference != "dom-3" {
 					t.Errorf("transaction = %+v", tx)
 				}
 				at(t, "creation_date", tx.CreationDate, utc(2024, 5, 6, 22, 1, 2, 1000))
@@ -382,8 +397,10 @@ func endpointCases() []endpointCase {
 			answer: "transaction_updated.json", check: updated,
 		},
 		{
-			name:   "timeline_entries",
-			call:   func(ctx context.Context, c *Client) (any, error) { return c.Transactions.TimelineEntries(ctx, 48016) },
+			name: "timeline_entries",
+			call: func(ctx context.Context, c *Client) (any, error) {
+				return c.Transactions.ListTimelineEntries(ctx, 48016)
+			},
 			method: "GET", path: "transaction/48016/timeline-entries", answer: "timeline.json",
 			check: func(t *testing.T, got any) {
 				tl := as[*Timeline](t, got)
@@ -391,8 +408,11 @@ func endpointCases() []endpointCase {
 					t.Fatalf("entries = %+v", tl.Entries)
 				}
 				e := tl.Entries
-				if e[0].Event != "create" || e[1].Event != "ship" || e[1].ItemID != 7001 || e[2].Event != "milestone_extended" || e[2].Message != "Due date moved" {
+				if e[0].Event != EventCreate || e[1].Event != EventShip || e[1].ItemID != 7001 || e[2].Event != "milestone_extended" || e[2].Message != "Due date moved" {
 					t.Errorf("entries = %+v", e)
+				}
+				if e[0].ID != 1 || e[1].ID != 2 || e[2].ID != 0 || e[1].EventType != EventTypeTransaction || e[0].Customer != "me" || e[1].Customer != "dev@studio.example" {
+					t.Errorf("ids, types and customers = %+v", e)
 				}
 				at(t, "entry 0", e[0].Date, utc(2024, 5, 5, 23, 15, 2, 123456000))
 				at(t, "entry 1 (no offset)", e[1].Date, utc(2024, 5, 20, 8, 0, 0, 0))
@@ -405,7 +425,7 @@ func endpointCases() []endpointCase {
 		{
 			name: "transaction_disbursement_methods",
 			call: func(ctx context.Context, c *Client) (any, error) {
-				return c.Transactions.DisbursementMethods(ctx, 48016)
+				return c.Transactions.GetDisbursementMethods(ctx, 48016)
 			},
 			method: "GET", path: "transaction/48016/disbursement_methods", answer: "transaction_disbursement_methods.json",
 			check: func(t *testing.T, got any) {
@@ -446,9 +466,9 @@ func endpointCases() []endpointCase {
 			},
 		},
 		{
-			name: "add_disbursement_method",
+			name: "select_disbursement_method_details",
 			call: func(ctx context.Context, c *Client) (any, error) {
-				return c.Transactions.AddDisbursementMethod(ctx, 48016, &DisbursementMethod{
+				return c.Transactions.SelectDisbursementMethod(ctx, 48016, &DisbursementMethod{
 					Type: DisbursementWireTransferInternational, Currency: USD, AccountName: "Studio Ltd",
 					BankIBAN: "GB33BUKB20201555555555", BankSwiftCode: "BUKBGB22", BankName: "Barclays",
 					BankSortCode: "202015", ClearingSystemCode: ClearingGBDSC,
@@ -458,7 +478,7 @@ func endpointCases() []endpointCase {
 						BankABARoutingNumber: "021000089"},
 				})
 			},
-			method: "POST", path: "transaction/48016/disbursement_methods", request: "add_disbursement_method.json",
+			method: "PATCH", path: "transaction/48016/disbursement_methods", request: "select_disbursement_method_details.json",
 			answer: "transaction_disbursement_added.json",
 			check: func(t *testing.T, got any) {
 				dm := as[*DisbursementMethods](t, got)
@@ -473,13 +493,13 @@ func endpointCases() []endpointCase {
 		{
 			name: "payment_methods",
 			call: func(ctx context.Context, c *Client) (any, error) {
-				return c.Transactions.PaymentMethods(ctx, 48016, AsCustomer("buyer@shop.example"))
+				return c.Transactions.GetPaymentMethods(ctx, 48016, AsCustomer("buyer@shop.example"))
 			},
 			method: "GET", path: "transaction/48016/payment_methods", header: buyer, answer: "payment_methods.json",
 			check: func(t *testing.T, got any) {
 				pm := as[*PaymentMethods](t, got)
 				a := pm.AvailablePaymentMethods
-				if len(a) != 4 || a[0].Type != string(PaymentWireTransfer) || a[0].Currency != USD || a[1].Type != string(PaymentCreditCard) || a[3].Type != "open_banking" {
+				if len(a) != 4 || a[0].Type != PaymentWireTransfer || a[0].Currency != USD || a[1].Type != PaymentCreditCard || a[3].Type != "open_banking" {
 					t.Fatalf("available = %+v", a)
 				}
 				amt(t, "wire total (3650.5)", a[0].Total, "3650.50")
@@ -487,7 +507,7 @@ func endpointCases() []endpointCase {
 				amt(t, "paypal total", a[2].Total, "3741.02")
 				amt(t, "string total", a[3].Total, "3655.00")
 				cond := pm.ConditionallyAvailablePaymentMethods
-				if len(cond) != 1 || cond[0].Type != string(PaymentInternationalWireTransfer) ||
+				if len(cond) != 1 || cond[0].Type != PaymentInternationalWireTransfer ||
 					!reflect.DeepEqual(cond[0].Conditions, []string{"verification_required", "limit_review"}) {
 					t.Errorf("conditional = %+v", cond)
 				}
@@ -499,7 +519,7 @@ func endpointCases() []endpointCase {
 			name: "choose_payment_method",
 			call: func(ctx context.Context, c *Client) (any, error) {
 				return c.Transactions.ChoosePaymentMethod(ctx, 48016, PaymentCreditCard,
-					&PaymentMethodInput{ReturnURL: "https://shop.example/orders/7781?paid=1"}, AsCustomer("buyer@shop.example"))
+					&ChoosePaymentMethodRequest{ReturnURL: "https://shop.example/orders/7781?paid=1"}, AsCustomer("buyer@shop.example"))
 			},
 			method: "POST", path: "transaction/48016/payment_methods/credit_card", header: buyer,
 			request: "choose_payment_method.json", answer: "landing_page.json",
@@ -525,7 +545,7 @@ func endpointCases() []endpointCase {
 		{
 			name: "wire_transfer_details",
 			call: func(ctx context.Context, c *Client) (any, error) {
-				return c.Transactions.WireTransferDetails(ctx, 48016)
+				return c.Transactions.GetWireTransferDetails(ctx, 48016)
 			},
 			method: "GET", path: "transaction/48016/payment_methods/wire_transfer", answer: "wire_transfer_details.json",
 			check: func(t *testing.T, got any) {
@@ -546,7 +566,7 @@ func endpointCases() []endpointCase {
 			call:   func(ctx context.Context, c *Client) (any, error) { return c.Transactions.MarkWireSent(ctx, 48016) },
 			method: "POST", path: "transaction/48016/payment_methods/wire_transfer", answer: "mark_wire_sent.json",
 			check: func(t *testing.T, got any) {
-				raw := as[json.RawMessage](t, got)
+				raw := as[*WireSent](t, got).Raw
 				var doc struct {
 					Status string `json:"status"`
 					Amount Amount `json:"amount"`
@@ -557,8 +577,10 @@ func endpointCases() []endpointCase {
 			},
 		},
 		{
-			name:   "web_link",
-			call:   func(ctx context.Context, c *Client) (any, error) { return c.Transactions.WebLink(ctx, 48016, "agree") },
+			name: "web_link",
+			call: func(ctx context.Context, c *Client) (any, error) {
+				return c.Transactions.GetWebLink(ctx, 48016, "agree")
+			},
 			method: "GET", path: "transaction/48016/web_link/agree", answer: "web_link.json",
 			check: func(t *testing.T, got any) {
 				if lp := as[*LandingPage](t, got); lp.LandingPage != "https://www.escrow.com/transaction/48016/agree?token=77ab" {
@@ -569,7 +591,7 @@ func endpointCases() []endpointCase {
 		{
 			name: "web_link_escaped_action",
 			call: func(ctx context.Context, c *Client) (any, error) {
-				return c.Transactions.WebLink(ctx, 48016, "pay now/?x")
+				return c.Transactions.GetWebLink(ctx, 48016, "pay now/?x")
 			},
 			method: "GET", path: "transaction/48016/web_link/pay%20now%2F%3Fx", answer: "web_link.json",
 			check: func(t *testing.T, got any) {
@@ -581,7 +603,7 @@ func endpointCases() []endpointCase {
 		{
 			name: "item_web_link",
 			call: func(ctx context.Context, c *Client) (any, error) {
-				return c.Transactions.ItemWebLink(ctx, 48016, 7002, "receive")
+				return c.Transactions.GetItemWebLink(ctx, 48016, 7002, "receive")
 			},
 			method: "GET", path: "transaction/48016/item/7002/web_link/receive", answer: "item_web_link.json",
 			check: func(t *testing.T, got any) {
@@ -603,6 +625,30 @@ func endpointCases() []endpointCase {
 			call:   func(ctx context.Context, c *Client) (any, error) { return c.Customers.Get(ctx, CustomerID(8)) },
 			method: "GET", path: "customer/8", answer: "customer.json",
 			check: func(t *testing.T, got any) { checkCustomer(t, as[*Customer](t, got)) },
+		},
+		{
+			name: "update_customer_me",
+			call: func(ctx context.Context, c *Client) (any, error) {
+				return c.Customers.Update(ctx, Me, &UpdateCustomerRequest{
+					LastName: "Okafor-Reyes", PhoneNumber: "+1 415 555 0199",
+					Address: &Address{Line1: "501 Market St", City: "San Francisco", State: "CA", Country: "US", PostCode: "94105"},
+					IdentificationDocuments: []IdentificationDocument{
+						{Type: "passport", Field: "passport_number", Value: "X1234567", Country: "US"},
+						{Type: "drivers_license", Value: "D7654321", Country: "US", DateRemovedUTC: Timestamp{Time: utc(2024, 1, 2, 0, 0, 0, 0)}},
+					},
+				})
+			},
+			method: "PATCH", path: "customer/me", request: "update_customer.json", answer: "customer_updated.json",
+			check: checkUpdatedCustomer,
+		},
+		{
+			name: "update_customer_id",
+			call: func(ctx context.Context, c *Client) (any, error) {
+				return c.Customers.Update(ctx, CustomerID(8), &UpdateCustomerRequest{FirstName: "Dana"}, AsCustomer("dana@studio.example"))
+			},
+			method: "PATCH", path: "customer/8", request: "update_customer_name.json", answer: "customer_updated.json",
+			header: map[string]string{"As-Customer": "dana@studio.example"},
+			check:  checkUpdatedCustomer,
 		},
 		{
 			name: "create_customer",
@@ -629,27 +675,29 @@ func endpointCases() []endpointCase {
 			},
 		},
 		{
-			name:   "identification_documents_me",
-			call:   func(ctx context.Context, c *Client) (any, error) { return c.Customers.IdentificationDocuments(ctx, Me) },
+			name: "identification_documents_me",
+			call: func(ctx context.Context, c *Client) (any, error) {
+				return c.Customers.ListIdentificationDocuments(ctx, Me)
+			},
 			method: "GET", path: "customer/me/identification-documents", answer: "identification_documents.json",
 			check: checkIdentificationDocuments,
 		},
 		{
 			name: "identification_documents_id",
 			call: func(ctx context.Context, c *Client) (any, error) {
-				return c.Customers.IdentificationDocuments(ctx, CustomerID(8))
+				return c.Customers.ListIdentificationDocuments(ctx, CustomerID(8))
 			},
 			method: "GET", path: "customer/8/identification-documents", answer: "identification_documents.json",
 			check: checkIdentificationDocuments,
 		},
 		{
 			name:   "api_keys_me",
-			call:   func(ctx context.Context, c *Client) (any, error) { return c.Customers.APIKeys(ctx, Me) },
+			call:   func(ctx context.Context, c *Client) (any, error) { return c.Customers.ListAPIKeys(ctx, Me) },
 			method: "GET", path: "customer/me/api_key", answer: "api_keys.json", check: checkAPIKeys,
 		},
 		{
 			name:   "api_keys_id",
-			call:   func(ctx context.Context, c *Client) (any, error) { return c.Customers.APIKeys(ctx, CustomerID(8)) },
+			call:   func(ctx context.Context, c *Client) (any, error) { return c.Customers.ListAPIKeys(ctx, CustomerID(8)) },
 			method: "GET", path: "customer/8/api_key", answer: "api_keys.json", check: checkAPIKeys,
 		},
 		{
@@ -668,28 +716,30 @@ func endpointCases() []endpointCase {
 		},
 		{
 			name:   "customer_disbursement_methods_me",
-			call:   func(ctx context.Context, c *Client) (any, error) { return c.Customers.DisbursementMethods(ctx, Me) },
+			call:   func(ctx context.Context, c *Client) (any, error) { return c.Customers.ListDisbursementMethods(ctx, Me) },
 			method: "GET", path: "customer/me/disbursement_methods", answer: "customer_disbursement_methods.json",
 			check: checkCustomerDisbursementMethods,
 		},
 		{
 			name: "customer_disbursement_methods_id",
 			call: func(ctx context.Context, c *Client) (any, error) {
-				return c.Customers.DisbursementMethods(ctx, CustomerID(8))
+				return c.Customers.ListDisbursementMethods(ctx, CustomerID(8))
 			},
 			method: "GET", path: "customer/8/disbursement_methods", answer: "customer_disbursement_methods.json",
 			check: checkCustomerDisbursementMethods,
 		},
 		{
-			name:   "customer_disbursement_method_me",
-			call:   func(ctx context.Context, c *Client) (any, error) { return c.Customers.DisbursementMethod(ctx, Me, 32) },
+			name: "customer_disbursement_method_me",
+			call: func(ctx context.Context, c *Client) (any, error) {
+				return c.Customers.GetDisbursementMethod(ctx, Me, 32)
+			},
 			method: "GET", path: "customer/me/disbursement_methods/32", answer: "disbursement_method.json",
 			check: checkDisbursementMethod,
 		},
 		{
 			name: "customer_disbursement_method_id",
 			call: func(ctx context.Context, c *Client) (any, error) {
-				return c.Customers.DisbursementMethod(ctx, CustomerID(8), 32)
+				return c.Customers.GetDisbursementMethod(ctx, CustomerID(8), 32)
 			},
 			method: "GET", path: "customer/8/disbursement_methods/32", answer: "disbursement_method.json",
 			check: checkDisbursementMethod,
@@ -784,7 +834,7 @@ func endpointCases() []endpointCase {
 		{
 			name: "partner_customer_by_party",
 			call: func(ctx context.Context, c *Client) (any, error) {
-				return c.Partner.Customer(ctx, &PartnerCustomerLookup{PartyID: 191})
+				return c.Partner.Customer(ctx, &PartnerCustomerOptions{PartyID: 191})
 			},
 			method: "GET", path: "partner/customer", query: url.Values{"party_id": {"191"}}, answer: "partner_customer.json",
 			check: checkPartnerCustomer,
@@ -792,7 +842,7 @@ func endpointCases() []endpointCase {
 		{
 			name: "partner_customer_by_customer_id",
 			call: func(ctx context.Context, c *Client) (any, error) {
-				return c.Partner.Customer(ctx, &PartnerCustomerLookup{CustomerID: 9})
+				return c.Partner.Customer(ctx, &PartnerCustomerOptions{CustomerID: 9})
 			},
 			method: "GET", path: "partner/customer", query: url.Values{"customer_id": {"9"}}, answer: "partner_customer.json",
 			check: checkPartnerCustomer,
@@ -843,12 +893,21 @@ func endpointCases() []endpointCase {
 			call:   func(ctx context.Context, c *Client) (any, error) { return c.Partner.PaymentsIn(ctx, 9) },
 			method: "GET", path: "partner/customer/9/payments_in", answer: "payments_in.json",
 			check: func(t *testing.T, got any) {
-				want := CreditCards{
-					{LastFour: "4242", ExpirationMonth: 12, ExpirationYear: 2027, Brand: "visa", CustomerID: 9},
-					{LastFour: "0005", ExpirationMonth: 1, ExpirationYear: 2026, Brand: "amex", CustomerID: 9},
+				cards := as[*CreditCards](t, got)
+				if len(cards.Cards) != 2 {
+					t.Fatalf("cards = %+v", cards.Cards)
 				}
-				if cards := as[CreditCards](t, got); !reflect.DeepEqual(cards, want) {
-					t.Errorf("cards = %+v", cards)
+				c0, c1 := cards.Cards[0], cards.Cards[1]
+				if c0.LastFour != "4242" || c0.ExpirationMonth != 12 || c0.ExpirationYear != 2027 || c0.Brand != "visa" || c0.CustomerID != 9 || c0.TransactionID != 48016 {
+					t.Errorf("card 0 = %+v", c0)
+				}
+				amt(t, "card 0 amount", c0.Amount, "3650.50")
+				at(t, "card 0 date", c0.Date, utc(2024, 5, 7, 10, 0, 0, 0))
+				if c1 != (CreditCard{LastFour: "0005", ExpirationMonth: 1, ExpirationYear: 2026, Brand: "amex", CustomerID: 9}) {
+					t.Errorf("card 1 = %+v", c1)
+				}
+				if !bytes.Contains(cards.Raw, []byte(`"funding": "credit"`)) {
+					t.Errorf("Raw = %s", cards.Raw)
 				}
 			},
 		},
@@ -857,9 +916,9 @@ func endpointCases() []endpointCase {
 			call:   func(ctx context.Context, c *Client) (any, error) { return c.Partner.PaymentsOut(ctx, 9) },
 			method: "GET", path: "partner/customer/9/payments_out", answer: "payments_out.json",
 			check: func(t *testing.T, got any) {
-				want := CreditCards{{LastFour: "5100", ExpirationMonth: 7, ExpirationYear: 2028, Brand: "mastercard", CustomerID: 9}}
-				if cards := as[CreditCards](t, got); !reflect.DeepEqual(cards, want) {
-					t.Errorf("cards = %+v", cards)
+				want := []CreditCard{{LastFour: "5100", ExpirationMonth: 7, ExpirationYear: 2028, Brand: "mastercard", CustomerID: 9}}
+				if cards := as[*CreditCards](t, got); !reflect.DeepEqual(cards.Cards, want) {
+					t.Errorf("cards = %+v", cards.Cards)
 				}
 			},
 		},
@@ -950,7 +1009,7 @@ func endpointCases() []endpointCase {
 		{
 			name: "create_webhook",
 			call: func(ctx context.Context, c *Client) (any, error) {
-				return c.Webhooks.Create(ctx, "https://hooks.studio.example/escrow?source=escrow&v=2")
+				return c.Webhooks.Create(ctx, Me, "https://hooks.studio.example/escrow?source=escrow&v=2")
 			},
 			method: "POST", path: "customer/me/webhook", request: "create_webhook.json", answer: "webhook.json",
 			check: func(t *testing.T, got any) {
@@ -1101,8 +1160,25 @@ func checkCustomer(t *testing.T, cu *Customer) {
 	if len(cu.TaxNumbers) != 1 || cu.TaxNumbers[0] != (TaxNumber{4, "ein", "**-***4567"}) {
 		t.Errorf("tax numbers = %+v", cu.TaxNumbers)
 	}
-	if !bytes.Contains(cu.CustomerEmailVerification, []byte(`"verified": true`)) || !bytes.Contains(cu.ElectronicVerification, []byte(`"provider": "idv"`)) {
-		t.Errorf("raw verifications = %s, %s", cu.CustomerEmailVerification, cu.ElectronicVerification)
+	if ev := cu.ElectronicVerification; !cu.CustomerEmailVerification.Verified || ev.Available ||
+		!reflect.DeepEqual(ev.DocumentsSupported, []string{"passport"}) || !bytes.Contains(ev.Raw, []byte(`"provider": "idv"`)) {
+		t.Errorf("verifications = %+v, %+v", cu.CustomerEmailVerification, ev)
+	}
+}
+
+// checkUpdatedCustomer asserts what testdata/responses/customer_updated.json holds, empty
+// objects included.
+func checkUpdatedCustomer(t *testing.T, got any) {
+	t.Helper()
+	cu := as[*Customer](t, got)
+	if cu.ID != 8 || cu.LastName != "Okafor-Reyes" || cu.PhoneNumber != "+1 415 555 0199" || cu.Address == nil || cu.Address.Line1 != "501 Market St" {
+		t.Errorf("customer = %+v", cu)
+	}
+	if cu.ShippingAddress == nil || *cu.ShippingAddress != (Address{}) || cu.Company == nil || cu.Company.CompanyName != "" {
+		t.Errorf("empty objects: shipping %+v, company %+v", cu.ShippingAddress, cu.Company)
+	}
+	if cu.Verification.Personal.Status != VerificationPending || !cu.ElectronicVerification.Available {
+		t.Errorf("verification = %+v, %+v", cu.Verification, cu.ElectronicVerification)
 	}
 }
 

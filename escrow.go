@@ -14,7 +14,7 @@
 //		Description: "1962 Fender Stratocaster",
 //		Reference:   "order-1042", // makes Create safe to retry: see below
 //		Parties: []escrow.PartyInput{
-//			{Role: escrow.RoleBuyer, Customer: "me"},
+//			{Role: escrow.RoleBuyer, Customer: escrow.Me},
 //			{Role: escrow.RoleSeller, Customer: "seller@example.com"},
 //		},
 //		Items: []escrow.ItemInput{{
@@ -24,7 +24,7 @@
 //			Quantity:         1,
 //			Schedule: []escrow.ScheduleInput{{
 //				Amount:              escrow.MustAmount("9500.00"),
-//				PayerCustomer:       "me",
+//				PayerCustomer:       escrow.Me,
 //				BeneficiaryCustomer: "seller@example.com",
 //			}},
 //		}},
@@ -33,8 +33,24 @@
 // # Money and time
 //
 // Amounts are [Amount] values: exact decimals that travel as JSON numbers on requests and
-// are decoded from either numbers or strings, as the live API sends both. Timestamps are
+// are decoded from either numbers or strings, as the live API sends both. [ParseAmount]
+// refuses what is not a sum of cents; arithmetic returns Amounts. Timestamps are
 // [Timestamp] values that accept every form the API has been seen to send.
+//
+// # State and totals
+//
+// The API names no transaction state; [Transaction.State] derives one from the flags every
+// reader sees (awaiting agreement, awaiting payment, funded, shipped, in inspection,
+// accepted, returning, in dispute, disbursed, complete, cancelled), with the predicates
+// [Transaction.AllAgreed], [Transaction.Funded], [Transaction.Completed] and
+// [Transaction.Cancelled], and [Transaction.Totals] says what each party pays, receives and
+// nets. They are the one place these facts are derived.
+//
+// # Beyond the typed methods
+//
+// [Client.Do] sends any request, such as an endpoint this package does not know yet,
+// through the same pipeline as every method. [WithResponse] shows a call's status,
+// rate-limit headers and request id.
 //
 // # Errors
 //
@@ -86,11 +102,14 @@ const Version = "0.1.0"
 // Currency is the currency of a transaction or disbursement method. Always lowercase.
 type Currency string
 
-// Currencies named by the API.
+// Currencies named by the API (the first three) and offered by its clients (GBP, CAD).
+// The euro's code on the wire is "euro", not "eur".
 const (
-	USD  Currency = "usd"
-	AUD  Currency = "aud"
-	EURO Currency = "euro"
+	USD Currency = "usd"
+	AUD Currency = "aud"
+	EUR Currency = "euro"
+	GBP Currency = "gbp"
+	CAD Currency = "cad"
 )
 
 // Role is a party's role in a transaction.
@@ -292,6 +311,12 @@ const (
 	VerificationPending         VerificationStatus = "pending"
 	VerificationCompanyVerified VerificationStatus = "company_verified"
 )
+
+// SortField is what a listing is sorted by.
+type SortField string
+
+// SortByID is the only sort field the API names.
+const SortByID SortField = "id"
 
 // SortDirection orders listings.
 type SortDirection string

@@ -17,7 +17,6 @@ import (
 
 	escrow "github.com/escrowkit/escrow-go"
 	"github.com/escrowkit/escrow-go/escrowtest"
-	"github.com/shopspring/decimal"
 )
 
 // exampleEmulator starts an emulator whose clock stands still at a fixed date.
@@ -85,7 +84,7 @@ func ExampleTransactionsService_Create() {
 	defer srv.Close()
 	client := connectAs(srv, srv.AddCustomer("buyer@example.com"))
 
-	tx, err := client.Transactions.Create(context.Background(), domainSale("me", "seller@example.com"))
+	tx, err := client.Transactions.Create(context.Background(), domainSale(escrow.Me, "seller@example.com"))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -116,7 +115,7 @@ func ExampleTransactionsService_Create_reference() {
 	if err := srv.InjectFault(escrowtest.Fault{Endpoint: "POST /transaction", Drop: escrowtest.DropAfter}); err != nil {
 		log.Fatal(err)
 	}
-	req := domainSale("me", "seller@example.com")
+	req := domainSale(escrow.Me, "seller@example.com")
 	req.Reference = "order-1042"
 	tx, err := client.Transactions.Create(ctx, req)
 	if err != nil {
@@ -142,7 +141,7 @@ func ExampleTransactionsService_All() {
 	client := connectAs(srv, srv.AddCustomer("buyer@example.com"))
 	ctx := context.Background()
 	for range 3 {
-		if _, err := client.Transactions.Create(ctx, domainSale("me", "seller@example.com")); err != nil {
+		if _, err := client.Transactions.Create(ctx, domainSale(escrow.Me, "seller@example.com")); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -213,7 +212,7 @@ func ExampleTransactionsService_ActOnItem() {
 		return escrow.ItemInput{
 			Title: title, Type: escrow.ItemMilestone, InspectionPeriod: escrow.Days(5), Quantity: 1,
 			Schedule: []escrow.ScheduleInput{{
-				Amount: escrow.MustAmount(amount), PayerCustomer: "me", BeneficiaryCustomer: "dev@example.com",
+				Amount: escrow.MustAmount(amount), PayerCustomer: escrow.Me, BeneficiaryCustomer: "dev@example.com",
 				DueDate: escrow.Timestamp{Time: due},
 			}},
 		}
@@ -221,7 +220,7 @@ func ExampleTransactionsService_ActOnItem() {
 	tx, err := buyer.Transactions.Create(ctx, &escrow.CreateTransactionRequest{
 		Currency: escrow.USD, Description: "A website in two milestones",
 		Parties: []escrow.PartyInput{
-			{Role: escrow.RoleBuyer, Customer: "me"},
+			{Role: escrow.RoleBuyer, Customer: escrow.Me},
 			{Role: escrow.RoleSeller, Customer: "dev@example.com"},
 		},
 		Items: []escrow.ItemInput{
@@ -288,7 +287,7 @@ func ExampleValidationError_Fields() {
 	defer srv.Close()
 	client := connectAs(srv, srv.AddCustomer("buyer@example.com"))
 
-	req := domainSale("me", "seller@example.com")
+	req := domainSale(escrow.Me, "seller@example.com")
 	req.Currency = "USD"                                     // must be lowercase
 	req.Items[0].Schedule[0].Amount = escrow.MustAmount("0") // must be positive
 	_, err := client.Transactions.Create(context.Background(), req)
@@ -353,7 +352,7 @@ func ExampleParseEvent() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(ev.Event, ev.TransactionID)
+	fmt.Println(ev.Name, ev.TransactionID)
 
 	_, err = escrow.ParseEvent(httptest.NewRequest("GET", "/escrow/webhook", nil))
 	var bad *escrow.EventError
@@ -368,7 +367,7 @@ func ExampleParseEvent() {
 // Amounts are exact: they never pass through float64.
 func ExampleAmount() {
 	price := escrow.MustAmount("19.99")
-	total := escrow.AmountOf(price.Mul(decimal.NewFromInt(3)))
+	total := price.Mul(3)
 	b, err := json.Marshal(struct {
 		Total escrow.Amount `json:"total"`
 	}{total})
@@ -383,7 +382,166 @@ func ExampleAmount() {
 	}
 	cents, exact := fromAPI.Cents()
 	fmt.Println(fromAPI, cents, exact)
+
+	if _, err := escrow.ParseAmount("12.345"); errors.Is(err, escrow.ErrInvalidAmount) {
+		fmt.Println("refused:", err)
+	}
 	// Output:
 	// 59.97 {"total":59.97}
 	// 1000.50 100050 true
+	// refused: escrow: invalid amount: "12.345" has more than two decimals
+}
+
+// State and Totals read where a transaction stands and who pays and nets what, from what
+// the API sends. Here a broker (the market) sells for a seller who pays the broker's
+// 100.00 commission out of the price: the seller is paid out first, and the transaction
+// stays open until the commission is paid out too.
+func ExampleTransaction_State() {
+	srv := exampleEmulator()
+	defer srv.Close()
+	market := connectAs(srv, srv.AddPartner("market@example.com"))
+	buyer, seller := srv.AddCustomer("buyer@example.com"), srv.AddCustomer("seller@example.com")
+	sellerClient := connectAs(srv, seller)
+	ctx := context.Background()
+
+	sale := domainSale(buyer.Email, seller.Email)
+	sale.Parties = append(sale.Parties, escrow.PartyInput{Role: escrow.RoleBroker, Customer: escrow.Me})
+	sale.Items = append(sale.Items, escrow.ItemInput{Type: escrow.ItemBrokerFee, Schedule: []escrow.ScheduleInput{{
+		Amount: escrow.MustAmount("100.00"), PayerCustomer: seller.Email, BeneficiaryCustomer: escrow.Me,
+	}}})
+	tx, err := market.Transactions.Create(ctx, sale)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("created:", tx.State())
+
+	ach := &escrow.DisbursementMethod{Type: escrow.DisbursementACH, AccountName: "Payee", AccountType: "checking",
+		BankABARoutingNumber: "021000021", BankAccountNumber: "000123456789", BankName: "Example Bank"}
+	steps := []struct {
+		name string
+		do   func() (*escrow.Transaction, error)
+	}{
+		{"agreed", func() (*escrow.Transaction, error) {
+			if _, err := market.Transactions.Agree(ctx, tx.ID, escrow.AsCustomer(buyer.Email)); err != nil {
+				return nil, err
+			}
+			return market.Transactions.Agree(ctx, tx.ID, escrow.AsCustomer(seller.Email))
+		}},
+		{"paid", func() (*escrow.Transaction, error) {
+			if err := srv.ApprovePayment(tx.ID); err != nil {
+				return nil, err
+			}
+			return market.Transactions.Get(ctx, tx.ID)
+		}},
+		{"shipped", func() (*escrow.Transaction, error) {
+			return market.Transactions.Ship(ctx, tx.ID, &escrow.ShippingInformation{AuthorizationType: escrow.AuthorizationPush}, escrow.AsCustomer(seller.Email))
+		}},
+		{"received", func() (*escrow.Transaction, error) {
+			return market.Transactions.Receive(ctx, tx.ID, escrow.AsCustomer(buyer.Email))
+		}},
+		{"accepted", func() (*escrow.Transaction, error) {
+			return connectAs(srv, buyer).Transactions.Accept(ctx, tx.ID) // the buyer's own key
+		}},
+		{"seller's payout chosen", func() (*escrow.Transaction, error) {
+			if _, err := sellerClient.Transactions.SelectDisbursementMethod(ctx, tx.ID, ach); err != nil {
+				return nil, err
+			}
+			return market.Transactions.Get(ctx, tx.ID)
+		}},
+		{"broker's payout chosen", func() (*escrow.Transaction, error) {
+			if _, err := market.Transactions.SelectDisbursementMethod(ctx, tx.ID, ach); err != nil {
+				return nil, err
+			}
+			return market.Transactions.Get(ctx, tx.ID)
+		}},
+	}
+	for _, step := range steps {
+		if tx, err = step.do(); err != nil {
+			log.Fatalf("%s: %v", step.name, err)
+		}
+		fmt.Printf("%s: %s (complete: %t)\n", step.name, tx.State(), tx.Completed())
+	}
+
+	totals := tx.Totals()
+	fmt.Println("price", totals.Items, "escrow fee", totals.EscrowFee, "commission", totals.BrokerFee)
+	for _, role := range []escrow.Role{escrow.RoleBuyer, escrow.RoleSeller, escrow.RoleBroker} {
+		p, _ := tx.Party(role)
+		t := totals.Of(p.Customer)
+		fmt.Printf("%s pays %s, receives %s, nets %s\n", role, t.Pays(), t.Receives, t.Net())
+	}
+	// Output:
+	// created: awaiting_agreement
+	// agreed: awaiting_payment (complete: false)
+	// paid: funded (complete: false)
+	// shipped: shipped (complete: false)
+	// received: in_inspection (complete: false)
+	// accepted: accepted (complete: false)
+	// seller's payout chosen: disbursed (complete: false)
+	// broker's payout chosen: complete (complete: true)
+	// price 1000.00 escrow fee 32.50 commission 100.00
+	// buyer pays 1032.50, receives 0.00, nets -1032.50
+	// seller pays 100.00, receives 1000.00, nets 900.00
+	// broker pays 0.00, receives 100.00, nets 100.00
+}
+
+// Do reaches what the SDK has no method for yet, with the same credentials, retries, rate
+// limits and typed errors: here the emulator's endpoint that creates an API key, and an
+// answer decoded into a map to see every field.
+func ExampleClient_Do() {
+	srv := exampleEmulator()
+	defer srv.Close()
+	client := connectAs(srv, srv.AddCustomer("buyer@example.com"))
+	ctx := context.Background()
+
+	var key escrow.APIKey
+	if err := client.Do(ctx, "POST", "customer/me/api_key", map[string]string{"name": "ci"}, &key); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(key.Name, key.IsActive, len(key.LastFourCharacters))
+
+	var page map[string]any
+	if err := client.Do(ctx, "GET", "transaction?per_page=5", nil, &page); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(page["per_page"], page["page_count"])
+
+	err := client.Do(ctx, "GET", "transaction/999", nil, nil)
+	fmt.Println(errors.Is(err, escrow.ErrNotFound))
+	// Output:
+	// ci true 4
+	// 5 0
+	// true
+}
+
+// WithResponse shows what an answer said beyond its body, such as how many requests the
+// endpoint has left.
+func ExampleWithResponse() {
+	srv := exampleEmulator(escrowtest.WithRateLimit(100, time.Minute))
+	defer srv.Close()
+	client := connectAs(srv, srv.AddCustomer("buyer@example.com"))
+
+	var resp escrow.Response
+	if _, err := client.Customers.Get(context.Background(), escrow.Me, escrow.WithResponse(&resp)); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(resp.StatusCode, resp.RateLimit.Remaining)
+	// Output: 200 99
+}
+
+// Update changes the caller's own details, or, as far as the API allows, a customer's it
+// has access to.
+func ExampleCustomersService_Update() {
+	srv := exampleEmulator()
+	defer srv.Close()
+	client := connectAs(srv, srv.AddCustomer("buyer@example.com"))
+
+	me, err := client.Customers.Update(context.Background(), escrow.Me, &escrow.UpdateCustomerRequest{
+		FirstName: "Ada", LastName: "Lovelace", PhoneNumber: "+44 20 7946 0000",
+		Address:                 &escrow.Address{Line1: "12 St James's Sq", City: "London", Country: "GB", PostCode: "SW1Y 4JH"},
+		IdentificationDocuments: []escrow.IdentificationDocument{{Type: "passport", Value: "925076473", Country: "GB"}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(me.FirstName, me.LastName, me.Address.City)
 }

@@ -33,6 +33,33 @@ func FuzzDecodeTransaction(f *testing.F) {
 			}
 		}
 		_, _ = tx.Party(RoleSeller)
+		_ = tx.State() // derived from whatever decoded: never panics
+		_ = tx.Totals().Of(Me).Net()
+	})
+}
+
+// FuzzParseAmount: ParseAmount never panics, refuses with ErrInvalidAmount, and what it
+// accepts has whole cents and survives a round trip through its text.
+func FuzzParseAmount(f *testing.F) {
+	for _, s := range []string{"1000", "1000.50", "-5", "12.345", "1e3", "NaN", "", "0.10", "007.10", "1000.500"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, err := ParseAmount(s)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidAmount) {
+				t.Fatalf("ParseAmount(%q): untyped error %v", s, err)
+			}
+			return
+		}
+		text, err := a.MarshalText()
+		if err != nil {
+			t.Fatalf("ParseAmount(%q) = %s, which does not marshal: %v", s, a, err)
+		}
+		back, err := ParseAmount(string(text))
+		if err != nil || back.Cmp(a) != 0 {
+			t.Fatalf("%q → %s → %v, %v", s, text, back, err)
+		}
 	})
 }
 
@@ -80,7 +107,7 @@ func FuzzParseEvent(f *testing.F) {
 		switch {
 		case err != nil && !errors.Is(err, ErrInvalidEvent):
 			t.Fatalf("untyped error %v", err)
-		case err == nil && (ev.TransactionID <= 0 || ev.Event == ""):
+		case err == nil && (ev.TransactionID <= 0 || ev.Name == ""):
 			t.Fatalf("accepted %+v", ev)
 		}
 	})

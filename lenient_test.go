@@ -53,7 +53,7 @@ func TestSubCentQueryAmountIsRefused(t *testing.T) {
 	c, mt := setup(t)
 	var rec recorder
 	mt.RegisterNoResponder(rec.then(respond(200, `{}`)))
-	min := MustAmount("99.994")
+	min := decodedAmount(t, "99.994") // only a response can carry sub-cent digits
 	_, err := c.Partner.Transactions(context.Background(), &PartnerTransactionsOptions{MinAmount: &min})
 	if !errors.Is(err, ErrInvalidAmount) || !errors.Is(err, ErrInvalidArgument) || rec.count() != 0 {
 		t.Fatalf("err = %v after %d requests", err, rec.count())

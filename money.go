@@ -13,15 +13,18 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// Amount is an exact decimal sum of money.
+// Amount is an exact decimal sum of money. It is a closed value: build one with
+// [ParseAmount], [MustAmount] or [AmountFromCents], do arithmetic with its methods, and
+// compare with [Amount.Cmp] (not ==, which compares representations). The zero value is 0.00.
 //
-// On requests it is encoded as a JSON number with two decimals (1000.00); from responses it is
-// decoded from a number (210.0) or a decimal string ("1000.00"), as the API sends both. An
-// Amount never passes through float64. The zero value is 0.00.
+// On requests an Amount is encoded as a JSON number with two decimals (1000.00); from
+// responses it is decoded from a number (210.0) or a decimal string ("1000.00"), as the API
+// sends both. An Amount never passes through float64.
 //
-// The embedded decimal.Decimal gives arithmetic (a.Add(b.Decimal)); wrap results with
-// [AmountOf] to get an Amount back.
-type Amount struct{ decimal.Decimal }
+// Negative amounts are values like any other (Sub may produce one), but the API refuses
+// them as prices and filters: [TransactionsService.Create] refuses a negative schedule
+// amount, and the partner listing a negative MinAmount or MaxAmount, before sending.
+type Amount struct{ d decimal.Decimal }
 
 // Bounds that keep a hostile or broken response from making an Amount expensive to format:
 // decimal happily parses "1e9999", whose fixed-point string has ten thousand digits.
@@ -31,11 +34,42 @@ const (
 )
 
 // ErrInvalidAmount reports a value that cannot be a sum of money: not a decimal number, too
-// large, or (when sent to the API) more precise than cents.
+// large, more precise than cents, or negative where the API refuses it.
 var ErrInvalidAmount = errors.New("escrow: invalid amount")
 
-// NewAmount parses a decimal string such as "1000", "1000.5" or "1000.50".
-func NewAmount(s string) (Amount, error) {
+// ParseAmount parses a decimal sum written as digits with an optional sign and at most two
+// decimals that are not zero: "1000", "-5", "1000.5", "1000.50" and "1000.500" parse;
+// "12.345", "1e3", "NaN", "Inf", "+5", ".5" and "" do not. Every refusal matches
+// [ErrInvalidAmount].
+func ParseAmount(s string) (Amount, error) {
+	if !plainDecimal(s) {
+		return Amount{}, fmt.Errorf("%w: %q is not a decimal number such as 1000.50", ErrInvalidAmount, truncate(s, maxAmountLiteral))
+	}
+	a, err := parseLenient(s)
+	if err != nil {
+		return Amount{}, err
+	}
+	if !a.wholeCents() {
+		return Amount{}, fmt.Errorf("%w: %q has more than two decimals", ErrInvalidAmount, s)
+	}
+	a.d = a.d.Round(2) // "1000.500" is 1000.50: trailing zeros do not make sub-cent digits
+	return a, nil
+}
+
+// plainDecimal reports whether s is -?digits(.digits)?, within the length bound.
+func plainDecimal(s string) bool {
+	if len(s) == 0 || len(s) > maxAmountLiteral {
+		return false
+	}
+	s = strings.TrimPrefix(s, "-")
+	whole, frac, hasPoint := strings.Cut(s, ".")
+	digits := func(p string) bool { return p != "" && strings.Trim(p, "0123456789") == "" }
+	return digits(whole) && (!hasPoint || digits(frac))
+}
+
+// parseLenient parses any decimal form a response may carry (210.0, "1000.00", 1e3),
+// within bounds on length and exponent.
+func parseLenient(s string) (Amount, error) {
 	s = strings.TrimSpace(s)
 	if s == "" || len(s) > maxAmountLiteral {
 		return Amount{}, fmt.Errorf("%w: %q", ErrInvalidAmount, truncate(s, maxAmountLiteral))
@@ -47,10 +81,10 @@ func NewAmount(s string) (Amount, error) {
 	return Amount{d}, nil
 }
 
-// MustAmount is like [NewAmount] but panics on a malformed literal. It is meant for constants
-// in source code, never for input.
+// MustAmount is like [ParseAmount] but panics on a malformed literal. It is meant for
+// constants in source code, as regexp.MustCompile is, never for input.
 func MustAmount(s string) Amount {
-	a, err := NewAmount(s)
+	a, err := ParseAmount(s)
 	if err != nil {
 		panic(err)
 	}
@@ -60,51 +94,80 @@ func MustAmount(s string) Amount {
 // AmountFromCents returns the amount of the given number of cents: AmountFromCents(1050) is 10.50.
 func AmountFromCents(cents int64) Amount { return Amount{decimal.New(cents, -2)} }
 
-// AmountOf wraps the result of decimal arithmetic back into an Amount.
-func AmountOf(d decimal.Decimal) Amount { return Amount{d} }
-
-// String formats the amount with two decimals, or more when it has sub-cent digits, so that
-// nothing the server sent is hidden by rounding.
-func (a Amount) String() string {
-	places := int32(2)
-	if e := a.Exponent(); -e > places {
-		places = -e
+// SumAmounts adds amounts up; it is 0.00 for none.
+func SumAmounts(amounts ...Amount) Amount {
+	var sum decimal.Decimal
+	for _, a := range amounts {
+		sum = sum.Add(a.d)
 	}
-	return a.StringFixed(places)
+	return Amount{sum}
 }
 
-// Format makes fmt's %v and %s use [Amount.String]; the embedded decimal's own Format would
-// otherwise print "1000" for 1000.00. Other verbs (%f with a precision) go to the decimal.
+// Add returns a + b.
+func (a Amount) Add(b Amount) Amount { return Amount{a.d.Add(b.d)} }
+
+// Sub returns a - b.
+func (a Amount) Sub(b Amount) Amount { return Amount{a.d.Sub(b.d)} }
+
+// Mul returns a × n, such as a unit price times a quantity.
+func (a Amount) Mul(n int64) Amount { return Amount{a.d.Mul(decimal.NewFromInt(n))} }
+
+// Cmp compares a and b: -1 if a < b, 0 if they are equal (1.5 equals 1.50), +1 if a > b.
+func (a Amount) Cmp(b Amount) int { return a.d.Cmp(b.d) }
+
+// IsZero reports whether a is 0.
+func (a Amount) IsZero() bool { return a.d.IsZero() }
+
+// IsNegative reports whether a is below 0.
+func (a Amount) IsNegative() bool { return a.d.IsNegative() }
+
+// Decimal returns the amount as a shopspring decimal, for arithmetic this type does not
+// offer. It is a copy: nothing done to it changes a.
+func (a Amount) Decimal() decimal.Decimal {
+	return decimal.NewFromBigInt(a.d.Coefficient(), a.d.Exponent())
+}
+
+// String formats the amount with two decimals, or more when it has sub-cent digits (only a
+// response can carry them), so that nothing the server sent is hidden by rounding.
+func (a Amount) String() string {
+	places := int32(2)
+	if e := a.d.Exponent(); -e > places {
+		places = -e
+	}
+	return a.d.StringFixed(places)
+}
+
+// Format makes fmt's %v and %s use [Amount.String]; other verbs (%f with a precision, say)
+// format the decimal.
 func (a Amount) Format(f fmt.State, verb rune) {
 	if verb == 'v' || verb == 's' {
 		fmt.Fprintf(f, fmt.FormatString(f, verb), a.String())
 		return
 	}
-	a.Decimal.Format(f, verb)
+	a.d.Format(f, verb)
 }
 
 // Cents returns the amount in whole cents and whether it was exact (no sub-cent digits).
 func (a Amount) Cents() (int64, bool) {
-	c := a.Shift(2)
+	c := a.d.Shift(2)
 	return c.IntPart(), c.Equal(c.Truncate(0))
 }
 
-// MarshalJSON encodes the amount as a JSON number with two decimals. An amount with
+// wholeCents reports whether the amount has no sub-cent digits.
+func (a Amount) wholeCents() bool { return a.d.Equal(a.d.Round(2)) }
+
+// MarshalText writes the amount with exactly two decimals ("1000.00"). An amount with
 // sub-cent digits is refused with [ErrInvalidAmount] rather than silently rounded.
-func (a Amount) MarshalJSON() ([]byte, error) {
-	if !a.Equal(a.Round(2)) {
+func (a Amount) MarshalText() ([]byte, error) {
+	if !a.wholeCents() {
 		return nil, fmt.Errorf("%w: %s has more than two decimals", ErrInvalidAmount, a.String())
 	}
-	return []byte(a.StringFixed(2)), nil
+	return []byte(a.d.StringFixed(2)), nil
 }
 
-// UnmarshalJSON decodes a JSON number or a decimal string. null leaves the amount unchanged.
-func (a *Amount) UnmarshalJSON(b []byte) error {
-	lit, isNull, err := numericLiteral(b)
-	if err != nil || isNull {
-		return err
-	}
-	v, err := NewAmount(lit)
+// UnmarshalText parses text as [ParseAmount] does: at most two decimals, no exponent.
+func (a *Amount) UnmarshalText(b []byte) error {
+	v, err := ParseAmount(string(b))
 	if err != nil {
 		return err
 	}
@@ -112,10 +175,34 @@ func (a *Amount) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// EncodeValues encodes the amount in a query string with two decimals (go-querystring),
-// refusing sub-cent digits as MarshalJSON does.
+// MarshalJSON encodes the amount as a JSON number with two decimals, refusing sub-cent
+// digits as MarshalText does.
+func (a Amount) MarshalJSON() ([]byte, error) { return a.MarshalText() }
+
+// UnmarshalJSON decodes a JSON number or a decimal string in any form the API sends
+// (1000, 210.0, "1000.00"); a response's sub-cent digits are kept, never rounded away.
+// null leaves the amount unchanged.
+func (a *Amount) UnmarshalJSON(b []byte) error {
+	lit, isNull, err := numericLiteral(b)
+	if err != nil || isNull {
+		return err
+	}
+	v, err := parseLenient(lit)
+	if err != nil {
+		return err
+	}
+	*a = v
+	return nil
+}
+
+// EncodeValues encodes the amount in a query string with two decimals (go-querystring).
+// Amounts in queries are filters, which the API takes as positive: a negative one is
+// refused, as are sub-cent digits.
 func (a Amount) EncodeValues(key string, v *url.Values) error {
-	b, err := a.MarshalJSON()
+	if a.IsNegative() {
+		return fmt.Errorf("%w: %s is negative", ErrInvalidAmount, a)
+	}
+	b, err := a.MarshalText()
 	if err != nil {
 		return err
 	}

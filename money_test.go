@@ -74,7 +74,7 @@ func TestAmountEncodesNumberWithTwoDecimals(t *testing.T) {
 }
 
 func TestAmountRefusesToRoundSubCentOnTheWire(t *testing.T) {
-	_, err := json.Marshal(struct{ A Amount }{MustAmount("10.005")})
+	_, err := json.Marshal(struct{ A Amount }{decodedAmount(t, "10.005")})
 	if !errors.Is(err, ErrInvalidAmount) {
 		t.Fatalf("Marshal(10.005) error = %v, want ErrInvalidAmount", err)
 	}
@@ -88,14 +88,14 @@ func TestAmountFormatting(t *testing.T) {
 	if c, exact := MustAmount("12.34").Cents(); c != 1234 || !exact {
 		t.Errorf("Cents(12.34) = %d, %v", c, exact)
 	}
-	if _, exact := MustAmount("12.345").Cents(); exact {
+	if _, exact := decodedAmount(t, "12.345").Cents(); exact {
 		t.Error("Cents(12.345) reported exact")
 	}
 	if got := AmountFromCents(1050).String(); got != "10.50" {
 		t.Errorf("AmountFromCents(1050) = %s", got)
 	}
-	sum := AmountOf(MustAmount("0.10").Add(MustAmount("0.20").Decimal))
-	if !sum.Equal(MustAmount("0.30").Decimal) {
+	sum := MustAmount("0.10").Add(MustAmount("0.20"))
+	if sum.Cmp(MustAmount("0.30")) != 0 {
 		t.Errorf("0.10 + 0.20 = %v, want exactly 0.30", sum)
 	}
 }
@@ -196,5 +196,107 @@ func TestTimestampEncodes(t *testing.T) {
 func TestSecondsAndDays(t *testing.T) {
 	if Days(3) != 259200 || Days(3).Duration() != 72*time.Hour {
 		t.Errorf("Days(3) = %d", Days(3))
+	}
+}
+
+// decodedAmount decodes an amount as a response carries it, which is the only way to get
+// one with sub-cent digits.
+func decodedAmount(t *testing.T, s string) Amount {
+	t.Helper()
+	var a Amount
+	if err := json.Unmarshal([]byte(`"`+s+`"`), &a); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestParseAmount(t *testing.T) {
+	for in, want := range map[string]string{
+		"1000": "1000.00", "1000.5": "1000.50", "1000.50": "1000.50", "1000.500": "1000.50",
+		"0": "0.00", "-5": "-5.00", "0.01": "0.01", "007.10": "7.10",
+	} {
+		a, err := ParseAmount(in)
+		if err != nil || a.String() != want {
+			t.Errorf("ParseAmount(%q) = %v, %v; want %s", in, a, err, want)
+		}
+	}
+	for _, in := range []string{"12.345", "0.001", "1e3", "1E3", "NaN", "Inf", "-Inf", "Infinity", "+5", ".5", "5.", "",
+		" 5", "5 ", "1,000.00", "0x10", "--5", strings.Repeat("9", 100)} {
+		if a, err := ParseAmount(in); !errors.Is(err, ErrInvalidAmount) {
+			t.Errorf("ParseAmount(%q) = %v, %v; want ErrInvalidAmount", in, a, err)
+		}
+	}
+}
+
+func TestAmountArithmetic(t *testing.T) {
+	a, b := MustAmount("10.25"), MustAmount("0.75")
+	for _, c := range []struct {
+		name string
+		got  Amount
+		want string
+	}{
+		{"add", a.Add(b), "11.00"}, {"sub", b.Sub(a), "-9.50"}, {"mul", a.Mul(3), "30.75"},
+		{"mul by zero", a.Mul(0), "0.00"}, {"sum", SumAmounts(a, b, a), "21.25"}, {"empty sum", SumAmounts(), "0.00"},
+	} {
+		if c.got.String() != c.want {
+			t.Errorf("%s = %s, want %s", c.name, c.got, c.want)
+		}
+	}
+	if a.Cmp(b) != 1 || b.Cmp(a) != -1 || MustAmount("1.5").Cmp(MustAmount("1.50")) != 0 {
+		t.Error("Cmp orders wrongly")
+	}
+	if !MustAmount("0.00").IsZero() || a.IsZero() || !b.Sub(a).IsNegative() || a.IsNegative() || (Amount{}).IsNegative() {
+		t.Error("IsZero or IsNegative wrong")
+	}
+	if !(Amount{}).IsZero() || (Amount{}).String() != "0.00" {
+		t.Errorf("zero value %s", Amount{})
+	}
+}
+
+// TestAmountDecimalIsACopy: what a caller does with the decimal cannot reach the Amount.
+func TestAmountDecimalIsACopy(t *testing.T) {
+	a := MustAmount("12.34")
+	d := a.Decimal()
+	d.Coefficient().SetInt64(99) // Coefficient is itself a copy; try the decimal's own
+	_ = d.Add(d)
+	if a.String() != "12.34" || d.String() != "12.34" {
+		t.Errorf("a = %s, d = %s", a, d)
+	}
+	if a.Decimal().Cmp(d) != 0 {
+		t.Error("Decimal differs from the amount")
+	}
+}
+
+func TestAmountText(t *testing.T) {
+	b, err := MustAmount("7.5").MarshalText()
+	if err != nil || string(b) != "7.50" {
+		t.Errorf("MarshalText = %s, %v", b, err)
+	}
+	if _, err := decodedAmount(t, "7.505").MarshalText(); !errors.Is(err, ErrInvalidAmount) {
+		t.Errorf("MarshalText(7.505) error %v", err)
+	}
+	var a Amount
+	if err := a.UnmarshalText([]byte("19.99")); err != nil || a.String() != "19.99" {
+		t.Errorf("UnmarshalText = %s, %v", a, err)
+	}
+	if err := a.UnmarshalText([]byte("1e2")); !errors.Is(err, ErrInvalidAmount) || a.String() != "19.99" {
+		t.Errorf("UnmarshalText(1e2) = %s, %v; want refused, unchanged", a, err)
+	}
+}
+
+// TestNegativeAmountsAreRefusedWhereTheAPIRefusesThem: prices and filters are checked
+// before anything is sent.
+func TestNegativeAmountsAreRefusedWhereTheAPIRefusesThem(t *testing.T) {
+	c, _ := setup(t) // any request fails the test
+	neg := MustAmount("-1.00")
+	_, err := c.Transactions.Create(t.Context(), &CreateTransactionRequest{Items: []ItemInput{{Schedule: []ScheduleInput{{Amount: MustAmount("5")}, {Amount: neg}}}}})
+	if !errors.Is(err, ErrInvalidAmount) || !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "items[0].schedule[1].amount") {
+		t.Errorf("Create: %v", err)
+	}
+	if _, err := c.Partner.Transactions(t.Context(), &PartnerTransactionsOptions{MaxAmount: &neg}); !errors.Is(err, ErrInvalidAmount) {
+		t.Errorf("Transactions: %v", err)
+	}
+	if _, err := c.Partner.CreateReport(t.Context(), &PartnerTransactionsOptions{MinAmount: &neg}); !errors.Is(err, ErrInvalidAmount) {
+		t.Errorf("CreateReport: %v", err)
 	}
 }

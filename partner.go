@@ -36,7 +36,7 @@ type PartnerService service
 
 // TransactionCursorList is one page of a cursored partner listing.
 type TransactionCursorList struct {
-	SortBy        string        `json:"sort_by"`
+	SortBy        SortField     `json:"sort_by"`
 	SortDirection SortDirection `json:"sort_direction"`
 	// NextCursor starts the next page; nil after the last.
 	NextCursor   *int64        `json:"next_cursor"`
@@ -46,7 +46,7 @@ type TransactionCursorList struct {
 
 // CustomerCursorList is one page of the partner's customers.
 type CustomerCursorList struct {
-	SortBy        string        `json:"sort_by"`
+	SortBy        SortField     `json:"sort_by"`
 	SortDirection SortDirection `json:"sort_direction"`
 	NextCursor    *int64        `json:"next_cursor"`
 	Limit         *int          `json:"limit"`
@@ -59,7 +59,7 @@ type CustomerCursorList struct {
 type PartnerTransactionsOptions struct {
 	Limit         int               `url:"limit,omitempty" json:"limit,omitempty"`
 	NextCursor    int64             `url:"next_cursor,omitempty" json:"next_cursor,omitempty"`
-	SortBy        string            `url:"sort_by,omitempty" json:"sort_by,omitempty"` // "id"
+	SortBy        SortField         `url:"sort_by,omitempty" json:"sort_by,omitempty"`
 	SortDirection SortDirection     `url:"sort_direction,omitempty" json:"sort_direction,omitempty"`
 	Status        TransactionStatus `url:"status,omitempty" json:"status,omitempty"`
 	IDs           []int64           `url:"ids,omitempty" json:"ids,omitempty"`
@@ -75,16 +75,16 @@ type PartnerTransactionsOptions struct {
 type PartnerCustomersOptions struct {
 	Limit              int                `url:"limit,omitempty"`
 	NextCursor         int64              `url:"next_cursor,omitempty"`
-	SortBy             string             `url:"sort_by,omitempty"`
+	SortBy             SortField          `url:"sort_by,omitempty"`
 	SortDirection      SortDirection      `url:"sort_direction,omitempty"`
 	IDs                []int64            `url:"ids,omitempty"`
 	Country            string             `url:"country,omitempty"` // ISO 3166-1 alpha-2
 	VerificationStatus VerificationStatus `url:"verification_status,omitempty"`
 }
 
-// PartnerCustomerLookup finds a customer of one of the partner's transactions, by party id
+// PartnerCustomerOptions finds a customer of one of the partner's transactions, by party id
 // or customer id.
-type PartnerCustomerLookup struct {
+type PartnerCustomerOptions struct {
 	PartyID    int64 `url:"party_id,omitempty"`
 	CustomerID int64 `url:"customer_id,omitempty"`
 }
@@ -128,22 +128,31 @@ type StatisticsCountTimeData struct {
 	Label string `json:"label"`
 }
 
-// CreditCard is a card a customer paid in with or is paid out to.
+// CreditCard is a card payment a customer paid in with or was paid out to. The spec shows
+// the card's fields; the payment's (TransactionID, Amount, Date) are those escrowtest sends.
 type CreditCard struct {
-	LastFour        string `json:"last_four"`
-	ExpirationMonth int    `json:"expiration_month"`
-	ExpirationYear  int    `json:"expiration_year"`
-	Brand           string `json:"brand"`
-	CustomerID      int64  `json:"customer_id"`
+	LastFour        string    `json:"last_four"`
+	ExpirationMonth int       `json:"expiration_month"`
+	ExpirationYear  int       `json:"expiration_year"`
+	Brand           string    `json:"brand"`
+	CustomerID      int64     `json:"customer_id"`
+	TransactionID   int64     `json:"transaction_id,omitempty"`
+	Amount          Amount    `json:"amount,omitzero"`
+	Date            Timestamp `json:"date,omitzero"`
 }
 
 // CreditCards is the answer of the payments endpoints. It decodes a bare list, or an
 // object holding one list, since the spec does not show which the API sends.
-type CreditCards []CreditCard
+type CreditCards struct {
+	Cards []CreditCard `json:"payments"`
+	// Raw is the whole document as the API sent it.
+	Raw json.RawMessage `json:"-"`
+}
 
-// UnmarshalJSON accepts [...] or an object holding the list.
+// UnmarshalJSON accepts [...] or an object holding the list, and keeps the whole document
+// in Raw.
 func (c *CreditCards) UnmarshalJSON(b []byte) error {
-	return decodeList(b, (*[]CreditCard)(c), nil, "payments", "credit_cards", "cards")
+	return decodeList(b, &c.Cards, &c.Raw, "payments", "credit_cards", "cards")
 }
 
 // decodeList decodes into list a JSON list, or the list an object holds: under the first of
@@ -358,7 +367,7 @@ func followCursor[O, T any](opt *O, fetchPage func(page *O, cursor int64) ([]T, 
 }
 
 // Customer returns a customer of one of the partner's transactions.
-func (s *PartnerService) Customer(ctx context.Context, lookup *PartnerCustomerLookup, opts ...RequestOption) (*Customer, error) {
+func (s *PartnerService) Customer(ctx context.Context, lookup *PartnerCustomerOptions, opts ...RequestOption) (*Customer, error) {
 	if lookup == nil || (lookup.PartyID == 0 && lookup.CustomerID == 0) {
 		return nil, fmt.Errorf("%w: a PartyID or a CustomerID is required", ErrInvalidArgument)
 	}
@@ -375,22 +384,14 @@ func (s *PartnerService) CustomerStatistics(ctx context.Context, opt *Statistics
 	return fetch[Statistics](ctx, s.client, call{method: http.MethodGet, pattern: "partner/statistics/customers/count", query: queryOrNil(opt), opts: opts})
 }
 
-// PaymentsIn lists the cards a customer paid in with.
-func (s *PartnerService) PaymentsIn(ctx context.Context, customerID int64, opts ...RequestOption) (CreditCards, error) {
-	return s.payments(ctx, "partner/customer/{customer_id}/payments_in", customerID, opts)
+// PaymentsIn lists the card payments a customer paid in with.
+func (s *PartnerService) PaymentsIn(ctx context.Context, customerID int64, opts ...RequestOption) (*CreditCards, error) {
+	return fetch[CreditCards](ctx, s.client, call{method: http.MethodGet, pattern: "partner/customer/{customer_id}/payments_in", params: []any{customerID}, opts: opts})
 }
 
-// PaymentsOut lists the cards a customer was paid out to.
-func (s *PartnerService) PaymentsOut(ctx context.Context, customerID int64, opts ...RequestOption) (CreditCards, error) {
-	return s.payments(ctx, "partner/customer/{customer_id}/payments_out", customerID, opts)
-}
-
-func (s *PartnerService) payments(ctx context.Context, pattern string, customerID int64, opts []RequestOption) (CreditCards, error) {
-	cards, err := fetch[CreditCards](ctx, s.client, call{method: http.MethodGet, pattern: pattern, params: []any{customerID}, opts: opts})
-	if err != nil {
-		return nil, err
-	}
-	return *cards, nil
+// PaymentsOut lists the card payments a customer was paid out to.
+func (s *PartnerService) PaymentsOut(ctx context.Context, customerID int64, opts ...RequestOption) (*CreditCards, error) {
+	return fetch[CreditCards](ctx, s.client, call{method: http.MethodGet, pattern: "partner/customer/{customer_id}/payments_out", params: []any{customerID}, opts: opts})
 }
 
 // Reports lists the reports the partner has requested.
@@ -407,6 +408,11 @@ func (s *PartnerService) ReportsCount(ctx context.Context, opts ...RequestOption
 func (s *PartnerService) CreateReport(ctx context.Context, filter *PartnerTransactionsOptions, opts ...RequestOption) (*CreatedReport, error) {
 	if filter == nil {
 		filter = &PartnerTransactionsOptions{}
+	}
+	for _, a := range []*Amount{filter.MinAmount, filter.MaxAmount} {
+		if a != nil && a.IsNegative() {
+			return nil, fmt.Errorf("%w: %w: amount filter %s is negative", ErrInvalidArgument, ErrInvalidAmount, a)
+		}
 	}
 	return fetch[CreatedReport](ctx, s.client, call{method: http.MethodPost, pattern: "partner/reports", body: filter, opts: opts})
 }

@@ -1,6 +1,7 @@
 package escrow
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,16 +21,19 @@ import (
 //	                                                    ShipReturn, ReceiveReturn, AcceptReturn,
 //	                                                    RejectReturn, Cancel
 //	PATCH /transaction/{id}/item/{item_id}              ActOnItem (milestones)
-//	GET   /transaction/{id}/timeline-entries            TimelineEntries
-//	GET   /transaction/{id}/disbursement_methods        DisbursementMethods
+//	GET   /transaction/{id}/timeline-entries            ListTimelineEntries
+//	GET   /transaction/{id}/disbursement_methods        GetDisbursementMethods
 //	PATCH /transaction/{id}/disbursement_methods        SelectDisbursementMethod
-//	POST  /transaction/{id}/disbursement_methods        AddDisbursementMethod
-//	GET   /transaction/{id}/payment_methods             PaymentMethods
+//	GET   /transaction/{id}/payment_methods             GetPaymentMethods
 //	POST  /transaction/{id}/payment_methods/{name}      ChoosePaymentMethod
-//	GET   /transaction/{id}/payment_methods/wire_transfer   WireTransferDetails
+//	GET   /transaction/{id}/payment_methods/wire_transfer   GetWireTransferDetails
 //	POST  /transaction/{id}/payment_methods/wire_transfer   MarkWireSent
-//	GET   /transaction/{id}/web_link/{action}           WebLink
-//	GET   /transaction/{id}/item/{item_id}/web_link/{action}  ItemWebLink
+//	GET   /transaction/{id}/web_link/{action}           GetWebLink
+//	GET   /transaction/{id}/item/{item_id}/web_link/{action}  GetItemWebLink
+//
+// Methods are named as in go-github: Get for one document, List for a list, a verb for
+// an action. POST /transaction/{id}/disbursement_methods, which the spec documents exactly
+// as the PATCH, has no method of its own: reach it with [Client.Do].
 type TransactionsService service
 
 // Transaction is an escrow between a buyer and a seller. What a caller sees depends on its
@@ -71,7 +75,7 @@ func (t *Transaction) Item(id int64) (Item, bool) {
 type Party struct {
 	ID       int64  `json:"id,omitempty"`
 	Role     Role   `json:"role"`
-	Customer string `json:"customer"` // an e-mail address, or "me" for the caller
+	Customer string `json:"customer"` // an e-mail address, or Me for the caller
 	Agreed   bool   `json:"agreed"`
 	// Initiator is set on the party that created the transaction (in some responses).
 	Initiator bool `json:"initiator"`
@@ -167,7 +171,7 @@ type CreateTransactionRequest struct {
 	Reference string `json:"reference,omitempty"`
 }
 
-// PartyInput names a party at creation. Customer is an e-mail address or "me". The partner
+// PartyInput names a party at creation. Customer is an e-mail address or [Me]. The partner
 // party is added by the API; do not list it.
 type PartyInput struct {
 	Role     Role   `json:"role"`
@@ -193,7 +197,7 @@ type ItemInput struct {
 }
 
 // ScheduleInput is one payment at creation. Amount is the total for the item: quantity does
-// not multiply it.
+// not multiply it; it must not be negative. Customers are e-mail addresses or [Me].
 type ScheduleInput struct {
 	Amount              Amount `json:"amount"`
 	PayerCustomer       string `json:"payer_customer"`
@@ -223,7 +227,7 @@ type TransactionList struct {
 type ListTransactionsOptions struct {
 	Page          int           `url:"page,omitempty"`
 	PerPage       int           `url:"per_page,omitempty"`
-	SortBy        string        `url:"sort_by,omitempty"` // "id"
+	SortBy        SortField     `url:"sort_by,omitempty"`
 	SortDirection SortDirection `url:"sort_direction,omitempty"`
 }
 
@@ -265,6 +269,13 @@ type CancelInformation struct {
 func (s *TransactionsService) Create(ctx context.Context, req *CreateTransactionRequest, opts ...RequestOption) (*Transaction, error) {
 	if req == nil {
 		return nil, fmt.Errorf("%w: nil CreateTransactionRequest", ErrInvalidArgument)
+	}
+	for i, it := range req.Items {
+		for j, sch := range it.Schedule {
+			if sch.Amount.IsNegative() {
+				return nil, fmt.Errorf("%w: items[%d].schedule[%d].amount: %w: %s is negative", ErrInvalidArgument, i, j, ErrInvalidAmount, sch.Amount)
+			}
+		}
 	}
 	k := call{method: http.MethodPost, pattern: "transaction", body: req, opts: opts}
 	if req.Reference == "" {
@@ -440,7 +451,7 @@ func (s *TransactionsService) Cancel(ctx context.Context, id int64, reason strin
 
 // PaymentMethods is what the buyer can pay with, and at what total.
 type PaymentMethods struct {
-	AvailablePaymentMethods              []AvailableMethod          `json:"available_payment_methods"`
+	AvailablePaymentMethods              []AvailablePaymentMethod   `json:"available_payment_methods"`
 	ConditionallyAvailablePaymentMethods []ConditionalPaymentMethod `json:"conditionally_available_payment_methods"`
 	TotalWithoutPaymentFee               Amount                     `json:"total_without_payment_fee"`
 }
@@ -448,13 +459,20 @@ type PaymentMethods struct {
 // ConditionalPaymentMethod is a payment method usable once its conditions are met, such as
 // "verification_required".
 type ConditionalPaymentMethod struct {
-	Type       string   `json:"type"`
-	Total      Amount   `json:"total"`
-	Conditions []string `json:"conditions"`
+	Type       PaymentMethodType `json:"type"`
+	Total      Amount            `json:"total"`
+	Conditions []string          `json:"conditions"`
 }
 
-// PaymentMethodInput is the body of [TransactionsService.ChoosePaymentMethod].
-type PaymentMethodInput struct {
+// AvailablePaymentMethod is a way the buyer can pay, with the total it would cost.
+type AvailablePaymentMethod struct {
+	Type     PaymentMethodType `json:"type"`
+	Total    Amount            `json:"total"`
+	Currency Currency          `json:"currency,omitempty"`
+}
+
+// ChoosePaymentMethodRequest is the body of [TransactionsService.ChoosePaymentMethod].
+type ChoosePaymentMethodRequest struct {
 	// ReturnURL is where the provider's payment page sends the buyer afterwards.
 	ReturnURL string `json:"return_url,omitempty"`
 }
@@ -487,10 +505,15 @@ type Timeline struct {
 
 // TimelineEntry is one event of a transaction's history.
 type TimelineEntry struct {
-	Event   string    `json:"event"`
-	Date    Timestamp `json:"date,omitzero"`
-	Message string    `json:"message,omitempty"`
-	ItemID  int64     `json:"item_id,omitempty"`
+	ID        int64     `json:"id,omitempty"`
+	Event     EventName `json:"event"`
+	EventType EventType `json:"event_type,omitempty"`
+	Date      Timestamp `json:"date,omitzero"`
+	Message   string    `json:"message,omitempty"`
+	ItemID    int64     `json:"item_id,omitempty"`
+	// Customer is who acted, as the transaction names parties (an e-mail address, "me"
+	// or "hidden"); empty for what the API did by itself.
+	Customer string `json:"customer,omitempty"`
 }
 
 // UnmarshalJSON accepts a list of entries or an object holding one.
@@ -498,75 +521,95 @@ func (t *Timeline) UnmarshalJSON(b []byte) error {
 	return decodeList(b, &t.Entries, &t.Raw, "timeline_entries", "entries")
 }
 
-// TimelineEntries returns the transaction's history.
-func (s *TransactionsService) TimelineEntries(ctx context.Context, id int64, opts ...RequestOption) (*Timeline, error) {
+// ListTimelineEntries returns the transaction's history.
+func (s *TransactionsService) ListTimelineEntries(ctx context.Context, id int64, opts ...RequestOption) (*Timeline, error) {
 	return fetch[Timeline](ctx, s.client, call{method: http.MethodGet, pattern: "transaction/{id}/timeline-entries", params: []any{id}, opts: opts})
 }
 
-// DisbursementMethods lists how the caller (seller or broker) can be paid out of this
+// GetDisbursementMethods returns how the caller (seller or broker) can be paid out of this
 // transaction, and what is selected. The content differs per caller.
-func (s *TransactionsService) DisbursementMethods(ctx context.Context, id int64, opts ...RequestOption) (*DisbursementMethods, error) {
+func (s *TransactionsService) GetDisbursementMethods(ctx context.Context, id int64, opts ...RequestOption) (*DisbursementMethods, error) {
 	return fetch[DisbursementMethods](ctx, s.client, call{method: http.MethodGet, pattern: "transaction/{id}/disbursement_methods", params: []any{id}, opts: opts})
 }
 
-// SelectDisbursementMethod selects a saved method (set only its ID) or new details (PATCH).
-// It fails when the method is unavailable for the transaction or the funds are already
-// disbursed. Once a method is set, funds go out automatically after acceptance.
+// SelectDisbursementMethod chooses how the caller is paid out of this transaction: a saved
+// method (set only its ID), or new details, which are accepted only for a type among the
+// transaction's available disbursement methods and are saved for later use. It fails when
+// the method is unavailable for the transaction or the funds are already disbursed. Once a
+// method is set, funds go out automatically after acceptance.
 func (s *TransactionsService) SelectDisbursementMethod(ctx context.Context, id int64, method *DisbursementMethod, opts ...RequestOption) (*DisbursementMethods, error) {
-	return s.disbursementMethod(ctx, http.MethodPatch, id, method, opts)
-}
-
-// AddDisbursementMethod selects a saved method by ID or adds full details, which are saved
-// for later use (POST). New details are accepted only for a type among the transaction's
-// available disbursement methods.
-func (s *TransactionsService) AddDisbursementMethod(ctx context.Context, id int64, method *DisbursementMethod, opts ...RequestOption) (*DisbursementMethods, error) {
-	return s.disbursementMethod(ctx, http.MethodPost, id, method, opts)
-}
-
-func (s *TransactionsService) disbursementMethod(ctx context.Context, method string, id int64, dm *DisbursementMethod, opts []RequestOption) (*DisbursementMethods, error) {
-	if dm == nil {
+	if method == nil {
 		return nil, fmt.Errorf("%w: nil DisbursementMethod", ErrInvalidArgument)
 	}
-	return fetch[DisbursementMethods](ctx, s.client, call{method: method, pattern: "transaction/{id}/disbursement_methods", params: []any{id}, body: dm, opts: opts})
+	return fetch[DisbursementMethods](ctx, s.client, call{method: http.MethodPatch, pattern: "transaction/{id}/disbursement_methods", params: []any{id}, body: method, opts: opts})
 }
 
-// PaymentMethods lists how the buyer can fund the transaction. A partner may call it for
-// the buyer with AsCustomer.
-func (s *TransactionsService) PaymentMethods(ctx context.Context, id int64, opts ...RequestOption) (*PaymentMethods, error) {
+// GetPaymentMethods returns how the buyer can fund the transaction. A partner may call it
+// for the buyer with AsCustomer.
+func (s *TransactionsService) GetPaymentMethods(ctx context.Context, id int64, opts ...RequestOption) (*PaymentMethods, error) {
 	return fetch[PaymentMethods](ctx, s.client, call{method: http.MethodGet, pattern: "transaction/{id}/payment_methods", params: []any{id}, opts: opts})
 }
 
 // ChoosePaymentMethod starts paying with credit_card, paypal or poli and returns the
-// provider's page that completes it. For wire transfers use [TransactionsService.WireTransferDetails]
+// provider's page that completes it. For wire transfers use [TransactionsService.GetWireTransferDetails]
 // and [TransactionsService.MarkWireSent]. in may be nil.
-func (s *TransactionsService) ChoosePaymentMethod(ctx context.Context, id int64, method PaymentMethodType, in *PaymentMethodInput, opts ...RequestOption) (*LandingPage, error) {
+func (s *TransactionsService) ChoosePaymentMethod(ctx context.Context, id int64, method PaymentMethodType, in *ChoosePaymentMethodRequest, opts ...RequestOption) (*LandingPage, error) {
 	if in == nil {
-		in = &PaymentMethodInput{}
+		in = &ChoosePaymentMethodRequest{}
 	}
 	return fetch[LandingPage](ctx, s.client, call{method: http.MethodPost, pattern: "transaction/{id}/payment_methods/{payment_method_name}", params: []any{id, string(method)}, body: in, opts: opts})
 }
 
-// WireTransferDetails returns where to wire the funds for this transaction.
-func (s *TransactionsService) WireTransferDetails(ctx context.Context, id int64, opts ...RequestOption) (*WireTransferDetails, error) {
+// GetWireTransferDetails returns where to wire the funds for this transaction.
+func (s *TransactionsService) GetWireTransferDetails(ctx context.Context, id int64, opts ...RequestOption) (*WireTransferDetails, error) {
 	return fetch[WireTransferDetails](ctx, s.client, call{method: http.MethodGet, pattern: "transaction/{id}/payment_methods/wire_transfer", params: []any{id}, opts: opts})
 }
 
-// MarkWireSent tells the API that the buyer has started the wire at their bank. The
-// answer's shape is not documented; its body is returned as sent.
-func (s *TransactionsService) MarkWireSent(ctx context.Context, id int64, opts ...RequestOption) (json.RawMessage, error) {
-	var raw json.RawMessage
-	err := s.client.send(ctx, call{method: http.MethodPost, pattern: "transaction/{id}/payment_methods/wire_transfer", params: []any{id}, out: &raw, opts: opts})
-	return raw, err
+// WireSent is the answer of [TransactionsService.MarkWireSent], whose shape the spec does
+// not show.
+type WireSent struct {
+	// Transaction is the transaction updated, when the answer is one, as every action's
+	// answer is (and escrowtest's). Nil otherwise.
+	Transaction *Transaction
+	// Raw is the whole answer as sent; nil when it was empty.
+	Raw json.RawMessage
 }
 
-// WebLink returns a page of the provider's website where a party completes an action of
+// decodeResponse keeps the answer, and reads it as a transaction when it is one.
+func (w *WireSent) decodeResponse(_ *http.Response, body []byte) error {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return nil
+	}
+	if !json.Valid(body) {
+		return errors.New("the answer is not JSON")
+	}
+	w.Raw = bytes.Clone(body) // body is the client's reusable buffer
+	var probe struct {
+		ID      int64           `json:"id"`
+		Parties json.RawMessage `json:"parties"`
+		Items   json.RawMessage `json:"items"`
+	}
+	if json.Unmarshal(body, &probe) != nil || probe.ID == 0 || (probe.Parties == nil && probe.Items == nil) {
+		return nil
+	}
+	w.Transaction = new(Transaction)
+	return json.Unmarshal(body, w.Transaction)
+}
+
+// MarkWireSent tells the API that the buyer has started the wire at their bank.
+func (s *TransactionsService) MarkWireSent(ctx context.Context, id int64, opts ...RequestOption) (*WireSent, error) {
+	return fetch[WireSent](ctx, s.client, call{method: http.MethodPost, pattern: "transaction/{id}/payment_methods/wire_transfer", params: []any{id}, opts: opts})
+}
+
+// GetWebLink returns a page of the provider's website where a party completes an action of
 // the transaction. The API does not list the valid actions.
-func (s *TransactionsService) WebLink(ctx context.Context, id int64, action string, opts ...RequestOption) (*LandingPage, error) {
+func (s *TransactionsService) GetWebLink(ctx context.Context, id int64, action string, opts ...RequestOption) (*LandingPage, error) {
 	return fetch[LandingPage](ctx, s.client, call{method: http.MethodGet, pattern: "transaction/{id}/web_link/{action}", params: []any{id, action}, opts: opts})
 }
 
-// ItemWebLink is [TransactionsService.WebLink] for one item.
-func (s *TransactionsService) ItemWebLink(ctx context.Context, id, itemID int64, action string, opts ...RequestOption) (*LandingPage, error) {
+// GetItemWebLink is [TransactionsService.GetWebLink] for one item.
+func (s *TransactionsService) GetItemWebLink(ctx context.Context, id, itemID int64, action string, opts ...RequestOption) (*LandingPage, error) {
 	return fetch[LandingPage](ctx, s.client, call{method: http.MethodGet, pattern: "transaction/{id}/item/{item_id}/web_link/{action}", params: []any{id, itemID, action}, opts: opts})
 }
 

@@ -78,7 +78,7 @@ func TestCreateMilestoneSendsDueDates(t *testing.T) {
 	mt.RegisterResponder("POST", testBase+"transaction", rec.then(respond(201, `{"id": 1}`)))
 	due := Timestamp{Time: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
 	_, err := c.Transactions.Create(context.Background(), &CreateTransactionRequest{
-		Currency: EURO, Description: "Website build",
+		Currency: EUR, Description: "Website build",
 		Parties: []PartyInput{{Role: RoleBuyer, Customer: "me"}, {Role: RoleSeller, Customer: "dev@example.com"}},
 		Items: []ItemInput{{
 			Title: "Design", Type: ItemMilestone, Category: CategoryBusinessAndInternet, InspectionPeriod: Days(1), Quantity: 1,

@@ -14,7 +14,7 @@ import (
 
 // WebhooksService registers the URLs the API calls when a transaction changes (spec part 6).
 //
-//	POST   /customer/me/webhook                    Create
+//	POST   /customer/{me|id}/webhook               Create
 //	GET    /customer/{me|id}/webhook               List
 //	DELETE /customer/{me|id}/webhook/{webhook_id}  Delete
 type WebhooksService service
@@ -31,12 +31,13 @@ type Webhooks struct {
 	Webhooks []Webhook `json:"webhooks"`
 }
 
-// Create registers a URL for the caller's account. It must be an absolute http(s) URL.
-func (s *WebhooksService) Create(ctx context.Context, rawURL string, opts ...RequestOption) (*Webhook, error) {
+// Create registers a URL for a customer's account, [Me] as a rule (the spec documents
+// only that form). It must be an absolute http(s) URL.
+func (s *WebhooksService) Create(ctx context.Context, customer CustomerRef, rawURL string, opts ...RequestOption) (*Webhook, error) {
 	if u, err := url.Parse(rawURL); err != nil || !u.IsAbs() || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, fmt.Errorf("%w: webhook URL %q must be an absolute http(s) URL", ErrInvalidArgument, rawURL)
 	}
-	return fetch[Webhook](ctx, s.client, call{method: http.MethodPost, pattern: "customer/me/webhook", body: &Webhook{URL: rawURL}, opts: opts})
+	return fetch[Webhook](ctx, s.client, call{method: http.MethodPost, pattern: "customer/{customer_id}/webhook", params: []any{customer}, body: &Webhook{URL: rawURL}, opts: opts})
 }
 
 // List returns a customer's webhooks.
@@ -53,7 +54,8 @@ func (s *WebhooksService) Delete(ctx context.Context, customer CustomerRef, id i
 // signed, so an Event proves nothing by itself; confirm it by fetching the transaction
 // (package webhook does that for you).
 type Event struct {
-	Event         EventName `json:"event"`
+	// Name is what happened: the delivery's "event".
+	Name          EventName `json:"event"`
 	EventType     EventType `json:"event_type"`
 	TransactionID int64     `json:"transaction_id"`
 }
@@ -108,7 +110,7 @@ func ParseEvent(r *http.Request) (*Event, error) {
 	switch {
 	case ev.TransactionID <= 0:
 		return nil, &EventError{http.StatusBadRequest, "no positive transaction_id"}
-	case ev.Event == "":
+	case ev.Name == "":
 		return nil, &EventError{http.StatusBadRequest, "no event name"}
 	case ev.EventType == "":
 		ev.EventType = EventTypeTransaction // the only type there is; tolerate its absence

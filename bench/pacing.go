@@ -90,7 +90,7 @@ func RunPacing(ctx context.Context, cfg PacingConfig, client string) (PacingResu
 	if err != nil {
 		return PacingResult{}, err
 	}
-	tx, err := setup.Transactions.Create(ctx, merchandise("me", "seller@pacing.test", ""))
+	tx, err := setup.Transactions.Create(ctx, merchandise(escrow.Me, "seller@pacing.test", ""))
 	if err != nil {
 		return PacingResult{}, fmt.Errorf("bench: pacing: creating the transaction: %w", err)
 	}

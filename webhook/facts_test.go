@@ -63,7 +63,7 @@ func TestFactsFollowTheLifecycle(t *testing.T) {
 
 func TestConfirmHandsOverOnlyWhatIsNewAndShown(t *testing.T) {
 	tx := saleTx(true, true, escrow.ItemStatus{Shipped: true}, false)
-	ship := escrow.Event{Event: escrow.EventShip, EventType: escrow.EventTypeTransaction, TransactionID: 5}
+	ship := escrow.Event{Name: escrow.EventShip, EventType: escrow.EventTypeTransaction, TransactionID: 5}
 
 	earlier := map[string]bool{"create": true, "agree": true, "payment_approved": true}
 	plan, why := confirm(ship, tx, factsOf(tx), earlier)
@@ -73,11 +73,11 @@ func TestConfirmHandsOverOnlyWhatIsNewAndShown(t *testing.T) {
 	if plan, why := confirm(ship, tx, factsOf(tx), map[string]bool{"create": true, "agree": true, "payment_approved": true, "ship:10": true}); len(plan) != 0 || why != "" {
 		t.Errorf("a duplicate was handed over: %+v %q", plan, why)
 	}
-	accept := escrow.Event{Event: escrow.EventAccept, TransactionID: 5}
+	accept := escrow.Event{Name: escrow.EventAccept, TransactionID: 5}
 	if plan, why := confirm(accept, tx, factsOf(tx), map[string]bool{}); len(plan) != 0 || why == "" {
 		t.Errorf("an event the transaction does not show was handed over: %+v", plan)
 	}
-	sent := escrow.Event{Event: escrow.EventPaymentSent, TransactionID: 5}
+	sent := escrow.Event{Name: escrow.EventPaymentSent, TransactionID: 5}
 	plan, _ = confirm(sent, tx, factsOf(tx), map[string]bool{})
 	if len(plan) != 1 {
 		t.Fatalf("payment_sent: %+v", plan)
@@ -95,11 +95,11 @@ func TestConfirmHandsOverOnlyWhatIsNewAndShown(t *testing.T) {
 // over first, from the transaction's state, so the callback sees the events in order.
 func TestConfirmCatchesUpLostDeliveries(t *testing.T) {
 	tx := saleTx(true, true, escrow.ItemStatus{Shipped: true, Received: true}, false)
-	receive := escrow.Event{Event: escrow.EventReceive, EventType: escrow.EventTypeTransaction, TransactionID: 5}
+	receive := escrow.Event{Name: escrow.EventReceive, EventType: escrow.EventTypeTransaction, TransactionID: 5}
 	plan, why := confirm(receive, tx, factsOf(tx), map[string]bool{"create": true})
 	var got []string
 	for _, p := range plan {
-		got = append(got, fmt.Sprintf("%s%v:%s", p.ev.Event.Event, p.ev.ItemIDs, p.ev.Source))
+		got = append(got, fmt.Sprintf("%s%v:%s", p.ev.Name, p.ev.ItemIDs, p.ev.Source))
 	}
 	want := []string{"agree[]:reconcile", "payment_approved[]:reconcile", "ship[10]:reconcile", "receive[10]:webhook"}
 	if why != "" || !slices.Equal(got, want) {
@@ -113,7 +113,7 @@ func TestMissingGroupsFactsByEventInOrder(t *testing.T) {
 	plan := missing(escrow.Event{TransactionID: 5}, tx, factsOf(tx), map[string]bool{"create": true, "agree": true, "ship:10": true})
 	var got []string
 	for _, p := range plan {
-		got = append(got, fmt.Sprintf("%s%v", p.ev.Event.Event, p.ev.ItemIDs))
+		got = append(got, fmt.Sprintf("%s%v", p.ev.Name, p.ev.ItemIDs))
 		if p.ev.Source != FromReconcile || p.ev.TransactionID != 5 || p.ev.Transaction != tx {
 			t.Errorf("event %+v", p.ev)
 		}

@@ -205,12 +205,12 @@ func (h *Handler) process(j job) {
 		}
 		if attempt >= h.opt.MaxAttempts || h.ctx.Err() != nil {
 			h.log.Error("escrow webhook: giving up on event; the next reconciliation will hand it over",
-				"transaction_id", j.ev.TransactionID, "event", j.ev.Event, "attempts", attempt, "error", err)
+				"transaction_id", j.ev.TransactionID, "event", j.ev.Name, "attempts", attempt, "error", err)
 			return
 		}
 		wait := min(h.opt.RetryWait<<min(attempt-1, 20), h.opt.MaxRetryWait)
 		wait = wait/2 + rand.N(wait/2+1) // jitter, so that failing transactions spread out
-		h.log.Info("escrow webhook: retrying event", "transaction_id", j.ev.TransactionID, "event", j.ev.Event, "attempt", attempt, "wait", wait, "error", err)
+		h.log.Info("escrow webhook: retrying event", "transaction_id", j.ev.TransactionID, "event", j.ev.Name, "attempt", attempt, "wait", wait, "error", err)
 		t := time.NewTimer(wait)
 		select {
 		case <-h.ctx.Done():
@@ -247,7 +247,7 @@ func (h *Handler) try(j job) error {
 		tx, err = h.client.Transactions.Get(ctx, id)
 		if errors.Is(err, escrow.ErrNotFound) || errors.Is(err, escrow.ErrForbidden) {
 			h.log.Warn("escrow webhook: unconfirmed event dropped: the account cannot read the transaction",
-				"transaction_id", id, "event", j.ev.Event)
+				"transaction_id", id, "event", j.ev.Name)
 			return nil
 		}
 		if err != nil {
@@ -266,7 +266,7 @@ func (h *Handler) try(j job) error {
 		var why string
 		plan, why = confirm(j.ev, tx, facts, handed)
 		if why != "" {
-			h.log.Warn("escrow webhook: event dropped: "+why, "transaction_id", id, "event", j.ev.Event)
+			h.log.Warn("escrow webhook: event dropped: "+why, "transaction_id", id, "event", j.ev.Name)
 		}
 	}
 	finished := terminal(facts)
@@ -287,8 +287,8 @@ func (h *Handler) try(j job) error {
 // transaction's state changes in order; an event the facts do not cover is handed over
 // once per resulting state. why explains a drop.
 func confirm(ev escrow.Event, tx *escrow.Transaction, facts []fact, handed map[string]bool) (plan []handover, why string) {
-	if !coveredByFacts(ev.Event) {
-		key := stateKey(ev.Event, tx)
+	if !coveredByFacts(ev.Name) {
+		key := stateKey(ev.Name, tx)
 		if handed[key] {
 			return nil, ""
 		}
@@ -297,7 +297,7 @@ func confirm(ev escrow.Event, tx *escrow.Transaction, facts []fact, handed map[s
 	}
 	last := -1
 	for i, f := range facts {
-		if f.event == ev.Event {
+		if f.event == ev.Name {
 			last = i
 		}
 	}
@@ -321,9 +321,9 @@ func pending(ev escrow.Event, tx *escrow.Transaction, facts []fact, handed map[s
 		if handed[f.key] {
 			continue
 		}
-		if n := len(plan); n == 0 || plan[n-1].ev.Event.Event != f.event {
-			e, src := escrow.Event{Event: f.event, EventType: escrow.EventTypeTransaction, TransactionID: ev.TransactionID}, FromReconcile
-			if f.event == ev.Event {
+		if n := len(plan); n == 0 || plan[n-1].ev.Name != f.event {
+			e, src := escrow.Event{Name: f.event, EventType: escrow.EventTypeTransaction, TransactionID: ev.TransactionID}, FromReconcile
+			if f.event == ev.Name {
 				e, src = ev, FromWebhook
 			}
 			plan = append(plan, handover{ev: ConfirmedEvent{Event: e, Transaction: tx, Source: src}})

@@ -47,8 +47,8 @@ func (r *recorder) callback(ctx context.Context, ev webhook.ConfirmedEvent) erro
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.fail[ev.Event.Event] > 0 {
-		r.fail[ev.Event.Event]--
+	if r.fail[ev.Name] > 0 {
+		r.fail[ev.Name]--
 		return fmt.Errorf("the order system is down")
 	}
 	r.events = append(r.events, ev)
@@ -61,7 +61,7 @@ func (r *recorder) byTransaction() map[int64][]string {
 	defer r.mu.Unlock()
 	out := make(map[int64][]string)
 	for _, ev := range r.events {
-		out[ev.TransactionID] = append(out[ev.TransactionID], string(ev.Event.Event))
+		out[ev.TransactionID] = append(out[ev.TransactionID], string(ev.Name))
 	}
 	return out
 }
@@ -101,7 +101,7 @@ func newWorld(t *testing.T, opt webhook.Options, emuOpts ...escrowtest.Option) *
 		}
 		w.hook.Close()
 	})
-	if _, err := w.partner.Webhooks.Create(t.Context(), w.hook.URL+"/escrow"); err != nil {
+	if _, err := w.partner.Webhooks.Create(t.Context(), escrow.Me, w.hook.URL+"/escrow"); err != nil {
 		t.Fatal(err)
 	}
 	return w
@@ -167,7 +167,7 @@ var (
 		return err
 	}
 	sellerGivesBank step = func(w *world, id int64) error {
-		_, err := w.seller.Transactions.AddDisbursementMethod(w.t.Context(), id, &escrow.DisbursementMethod{
+		_, err := w.seller.Transactions.SelectDisbursementMethod(w.t.Context(), id, &escrow.DisbursementMethod{
 			Type: escrow.DisbursementACH, AccountName: "Seller", AccountType: "savings",
 			BankABARoutingNumber: "121000248", BankAccountNumber: "12345678", BankName: "First Bank",
 		})

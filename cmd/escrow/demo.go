@@ -159,7 +159,7 @@ func demoEmulator(ctx context.Context, f flow, buyerEmail, sellerEmail string, o
 		return err
 	}
 	d.settlement(tx)
-	if s := deriveState(tx); s != stateComplete {
+	if s := tx.State(); s != escrow.StateComplete {
 		return fmt.Errorf("the transaction ended %s, not complete", s)
 	}
 	fmt.Fprintf(out, "\nescrow demo: transaction %d is complete; %d webhook events confirmed.\n", tx.ID, d.events.count())
@@ -193,7 +193,7 @@ func (d *demo) listen(ctx context.Context, log *slog.Logger) (stop func() error,
 		}
 		return nil
 	}
-	if _, err := d.partner.Webhooks.Create(ctx, "http://"+ln.Addr().String()+"/escrow/events"); err != nil {
+	if _, err := d.partner.Webhooks.Create(ctx, escrow.Me, "http://"+ln.Addr().String()+"/escrow/events"); err != nil {
 		return nil, errors.Join(fmt.Errorf("registering the webhook: %w", err), stop())
 	}
 	return stop, nil
@@ -232,7 +232,7 @@ func (d *demo) run(ctx context.Context) (*escrow.Transaction, error) {
 // On the sandbox a person has to pay, so it explains what to do next and reports false.
 func (d *demo) pay(ctx context.Context, tx *escrow.Transaction) (funded bool, err error) {
 	asBuyer := escrow.AsCustomer(d.buyerEmail)
-	methods, err := d.partner.Transactions.PaymentMethods(ctx, tx.ID, asBuyer)
+	methods, err := d.partner.Transactions.GetPaymentMethods(ctx, tx.ID, asBuyer)
 	if err != nil {
 		return false, fmt.Errorf("payment methods: %w", err)
 	}
@@ -244,7 +244,7 @@ func (d *demo) pay(ctx context.Context, tx *escrow.Transaction) (funded bool, er
 
 	if d.flow.payment == escrow.PaymentWireTransfer {
 		if d.buyer != nil {
-			w, err := d.buyer.Transactions.WireTransferDetails(ctx, tx.ID)
+			w, err := d.buyer.Transactions.GetWireTransferDetails(ctx, tx.ID)
 			if err != nil {
 				return false, fmt.Errorf("wire transfer details: %w", err)
 			}
@@ -262,7 +262,7 @@ func (d *demo) pay(ctx context.Context, tx *escrow.Transaction) (funded bool, er
 		}
 	} else {
 		page, err := d.partner.Transactions.ChoosePaymentMethod(ctx, tx.ID, d.flow.payment,
-			&escrow.PaymentMethodInput{ReturnURL: "https://market.example.com/orders/" + d.reference}, asBuyer)
+			&escrow.ChoosePaymentMethodRequest{ReturnURL: "https://market.example.com/orders/" + d.reference}, asBuyer)
 		step := "choose " + string(d.flow.payment)
 		if tx, err = d.refetch(ctx, tx.ID, err); err != nil {
 			return false, fmt.Errorf("%s (%s): %w", step, actorBuyerAs, err)
@@ -285,7 +285,7 @@ func (d *demo) pay(ctx context.Context, tx *escrow.Transaction) (funded bool, er
 // disbursement rule 4). Disbursement methods are not among what As-Customer may do, so
 // the seller uses their own key.
 func (d *demo) payouts(ctx context.Context, id int64) (*escrow.Transaction, error) {
-	m, err := d.seller.Transactions.AddDisbursementMethod(ctx, id, &escrow.DisbursementMethod{
+	m, err := d.seller.Transactions.SelectDisbursementMethod(ctx, id, &escrow.DisbursementMethod{
 		Type: escrow.DisbursementACH, AccountName: "Sam Seller", AccountType: "checking",
 		BankABARoutingNumber: "121000248", BankAccountNumber: "000123456789", BankName: "First Bank of Example",
 	})
@@ -293,7 +293,7 @@ func (d *demo) payouts(ctx context.Context, id int64) (*escrow.Transaction, erro
 	if err := d.row(ctx, "payout by ach "+methodTotal(m, escrow.DisbursementACH), actorSeller, tx, err); err != nil {
 		return nil, err
 	}
-	m, err = d.partner.Transactions.AddDisbursementMethod(ctx, id, &escrow.DisbursementMethod{
+	m, err = d.partner.Transactions.SelectDisbursementMethod(ctx, id, &escrow.DisbursementMethod{
 		Type: escrow.DisbursementWireTransfer, AccountName: "Example Market LLC", BankName: "Second Bank of Example",
 		BankSwiftCode: "EXAMUS33", BankAccountNumber: "9876543210",
 	})
@@ -329,8 +329,8 @@ func (d *demo) row(ctx context.Context, step, actor string, tx *escrow.Transacti
 	if err != nil {
 		return fmt.Errorf("%s (%s): %w", step, actor, err)
 	}
-	a := sumAmounts(tx)
-	fmt.Fprintf(d.out, rowFormat, step, actor, deriveState(tx),
+	a := tx.Totals()
+	fmt.Fprintf(d.out, rowFormat, step, actor, tx.State(),
 		a.Items.String(), a.BrokerFee.String(), a.EscrowFee.String(), a.Total.String(), a.Secured.String(), a.Disbursed.String())
 	for _, n := range notes {
 		d.note(n)
@@ -353,7 +353,7 @@ func (d *demo) settle(ctx context.Context) error {
 		return fmt.Errorf("waiting for webhook confirmations: %w", err)
 	}
 	for _, ev := range d.events.drain() {
-		line := "    webhook: " + string(ev.Event.Event)
+		line := "    webhook: " + string(ev.Name)
 		if len(ev.ItemIDs) > 0 {
 			line += fmt.Sprintf(" (item %s)", joinIDs(ev.ItemIDs))
 		}
@@ -372,7 +372,7 @@ func (d *demo) note(text string) {
 
 // stopForPerson ends a sandbox run where only a person can go on, saying what to do.
 func (d *demo) stopForPerson(tx *escrow.Transaction, what string) {
-	fmt.Fprintf(d.out, "\nescrow demo: stopped at transaction %d (%s): a person must act now.\n", tx.ID, deriveState(tx))
+	fmt.Fprintf(d.out, "\nescrow demo: stopped at transaction %d (%s): a person must act now.\n", tx.ID, tx.State())
 	fmt.Fprintln(d.out, "Only the emulator can approve a payment by itself (ApprovePayment); on the sandbox,")
 	fmt.Fprintln(d.out, what)
 	target := fmt.Sprint(tx.ID)
@@ -394,19 +394,20 @@ func (d *demo) settlement(tx *escrow.Transaction) {
 	fmt.Fprintln(d.out, "\nSettlement:")
 	const format = "  %-10s %-22s %9s %9s %9s\n"
 	fmt.Fprintf(d.out, format, "PARTY", "CUSTOMER", "PAYS", "RECEIVES", "NET")
+	totals := tx.Totals()
 	for _, role := range []escrow.Role{escrow.RoleBuyer, escrow.RoleSeller, escrow.RoleBroker} {
 		p, ok := tx.Party(role)
 		if !ok {
 			continue
 		}
-		s := sharesOf(tx, p.Customer)
+		s := totals.Of(p.Customer)
 		who := p.Customer
-		if who == "me" {
+		if who == escrow.Me {
 			who = d.partnerEmail
 		}
-		fmt.Fprintf(d.out, format, role, who, s.Pays.String(), s.Receives.String(), s.Net().String())
+		fmt.Fprintf(d.out, format, role, who, s.Pays().String(), s.Receives.String(), s.Net().String())
 	}
-	fee := sumAmounts(tx).EscrowFee
+	fee := totals.EscrowFee
 	fmt.Fprintf(d.out, format, "escrow fee", "", "", fee.String(), fee.String())
 }
 

@@ -18,24 +18,24 @@ func TestDemo(t *testing.T) {
 	}{
 		{
 			args: []string{"demo"},
-			states: []string{"awaiting_agreement", "awaiting_agreement", "awaiting_payment", "awaiting_payment", "awaiting_shipment",
-				"awaiting_shipment", "awaiting_shipment", "shipped", "in_inspection", "complete"},
+			states: []string{"awaiting_agreement", "awaiting_agreement", "awaiting_payment", "awaiting_payment", "funded",
+				"funded", "funded", "shipped", "in_inspection", "complete"},
 			events: []string{"create", "agree", "payment_approved", "ship (item 300001)", "receive (item 300001)",
 				"accept (item 300001)", "payment_disbursed (item 300001, 300002)", "complete"},
 		},
 		{
 			args: []string{"demo", "--domain"},
-			states: []string{"awaiting_agreement", "awaiting_agreement", "awaiting_payment", "awaiting_payment", "awaiting_shipment",
-				"awaiting_shipment", "awaiting_shipment", "shipped", "in_inspection", "complete"},
+			states: []string{"awaiting_agreement", "awaiting_agreement", "awaiting_payment", "awaiting_payment", "funded",
+				"funded", "funded", "shipped", "in_inspection", "complete"},
 			events: []string{"create", "agree", "payment_approved", "ship (item 300001)", "receive (item 300001)",
 				"accept (item 300001)", "payment_disbursed (item 300001, 300002)", "complete"},
 		},
 		{
 			args: []string{"demo", "--milestone"},
-			states: []string{"awaiting_agreement", "awaiting_agreement", "awaiting_payment", "awaiting_payment", "awaiting_shipment",
-				"awaiting_shipment", "awaiting_shipment",
-				"shipped", "in_inspection", "awaiting_shipment", // Design
-				"shipped", "in_inspection", "awaiting_shipment", // Build
+			states: []string{"awaiting_agreement", "awaiting_agreement", "awaiting_payment", "awaiting_payment", "funded",
+				"funded", "funded",
+				"shipped", "in_inspection", "funded", // Design
+				"shipped", "in_inspection", "funded", // Build
 				"shipped", "in_inspection", "complete"}, // Launch, accepted when its inspection period ends
 			events: []string{"create", "agree", "payment_sent", "payment_approved",
 				"ship (item 300001)", "receive (item 300001)", "accept (item 300001)", "payment_disbursed (item 300001)",

@@ -108,7 +108,7 @@ func parties(buyer, seller string) []escrow.PartyInput {
 	return []escrow.PartyInput{
 		{Role: escrow.RoleBuyer, Customer: buyer},
 		{Role: escrow.RoleSeller, Customer: seller},
-		{Role: escrow.RoleBroker, Customer: "me"},
+		{Role: escrow.RoleBroker, Customer: escrow.Me},
 	}
 }
 
@@ -116,7 +116,7 @@ func parties(buyer, seller string) []escrow.PartyInput {
 func brokerFee(amount, payer string) escrow.ItemInput {
 	return escrow.ItemInput{
 		Type:     escrow.ItemBrokerFee,
-		Schedule: []escrow.ScheduleInput{{Amount: escrow.MustAmount(amount), PayerCustomer: payer, BeneficiaryCustomer: "me"}},
+		Schedule: []escrow.ScheduleInput{{Amount: escrow.MustAmount(amount), PayerCustomer: payer, BeneficiaryCustomer: escrow.Me}},
 	}
 }
 

@@ -101,8 +101,8 @@ func runTransactionsList(ctx context.Context, args []string, stdout, stderr io.W
 		tw := newTable(w)
 		fmt.Fprintln(tw, "ID\tREFERENCE\tSTATE\tAMOUNT\tCURRENCY\tCREATED\tDESCRIPTION")
 		for _, tx := range txs {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", tx.ID, orDash(tx.Reference), deriveState(tx),
-				sumAmounts(tx).Items, tx.Currency, date(tx.CreationDate), tx.Description)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", tx.ID, orDash(tx.Reference), tx.State(),
+				tx.Totals().Items, tx.Currency, date(tx.CreationDate), tx.Description)
 		}
 		tw.Flush()
 	})
@@ -275,7 +275,7 @@ func printTransaction(w io.Writer, tx *escrow.Transaction) {
 	fmt.Fprintf(tw, "Transaction\t%d\n", tx.ID)
 	fmt.Fprintf(tw, "Description\t%s\n", tx.Description)
 	fmt.Fprintf(tw, "Reference\t%s\n", orDash(tx.Reference))
-	fmt.Fprintf(tw, "State\t%s\n", deriveState(tx))
+	fmt.Fprintf(tw, "State\t%s\n", tx.State())
 	fmt.Fprintf(tw, "Currency\t%s\n", tx.Currency)
 	fmt.Fprintf(tw, "Created\t%s\n", timestamp(tx.CreationDate))
 	fmt.Fprintf(tw, "Closed\t%s\n", timestamp(tx.CloseDate))
@@ -295,29 +295,22 @@ func printTransaction(w io.Writer, tx *escrow.Transaction) {
 	for _, it := range tx.Items {
 		var amount, fees, secured, paid escrow.Amount
 		for _, s := range it.Schedule {
-			amount = escrow.AmountOf(amount.Add(s.Amount.Decimal))
+			amount = amount.Add(s.Amount)
 			if s.Status.Secured {
-				secured = escrow.AmountOf(secured.Add(s.Amount.Decimal))
+				secured = secured.Add(s.Amount)
 			}
 			if s.Status.DisbursedToBeneficiary {
-				paid = escrow.AmountOf(paid.Add(s.Amount.Decimal))
+				paid = paid.Add(s.Amount)
 			}
 		}
 		for _, f := range it.Fees {
-			fees = escrow.AmountOf(fees.Add(f.Amount.Decimal))
+			fees = fees.Add(f.Amount)
 		}
-		st := "-"
-		if it.Type.Transferable() {
-			st = string(itemState(it.Status))
-			if st == string(stateAwaitingShipment) && !secured.IsPositive() {
-				st = string(stateAwaitingPayment) // the flags start false; nothing ships before funding
-			}
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.ID, it.Type, orDash(it.Title), amount, fees, secured, paid, st)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.ID, it.Type, orDash(it.Title), amount, fees, secured, paid, it.State())
 	}
 	tw.Flush()
 
-	a := sumAmounts(tx)
+	a := tx.Totals()
 	fmt.Fprintf(w, "\nItems %s, broker fee %s, escrow fee %s: total %s %s; secured %s, paid out %s.\n",
 		a.Items, a.BrokerFee, a.EscrowFee, a.Total, tx.Currency, a.Secured, a.Disbursed)
 }

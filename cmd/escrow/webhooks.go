@@ -77,7 +77,7 @@ func runWebhooksAdd(ctx context.Context, args []string, stdout, stderr io.Writer
 		return exitCode(stderr, name, err)
 	}
 	defer release()
-	h, err := client.Webhooks.Create(ctx, positional[0])
+	h, err := client.Webhooks.Create(ctx, escrow.Me, positional[0])
 	if err != nil {
 		return exitCode(stderr, name, err)
 	}
@@ -215,23 +215,23 @@ type eventPrinter struct {
 
 // listenedEvent is an event as "listen --json" prints it, one JSON object per line.
 type listenedEvent struct {
-	Event         escrow.EventName    `json:"event"`
-	EventType     escrow.EventType    `json:"event_type"`
-	TransactionID int64               `json:"transaction_id"`
-	ItemIDs       []int64             `json:"item_ids,omitempty"`
-	Source        webhook.Source      `json:"source"`
-	State         state               `json:"state"`
-	Transaction   *escrow.Transaction `json:"transaction"`
+	Event         escrow.EventName        `json:"event"`
+	EventType     escrow.EventType        `json:"event_type"`
+	TransactionID int64                   `json:"transaction_id"`
+	ItemIDs       []int64                 `json:"item_ids,omitempty"`
+	Source        webhook.Source          `json:"source"`
+	State         escrow.TransactionState `json:"state"`
+	Transaction   *escrow.Transaction     `json:"transaction"`
 }
 
 // callback is the webhook.Callback. A failed write is returned so the handler retries it.
 func (p *eventPrinter) callback(_ context.Context, ev webhook.ConfirmedEvent) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := deriveState(ev.Transaction)
+	st := ev.Transaction.State()
 	if p.json {
 		b, err := json.Marshal(listenedEvent{
-			Event: ev.Event.Event, EventType: ev.EventType, TransactionID: ev.TransactionID,
+			Event: ev.Name, EventType: ev.EventType, TransactionID: ev.TransactionID,
 			ItemIDs: ev.ItemIDs, Source: ev.Source, State: st, Transaction: ev.Transaction,
 		})
 		if err != nil {
@@ -240,7 +240,7 @@ func (p *eventPrinter) callback(_ context.Context, ev webhook.ConfirmedEvent) er
 		_, err = fmt.Fprintf(p.w, "%s\n", b)
 		return err
 	}
-	line := fmt.Sprintf("%s  transaction %d  %s", time.Now().UTC().Format(time.RFC3339), ev.TransactionID, ev.Event.Event)
+	line := fmt.Sprintf("%s  transaction %d  %s", time.Now().UTC().Format(time.RFC3339), ev.TransactionID, ev.Name)
 	if len(ev.ItemIDs) > 0 {
 		line += " (item " + joinIDs(ev.ItemIDs) + ")"
 	}

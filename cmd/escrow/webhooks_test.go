@@ -115,7 +115,7 @@ func TestWebhooksListen(t *testing.T) {
 
 	line := await(t, stderr, "listening on http://")
 	addr := strings.Fields(strings.SplitAfter(line, "listening on ")[1])[0]
-	if _, err := e.client.Webhooks.Create(ctx, addr); err != nil {
+	if _, err := e.client.Webhooks.Create(ctx, escrow.Me, addr); err != nil {
 		t.Fatal(err)
 	}
 
@@ -156,7 +156,7 @@ func TestListenJSON(t *testing.T) {
 	p := &eventPrinter{w: &out, json: true}
 	tx := &escrow.Transaction{ID: 200001, Parties: []escrow.Party{{Role: escrow.RoleBuyer, Agreed: true}}}
 	ev := webhook.ConfirmedEvent{
-		Event:       escrow.Event{Event: escrow.EventShip, EventType: escrow.EventTypeTransaction, TransactionID: 200001},
+		Event:       escrow.Event{Name: escrow.EventShip, EventType: escrow.EventTypeTransaction, TransactionID: 200001},
 		Transaction: tx, ItemIDs: []int64{300001}, Source: webhook.FromWebhook,
 	}
 	if err := p.callback(t.Context(), ev); err != nil {

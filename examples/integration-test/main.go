@@ -7,7 +7,7 @@
 //	go test ./examples/integration-test
 //	ESCROW_SANDBOX_EMAIL=you@example.com ESCROW_SANDBOX_API_KEY=... go test -v ./examples/integration-test
 //
-// The code under test is OpenEscrow and Settled below. Run as a program, it opens one
+// The code under test is OpenEscrow below, with the SDK's Transaction.Completed. Run as a program, it opens one
 // escrow where the tests would, prints it and cancels it.
 package main
 
@@ -40,27 +40,15 @@ func OpenEscrow(ctx context.Context, c *escrow.Client, o Order) (*escrow.Transac
 		Currency:    o.Currency,
 		Description: o.Title,
 		Parties: []escrow.PartyInput{
-			{Role: escrow.RoleBuyer, Customer: "me"},
+			{Role: escrow.RoleBuyer, Customer: escrow.Me},
 			{Role: escrow.RoleSeller, Customer: o.Seller},
 		},
 		Items: []escrow.ItemInput{{
 			Title: o.Title, Type: escrow.ItemGeneralMerchandise, Category: escrow.CategoryOtherMerchandise,
 			InspectionPeriod: escrow.Days(3), Quantity: 1,
-			Schedule: []escrow.ScheduleInput{{Amount: o.Price, PayerCustomer: "me", BeneficiaryCustomer: o.Seller}},
+			Schedule: []escrow.ScheduleInput{{Amount: o.Price, PayerCustomer: escrow.Me, BeneficiaryCustomer: o.Seller}},
 		}},
 	})
-}
-
-// Settled reports whether every payment of the transaction reached its beneficiary.
-func Settled(tx *escrow.Transaction) bool {
-	for _, it := range tx.Items {
-		for _, s := range it.Schedule {
-			if !s.Status.DisbursedToBeneficiary {
-				return false
-			}
-		}
-	}
-	return len(tx.Items) > 0
 }
 
 func main() {
@@ -116,7 +104,7 @@ func run(ctx context.Context, w io.Writer, c *escrow.Client, o Order) error {
 	if tx, err = c.Transactions.Cancel(ctx, tx.ID, "example run"); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "transaction %d cancelled: %t; settled: %t\n", tx.ID, tx.IsCancelled, Settled(tx))
+	fmt.Fprintf(w, "transaction %d cancelled: %t; complete: %t\n", tx.ID, tx.Cancelled(), tx.Completed())
 	fmt.Fprintln(w, "the tests are the example: go test -v ./examples/integration-test")
 	return nil
 }

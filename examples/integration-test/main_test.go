@@ -156,7 +156,7 @@ func TestOpenEscrow(t *testing.T) {
 				fee = &it.Fees[i]
 			}
 		}
-		if fee == nil || !b.isBuyer(fee.PayerCustomer) || !fee.Amount.IsPositive() {
+		if fee == nil || !b.isBuyer(fee.PayerCustomer) || fee.Amount.IsZero() || fee.Amount.IsNegative() {
 			t.Fatalf("fees %+v: want an escrow fee paid by the buyer", it.Fees)
 		}
 		if b.srv != nil && fee.Amount.String() != "20.80" {
@@ -199,8 +199,8 @@ func TestEscrowSettlesAfterAcceptance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !Settled(got) || got.CloseDate.IsZero() {
-			t.Errorf("after acceptance: settled %t, closed %v; want settled and closed", Settled(got), got.CloseDate)
+		if !got.Completed() || got.CloseDate.IsZero() {
+			t.Errorf("after acceptance: complete %t, closed %v; want complete and closed", got.Completed(), got.CloseDate)
 		}
 	})
 }
@@ -224,12 +224,12 @@ func TestEscrowSettlesWhenInspectionLapses(t *testing.T) {
 			return got
 		}
 		b.srv.Advance(72*time.Hour - time.Second)
-		if Settled(get()) {
-			t.Fatal("settled before the inspection period ended")
+		if get().Completed() {
+			t.Fatal("complete before the inspection period ended")
 		}
 		b.srv.Advance(time.Second)
-		if got := get(); !got.Items[0].Status.Accepted || !Settled(got) {
-			t.Errorf("after the inspection period: status %+v, settled %t; want accepted, settled", got.Items[0].Status, Settled(got))
+		if got := get(); !got.Items[0].Status.Accepted || !got.Completed() {
+			t.Errorf("after the inspection period: status %+v, complete %t; want accepted, complete", got.Items[0].Status, got.Completed())
 		}
 	})
 }

@@ -126,7 +126,7 @@ func checkout(ctx context.Context, c *escrow.Client, o order) (*escrow.Transacti
 // paymentPage returns where to send the buyer to pay by card, and then back to the order.
 func paymentPage(ctx context.Context, c *escrow.Client, id int64, o order, opts ...escrow.RequestOption) (string, error) {
 	page, err := c.Transactions.ChoosePaymentMethod(ctx, id, escrow.PaymentCreditCard,
-		&escrow.PaymentMethodInput{ReturnURL: "https://market.example/orders/" + o.ID}, opts...)
+		&escrow.ChoosePaymentMethodRequest{ReturnURL: "https://market.example/orders/" + o.ID}, opts...)
 	if err != nil {
 		return "", err
 	}
@@ -135,7 +135,7 @@ func paymentPage(ctx context.Context, c *escrow.Client, id int64, o order, opts 
 
 // printPaymentMethods shows what the buyer will be charged by each method.
 func printPaymentMethods(ctx context.Context, w io.Writer, c *escrow.Client, id int64, opts ...escrow.RequestOption) error {
-	pm, err := c.Transactions.PaymentMethods(ctx, id, opts...)
+	pm, err := c.Transactions.GetPaymentMethods(ctx, id, opts...)
 	if err != nil {
 		return err
 	}
@@ -187,7 +187,7 @@ func run(ctx context.Context, w io.Writer, srv *escrowtest.Server) error {
 		defer scancel()
 		h.Shutdown(sctx)
 	}()
-	hook, err := market.Webhooks.Create(ctx, recv.URL+"/escrow/webhook")
+	hook, err := market.Webhooks.Create(ctx, escrow.Me, recv.URL+"/escrow/webhook")
 	if err != nil {
 		return fmt.Errorf("registering the webhook: %w", err)
 	}
@@ -321,11 +321,11 @@ type note struct {
 // callback and the store's record), so every step checks the transaction first.
 func (f *fulfilment) handle(ctx context.Context, ev webhook.ConfirmedEvent) error {
 	tx := ev.Transaction
-	n := note{ev.Event.Event, fmt.Sprintf("webhook %s%s", ev.Event.Event, itemList(ev.ItemIDs))}
-	switch ev.Event.Event {
+	n := note{ev.Name, fmt.Sprintf("webhook %s%s", ev.Name, itemList(ev.ItemIDs))}
+	switch ev.Name {
 	case escrow.EventPaymentApproved:
-		if shipped(tx) {
-			break
+		if tx.State() != escrow.StateFunded {
+			break // already shipped: this is a repeated event
 		}
 		// The funds are secured, and the handler has confirmed it with the API: only now
 		// does the seller's parcel leave, tracked.
@@ -365,15 +365,6 @@ func (f *fulfilment) await(ctx context.Context, w io.Writer, events ...escrow.Ev
 	return nil
 }
 
-func shipped(tx *escrow.Transaction) bool {
-	for _, it := range tx.Items {
-		if it.Type.Transferable() && !it.Status.Shipped {
-			return false
-		}
-	}
-	return true
-}
-
 func itemList(ids []int64) string {
 	if len(ids) == 0 {
 		return ""
@@ -384,7 +375,7 @@ func itemList(ids []int64) string {
 // runSandbox is the checkout half against the sandbox: the account itself is the buyer.
 func runSandbox(ctx context.Context, w io.Writer, c *escrow.Client, seller, ref string) error {
 	o := order{
-		ID: ref, Buyer: "me", Seller: seller,
+		ID: ref, Buyer: escrow.Me, Seller: seller,
 		Title: "Leica M6 camera", Price: escrow.MustAmount("1200.00"), Shipping: escrow.MustAmount("25.00"),
 	}
 	tx, err := checkout(ctx, c, o)

@@ -81,7 +81,7 @@ func contract(seller string, from time.Time) *escrow.CreateTransactionRequest {
 		Currency:    escrow.USD,
 		Description: "Web shop for a bakery, in three milestones",
 		Parties: []escrow.PartyInput{
-			{Role: escrow.RoleBuyer, Customer: "me"},
+			{Role: escrow.RoleBuyer, Customer: escrow.Me},
 			{Role: escrow.RoleSeller, Customer: seller},
 		},
 	}
@@ -90,11 +90,11 @@ func contract(seller string, from time.Time) *escrow.CreateTransactionRequest {
 			Title: s.title, Type: escrow.ItemMilestone, Category: escrow.CategoryBusinessAndInternet,
 			InspectionPeriod: escrow.Days(s.inspection), Quantity: 1,
 			Schedule: []escrow.ScheduleInput{{
-				Amount: escrow.MustAmount(s.price), PayerCustomer: "me", BeneficiaryCustomer: seller,
+				Amount: escrow.MustAmount(s.price), PayerCustomer: escrow.Me, BeneficiaryCustomer: seller,
 				DueDate: escrow.Timestamp{Time: from.AddDate(0, 0, s.due)},
 			}},
 			Fees: []escrow.FeeInput{
-				{Type: escrow.FeeEscrow, PayerCustomer: "me", Split: escrow.SplitHalf},
+				{Type: escrow.FeeEscrow, PayerCustomer: escrow.Me, Split: escrow.SplitHalf},
 				{Type: escrow.FeeEscrow, PayerCustomer: seller, Split: escrow.SplitHalf},
 			},
 		})
@@ -136,11 +136,11 @@ func run(ctx context.Context, w io.Writer, srv *escrowtest.Server) error {
 
 	// The whole contract is funded up front, by wire: the details come from the API every
 	// time, since they may differ between transactions.
-	wire, err := buyer.Transactions.WireTransferDetails(ctx, tx.ID)
+	wire, err := buyer.Transactions.GetWireTransferDetails(ctx, tx.ID)
 	if err != nil {
 		return fmt.Errorf("wire details: %w", err)
 	}
-	pm, err := buyer.Transactions.PaymentMethods(ctx, tx.ID)
+	pm, err := buyer.Transactions.GetPaymentMethods(ctx, tx.ID)
 	if err != nil {
 		return fmt.Errorf("payment methods: %w", err)
 	}
@@ -216,7 +216,7 @@ func run(ctx context.Context, w io.Writer, srv *escrowtest.Server) error {
 	if err != nil {
 		return err
 	}
-	paid, received := settle(final, dev)
+	paid, received := settle(final)
 	fmt.Fprintf(w, "complete %s: the buyer paid %s, the seller received %s\n",
 		final.CloseDate.Format(time.DateOnly), paid, received)
 	return nil
@@ -250,48 +250,18 @@ func printItems(w io.Writer, tx *escrow.Transaction, seller string) {
 			}
 		}
 		fmt.Fprintf(tw, "  %d\t%s\t%s\t%dd\t%s\t%s\t%s\t%s\n", it.ID, it.Title, sch.DueDate.Format(time.DateOnly),
-			int(it.InspectionPeriod.Duration().Hours()/24), sch.Amount, buyerFee, sellerFee, status(it))
+			int(it.InspectionPeriod.Duration().Hours()/24), sch.Amount, buyerFee, sellerFee, it.State())
 	}
 	tw.Flush()
 }
 
-// status is an item's latest step, and whether its money went to the seller.
-func status(it escrow.Item) string {
-	s, st := it.Status, "funded"
-	if !it.Schedule[0].Status.Secured {
-		st = "unfunded"
-	}
-	switch {
-	case s.Accepted:
-		st = "accepted"
-	case s.Received:
-		st = "received"
-	case s.Shipped:
-		st = "delivered"
-	}
-	if it.Schedule[0].Status.DisbursedToBeneficiary {
-		st += ", paid out"
-	}
-	return st
-}
-
-// settle sums what the buyer paid (prices and its fee shares) and what the seller
-// received (prices less its fee shares), exactly.
-func settle(tx *escrow.Transaction, seller string) (paid, received escrow.Amount) {
-	for _, it := range tx.Items {
-		for _, s := range it.Schedule {
-			paid = escrow.AmountOf(paid.Add(s.Amount.Decimal))
-			received = escrow.AmountOf(received.Add(s.Amount.Decimal))
-		}
-		for _, f := range it.Fees {
-			if strings.EqualFold(f.PayerCustomer, seller) {
-				received = escrow.AmountOf(received.Sub(f.Amount.Decimal))
-			} else {
-				paid = escrow.AmountOf(paid.Add(f.Amount.Decimal))
-			}
-		}
-	}
-	return paid, received
+// settle is what the buyer pays (prices and its fee shares) and what the seller nets
+// (prices less its fee shares), exactly, as the SDK totals them.
+func settle(tx *escrow.Transaction) (paid, received escrow.Amount) {
+	totals := tx.Totals()
+	buyer, _ := tx.Party(escrow.RoleBuyer)
+	seller, _ := tx.Party(escrow.RoleSeller)
+	return totals.Of(buyer.Customer).Pays(), totals.Of(seller.Customer).Net()
 }
 
 // runSandbox creates the contract in the sandbox, prints what the sandbox computed, and
@@ -303,7 +273,7 @@ func runSandbox(ctx context.Context, w io.Writer, c *escrow.Client, seller strin
 	}
 	fmt.Fprintf(w, "transaction %d: %s\n", tx.ID, tx.Description)
 	printItems(w, tx, seller)
-	paid, received := settle(tx, seller)
+	paid, received := settle(tx)
 	fmt.Fprintf(w, "once complete, the buyer will have paid %s and the seller received %s\n", paid, received)
 	if _, err := c.Transactions.Cancel(ctx, tx.ID, "example run"); err != nil {
 		return fmt.Errorf("cancel: %w", err)

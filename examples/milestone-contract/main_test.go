@@ -39,9 +39,9 @@ func TestRun(t *testing.T) {
 	// 1500.00 and 4000.00 milestones pay 3.575 %: 53.63 and 143.00, shared half and half,
 	// the buyer taking the odd cent.
 	for _, line := range []string{
-		"  300002  Build   2025-05-13  10d         4000.00  71.50        71.50         received\n",
+		"  300002  Build   2025-05-13  10d         4000.00  71.50        71.50         in_inspection\n",
 		"day 50: the build's inspection period ended\n",
-		"  300002  Build   2025-05-13  10d         4000.00  71.50        71.50         accepted, paid out\n",
+		"  300002  Build   2025-05-13  10d         4000.00  71.50        71.50         disbursed\n",
 		"complete 2025-05-26: the buyer paid 7125.14, the seller received 6874.88\n",
 	} {
 		if !strings.Contains(out.String(), line) {

@@ -16,7 +16,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"time"
 
@@ -80,7 +79,7 @@ func run(ctx context.Context, w io.Writer, srv *escrowtest.Server) error {
 		}
 	}
 	fmt.Fprintln(w, "  agree    as alice and as bob")
-	pm, err := partner.Transactions.PaymentMethods(ctx, bike.ID, as(alice))
+	pm, err := partner.Transactions.GetPaymentMethods(ctx, bike.ID, as(alice))
 	if err != nil {
 		return fmt.Errorf("payment methods: %w", err)
 	}
@@ -146,11 +145,11 @@ func run(ctx context.Context, w io.Writer, srv *escrowtest.Server) error {
 		return fmt.Errorf("create: %w", err)
 	}
 	for _, party := range []string{carol, bob} {
-		if _, err := partner.Transactions.Agree(ctx, lamp.ID, as(party)); err != nil {
+		if lamp, err = partner.Transactions.Agree(ctx, lamp.ID, as(party)); err != nil {
 			return fmt.Errorf("agree as %s: %w", party, err)
 		}
 	}
-	fmt.Fprintf(w, "transaction %d: %s\n  agree    as carol and as bob: awaiting payment\n", lamp.ID, lamp.Description)
+	fmt.Fprintf(w, "transaction %d: %s\n  agree    as carol and as bob: %s\n", lamp.ID, lamp.Description, state(lamp))
 
 	// The partner listings: the partner finds its users' transactions without their keys.
 	var carolID int64
@@ -206,31 +205,10 @@ func sale(buyer, seller, title, price string) *escrow.CreateTransactionRequest {
 	}
 }
 
-// state sums up a transaction in words.
+// state sums up a transaction in words, as the SDK derives it.
 func state(tx *escrow.Transaction) string {
-	if tx.IsCancelled {
-		return "cancelled"
+	if s := tx.State(); s != escrow.StateComplete || tx.CloseDate.IsZero() {
+		return string(s)
 	}
-	if !tx.CloseDate.IsZero() {
-		return "complete, closed " + tx.CloseDate.Format(time.DateOnly)
-	}
-	var flags []string
-	for _, it := range tx.Items {
-		if !it.Type.Transferable() {
-			continue
-		}
-		s := it.Status
-		for _, f := range []struct {
-			set  bool
-			name string
-		}{{s.Shipped, "shipped"}, {s.Received, "received"}, {s.Accepted, "accepted"}} {
-			if f.set && !slices.Contains(flags, f.name) {
-				flags = append(flags, f.name)
-			}
-		}
-	}
-	if len(flags) == 0 {
-		return "open"
-	}
-	return strings.Join(flags, ", ")
+	return "complete, closed " + tx.CloseDate.Format(time.DateOnly)
 }

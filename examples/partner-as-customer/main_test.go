@@ -24,20 +24,13 @@ func TestRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	want := map[int64]string{200001: "complete", 200002: "cancelled", 200003: "open"}
+	want := map[int64]escrow.TransactionState{200001: escrow.StateComplete, 200002: escrow.StateCancelled, 200003: escrow.StateAwaitingPayment}
 	for id, w := range want {
 		tx, err := c.Transactions.Get(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := "open"
-		switch {
-		case tx.IsCancelled:
-			got = "cancelled"
-		case !tx.CloseDate.IsZero():
-			got = "complete"
-		}
-		if got != w {
+		if got := tx.State(); got != w {
 			t.Errorf("transaction %d is %s, want %s", id, got, w)
 		}
 	}

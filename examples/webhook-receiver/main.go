@@ -60,8 +60,8 @@ type orders struct {
 func (o *orders) handle(_ context.Context, ev webhook.ConfirmedEvent) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.handled[ev.Event.Event]++
-	fmt.Fprintf(o.out, "  transaction %d: %-17s (from %s)\n", ev.TransactionID, ev.Event.Event, ev.Source)
+	o.handled[ev.Name]++
+	fmt.Fprintf(o.out, "  transaction %d: %-17s (from %s)\n", ev.TransactionID, ev.Name, ev.Source)
 	return nil
 }
 
@@ -95,7 +95,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err := h.Reconcile(ctx); err != nil { // marks where history ends, as RunReconciler does
 		return err
 	}
-	if _, err := client.Webhooks.Create(ctx, url); err != nil {
+	if _, err := client.Webhooks.Create(ctx, escrow.Me, url); err != nil {
 		return err
 	}
 
@@ -156,7 +156,7 @@ func sell(ctx context.Context, market, seller *escrow.Client, srv *escrowtest.Se
 		func() error { _, err := market.Transactions.Agree(ctx, tx.ID, sellerAs); return err },
 		func() error { return srv.ApprovePayment(tx.ID) }, // on the live API the buyer pays
 		func() error {
-			_, err := seller.Transactions.AddDisbursementMethod(ctx, tx.ID, &escrow.DisbursementMethod{
+			_, err := seller.Transactions.SelectDisbursementMethod(ctx, tx.ID, &escrow.DisbursementMethod{
 				Type: escrow.DisbursementACH, AccountName: "Seller", AccountType: "checking",
 				BankABARoutingNumber: "121000248", BankAccountNumber: "12345678", BankName: "First Bank",
 			})

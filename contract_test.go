@@ -1,0 +1,454 @@
+package escrow
+
+// The contract between the SDK and the emulator (package escrowtest), which are written
+// independently of each other: every answer the emulator gives decodes into the SDK's types
+// with unknown fields disallowed, so a field the SDK drops fails here; and the SDK's
+// endpoint table covers every route the emulator serves, so an endpoint the SDK does not
+// know fails here too.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/escrowkit/escrow-go/escrowtest"
+)
+
+// emulatorRoutes reads the routes the emulator serves from its source: every composite
+// literal of its route type, with the method and pattern it gives. escrowtest exports no
+// list of routes, and reading them this way needs nothing of it. The routes are then
+// checked against the running emulator (TestEndpointTableCoversTheEmulator), so a route
+// this reading invents or misses shows up as a failure.
+func emulatorRoutes(t *testing.T) []route {
+	t.Helper()
+	fset := token.NewFileSet()
+	files, err := filepath.Glob(filepath.Join("escrowtest", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []route
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.CompositeLit)
+			if !ok {
+				return true
+			}
+			if id, ok := lit.Type.(*ast.Ident); !ok || id.Name != "route" || len(lit.Elts) == 0 {
+				return true
+			}
+			var r route
+			for _, elt := range lit.Elts {
+				kv, ok := elt.(*ast.KeyValueExpr)
+				if !ok {
+					continue
+				}
+				key, _ := kv.Key.(*ast.Ident)
+				switch {
+				case key == nil:
+				case key.Name == "method":
+					if sel, ok := kv.Value.(*ast.SelectorExpr); ok && strings.HasPrefix(sel.Sel.Name, "Method") {
+						r.method = strings.ToUpper(strings.TrimPrefix(sel.Sel.Name, "Method"))
+					} else if s, ok := kv.Value.(*ast.BasicLit); ok {
+						r.method, _ = strconv.Unquote(s.Value)
+					}
+				case key.Name == "pattern":
+					if s, ok := kv.Value.(*ast.BasicLit); ok {
+						p, _ := strconv.Unquote(s.Value)
+						r.pattern = strings.TrimPrefix(p, "/")
+					}
+				}
+			}
+			if r.method == "" || r.pattern == "" {
+				t.Errorf("%s: a route literal without a literal method and pattern: the contract test cannot read it", fset.Position(lit.Pos()))
+			}
+			out = append(out, r)
+			return true
+		})
+	}
+	if len(out) < 30 {
+		t.Fatalf("read %d routes from escrowtest's source: has routes.go changed shape?", len(out))
+	}
+	return out
+}
+
+var paramSegment = regexp.MustCompile(`\{[^}]*\}`)
+
+// endpointKey names a route whatever its parameters are called: "GET transaction/{}".
+func endpointKey(r route) string {
+	return r.method + " " + paramSegment.ReplaceAllString(r.pattern, "{}")
+}
+
+// samplePath fills a pattern's parameters with plausible values.
+func samplePath(pattern string) string {
+	return paramSegment.ReplaceAllStringFunc(pattern, func(p string) string {
+		switch p {
+		case "{customer_id}":
+			return "me"
+		case "{reference}", "{task_id}", "{action}", "{payment_method_name}":
+			return "x"
+		}
+		return "1"
+	})
+}
+
+// TestEndpointTableCoversTheEmulator: every route of the emulator is a row of the SDK's
+// table, and every route read from the source is one the running emulator serves (an
+// unknown route answers 404 with the Allow header absent; a known path with another method
+// answers 405 listing the methods it has).
+func TestEndpointTableCoversTheEmulator(t *testing.T) {
+	known := map[string]bool{}
+	for _, r := range routes {
+		known[endpointKey(r)] = true
+	}
+	emu := emulatorRoutes(t)
+	for _, r := range emu {
+		if !known[endpointKey(r)] {
+			t.Errorf("the emulator serves %s /%s, which the SDK's endpoint table (endpoints.go) lacks", r.method, r.pattern)
+		}
+	}
+
+	srv := escrowtest.NewServer()
+	defer srv.Close()
+	hc := srv.Client()
+	for _, r := range emu {
+		// A method no route has makes the router list the methods the path has.
+		req, err := http.NewRequest("PROPFIND", srv.URL+samplePath(r.pattern), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		allow := strings.Split(strings.ReplaceAll(resp.Header.Get("Allow"), " ", ""), ",")
+		if resp.StatusCode != http.StatusMethodNotAllowed || !slices.Contains(allow, r.method) {
+			t.Errorf("%s /%s read from the source, but the emulator answers PROPFIND %s with %d, Allow %q",
+				r.method, r.pattern, samplePath(r.pattern), resp.StatusCode, resp.Header.Get("Allow"))
+		}
+	}
+}
+
+// exchange is one answer the recording transport saw.
+type exchange struct {
+	method, path string // path relative to the base URL
+	status       int
+	body         []byte
+}
+
+// recordingTransport keeps every answer that passes through it.
+type recordingTransport struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	seen []exchange
+}
+
+func (rt *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := rt.next.RoundTrip(req)
+	if err != nil {
+		return resp, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	rel, _ := strings.CutPrefix(req.URL.EscapedPath(), "/"+APIVersion+"/")
+	rt.mu.Lock()
+	rt.seen = append(rt.seen, exchange{req.Method, rel, resp.StatusCode, body})
+	rt.mu.Unlock()
+	return resp, nil
+}
+
+// Plain shapes of the answers whose SDK types decode leniently (a bare list or an object,
+// with a Raw copy): the strict decoding checks the object the emulator sends field by field.
+type (
+	strictTimeline struct {
+		TimelineEntries []TimelineEntry `json:"timeline_entries"`
+	}
+	strictDocuments struct {
+		IdentificationDocuments []IdentificationDocument `json:"identification_documents"`
+	}
+	strictPayments struct {
+		Payments []CreditCard `json:"payments"`
+	}
+	strictReports struct {
+		Reports []Report `json:"reports"`
+	}
+	strictCount         struct{ Count int64 }
+	strictStatistics    Statistics // without its UnmarshalJSON
+	strictCreatedReport struct {
+		TransactionCursorList
+		TaskID string `json:"task_id"`
+	}
+	// strictDownload is what ReportDownload reads of a JSON answer.
+	strictDownload struct {
+		URL string `json:"url"`
+	}
+)
+
+// answerTypes gives, per row of the endpoint table, the SDK type its answer decodes into.
+var answerTypes = map[string]func() any{
+	"POST customer":                                     func() any { return new(Customer) },
+	"GET customer/{}":                                   func() any { return new(Customer) },
+	"PATCH customer/{}":                                 func() any { return new(Customer) },
+	"GET customer/{}/identification-documents":          func() any { return new(strictDocuments) },
+	"GET customer/{}/api_key":                           func() any { return new(APIKeys) },
+	"POST customer/{}/api_key":                          func() any { return new(APIKey) },
+	"PATCH customer/{}/api_key/{}":                      func() any { return new(APIKey) },
+	"GET customer/{}/disbursement_methods":              func() any { return new(DisbursementMethods) },
+	"GET customer/{}/disbursement_methods/{}":           func() any { return new(DisbursementMethod) },
+	"GET customer/{}/webhook":                           func() any { return new(Webhooks) },
+	"POST customer/{}/webhook":                          func() any { return new(Webhook) },
+	"DELETE customer/{}/webhook/{}":                     nil, // 204, no body
+	"POST transaction":                                  func() any { return new(Transaction) },
+	"GET transaction":                                   func() any { return new(TransactionList) },
+	"GET transaction/{}":                                func() any { return new(Transaction) },
+	"GET transaction/reference/{}":                      func() any { return new(Transaction) },
+	"PATCH transaction/{}":                              func() any { return new(Transaction) },
+	"PATCH transaction/{}/item/{}":                      func() any { return new(Transaction) },
+	"GET transaction/{}/timeline-entries":               func() any { return new(strictTimeline) },
+	"GET transaction/{}/disbursement_methods":           func() any { return new(DisbursementMethods) },
+	"PATCH transaction/{}/disbursement_methods":         func() any { return new(DisbursementMethods) },
+	"POST transaction/{}/disbursement_methods":          func() any { return new(DisbursementMethods) },
+	"GET transaction/{}/payment_methods":                func() any { return new(PaymentMethods) },
+	"POST transaction/{}/payment_methods/{}":            func() any { return new(LandingPage) },
+	"GET transaction/{}/payment_methods/wire_transfer":  func() any { return new(WireTransferDetails) },
+	"POST transaction/{}/payment_methods/wire_transfer": func() any { return new(Transaction) }, // WireSent.Transaction
+	"GET transaction/{}/web_link/{}":                    func() any { return new(LandingPage) },
+	"GET transaction/{}/item/{}/web_link/{}":            func() any { return new(LandingPage) },
+	"GET partner/transactions":                          func() any { return new(TransactionCursorList) },
+	"GET partner/customers":                             func() any { return new(CustomerCursorList) },
+	"GET partner/customer":                              func() any { return new(Customer) },
+	"GET partner/statistics/transactions/count":         func() any { return new(strictStatistics) },
+	"GET partner/statistics/customers/count":            func() any { return new(strictStatistics) },
+	"GET partner/customer/{}/payments_in":               func() any { return new(strictPayments) },
+	"GET partner/customer/{}/payments_out":              func() any { return new(strictPayments) },
+	"GET partner/reports":                               func() any { return new(strictReports) },
+	"GET partner/reports/count":                         func() any { return new(strictCount) },
+	"POST partner/reports":                              func() any { return new(strictCreatedReport) },
+	"GET partner/reports/{}/download":                   func() any { return new(strictDownload) },
+}
+
+// TestEmulatorAnswersDecodeStrictly drives every route of the emulator through the SDK
+// (with Client.Do where the SDK has no method) and decodes every answer into the SDK's type
+// with unknown fields disallowed.
+func TestEmulatorAnswersDecodeStrictly(t *testing.T) {
+	for _, r := range routes {
+		if _, ok := answerTypes[endpointKey(r)]; !ok {
+			t.Errorf("no answer type for %s /%s: add one to answerTypes", r.method, r.pattern)
+		}
+	}
+	emulated := map[string]bool{}
+	for _, r := range emulatorRoutes(t) {
+		emulated[endpointKey(r)] = true
+	}
+
+	srv := escrowtest.NewServer(escrowtest.WithClock(time.Date(2025, 3, 3, 9, 0, 0, 0, time.UTC)))
+	defer srv.Close()
+	rec := &recordingTransport{next: srv.Client().Transport}
+	connect := func(a escrowtest.Account) *Client {
+		c, err := NewClient(a.Email, a.APIKey, WithBaseURL(srv.URL), WithHTTPClient(&http.Client{Transport: rec}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	partner := connect(srv.AddPartner("market@example.com"))
+	buyerAcct, sellerAcct := srv.AddCustomer("buyer@example.com"), srv.AddCustomer("seller@example.com")
+	buyer, seller := connect(buyerAcct), connect(sellerAcct)
+	asBuyer, asSeller := AsCustomer(buyerAcct.Email), AsCustomer(sellerAcct.Email)
+
+	ctx := context.Background()
+	must := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	mustT := func(tx *Transaction, err error) *Transaction { // err names the call
+		t.Helper()
+		must("transaction", err)
+		return tx
+	}
+	sale := func(ref string, items ...ItemInput) *CreateTransactionRequest {
+		return &CreateTransactionRequest{
+			Currency: USD, Description: "contract " + ref, Reference: ref,
+			Parties: []PartyInput{{Role: RoleBuyer, Customer: buyerAcct.Email}, {Role: RoleSeller, Customer: sellerAcct.Email}},
+			Items:   items,
+		}
+	}
+	goods := ItemInput{Title: "Lamp", Type: ItemGeneralMerchandise, InspectionPeriod: Days(3), Quantity: 1,
+		Schedule: []ScheduleInput{{Amount: MustAmount("120.00"), PayerCustomer: buyerAcct.Email, BeneficiaryCustomer: sellerAcct.Email}}}
+	agree := func(id int64) {
+		mustT(partner.Transactions.Agree(ctx, id, asBuyer))
+		mustT(partner.Transactions.Agree(ctx, id, asSeller))
+	}
+	byCard := func(id int64) {
+		_, err := buyer.Transactions.GetPaymentMethods(ctx, id)
+		must("payment methods", err)
+		_, err = buyer.Transactions.ChoosePaymentMethod(ctx, id, PaymentCreditCard, &ChoosePaymentMethodRequest{ReturnURL: "https://market.example/paid"})
+		must("choose card", err)
+		must("approve payment", srv.ApprovePayment(id))
+	}
+
+	// Customers.
+	_, err := partner.Customers.Create(ctx, &CreateCustomerRequest{Email: "new@example.com", FirstName: "New",
+		Address: &Address{Line1: "1 Main St", City: "Springfield", Country: "US", PostCode: "12345"}})
+	must("create customer", err)
+	me, err := partner.Customers.Get(ctx, Me)
+	must("get me", err)
+	if emulated["PATCH customer/{}"] {
+		_, err = partner.Customers.Update(ctx, Me, &UpdateCustomerRequest{PhoneNumber: "+1 555 0100"})
+		must("update me", err)
+	}
+	_, err = partner.Customers.ListIdentificationDocuments(ctx, Me)
+	must("identification documents", err)
+	var key APIKey
+	must("create API key", partner.Do(ctx, http.MethodPost, "customer/me/api_key", map[string]string{"name": "contract"}, &key))
+	_, err = partner.Customers.ListAPIKeys(ctx, Me)
+	must("api keys", err)
+	_, err = partner.Customers.UpdateAPIKey(ctx, CustomerID(me.ID), key.ID, &UpdateAPIKeyRequest{IsActive: ptr(false)})
+	must("update API key", err)
+	hook, err := partner.Webhooks.Create(ctx, Me, "https://127.0.0.1:1/hook")
+	must("create webhook", err)
+	_, err = partner.Webhooks.List(ctx, Me)
+	must("list webhooks", err)
+
+	// A sale paid by card, shipped, accepted and paid out.
+	tx := mustT(partner.Transactions.Create(ctx, sale("contract-1", goods)))
+	_, err = partner.Transactions.List(ctx, &ListTransactionsOptions{SortBy: SortByID, SortDirection: SortAsc})
+	must("list", err)
+	mustT(partner.Transactions.Get(ctx, tx.ID))
+	mustT(partner.Transactions.GetByReference(ctx, "contract-1"))
+	agree(tx.ID)
+	byCard(tx.ID)
+	_, err = seller.Transactions.GetDisbursementMethods(ctx, tx.ID)
+	must("disbursement methods", err)
+	dm, err := seller.Transactions.SelectDisbursementMethod(ctx, tx.ID, &DisbursementMethod{
+		Type: DisbursementACH, AccountName: "Sam Seller", AccountType: "checking",
+		BankABARoutingNumber: "021000021", BankAccountNumber: "000123456789", BankName: "Example Bank",
+	})
+	must("select disbursement method", err)
+	var reselected DisbursementMethods
+	must("re-select by POST", seller.Do(ctx, http.MethodPost, "transaction/"+strconv.FormatInt(tx.ID, 10)+"/disbursement_methods",
+		map[string]int64{"id": dm.SelectedDisbursementMethod.ID}, &reselected))
+	saved, err := seller.Customers.ListDisbursementMethods(ctx, Me)
+	must("saved methods", err)
+	_, err = seller.Customers.GetDisbursementMethod(ctx, Me, saved.SavedDisbursementMethods[0].ID)
+	must("saved method", err)
+	mustT(partner.Transactions.Ship(ctx, tx.ID, &ShippingInformation{TrackingInformation: &TrackingInformation{Carrier: "UPS", TrackingID: "1Z"}}, asSeller))
+	mustT(partner.Transactions.Receive(ctx, tx.ID, asBuyer))
+	if done := mustT(buyer.Transactions.Accept(ctx, tx.ID)); !done.Completed() {
+		t.Errorf("the sale did not complete: %s", done.State())
+	}
+	_, err = buyer.Transactions.GetWebLink(ctx, tx.ID, "agree")
+	must("web link", err)
+	_, err = partner.Transactions.ListTimelineEntries(ctx, tx.ID)
+	must("timeline", err)
+
+	// A milestone contract paid by wire, acted on per item.
+	milestone := func(title, due string) ItemInput {
+		d, _ := time.Parse(time.DateOnly, due)
+		return ItemInput{Title: title, Type: ItemMilestone, InspectionPeriod: Days(5), Quantity: 1,
+			Schedule: []ScheduleInput{{Amount: MustAmount("500.00"), PayerCustomer: buyerAcct.Email, BeneficiaryCustomer: sellerAcct.Email, DueDate: Timestamp{Time: d}}}}
+	}
+	mc := mustT(partner.Transactions.Create(ctx, sale("contract-2", milestone("Design", "2025-04-01"), milestone("Build", "2025-05-01"))))
+	agree(mc.ID)
+	_, err = buyer.Transactions.GetWireTransferDetails(ctx, mc.ID)
+	must("wire details", err)
+	sent, err := buyer.Transactions.MarkWireSent(ctx, mc.ID)
+	must("mark wire sent", err)
+	if sent.Transaction == nil || sent.Transaction.ID != mc.ID {
+		t.Errorf("MarkWireSent did not read the transaction the emulator answers: %s", sent.Raw)
+	}
+	must("approve wire", srv.ApprovePayment(mc.ID))
+	mustT(partner.Transactions.ActOnItem(ctx, mc.ID, mc.Items[0].ID, &ActionRequest{Action: ActionShip}, asSeller))
+	_, err = buyer.Transactions.GetItemWebLink(ctx, mc.ID, mc.Items[0].ID, "receive")
+	must("item web link", err)
+
+	// A sale paid by card and cancelled: the refund is a card payment out.
+	cx := mustT(partner.Transactions.Create(ctx, sale("contract-3", goods)))
+	agree(cx.ID)
+	byCard(cx.ID)
+	mustT(partner.Transactions.Cancel(ctx, cx.ID, "contract test"))
+
+	// The partner endpoints.
+	_, err = partner.Partner.Transactions(ctx, &PartnerTransactionsOptions{Limit: 2, SortBy: SortByID})
+	must("partner transactions", err)
+	_, err = partner.Partner.Customers(ctx, nil)
+	must("partner customers", err)
+	_, err = partner.Partner.Customer(ctx, &PartnerCustomerOptions{CustomerID: buyerAcct.ID})
+	must("partner customer", err)
+	_, err = partner.Partner.TransactionStatistics(ctx, &StatisticsOptions{Interval: "day"})
+	must("transaction statistics", err)
+	_, err = partner.Partner.CustomerStatistics(ctx, nil)
+	must("customer statistics", err)
+	in, err := partner.Partner.PaymentsIn(ctx, buyerAcct.ID)
+	must("payments in", err)
+	out, err := partner.Partner.PaymentsOut(ctx, buyerAcct.ID)
+	must("payments out", err)
+	if len(in.Cards) == 0 || len(out.Cards) == 0 || in.Cards[0].TransactionID == 0 || in.Cards[0].Amount.IsZero() || in.Cards[0].Date.IsZero() {
+		t.Errorf("card payments in %+v, out %+v: want the payments' transaction, amount and date", in.Cards, out.Cards)
+	}
+	report, err := partner.Partner.CreateReport(ctx, &PartnerTransactionsOptions{Status: StatusCompleted})
+	must("create report", err)
+	_, err = partner.Partner.Reports(ctx)
+	must("reports", err)
+	_, err = partner.Partner.ReportsCount(ctx)
+	must("reports count", err)
+	_, err = partner.Partner.DownloadReport(ctx, report.TaskID, &DownloadReportOptions{AsJSON: true})
+	must("download report", err)
+	must("delete webhook", partner.Webhooks.Delete(ctx, Me, hook.ID))
+
+	// Every answer decodes strictly, and every route of the emulator gave one.
+	answered := map[string]bool{}
+	for _, x := range rec.seen {
+		r, ok := matchRoute(x.method, x.path)
+		if !ok {
+			t.Errorf("%s %s: no row of the endpoint table", x.method, x.path)
+			continue
+		}
+		key := endpointKey(r)
+		if x.status < 200 || x.status > 299 {
+			t.Errorf("%s %s answered %d: %s", x.method, x.path, x.status, x.body)
+			continue
+		}
+		answered[key] = true
+		newT := answerTypes[key]
+		if newT == nil || len(bytes.TrimSpace(x.body)) == 0 {
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(x.body))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(newT()); err != nil {
+			t.Errorf("%s %s: the SDK's %T drops or misreads a field: %v\n%s", x.method, x.path, newT(), err, x.body)
+		}
+	}
+	for key := range emulated {
+		if !answered[key] {
+			t.Errorf("the emulator's %s gave no answer in this test: add a step for it", key)
+		}
+	}
+}

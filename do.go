@@ -1,0 +1,169 @@
+package escrow
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Do sends a request that no method of this package covers yet (an endpoint or a field
+// the API added) through the same pipeline as every other call: credentials, User-Agent,
+// As-Customer, the retry policy, the endpoint's rate-limit allowance and typed errors.
+//
+// path is relative to the base URL (its version segment included), with an optional query:
+// "transaction/42", "partner/transactions?limit=5". A leading "/" is ignored. An absolute
+// URL, a "." or ".." segment and an empty segment are refused with [ErrInvalidArgument],
+// so credentials never leave for another host or path.
+//
+// body, when not nil, is encoded with encoding/json; a []byte or [json.RawMessage] is
+// taken as JSON already encoded, and must be valid. out, when not nil, receives the
+// decoded body of a 2xx answer: a pointer to a struct, a map or a *json.RawMessage for the
+// document as sent. A 204 or an empty body leaves out untouched (a *json.RawMessage is set
+// to nil).
+//
+// The method decides what is retried, as for every call: GET and DELETE after a 5xx or a
+// network failure, any method after a 429.
+func (c *Client) Do(ctx context.Context, method, path string, body, out any, opts ...RequestOption) error {
+	method = strings.ToUpper(strings.TrimSpace(method))
+	if method == "" {
+		return fmt.Errorf("%w: empty method", ErrInvalidArgument)
+	}
+	escaped, rawQuery, err := relativePath(path)
+	if err != nil {
+		return err
+	}
+	if out != nil {
+		if v := reflect.ValueOf(out); v.Kind() != reflect.Pointer || v.IsNil() {
+			return fmt.Errorf("%w: out must be nil or a non-nil pointer, not %T", ErrInvalidArgument, out)
+		}
+	}
+	if b, ok := body.([]byte); ok {
+		body = json.RawMessage(b)
+	}
+	if raw, ok := body.(json.RawMessage); ok && !json.Valid(raw) {
+		return fmt.Errorf("%w: body is not valid JSON", ErrInvalidArgument)
+	}
+	// The rate-limit allowance is kept per endpoint: a path of a known endpoint shares its
+	// row's; any other path is counted under its own shape, ids folded, so that calls on
+	// many ids of one unknown endpoint share one entry.
+	pattern := foldIDs(escaped)
+	if r, ok := matchRoute(method, escaped); ok {
+		pattern = r.pattern
+	}
+	return c.send(ctx, call{method: method, pattern: pattern, escapedPath: escaped, rawQuery: rawQuery, body: body, out: out, opts: opts})
+}
+
+// relativePath checks a path for [Client.Do] and splits it into an escaped path and a raw
+// query.
+func relativePath(path string) (escaped, rawQuery string, err error) {
+	u, err := url.Parse(strings.TrimPrefix(path, "/"))
+	if err != nil {
+		return "", "", fmt.Errorf("%w: path: %v", ErrInvalidArgument, err)
+	}
+	switch {
+	case u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "":
+		return "", "", fmt.Errorf("%w: path %q must be relative to the base URL", ErrInvalidArgument, path)
+	case u.Fragment != "":
+		return "", "", fmt.Errorf("%w: path %q must not have a fragment", ErrInvalidArgument, path)
+	case u.Path == "":
+		return "", "", fmt.Errorf("%w: empty path", ErrInvalidArgument)
+	}
+	escaped = u.EscapedPath()
+	for seg := range strings.SplitSeq(escaped, "/") {
+		s, err := url.PathUnescape(seg)
+		if err != nil || s == "" || s == "." || s == ".." || hasControl(s) {
+			return "", "", fmt.Errorf("%w: path %q has an empty, \".\", \"..\" or unprintable segment", ErrInvalidArgument, path)
+		}
+	}
+	return escaped, u.RawQuery, nil
+}
+
+// foldIDs replaces the all-digit segments of a path with "{id}".
+func foldIDs(escaped string) string {
+	segs := strings.Split(escaped, "/")
+	for i, s := range segs {
+		if strings.Trim(s, "0123456789") == "" {
+			segs[i] = "{id}"
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// Response is what an answer said beyond its body; see [WithResponse].
+type Response struct {
+	// StatusCode is the answer's status; 0 when no answer arrived.
+	StatusCode int
+	// RateLimit is the endpoint's allowance as the answer stated it.
+	RateLimit RateLimit
+	// RequestID is the server's id of the request, from the first header whose name is
+	// Request-Id or ends in -Request-Id (X-Request-Id, X-Amzn-Request-Id, …); "" if none.
+	RequestID string
+	// Header holds every header of the answer.
+	Header http.Header
+}
+
+// RateLimit is what an answer's RateLimit-* headers said. The spec names only
+// RateLimit-Remaining; the others are read when present.
+type RateLimit struct {
+	// Remaining is RateLimit-Remaining: requests left on the endpoint; -1 when absent.
+	Remaining int
+	// Limit is RateLimit-Limit: the size of the window; -1 when absent.
+	Limit int
+	// Reset is when the window resets, from RateLimit-Reset; zero when absent.
+	Reset time.Time
+}
+
+// WithResponse makes a call fill r with what its answer said: status, rate-limit headers
+// and request id. It is filled on failure too, when an answer arrived (a 4xx, a 5xx): an
+// error's answer is often the one worth a request id. When a call sends several requests
+// (retries, the pages of an iterator, a Create that looks its reference up) r describes
+// the last. r is written by the calling goroutine's call only; do not share one Response
+// between concurrent calls.
+func WithResponse(r *Response) RequestOption {
+	return func(o *requestOptions) { o.response = r }
+}
+
+// capture fills r from an answer, or zeroes it when there was none.
+func (r *Response) capture(resp *http.Response, now time.Time) {
+	*r = Response{RateLimit: RateLimit{Remaining: -1, Limit: -1}}
+	if resp == nil {
+		return
+	}
+	r.StatusCode = resp.StatusCode
+	r.Header = resp.Header.Clone()
+	if n, ok := headerInt(resp.Header, "RateLimit-Remaining"); ok {
+		r.RateLimit.Remaining = n
+	}
+	if n, ok := headerInt(resp.Header, "RateLimit-Limit"); ok {
+		r.RateLimit.Limit = n
+	}
+	if d, ok := headerSeconds(resp.Header.Get("RateLimit-Reset"), now); ok {
+		r.RateLimit.Reset = now.Add(d)
+	}
+	r.RequestID = requestID(resp.Header)
+}
+
+// requestID finds a request-id header. Names are tried in sorted order so that an answer
+// with two of them gives the same id every time.
+func requestID(h http.Header) string {
+	names := make([]string, 0, len(h))
+	for name := range h {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		n := strings.ToLower(name)
+		if n == "request-id" || strings.HasSuffix(n, "-request-id") || strings.HasSuffix(n, "-requestid") {
+			if v := strings.TrimSpace(h.Get(name)); v != "" {
+				return v
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,209 @@
+package escrow
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// TestDoSendsThroughThePipeline: Do joins the path onto the base URL, keeps its query,
+// sends credentials and As-Customer, encodes the body and decodes the answer.
+func TestDoSendsThroughThePipeline(t *testing.T) {
+	c, mt := setup(t)
+	var rec recorder
+	mt.RegisterNoResponder(rec.then(respond(http.StatusOK, `{"id": 7, "brand_new_field": "x"}`)))
+
+	var out struct {
+		ID       int64  `json:"id"`
+		NewField string `json:"brand_new_field"`
+	}
+	err := c.Do(context.Background(), "patch", "/transaction/7?expand=timeline", map[string]string{"action": "agree"}, &out, AsCustomer("buyer@example.com"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.ID != 7 || out.NewField != "x" {
+		t.Errorf("decoded %+v", out)
+	}
+	r := rec.all()[0]
+	if r.Method != http.MethodPatch || r.EscapedPath != "/2017-09-01/transaction/7" || r.RawQuery != "expand=timeline" {
+		t.Errorf("sent %s %s?%s", r.Method, r.EscapedPath, r.RawQuery)
+	}
+	if r.Header.Get("Authorization") != "Basic "+basicToken(testEmail, testKey) || r.Header.Get("As-Customer") != "buyer@example.com" {
+		t.Errorf("headers %v", r.Header)
+	}
+	if got := compact(t, r.Body); got != `{"action":"agree"}` {
+		t.Errorf("body %s", got)
+	}
+}
+
+// TestDoRawBodies: a []byte or json.RawMessage body is sent as the JSON it holds, and a
+// *json.RawMessage out receives the document as sent.
+func TestDoRawBodies(t *testing.T) {
+	c, mt := setup(t)
+	var rec recorder
+	mt.RegisterNoResponder(rec.then(respond(http.StatusOK, `{"a": [1, 2]}`)))
+	var raw json.RawMessage
+	if err := c.Do(context.Background(), http.MethodPost, "partner/reports", []byte(`{"limit": 5}`), &raw); err != nil {
+		t.Fatal(err)
+	}
+	if string(raw) != `{"a": [1, 2]}` {
+		t.Errorf("raw = %s", raw)
+	}
+	if got := compact(t, rec.all()[0].Body); got != `{"limit":5}` {
+		t.Errorf("body %s", got)
+	}
+}
+
+// TestDoRefusesBadArguments: nothing is sent for a path that could leave the base URL, a
+// body that is not JSON or an out that cannot be decoded into.
+func TestDoRefusesBadArguments(t *testing.T) {
+	c, _ := setup(t) // any request fails the test
+	var out map[string]any
+	cases := []struct {
+		name, method, path string
+		body, out          any
+	}{
+		{"absolute URL", "GET", "https://evil.example/steal", nil, &out},
+		{"scheme-relative URL", "GET", "//evil.example/steal", nil, &out},
+		{"dot-dot", "GET", "transaction/../../admin", nil, &out},
+		{"escaped dot-dot", "GET", "transaction/%2e%2e/x", nil, &out},
+		{"empty segment", "GET", "transaction//7", nil, &out},
+		{"empty path", "GET", "", nil, &out},
+		{"fragment", "GET", "transaction#x", nil, &out},
+		{"empty method", " ", "transaction", nil, &out},
+		{"invalid JSON body", "POST", "transaction", []byte(`{"a":`), &out},
+		{"out not a pointer", "GET", "transaction", nil, out},
+		{"nil pointer out", "GET", "transaction", nil, (*map[string]any)(nil)},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			err := c.Do(context.Background(), tt.method, tt.path, tt.body, tt.out)
+			if !errors.Is(err, ErrInvalidArgument) {
+				t.Errorf("err = %v, want ErrInvalidArgument", err)
+			}
+		})
+	}
+}
+
+// TestDoTypedErrorsAndRetries: Do's answers become the same typed errors, and its retries
+// follow the method, as every call's do.
+func TestDoTypedErrorsAndRetries(t *testing.T) {
+	c, mt := setup(t, WithMaxRetries(2), WithMaxWait(time.Millisecond))
+	var rec recorder
+	mt.RegisterNoResponder(rec.then(respond(http.StatusServiceUnavailable, `{"error": "down"}`)))
+
+	err := c.Do(context.Background(), http.MethodGet, "transaction/1", nil, nil)
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("err = %v, want an *APIError 503", err)
+	}
+	if n := rec.count(); n != 3 {
+		t.Errorf("GET sent %d times, want 3 (retried)", n)
+	}
+	err = c.Do(context.Background(), http.MethodPost, "transaction", map[string]any{}, nil)
+	if !errors.As(err, &ae) {
+		t.Fatalf("err = %v", err)
+	}
+	if n := rec.count(); n != 4 {
+		t.Errorf("POST sent %d times, want 1 (never retried after a 5xx)", n-3)
+	}
+
+	mt.RegisterNoResponder(respond(http.StatusNotFound, `{"error": "not_found", "message": "no transaction 9"}`))
+	if err := c.Do(context.Background(), http.MethodGet, "transaction/9", nil, nil); !errors.Is(err, ErrNotFound) {
+		t.Errorf("err = %v, want ErrNotFound", err)
+	}
+}
+
+// TestDoSharesTheEndpointsAllowance: a path of a known endpoint is counted under the
+// typed method's endpoint, so an allowance Get spent holds Do back too.
+func TestDoSharesTheEndpointsAllowance(t *testing.T) {
+	c, mt := setup(t, WithMaxWait(time.Second))
+	var rec recorder
+	mt.RegisterNoResponder(rec.then(respond(http.StatusOK, `{"id": 1}`, "RateLimit-Remaining", "0", "RateLimit-Reset", "3600")))
+	if _, err := c.Transactions.Get(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Do(context.Background(), http.MethodGet, "transaction/2", nil, nil)
+	var rl *RateLimitError
+	if !errors.As(err, &rl) || rl.Endpoint != "GET /transaction/{id}" {
+		t.Fatalf("err = %v, want a *RateLimitError on GET /transaction/{id}", err)
+	}
+	if n := rec.count(); n != 1 {
+		t.Errorf("%d requests sent, want 1: Do must not spend a request on a certain 429", n)
+	}
+	// Another endpoint has its own allowance.
+	if err := c.Do(context.Background(), http.MethodGet, "transaction/2/timeline-entries", nil, nil); err != nil {
+		t.Errorf("other endpoint: %v", err)
+	}
+}
+
+func TestMatchRoute(t *testing.T) {
+	cases := []struct{ method, path, want string }{
+		{"GET", "transaction/5", "transaction/{id}"},
+		{"POST", "transaction/5/payment_methods/wire_transfer", "transaction/{id}/payment_methods/wire_transfer"},
+		{"POST", "transaction/5/payment_methods/paypal", "transaction/{id}/payment_methods/{payment_method_name}"},
+		{"GET", "customer/me", "customer/{customer_id}"},
+		{"GET", "partner/reports/count", "partner/reports/count"},
+		{"PUT", "transaction/5", ""},
+		{"GET", "transaction/5/unknown", ""},
+	}
+	for _, tt := range cases {
+		r, ok := matchRoute(tt.method, tt.path)
+		if got := r.pattern; ok != (tt.want != "") || got != tt.want {
+			t.Errorf("matchRoute(%s %s) = %q, %v; want %q", tt.method, tt.path, got, ok, tt.want)
+		}
+	}
+	if got := foldIDs("widget/12/part/7"); got != "widget/{id}/part/{id}" {
+		t.Errorf("foldIDs = %q", got)
+	}
+}
+
+// TestWithResponse: the option captures the answer's status, rate-limit headers and
+// request id, on success and on failure, and says -1 for headers the answer lacks.
+func TestWithResponse(t *testing.T) {
+	c, mt := setup(t)
+	mt.RegisterNoResponder(sequence(
+		respond(http.StatusOK, `{"id": 1}`, "RateLimit-Remaining", "41", "RateLimit-Limit", "50", "RateLimit-Reset", "30", "X-Request-Id", "req-123"),
+		respond(http.StatusUnprocessableEntity, `{"errors": {"currency": ["bad"]}}`, "Request-Id", "req-456"),
+	))
+	var r Response
+	before := time.Now()
+	if _, err := c.Transactions.Get(context.Background(), 1, WithResponse(&r)); err != nil {
+		t.Fatal(err)
+	}
+	if r.StatusCode != 200 || r.RateLimit.Remaining != 41 || r.RateLimit.Limit != 50 || r.RequestID != "req-123" {
+		t.Errorf("response %+v", r)
+	}
+	if d := r.RateLimit.Reset.Sub(before); d < 30*time.Second || d > 31*time.Second {
+		t.Errorf("reset in %v, want about 30s", d)
+	}
+	if r.Header.Get("X-Request-Id") != "req-123" {
+		t.Errorf("header not kept: %v", r.Header)
+	}
+
+	_, err := c.Transactions.Create(context.Background(), &CreateTransactionRequest{}, WithResponse(&r))
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("err = %v", err)
+	}
+	if r.StatusCode != 422 || r.RequestID != "req-456" || r.RateLimit.Remaining != -1 || r.RateLimit.Limit != -1 || !r.RateLimit.Reset.IsZero() {
+		t.Errorf("response after a 422: %+v", r)
+	}
+}
+
+// TestWithResponseWithoutAnswer: a call that got no answer leaves no earlier answer in the
+// Response.
+func TestWithResponseWithoutAnswer(t *testing.T) {
+	c, mt := setup(t, WithMaxRetries(0))
+	mt.RegisterNoResponder(fail(errors.New("connection reset")))
+	r := Response{StatusCode: 200, RequestID: "stale"}
+	if err := c.Do(context.Background(), http.MethodGet, "transaction/1", nil, nil, WithResponse(&r)); err == nil {
+		t.Fatal("no error")
+	}
+	if r.StatusCode != 0 || r.RequestID != "" {
+		t.Errorf("response %+v, want it cleared", r)
+	}
+}

@@ -1,0 +1,227 @@
+package escrow
+
+import (
+	"testing"
+	"time"
+)
+
+// brokered is a 1000.00 sale through a broker: the buyer pays the price and the 32.50
+// escrow fee, and the seller pays the broker a 100.00 commission out of its proceeds. Each
+// step changes a fresh copy.
+func brokered(steps ...func(*Transaction)) *Transaction {
+	tx := &Transaction{
+		ID: 1, Currency: USD,
+		Parties: []Party{
+			{Role: RoleBuyer, Customer: "buyer@example.com", Agreed: true},
+			{Role: RoleSeller, Customer: "seller@example.com", Agreed: true},
+			{Role: RoleBroker, Customer: "me", Agreed: true},
+			{Role: RolePartner, Customer: "me", Agreed: true},
+		},
+		Items: []Item{
+			{ID: 10, Type: ItemGeneralMerchandise,
+				Schedule: []Schedule{{Amount: MustAmount("1000.00"), PayerCustomer: "buyer@example.com", BeneficiaryCustomer: "seller@example.com"}},
+				Fees:     []Fee{{Type: FeeEscrow, PayerCustomer: "buyer@example.com", Split: SplitWhole, Amount: MustAmount("32.50")}}},
+			{ID: 11, Type: ItemBrokerFee,
+				Schedule: []Schedule{{Amount: MustAmount("100.00"), PayerCustomer: "seller@example.com", BeneficiaryCustomer: "me"}}},
+		},
+	}
+	for _, step := range steps {
+		step(tx)
+	}
+	return tx
+}
+
+// Steps of the lifecycle, applied in order by the table below.
+var (
+	unagreed = func(tx *Transaction) { tx.Parties[1].Agreed = false }
+	funded   = func(tx *Transaction) {
+		for i := range tx.Items {
+			for j := range tx.Items[i].Schedule {
+				tx.Items[i].Schedule[j].Status.Secured = true
+			}
+		}
+	}
+	shipped     = func(tx *Transaction) { tx.Items[0].Status.Shipped = true }
+	received    = func(tx *Transaction) { tx.Items[0].Status.Received = true }
+	accepted    = func(tx *Transaction) { tx.Items[0].Status.Accepted = true }
+	rejected    = func(tx *Transaction) { tx.Items[0].Status.Rejected = true }
+	shippedR    = func(tx *Transaction) { tx.Items[0].Status.ShippedReturned = true }
+	receivedR   = func(tx *Transaction) { tx.Items[0].Status.ReceivedReturned = true }
+	acceptedR   = func(tx *Transaction) { tx.Items[0].Status.AcceptedReturned = true }
+	disputed    = func(tx *Transaction) { tx.Items[0].Status.RejectedReturned, tx.Items[0].Status.InDispute = true, true }
+	sellerPaid  = func(tx *Transaction) { tx.Items[0].Schedule[0].Status.DisbursedToBeneficiary = true }
+	brokerPaid  = func(tx *Transaction) { tx.Items[1].Schedule[0].Status.DisbursedToBeneficiary = true }
+	closed      = func(tx *Transaction) { tx.CloseDate = Timestamp{Time: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)} }
+	cancelled   = func(tx *Transaction) { tx.IsCancelled = true }
+	allCanceled = func(tx *Transaction) {
+		for i := range tx.Items {
+			tx.Items[i].Status.Canceled = true
+		}
+	}
+	// milestones makes the goods three milestones of 1000.00 each.
+	milestones = func(tx *Transaction) {
+		g := tx.Items[0]
+		g.Type = ItemMilestone
+		tx.Items = []Item{g, g, g, tx.Items[1]}
+		for i := range 3 {
+			tx.Items[i].ID = int64(20 + i)
+			tx.Items[i].Schedule = append([]Schedule(nil), g.Schedule...)
+		}
+	}
+	onMilestone = func(i int, steps ...func(*Transaction)) func(*Transaction) {
+		return func(tx *Transaction) {
+			tx.Items[0], tx.Items[i] = tx.Items[i], tx.Items[0]
+			for _, s := range steps {
+				s(tx)
+			}
+			tx.Items[0], tx.Items[i] = tx.Items[i], tx.Items[0]
+		}
+	}
+)
+
+// TestTransactionState pins the state and the predicates through a brokered sale whose
+// seller pays the broker's fee, its return path, its ends and a milestone contract.
+func TestTransactionState(t *testing.T) {
+	tests := []struct {
+		name                                   string
+		tx                                     *Transaction
+		want                                   TransactionState
+		agreed, funded, completed, isCancelled bool
+	}{
+		{"a party has not agreed", brokered(unagreed), StateAwaitingAgreement, false, false, false, false},
+		{"agreed, not funded", brokered(), StateAwaitingPayment, true, false, false, false},
+		{"funded", brokered(funded), StateFunded, true, true, false, false},
+		{"shipped", brokered(funded, shipped), StateShipped, true, true, false, false},
+		{"received", brokered(funded, shipped, received), StateInInspection, true, true, false, false},
+		{"accepted, seller not paid", brokered(funded, shipped, received, accepted), StateAccepted, true, true, false, false},
+		{"broker paid before the seller", brokered(funded, shipped, received, accepted, brokerPaid), StateAccepted, true, true, false, false},
+		// The seller-paid broker fee is owed once the goods are accepted: until the broker
+		// is paid out, the transaction is open, though the seller has its money.
+		{"seller paid, broker fee owed", brokered(funded, shipped, received, accepted, sellerPaid), StateDisbursed, true, true, false, false},
+		{"everyone paid", brokered(funded, shipped, received, accepted, sellerPaid, brokerPaid), StateComplete, true, true, true, false},
+		{"closed by the API", brokered(funded, shipped, received, accepted, closed), StateComplete, true, true, true, false},
+		{"rejected", brokered(funded, shipped, received, rejected), StateReturning, true, true, false, false},
+		{"shipped back", brokered(funded, shipped, received, rejected, shippedR), StateReturning, true, true, false, false},
+		{"received back", brokered(funded, shipped, received, rejected, shippedR, receivedR), StateReturning, true, true, false, false},
+		// Returned goods owe no commission: nothing is left to pay out.
+		{"returned", brokered(funded, shipped, received, rejected, shippedR, receivedR, acceptedR), StateComplete, true, true, true, false},
+		{"in dispute", brokered(funded, shipped, received, rejected, shippedR, receivedR, disputed), StateInDispute, true, true, false, false},
+		{"cancelled", brokered(cancelled, closed), StateCancelled, true, false, false, true},
+		{"every item canceled", brokered(allCanceled), StateCancelled, true, false, false, true},
+		{"cancelled before agreement", brokered(unagreed, cancelled), StateCancelled, false, false, false, true},
+		// Milestones: the state is where the work is.
+		{"milestones funded", brokered(milestones, funded), StateFunded, true, true, false, false},
+		{"first milestone shipped", brokered(milestones, funded, shipped), StateShipped, true, true, false, false},
+		{"first accepted, next awaits shipment", brokered(milestones, funded, shipped, received, accepted), StateFunded, true, true, false, false},
+		{"second in inspection", brokered(milestones, funded, shipped, received, accepted, onMilestone(1, shipped, received)), StateInInspection, true, true, false, false},
+		{"a dispute outweighs progress", brokered(milestones, funded, shipped, onMilestone(1, shipped, received, rejected, shippedR, receivedR, disputed)), StateInDispute, true, true, false, false},
+		{"one returned, two accepted and paid, fee owed", brokered(milestones, funded,
+			onMilestone(0, shipped, received, rejected, shippedR, receivedR, acceptedR),
+			onMilestone(1, shipped, received, accepted, sellerPaid),
+			onMilestone(2, shipped, received, accepted, sellerPaid)), StateDisbursed, true, true, false, false},
+		{"no good visible", &Transaction{Parties: []Party{{Agreed: true}}, Items: []Item{brokered(funded).Items[1]}}, StateFunded, true, true, false, false},
+		{"nothing visible", &Transaction{}, StateAwaitingAgreement, false, false, false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.tx.State(); got != tc.want {
+				t.Errorf("State() = %s, want %s", got, tc.want)
+			}
+			if got := tc.tx.AllAgreed(); got != tc.agreed {
+				t.Errorf("AllAgreed() = %v", got)
+			}
+			if got := tc.tx.Funded(); got != tc.funded {
+				t.Errorf("Funded() = %v", got)
+			}
+			if got := tc.tx.Completed(); got != tc.completed {
+				t.Errorf("Completed() = %v", got)
+			}
+			if got := tc.tx.Cancelled(); got != tc.isCancelled {
+				t.Errorf("Cancelled() = %v", got)
+			}
+		})
+	}
+}
+
+func TestItemState(t *testing.T) {
+	tests := []struct {
+		name string
+		tx   *Transaction
+		item int
+		want TransactionState
+	}{
+		{"not funded", brokered(), 0, StateAwaitingPayment},
+		{"funded", brokered(funded), 0, StateFunded},
+		{"shipped", brokered(funded, shipped), 0, StateShipped},
+		{"received", brokered(funded, shipped, received), 0, StateInInspection},
+		{"accepted", brokered(funded, shipped, received, accepted), 0, StateAccepted},
+		{"accepted and paid", brokered(funded, shipped, received, accepted, sellerPaid), 0, StateDisbursed},
+		{"rejected", brokered(funded, shipped, received, rejected), 0, StateReturning},
+		{"returned", brokered(funded, shipped, received, rejected, shippedR, receivedR, acceptedR), 0, StateReturned},
+		{"disputed", brokered(funded, shipped, received, rejected, shippedR, receivedR, disputed), 0, StateInDispute},
+		{"canceled", brokered(allCanceled), 0, StateCancelled},
+		{"fee item unfunded", brokered(), 1, StateAwaitingPayment},
+		{"fee item funded", brokered(funded), 1, StateFunded},
+		{"fee item paid", brokered(funded, brokerPaid), 1, StateDisbursed},
+	}
+	for _, tc := range tests {
+		it := &tc.tx.Items[tc.item]
+		if got := it.State(); got != tc.want {
+			t.Errorf("%s: State() = %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	it := brokered(funded, allCanceled).Items[0]
+	if !it.Funded() || it.Disbursed() || !it.Cancelled() {
+		t.Errorf("canceled funded item: Funded %v, Disbursed %v, Cancelled %v", it.Funded(), it.Disbursed(), it.Cancelled())
+	}
+	if (&Item{}).Funded() || (&Item{}).Disbursed() {
+		t.Error("an item without a schedule reads funded or disbursed")
+	}
+}
+
+// TestTotals: who pays and receives what in the brokered sale, exactly: the seller's
+// commission is a fee it pays, the nets and the escrow fee sum to zero.
+func TestTotals(t *testing.T) {
+	tot := brokered(funded, shipped, received, accepted, sellerPaid).Totals()
+	for _, c := range []struct {
+		name string
+		got  Amount
+		want string
+	}{
+		{"items", tot.Items, "1000.00"}, {"fees", tot.Fees, "132.50"}, {"escrow fee", tot.EscrowFee, "32.50"},
+		{"broker fee", tot.BrokerFee, "100.00"}, {"total", tot.Total, "1132.50"},
+		{"secured", tot.Secured, "1100.00"}, {"disbursed", tot.Disbursed, "1000.00"},
+		{"buyer items", tot.Of("buyer@example.com").Items, "1000.00"},
+		{"buyer fees", tot.Of("buyer@example.com").Fees, "32.50"},
+		{"buyer pays", tot.Of("buyer@example.com").Pays(), "1032.50"},
+		{"buyer net", tot.Of("buyer@example.com").Net(), "-1032.50"},
+		{"seller fees", tot.Of("seller@example.com").Fees, "100.00"},
+		{"seller receives", tot.Of("seller@example.com").Receives, "1000.00"},
+		{"seller net", tot.Of("seller@example.com").Net(), "900.00"},
+		{"broker receives", tot.Of("me").Receives, "100.00"},
+		{"broker net", tot.Of("me").Net(), "100.00"},
+		{"stranger", tot.Of("nobody@example.com").Net(), "0.00"},
+	} {
+		if c.got.String() != c.want {
+			t.Errorf("%s = %s, want %s", c.name, c.got, c.want)
+		}
+	}
+	var nets []Amount
+	for _, p := range tot.Customers {
+		nets = append(nets, p.Net())
+	}
+	if sum := SumAmounts(append(nets, tot.EscrowFee)...); !sum.IsZero() {
+		t.Errorf("nets and escrow fee sum to %s, want 0", sum)
+	}
+}
+
+// TestTotalsAreExact: 0.1 + 0.2 is not 0.3 in float64; in Totals it is.
+func TestTotalsAreExact(t *testing.T) {
+	tx := &Transaction{Items: []Item{{Type: ItemGeneralMerchandise, Schedule: []Schedule{
+		{Amount: MustAmount("0.10"), PayerCustomer: "b", BeneficiaryCustomer: "s"},
+		{Amount: MustAmount("0.20"), PayerCustomer: "b", BeneficiaryCustomer: "s"},
+	}}}}
+	if got := tx.Totals().Items; got.Cmp(MustAmount("0.30")) != 0 {
+		t.Errorf("items = %s", got)
+	}
+}

@@ -54,34 +54,43 @@ func TestSplitNullLeavesValue(t *testing.T) {
 }
 
 // TestAmountLiteralLimits: the bounds that keep a hostile response from making an Amount
-// costly hold exactly at their values: 64 characters and an exponent of ±30 are accepted,
-// one more is refused, from a string as from JSON.
+// costly hold exactly at their values: 64 characters and an exponent of ±30 are decoded,
+// one more is refused. ParseAmount, which takes no exponent, keeps the length bound.
 func TestAmountLiteralLimits(t *testing.T) {
+	long, tooLong := "1"+strings.Repeat("0", 63), "1"+strings.Repeat("0", 64)
 	tests := []struct {
 		lit string
 		ok  bool
 	}{
-		{"1" + strings.Repeat("0", 63), true}, // 64 characters
-		{"1" + strings.Repeat("0", 64), false},
+		{long, true},
+		{tooLong, false},
 		{"1e30", true},
 		{"1e31", false},
 		{"1e-30", true},
 		{"1e-31", false},
-		{"  12.50  ", true}, // surrounding space is not part of the literal
-		{" " + "1" + strings.Repeat("0", 63) + " ", true},
 	}
 	for _, tc := range tests {
-		a, err := escrow.NewAmount(tc.lit)
-		if (err == nil) != tc.ok {
-			t.Errorf("NewAmount(%.20q…) = %v, %v; want ok %v", tc.lit, a, err, tc.ok)
+		for _, form := range []string{tc.lit, `"` + tc.lit + `"`} {
+			var a escrow.Amount
+			err := json.Unmarshal([]byte(form), &a)
+			if (err == nil) != tc.ok {
+				t.Errorf("JSON %.24s…: %v; want ok %v", form, err, tc.ok)
+			}
+			if err != nil && !errors.Is(err, escrow.ErrInvalidAmount) {
+				t.Errorf("JSON %.24s…: %v is not ErrInvalidAmount", form, err)
+			}
 		}
-		if err != nil && !errors.Is(err, escrow.ErrInvalidAmount) {
-			t.Errorf("NewAmount(%.20q…): %v is not ErrInvalidAmount", tc.lit, err)
-		}
-		var j escrow.Amount
-		if err := json.Unmarshal([]byte(`"`+tc.lit+`"`), &j); (err == nil) != tc.ok {
-			t.Errorf("JSON %.20q…: %v; want ok %v", tc.lit, err, tc.ok)
-		}
+	}
+	if _, err := escrow.ParseAmount(long); err != nil {
+		t.Errorf("ParseAmount of 64 digits: %v", err)
+	}
+	if _, err := escrow.ParseAmount(tooLong); !errors.Is(err, escrow.ErrInvalidAmount) {
+		t.Errorf("ParseAmount of 65 digits: %v, want ErrInvalidAmount", err)
+	}
+	// Space around a string's number is not part of the literal.
+	var a escrow.Amount
+	if err := json.Unmarshal([]byte(`" `+long+` "`), &a); err != nil {
+		t.Errorf("64 digits with spaces around: %v", err)
 	}
 }
 
@@ -99,8 +108,8 @@ func TestAmountErrorsStayShort(t *testing.T) {
 			t.Errorf("error of %d characters: %.80s…", len(err.Error()), err)
 		}
 	}
-	_, err := escrow.NewAmount(huge)
+	_, err := escrow.ParseAmount(huge)
 	if err == nil || len(err.Error()) > 200 || !strings.Contains(err.Error(), strings.Repeat("9", 64)) {
-		t.Errorf("NewAmount of 10000 digits: %.120v", err)
+		t.Errorf("ParseAmount of 10000 digits: %.120v", err)
 	}
 }

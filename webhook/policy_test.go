@@ -129,7 +129,7 @@ func (c *calls) fn(ctx context.Context, ev webhook.ConfirmedEvent) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.got = append(c.got, fmt.Sprintf("%s:%d", ev.Event.Event, ev.TransactionID))
+	c.got = append(c.got, fmt.Sprintf("%s:%d", ev.Name, ev.TransactionID))
 	c.at = append(c.at, time.Now())
 	return c.fail
 }

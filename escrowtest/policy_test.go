@@ -375,3 +375,32 @@ func TestVisibilityRules(t *testing.T) {
 	set(two, "items.1.visibility", body{"hidden_from": []any{}})
 	w.k.must(http.StatusCreated, http.MethodPost, "transaction", two)
 }
+
+// TestShipmentDetailsInTheTimeline: the timeline entry of a shipment tells the carrier and
+// tracking id when given, and the authorization type of a domain transfer; nothing more.
+func TestShipmentDetailsInTheTimeline(t *testing.T) {
+	lastMessage := func(t *testing.T, c *client, id int64) string {
+		t.Helper()
+		es := c.must(http.StatusOK, http.MethodGet, txPath(id, "timeline-entries"), nil).list("timeline_entries")
+		return es[len(es)-1].(map[string]any)["message"].(string)
+	}
+	w := newWorld(t)
+	id := w.at("funded")
+	w.s.act(http.StatusOK, id, 0, body{"action": "ship", "shipping_information": body{
+		"tracking_information": body{"carrier": "UPS", "tracking_id": "1Z999"}}})
+	if got, want := lastMessage(t, w.b, id), "The seller marked the goods shipped (UPS, 1Z999)."; got != want {
+		t.Errorf("merchandise shipment: %q, want %q", got, want)
+	}
+	id = w.at("funded")
+	ships(w, id)
+	if got, want := lastMessage(t, w.b, id), "The seller marked the goods shipped."; got != want {
+		t.Errorf("shipment without details: %q, want %q", got, want)
+	}
+	id = w.s.create(domain())
+	w.b.act(http.StatusOK, id, 0, action("agree"))
+	must(t, w.srv.ApprovePayment(id))
+	w.s.act(http.StatusOK, id, 0, body{"action": "ship", "shipping_information": body{"authorization_type": "push"}})
+	if got, want := lastMessage(t, w.b, id), "The seller marked the goods shipped (authorization push)."; got != want {
+		t.Errorf("domain transfer: %q, want %q", got, want)
+	}
+}

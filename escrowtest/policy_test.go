@@ -350,9 +350,10 @@ func TestFeeItemsCarryNoFees(t *testing.T) {
 	if fees := k.list("items.1.fees"); len(fees) != 0 {
 		t.Errorf("broker fee item charged fees %v", fees)
 	}
-	set(b, "items.1.fees", []any{body{"type": "escrow", "payer_customer": "buyer@example.com"}})
+	// The list is refused whole: its entries, wrong as they are, are not judged one by one.
+	set(b, "items.1.fees", []any{body{"type": "escrow", "payer_customer": "buyer@example.com", "split": 0.5}, body{"type": "bogus"}})
 	if got := w.p.must(http.StatusUnprocessableEntity, http.MethodPost, "transaction", b).errorPaths(); !slices.Equal(got, []string{"items.1.fees"}) {
-		t.Errorf("fees on a partner_fee item: errors at %v", got)
+		t.Errorf("fees on a partner_fee item: errors at %v, want only items.1.fees", got)
 	}
 }
 

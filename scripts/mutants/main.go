@@ -32,7 +32,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -65,7 +67,7 @@ func (m mutant) String() string {
 
 func main() {
 	var (
-		gremlinsReport = flag.String("gremlins", "", "gremlins JSON `report`: its counts join the table and its NOT COVERED mutants are replayed")
+		gremlinsReport = flag.String("gremlins", "", "gremlins JSON `report` (or its console output, for a run cut short): its counts join the table and its NOT COVERED mutants are replayed")
 		ops            = flag.String("ops", "stmt,bool,ret", "own mutation `operators`: stmt (remove a statement), bool (swap true/false), ret (return a constant bool); empty for none")
 		timeout        = flag.Duration("timeout", 2*time.Minute, "time allowed to one package's tests under one mutant")
 		survivors      = flag.String("survivors", "", "write every mutant that lived or was not covered to this `file`")
@@ -211,15 +213,19 @@ func fromResults(path string) (done, again []mutant, err error) {
 
 // gremlinsJSON is the part of gremlins' -o report read here.
 type gremlinsJSON struct {
-	Files []struct {
-		Filename  string `json:"file_name"`
-		Mutations []struct {
-			Type   string `json:"type"`
-			Status string `json:"status"`
-			Line   int    `json:"line"`
-			Column int    `json:"column"`
-		} `json:"mutations"`
-	} `json:"files"`
+	Files []gremlinsFile `json:"files"`
+}
+
+type gremlinsFile struct {
+	Filename  string             `json:"file_name"`
+	Mutations []gremlinsMutation `json:"mutations"`
+}
+
+type gremlinsMutation struct {
+	Type   string `json:"type"`
+	Status string `json:"status"`
+	Line   int    `json:"line"`
+	Column int    `json:"column"`
 }
 
 // fromGremlins splits a gremlins report into mutants already decided and NOT COVERED mutants
@@ -230,8 +236,12 @@ func fromGremlins(path string) (done, replay []mutant, err error) {
 		return nil, nil, err
 	}
 	var rep gremlinsJSON
-	if err := json.Unmarshal(raw, &rep); err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+		if err := json.Unmarshal(raw, &rep); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
+		}
+	} else {
+		rep = fromGremlinsLog(raw)
 	}
 	for _, f := range rep.Files {
 		var src []byte
@@ -253,6 +263,33 @@ func fromGremlins(path string) (done, replay []mutant, err error) {
 		}
 	}
 	return done, replay, nil
+}
+
+// gremlinsLine is one mutant in gremlins' console output: "      KILLED ARITHMETIC_BASE at
+// file.go:12:5".
+var gremlinsLine = regexp.MustCompile(`^\s*(KILLED|LIVED|NOT COVERED|TIMED OUT|NOT VIABLE|SKIPPED|RUNNABLE) ([A-Z_]+) at (\S+):(\d+):(\d+)\s*$`)
+
+// fromGremlinsLog reads the mutants out of gremlins' console output, for a run stopped
+// before it wrote its report: on a busy machine a large file can take longer than one has.
+func fromGremlinsLog(raw []byte) gremlinsJSON {
+	var rep gremlinsJSON
+	index := map[string]int{}
+	for _, l := range strings.Split(string(raw), "\n") {
+		m := gremlinsLine.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		i, ok := index[m[3]]
+		if !ok {
+			i = len(rep.Files)
+			index[m[3]] = i
+			rep.Files = append(rep.Files, gremlinsFile{Filename: m[3]})
+		}
+		line, _ := strconv.Atoi(m[4])
+		col, _ := strconv.Atoi(m[5])
+		rep.Files[i].Mutations = append(rep.Files[i].Mutations, gremlinsMutation{Type: m[2], Status: m[1], Line: line, Column: col})
+	}
+	return rep
 }
 
 // gremlinsEdits is gremlins v0.6.0's table of token replacements (internal/engine/mappings.go),

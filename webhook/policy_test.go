@@ -262,31 +262,26 @@ func TestRetriesThenGivesUp(t *testing.T) {
 
 // TestUnreadableTransactionDropped: a delivery about a transaction the account may not read
 // (403) or that does not exist (404) is dropped at once, not retried: no retry can make it
-// readable, and a forged delivery must not cost more than one read.
+// readable, and a forged delivery must not cost more than one read. A server error, by
+// contrast, is worth retrying. (In a bubble: the retries' waits pass on the fake clock.)
 func TestUnreadableTransactionDropped(t *testing.T) {
-	for _, status := range []int{http.StatusForbidden, http.StatusNotFound} {
-		t.Run(strconv.Itoa(status), func(t *testing.T) {
-			api := newFakeAPI()
-			api.status[1] = status
-			got := &calls{}
-			h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{RetryWait: time.Millisecond, MaxAttempts: 3})
-			defer shutdown(t, h)
-			deliver(h, "create", 1)
-			flushed(t, h)
-			if n := api.readsOf(1); n != 1 || len(got.list()) != 0 {
-				t.Errorf("%d reads and handed over %v; want one read and nothing", n, got.list())
-			}
+	for _, tc := range []struct {
+		status, reads int
+	}{{http.StatusForbidden, 1}, {http.StatusNotFound, 1}, {http.StatusInternalServerError, 3}} {
+		t.Run(strconv.Itoa(tc.status), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				api := newFakeAPI()
+				api.status[1] = tc.status
+				got := &calls{}
+				h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxAttempts: 3})
+				defer shutdown(t, h)
+				deliver(h, "create", 1)
+				flushed(t, h)
+				if n := api.readsOf(1); n != tc.reads || len(got.list()) != 0 {
+					t.Errorf("%d reads and handed over %v; want %d reads and nothing", n, got.list(), tc.reads)
+				}
+			})
 		})
-	}
-	// A server error, by contrast, is worth retrying.
-	api := newFakeAPI()
-	api.status[1] = http.StatusInternalServerError
-	h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{RetryWait: time.Millisecond, MaxRetryWait: time.Millisecond, MaxAttempts: 3})
-	defer shutdown(t, h)
-	deliver(h, "create", 1)
-	flushed(t, h)
-	if n := api.readsOf(1); n != 3 {
-		t.Errorf("a 500 was read %d times, want 3 (MaxAttempts)", n)
 	}
 }
 
@@ -312,26 +307,28 @@ func (s *failingStore) Record(ctx context.Context, id int64, keys []string, fini
 // again until it is recorded (the callback may see it twice: at least once, never lost);
 // once recorded, a repeated delivery is not handed over again.
 func TestFailedRecordIsRetried(t *testing.T) {
-	api := newFakeAPI()
-	api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
-	store := &failingStore{fails: 1}
-	got := &calls{}
-	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store, RetryWait: time.Millisecond, MaxRetryWait: time.Millisecond})
-	defer shutdown(t, h)
-	deliver(h, "create", 1)
-	flushed(t, h)
-	handed, err := store.Handed(t.Context(), 1)
-	if err != nil || !handed["create"] {
-		t.Fatalf("after a failed Record: handed %v, %v; want create recorded", handed, err)
-	}
-	if n := len(got.list()); n != 2 {
-		t.Errorf("handed over %d times, want twice: once failing to record, once recorded", n)
-	}
-	deliver(h, "create", 1)
-	flushed(t, h)
-	if n := len(got.list()); n != 2 {
-		t.Errorf("a repeated delivery was handed over again (%d in all)", n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		store := &failingStore{fails: 1}
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		flushed(t, h)
+		handed, err := store.Handed(t.Context(), 1)
+		if err != nil || !handed["create"] {
+			t.Fatalf("after a failed Record: handed %v, %v; want create recorded", handed, err)
+		}
+		if n := len(got.list()); n != 2 {
+			t.Errorf("handed over %d times, want twice: once failing to record, once recorded", n)
+		}
+		deliver(h, "create", 1)
+		flushed(t, h)
+		if n := len(got.list()); n != 2 {
+			t.Errorf("a repeated delivery was handed over again (%d in all)", n)
+		}
+	})
 }
 
 // TestFeeItemDoesNotHoldCompletion: completion is read from the goods' schedules; a fee

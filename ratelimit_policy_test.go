@@ -340,3 +340,92 @@ func answer(status int, body string, headers ...string) *http.Response {
 	}
 	return &http.Response{StatusCode: status, Header: h, Body: io.NopCloser(strings.NewReader(body))}
 }
+
+// heldAPI counts requests against a limit and, while hold is set, keeps each answer until
+// the test releases it: the order answers come back in is the test's to choose. It sends
+// RateLimit-Remaining only, so the client never knows when the window started or ends.
+type heldAPI struct {
+	mu       sync.Mutex
+	limit    int
+	used     int
+	received int
+	hold     bool
+	waiting  []chan struct{}
+}
+
+func (s *heldAPI) RoundTrip(r *http.Request) (*http.Response, error) {
+	s.mu.Lock()
+	s.received++
+	resp := answer(429, `{"error": "rate_limited"}`)
+	if s.used < s.limit {
+		s.used++
+		resp = answer(200, `{"id": 9}`, "RateLimit-Remaining", strconv.Itoa(s.limit-s.used))
+	}
+	var release chan struct{}
+	if s.hold {
+		release = make(chan struct{})
+		s.waiting = append(s.waiting, release)
+	}
+	s.mu.Unlock()
+	if release != nil {
+		<-release
+	}
+	resp.Request = r
+	return resp, nil
+}
+
+// release lets the i-th held answer (0-based) go back.
+func (s *heldAPI) release(i int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.waiting[i])
+}
+
+func (s *heldAPI) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.received
+}
+
+// TestCallsInFlightCountAgainstTheAllowance: what the server says is left does not yet count
+// the calls still on their way, so the client subtracts them; a call that would be one too
+// many waits instead of being sent to a certain 429.
+func TestCallsInFlightCountAgainstTheAllowance(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := &heldAPI{limit: 3}
+		c := fakeClient(t, api, escrow.WithMaxWait(time.Minute))
+		get := func() error { _, err := c.Transactions.Get(context.Background(), 9); return err }
+		if err := get(); err != nil { // the server answers: 2 left
+			t.Fatal(err)
+		}
+		api.mu.Lock()
+		api.hold = true
+		api.mu.Unlock()
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Go(func() {
+				if err := get(); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		synctest.Wait()
+		if n := api.count(); n != 3 {
+			t.Fatalf("%d requests sent with 2 left, want 3: two go, the third waits", n)
+		}
+		api.release(0)               // "1 left": the server had not counted the other call in flight
+		time.Sleep(30 * time.Second) // ample time for the waiting call to look again
+		synctest.Wait()
+		if n := api.count(); n != 3 {
+			t.Errorf("%d requests sent after an answer of 1 left with one call in flight, want 3", n)
+		}
+		// Let everything finish: the window resets, and every answer goes back.
+		api.mu.Lock()
+		api.hold, api.used = false, 0
+		for _, ch := range api.waiting[1:] {
+			close(ch)
+		}
+		api.mu.Unlock()
+		wg.Wait()
+	})
+}

@@ -342,8 +342,9 @@ func answer(status int, body string, headers ...string) *http.Response {
 }
 
 // heldAPI counts requests against a limit and, while hold is set, keeps each answer until
-// the test releases it: the order answers come back in is the test's to choose. It sends
-// RateLimit-Remaining only, so the client never knows when the window started or ends.
+// the test releases it: the order answers come back in is the test's to choose. Without a
+// window it sends RateLimit-Remaining only, so the client never knows when the window
+// started or ends; with one, it sends RateLimit-Limit and RateLimit-Reset too.
 type heldAPI struct {
 	mu       sync.Mutex
 	limit    int
@@ -351,15 +352,29 @@ type heldAPI struct {
 	received int
 	hold     bool
 	waiting  []chan struct{}
+	window   time.Duration
+	end      time.Time // of the current window, when window is set
 }
 
 func (s *heldAPI) RoundTrip(r *http.Request) (*http.Response, error) {
 	s.mu.Lock()
 	s.received++
+	if s.window > 0 {
+		if s.end.IsZero() {
+			s.end = time.Now().Add(s.window)
+		}
+		for !time.Now().Before(s.end) {
+			s.end, s.used = s.end.Add(s.window), 0
+		}
+	}
 	resp := answer(429, `{"error": "rate_limited"}`)
 	if s.used < s.limit {
 		s.used++
 		resp = answer(200, `{"id": 9}`, "RateLimit-Remaining", strconv.Itoa(s.limit-s.used))
+		if s.window > 0 {
+			resp.Header.Set("RateLimit-Limit", strconv.Itoa(s.limit))
+			resp.Header.Set("RateLimit-Reset", strconv.Itoa(int(math.Ceil(time.Until(s.end).Seconds()))))
+		}
 	}
 	var release chan struct{}
 	if s.hold {
@@ -427,5 +442,52 @@ func TestCallsInFlightCountAgainstTheAllowance(t *testing.T) {
 		}
 		api.mu.Unlock()
 		wg.Wait()
+	})
+}
+
+// TestOvertakenAnswerIsNoNews: answers can come back in another order than the server counted
+// the requests. An answer saying more is left than one already seen in the same window was
+// counted earlier: it must not raise the allowance, or the client would spend requests the
+// other clients of the account have taken.
+func TestOvertakenAnswerIsNoNews(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := &heldAPI{limit: 5, window: 10 * time.Second}
+		c := fakeClient(t, api, escrow.WithMaxWait(time.Minute))
+		get := func() error { _, err := c.Transactions.Get(context.Background(), 9); return err }
+		if err := get(); err != nil { // 4 left; the window ends in 10s
+			t.Fatal(err)
+		}
+		api.mu.Lock()
+		api.hold = true
+		api.mu.Unlock()
+		var wg sync.WaitGroup
+		wg.Go(func() { get() }) // counted first: 3 left
+		synctest.Wait()
+		api.mu.Lock()
+		api.used += 2 // another client of the account spends two
+		api.mu.Unlock()
+		wg.Go(func() { get() }) // counted last: 0 left
+		synctest.Wait()
+		api.release(1) // the later answer comes back first: 0 left
+		synctest.Wait()
+		api.release(0) // then the earlier one: "3 left", which is old news
+		synctest.Wait()
+		wg.Go(func() {
+			if err := get(); err != nil {
+				t.Error(err)
+			}
+		})
+		time.Sleep(5 * time.Second) // within the window
+		synctest.Wait()
+		if n := api.count(); n != 3 {
+			t.Errorf("%d requests within the window, want 3: nothing is left in it", n)
+		}
+		api.mu.Lock()
+		api.hold = false
+		api.mu.Unlock()
+		wg.Wait()
+		if n := api.count(); n != 4 {
+			t.Errorf("%d requests in all, want 4: the held call goes once the window resets", n)
+		}
 	})
 }

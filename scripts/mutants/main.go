@@ -31,11 +31,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 )
@@ -76,13 +78,17 @@ func main() {
 		dry            = flag.Bool("dry", false, "list the mutants without running them")
 	)
 	flag.Parse()
-	if err := run(*gremlinsReport, *recheck, *ops, *timeout, *survivors, *results, *dry, flag.Args()); err != nil {
+	// An interrupted run stops its go test and still removes its temporary files.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *gremlinsReport, *recheck, *ops, *timeout, *survivors, *results, *dry, flag.Args()); err != nil {
+		stop()
 		fmt.Fprintln(os.Stderr, "mutants:", err)
 		os.Exit(1)
 	}
 }
 
-func run(report, recheck, ops string, timeout time.Duration, survivorsFile, resultsFile string, dry bool, files []string) error {
+func run(ctx context.Context, report, recheck, ops string, timeout time.Duration, survivorsFile, resultsFile string, dry bool, files []string) error {
 	var all []mutant // finished, from gremlins or from here
 	var todo []mutant
 	if recheck != "" {
@@ -123,7 +129,7 @@ func run(report, recheck, ops string, timeout time.Duration, survivorsFile, resu
 	defer os.RemoveAll(tmp)
 	for i := range todo {
 		m := &todo[i]
-		m.status, err = test(tmp, *m, timeout)
+		m.status, err = test(ctx, tmp, *m, timeout)
 		if err != nil {
 			return err
 		}
@@ -444,7 +450,7 @@ func allBlank(es []ast.Expr) bool {
 }
 
 // test runs the tests of m's package with m applied through an overlay.
-func test(tmp string, m mutant, timeout time.Duration) (string, error) {
+func test(ctx context.Context, tmp string, m mutant, timeout time.Duration) (string, error) {
 	abs, err := filepath.Abs(m.file)
 	if err != nil {
 		return "", err
@@ -470,12 +476,19 @@ func test(tmp string, m mutant, timeout time.Duration) (string, error) {
 
 	// The go command's own -timeout makes a hung test binary panic with a recognisable line;
 	// the context is the backstop for a hang in the build or after the panic.
-	ctx, cancel := context.WithTimeout(context.Background(), timeout+30*time.Second)
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	tctx, cancel := context.WithTimeout(ctx, timeout+30*time.Second)
 	defer cancel()
 	pkg := "./" + filepath.ToSlash(filepath.Dir(m.file))
 	// -vet=off: a vet complaint about the mutant (an unused result, say) is not a test catching it.
-	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-failfast", "-vet=off",
+	cmd := exec.CommandContext(tctx, "go", "test", "-count=1", "-failfast", "-vet=off",
 		"-overlay", ofile, "-timeout", timeout.String(), pkg)
+	// In a process group of its own, so that a timeout or an interrupt ends the compiler or
+	// the test binary the go command started, not just the go command.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()
@@ -484,7 +497,9 @@ func test(tmp string, m mutant, timeout time.Duration) (string, error) {
 	switch {
 	case err == nil:
 		return lived, nil
-	case ctx.Err() != nil || strings.Contains(text, "panic: test timed out"):
+	case ctx.Err() != nil: // interrupted: no verdict
+		return "", ctx.Err()
+	case tctx.Err() != nil || strings.Contains(text, "panic: test timed out"):
 		return timedOut, nil
 	case strings.Contains(text, "[build failed]") || strings.Contains(text, "[setup failed]"):
 		return notViable, nil

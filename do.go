@@ -21,8 +21,8 @@ import (
 // URL, a "." or ".." segment and an empty segment are refused with [ErrInvalidArgument],
 // so credentials never leave for another host or path.
 //
-// body, when not nil, is encoded with encoding/json; a []byte or [json.RawMessage] is
-// taken as JSON already encoded, and must be valid. out, when not nil, receives the
+// body, when not nil (nor a nil pointer), is encoded with encoding/json; a []byte or
+// [json.RawMessage] is taken as JSON already encoded, and must be valid. out, when not nil, receives the
 // decoded body of a 2xx answer: a pointer to a struct, a map or a *json.RawMessage for the
 // document as sent. A 204 or an empty body leaves out untouched (a *json.RawMessage is set
 // to nil).
@@ -42,6 +42,9 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any, opt
 		if v := reflect.ValueOf(out); v.Kind() != reflect.Pointer || v.IsNil() {
 			return fmt.Errorf("%w: out must be nil or a non-nil pointer, not %T", ErrInvalidArgument, out)
 		}
+	}
+	if v := reflect.ValueOf(body); body != nil && v.Kind() == reflect.Pointer && v.IsNil() {
+		body = nil // a nil *T means no body, not the JSON null
 	}
 	if b, ok := body.([]byte); ok {
 		body = json.RawMessage(b)

@@ -55,6 +55,12 @@ func TestDoRawBodies(t *testing.T) {
 	if got := compact(t, rec.all()[0].Body); got != `{"limit":5}` {
 		t.Errorf("body %s", got)
 	}
+	if err := c.Do(context.Background(), http.MethodPost, "transaction/1/payment_methods/wire_transfer", (*ActionRequest)(nil), nil); err != nil {
+		t.Fatal(err)
+	}
+	if r := rec.all()[1]; len(r.Body) != 0 || r.Header.Get("Content-Type") != "" {
+		t.Errorf("a nil pointer body sent %q", r.Body)
+	}
 }
 
 // TestDoRefusesBadArguments: nothing is sent for a path that could leave the base URL, a

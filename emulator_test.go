@@ -130,7 +130,7 @@ func TestLifecycleOnTheEmulator(t *testing.T) {
 	for _, e := range timeline.Entries {
 		events = append(events, string(e.Event))
 	}
-	if got := strings.Join(events, " "); got != "create agree payment_approved ship receive accept" {
+	if got := strings.Join(events, " "); got != "create agree payment_received payment_approved ship receive accept" {
 		t.Errorf("timeline: %s", got)
 	}
 

@@ -97,10 +97,10 @@ func ExampleTransactionsService_Create() {
 	fmt.Println(item.Title, item.Schedule[0].Amount, "escrow fee", fee.Amount, "paid by", fee.PayerCustomer)
 	// Output:
 	// transaction 200001 created 2025-05-01
-	// buyer me agreed: true
+	// buyer buyer@example.com agreed: true
 	// seller seller@example.com agreed: false
-	// partner me agreed: true
-	// example.org 1000.00 escrow fee 32.50 paid by me
+	// partner buyer@example.com agreed: true
+	// example.org 1000.00 escrow fee 32.50 paid by buyer@example.com
 }
 
 // A reference makes Create safe against a lost answer: here the emulator creates the
@@ -196,7 +196,7 @@ func ExampleAsCustomer() {
 	// Output:
 	// buyer buyer@example.com agreed: true
 	// seller seller@example.com agreed: true
-	// partner me agreed: true
+	// partner market@example.com agreed: true
 	// accept as the buyer, forbidden: true
 }
 

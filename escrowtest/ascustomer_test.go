@@ -2,6 +2,9 @@ package escrowtest
 
 import (
 	"net/http"
+	"os"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -12,9 +15,36 @@ func partnered() body {
 	return set(b, "items.0.schedule.0.payer_customer", "buyer@example.com")
 }
 
-// TestAsCustomerActions: the partner acts for a party on the permitted actions, and
-// accept, accept_return and reject_return are refused.
-func TestAsCustomerActions(t *testing.T) {
+// asCustomerMatrix is the As-Customer matrix: every action, and whether an approved
+// partner may perform it for a party. It is pinned here, once; the package comment and
+// the README state it, and lifecycle's comment gives the reasons.
+var asCustomerMatrix = map[string]bool{
+	"agree": true, "ship": true, "receive": true, "reject": true, "ship_return": true, "receive_return": true,
+	"accept": false, "accept_return": false, "reject_return": false, "cancel": false,
+}
+
+// TestAsCustomerMatrix: the table of actions says what the matrix says, and the partner
+// acting for a party gets 200 on each permitted action and 403 on the others, in a state
+// where the party itself could perform it.
+func TestAsCustomerMatrix(t *testing.T) {
+	var want []string
+	for _, name := range actionNames {
+		allowed, pinned := asCustomerMatrix[name]
+		if !pinned {
+			t.Errorf("action %s is not in the As-Customer matrix", name)
+		}
+		if allowed {
+			want = append(want, name)
+		}
+	}
+	if got := AsCustomerActions(); !slices.Equal(got, want) || len(asCustomerMatrix) != len(actionNames) {
+		t.Errorf("AsCustomerActions() = %v, want %v", got, want)
+	}
+	for _, a := range lifecycle {
+		if _, ok := wholeActions[a.name]; ok != a.whole {
+			t.Errorf("%s: whole %v, but a function in wholeActions: %v", a.name, a.whole, ok)
+		}
+	}
 	tests := []struct {
 		before []step
 		action string
@@ -22,7 +52,7 @@ func TestAsCustomerActions(t *testing.T) {
 		want   int
 	}{
 		{nil, "agree", "seller@example.com", http.StatusOK},
-		{nil, "cancel", "seller@example.com", http.StatusOK},
+		{nil, "cancel", "seller@example.com", http.StatusForbidden},
 		{[]step{sellerAgrees, payment}, "ship", "seller@example.com", http.StatusOK},
 		{[]step{sellerAgrees, payment, ships}, "receive", "buyer@example.com", http.StatusOK},
 		{[]step{sellerAgrees, payment, ships, receives}, "reject", "buyer@example.com", http.StatusOK},
@@ -31,11 +61,28 @@ func TestAsCustomerActions(t *testing.T) {
 		{[]step{sellerAgrees, payment, ships, receives, rejects, shipsBack}, "receive_return", "seller@example.com", http.StatusOK},
 		{[]step{sellerAgrees, payment, ships, receives, rejects, shipsBack, receivesBack}, "accept_return", "seller@example.com", http.StatusForbidden},
 		{[]step{sellerAgrees, payment, ships, receives, rejects, shipsBack, receivesBack}, "reject_return", "seller@example.com", http.StatusForbidden},
+	}
+	covered := map[string]bool{}
+	for _, tc := range tests {
+		covered[tc.action] = true
+		if want := map[bool]int{true: http.StatusOK, false: http.StatusForbidden}[asCustomerMatrix[tc.action]]; want != tc.want {
+			t.Errorf("%s: the case expects %d, the matrix %d", tc.action, tc.want, want)
+		}
+	}
+	if len(covered) != len(actionNames) {
+		t.Errorf("cases cover %d of %d actions", len(covered), len(actionNames))
+	}
+	tests = append(tests, []struct {
+		before []step
+		action string
+		as     string
+		want   int
+	}{
 		// The role rules still apply to the party acted for.
 		{[]step{sellerAgrees, payment}, "ship", "buyer@example.com", http.StatusForbidden},
-		// So do the cancel rules: after both agree only the partner, as itself.
+		// The partner cancels as itself, as anyone may before both agree and only it may after.
 		{[]step{sellerAgrees}, "cancel", "buyer@example.com", http.StatusForbidden},
-	}
+	}...)
 	for _, tc := range tests {
 		t.Run(tc.action+" as "+tc.as, func(t *testing.T) {
 			w := newWorld(t)
@@ -45,7 +92,7 @@ func TestAsCustomerActions(t *testing.T) {
 				s(w, id)
 			}
 			r := w.p.asCustomer(tc.as).act(tc.want, id, 0, action(tc.action))
-			if tc.want == http.StatusOK && r.str("parties.2.customer") != "me" {
+			if tc.want == http.StatusOK && r.str("parties.2.customer") != "partner@example.com" {
 				t.Errorf("the answer is not rendered for the partner: %s", r.raw)
 			}
 		})
@@ -86,4 +133,38 @@ func TestAsCustomerPayments(t *testing.T) {
 	forBuyer.must(http.StatusOK, http.MethodPost, txPath(id, "payment_methods", "wire_transfer"), nil)
 	w.p.asCustomer("seller@example.com").must(http.StatusForbidden, http.MethodGet, txPath(id, "payment_methods"), nil)
 	w.p.must(http.StatusForbidden, http.MethodGet, txPath(id, "payment_methods"), nil) // the partner is not the buyer
+}
+
+// TestDocMatchesLifecycle: the package comment's table of actions says what the table
+// lifecycle does: the same actions in the same order, performed by the same role, with
+// the same As-Customer answer.
+func TestDocMatchesLifecycle(t *testing.T) {
+	data, err := os.ReadFile("doc.go")
+	must(t, err)
+	var rows [][]string
+	inTable := false
+	for line := range strings.Lines(string(data)) {
+		fields := strings.Fields(strings.TrimPrefix(line, "//\t"))
+		switch {
+		case len(fields) > 2 && fields[0] == "action" && fields[2] == "As-Customer":
+			inTable = true
+		case inTable && !strings.HasPrefix(line, "//\t"):
+			inTable = false
+		case inTable:
+			rows = append(rows, fields)
+		}
+	}
+	if len(rows) != len(lifecycle) {
+		t.Fatalf("the doc's table has %d rows, lifecycle %d", len(rows), len(lifecycle))
+	}
+	for i, a := range lifecycle {
+		role := a.role
+		if role == "" {
+			role = "party"
+		}
+		want := []string{a.name, role, map[bool]string{true: "yes", false: "no"}[a.delegable]}
+		if !slices.Equal(rows[i][:3], want) {
+			t.Errorf("doc row %d = %v, lifecycle says %v", i, rows[i][:3], want)
+		}
+	}
 }

@@ -134,3 +134,19 @@ func TestCustomerAccess(t *testing.T) {
 		t.Errorf("own view: %s", r.raw)
 	}
 }
+
+// TestAPIKeysAreBounded: keys are issued by the API (refused past the bound) and by the
+// harness and control API, which take no credentials (the oldest key retires).
+func TestAPIKeysAreBounded(t *testing.T) {
+	w := newWorld(t)
+	var last Account
+	for range maxAPIKeys + 5 {
+		last = w.srv.AddCustomer("buyer@example.com")
+	}
+	as(t, w.srv, last).must(http.StatusOK, http.MethodGet, "customer/me", nil)
+	r := as(t, w.srv, last).must(http.StatusOK, http.MethodGet, "customer/me/api_key", nil)
+	if n := len(r.list("api_keys")); n != maxAPIKeys {
+		t.Errorf("%d keys", n)
+	}
+	as(t, w.srv, last).must(http.StatusUnprocessableEntity, http.MethodPost, "customer/me/api_key", body{"name": "one more"})
+}

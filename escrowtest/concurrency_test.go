@@ -38,7 +38,7 @@ func TestConcurrentClients(t *testing.T) {
 		t.Errorf("ids %v", ids)
 	}
 	flush(t, w.srv)
-	if got := len(w.srv.Deliveries()); got != n*8 {
-		t.Errorf("%d deliveries, want %d", got, n*8)
+	if got := len(w.srv.Deliveries()); got != n*9 {
+		t.Errorf("%d deliveries, want %d", got, n*9)
 	}
 }

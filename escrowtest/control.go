@@ -21,6 +21,66 @@ const (
 	maxLatency = 10 * time.Minute
 )
 
+// ControlEndpoint is one endpoint of the control API, as GET /_emulator/ lists it and
+// `escrow emulator -h` prints it.
+type ControlEndpoint struct {
+	Method string `json:"method"`
+	Path   string `json:"path"`
+	// Body is the request's JSON fields, "" for none.
+	Body string `json:"body,omitempty"`
+	// Answer is the status and the answer's JSON fields.
+	Answer  string `json:"answer"`
+	Summary string `json:"summary"`
+}
+
+// controlRoute is a control endpoint and its handler.
+type controlRoute struct {
+	ControlEndpoint
+	handle func(e *Emulator, r *http.Request, body []byte) (response, error)
+}
+
+// controlRoutes is the one list of control endpoints: the control API dispatches on it,
+// and the index and ControlEndpoints are built from it.
+var controlRoutes = []controlRoute{
+	{ControlEndpoint{http.MethodPost, "/_emulator/customers", `{"email", "partner"}`, `201 {"id", "email", "api_key", "password"}`,
+		"add a customer (an approved partner with partner: true) and give it credentials"}, (*Emulator).controlAddCustomer},
+	{ControlEndpoint{http.MethodPost, "/_emulator/transactions/{id}/approve_payment", "", `200 {"ok": true}`,
+		"the buyer's funds arrive"}, (*Emulator).controlApprovePayment},
+	{ControlEndpoint{http.MethodPost, "/_emulator/transactions/{id}/reject_payment", "", `200 {"ok": true}`,
+		"the buyer's payment fails"}, (*Emulator).controlRejectPayment},
+	{ControlEndpoint{http.MethodGet, "/_emulator/transactions/{id}/ledger", "", `200 {"in", "out", "fees", "held"}`,
+		"the transaction's money: in always equals out + fees + held"}, (*Emulator).controlLedger},
+	{ControlEndpoint{http.MethodPost, "/_emulator/clock/advance", `{"seconds"}`, `200 {"now"}`,
+		"move the emulator's clock forward; inspection periods that end are applied"}, (*Emulator).controlAdvance},
+	{ControlEndpoint{http.MethodPost, "/_emulator/rate_limit", `{"limit", "window_seconds"}`, `200 {"ok": true}`,
+		"set the rate limit per account and endpoint (limit 0 turns it off)"}, (*Emulator).controlRateLimit},
+	{ControlEndpoint{http.MethodPost, "/_emulator/faults", `{"endpoint", "status", "probability", "drop", "latency_ms", "latency_after_ms"}`, `200 {"ok": true}`,
+		"inject a fault on an API endpoint or on webhook calls"}, (*Emulator).controlAddFault},
+	{ControlEndpoint{http.MethodDelete, "/_emulator/faults", "", `200 {"ok": true}`,
+		"remove every fault"}, (*Emulator).controlClearFaults},
+	{ControlEndpoint{http.MethodGet, "/_emulator/webhook_deliveries", "", `200 {"deliveries": [{"url", "event", "event_type", "transaction_id", "status_code", "error"}]}`,
+		"the webhook calls made; ?flush=true waits for the queued ones first"}, (*Emulator).controlDeliveries},
+	{ControlEndpoint{http.MethodPost, "/_emulator/reset", "", `200 {"ok": true}`,
+		"forget every account, transaction, fault and delivery"}, (*Emulator).controlReset},
+}
+
+// controlIndex is the index's own entry, listed first.
+var controlIndex = ControlEndpoint{http.MethodGet, "/_emulator/", "", `200 {"endpoints": [{"method", "path", "body", "answer", "summary"}]}`,
+	"this index of the control endpoints"}
+
+// ControlEndpoints returns the control API's endpoints, from the list it dispatches on.
+func ControlEndpoints() []ControlEndpoint {
+	out := []ControlEndpoint{controlIndex}
+	for _, r := range controlRoutes {
+		out = append(out, r.ControlEndpoint)
+	}
+	return out
+}
+
+type controlEndpoints struct {
+	Endpoints []ControlEndpoint `json:"endpoints"`
+}
+
 // controlMux serves the control API: JSON, no authentication, loopback clients only. It
 // is neither rate-limited nor faulted. The package comment lists its endpoints.
 func (e *Emulator) controlMux() http.Handler {
@@ -38,25 +98,16 @@ func (e *Emulator) controlMux() http.Handler {
 			resp.write(w)
 		})
 	}
-	handle("POST /_emulator/customers", e.controlAddCustomer)
-	handle("POST /_emulator/transactions/{id}/approve_payment", e.controlPayment(e.ApprovePayment))
-	handle("POST /_emulator/transactions/{id}/reject_payment", e.controlPayment(e.RejectPayment))
-	handle("POST /_emulator/clock/advance", e.controlAdvance)
-	handle("POST /_emulator/rate_limit", e.controlRateLimit)
-	handle("POST /_emulator/faults", e.controlAddFault)
-	handle("DELETE /_emulator/faults", func(*http.Request, []byte) (response, error) {
-		e.ClearFaults()
-		return success(controlOK{OK: true}), nil
-	})
-	handle("GET /_emulator/webhook_deliveries", e.controlDeliveries)
-	handle("POST /_emulator/reset", func(*http.Request, []byte) (response, error) {
-		e.Reset()
-		return success(controlOK{OK: true}), nil
+	for _, rt := range controlRoutes {
+		handle(rt.Method+" "+rt.Path, func(r *http.Request, body []byte) (response, error) { return rt.handle(e, r, body) })
+	}
+	handle(controlIndex.Method+" "+controlIndex.Path+"{$}", func(*http.Request, []byte) (response, error) {
+		return success(controlEndpoints{Endpoints: ControlEndpoints()}), nil
 	})
 	mux.HandleFunc("GET /_emulator/pages/", servePage)
 	mux.HandleFunc("GET /_emulator/reports/{file}", e.serveReport)
 	handle(controlRoot, func(r *http.Request, _ []byte) (response, error) {
-		return response{}, notFound("no control endpoint %s %s", r.Method, r.URL.Path)
+		return response{}, notFound("no control endpoint %s %s: GET %s lists them", r.Method, r.URL.Path, controlRoot)
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host, _, _ := net.SplitHostPort(r.RemoteAddr)
@@ -79,6 +130,22 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 		return nil, badRequest("the body could not be read: %v", err)
 	}
 	return body, nil
+}
+
+// maxControlAccounts bounds the accounts the control API, which takes no credentials,
+// may create.
+const maxControlAccounts = 100_000
+
+func (e *Emulator) accountCount() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.st.accounts)
+}
+
+func (e *Emulator) hasAccount(email string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.st.accountByEmail(email) != nil
 }
 
 type controlOK struct {
@@ -110,23 +177,57 @@ func (e *Emulator) controlAddCustomer(_ *http.Request, body []byte) (response, e
 	if err := o.errs.orNil(); err != nil {
 		return response{}, err
 	}
+	if e.accountCount() >= maxControlAccounts && !e.hasAccount(email) {
+		return response{}, fieldErrors{"email": []string{fmt.Sprintf("the emulator holds %d accounts already: POST /_emulator/reset", maxControlAccounts)}}
+	}
 	a := e.addAccount(email, partner)
 	return response{status: http.StatusCreated, body: controlAccount{ID: a.ID, Email: a.Email, APIKey: a.APIKey, Password: a.Password}}, nil
 }
 
-// controlPayment serves POST /_emulator/transactions/{id}/approve_payment and
-// reject_payment.
-func (e *Emulator) controlPayment(do func(int64) error) func(*http.Request, []byte) (response, error) {
-	return func(r *http.Request, _ []byte) (response, error) {
-		id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-		if err != nil {
-			return response{}, notFound("no transaction %q", r.PathValue("id"))
-		}
-		if err := do(id); err != nil {
-			return response{}, err
-		}
-		return success(controlOK{OK: true}), nil
+// controlApprovePayment serves POST /_emulator/transactions/{id}/approve_payment.
+func (e *Emulator) controlApprovePayment(r *http.Request, _ []byte) (response, error) {
+	return controlPayment(r, e.ApprovePayment)
+}
+
+// controlRejectPayment serves POST /_emulator/transactions/{id}/reject_payment.
+func (e *Emulator) controlRejectPayment(r *http.Request, _ []byte) (response, error) {
+	return controlPayment(r, e.RejectPayment)
+}
+
+func controlPayment(r *http.Request, do func(int64) error) (response, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		return response{}, notFound("no transaction %q", r.PathValue("id"))
 	}
+	if err := do(id); err != nil {
+		return response{}, err
+	}
+	return success(controlOK{OK: true}), nil
+}
+
+// controlLedger serves GET /_emulator/transactions/{id}/ledger.
+func (e *Emulator) controlLedger(r *http.Request, _ []byte) (response, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		return response{}, notFound("no transaction %q", r.PathValue("id"))
+	}
+	l, err := e.Ledger(id)
+	if err != nil {
+		return response{}, err
+	}
+	return success(l), nil
+}
+
+// controlClearFaults serves DELETE /_emulator/faults.
+func (e *Emulator) controlClearFaults(*http.Request, []byte) (response, error) {
+	e.ClearFaults()
+	return success(controlOK{OK: true}), nil
+}
+
+// controlReset serves POST /_emulator/reset.
+func (e *Emulator) controlReset(*http.Request, []byte) (response, error) {
+	e.Reset()
+	return success(controlOK{OK: true}), nil
 }
 
 // controlAdvance serves POST /_emulator/clock/advance {"seconds"}.
@@ -220,16 +321,26 @@ func servePage(w http.ResponseWriter, r *http.Request) {
 		"Payments are approved with POST /_emulator/transactions/{id}/approve_payment.</p>\n", html.EscapeString(r.URL.Path))
 }
 
-// serveReport serves a report's CSV, where downloadReport sends the partner.
+// serveReport serves a report's CSV, where downloadReport sends the partner. It needs the
+// partner's credentials, as the API does: a report lists the partner's transactions, and
+// a loopback client is not necessarily the partner. Another customer's report is not
+// found, so its existence does not leak.
 func (e *Emulator) serveReport(w http.ResponseWriter, r *http.Request) {
 	e.mu.Lock()
+	caller := e.st.authenticate(r)
 	var data []byte
 	for _, rep := range e.st.reports {
-		if rep.taskID+".csv" == r.PathValue("file") {
+		if caller != nil && rep.partner == caller.id && rep.taskID+".csv" == r.PathValue("file") {
 			data = rep.csv
 		}
 	}
 	e.mu.Unlock()
+	if caller == nil {
+		err := newError(http.StatusUnauthorized, "unauthorized", "report downloads need the partner's HTTP Basic credentials")
+		err.header = http.Header{"Www-Authenticate": {`Basic realm="escrow"`}}
+		err.response().write(w)
+		return
+	}
 	if data == nil {
 		notFound("no report %q", r.PathValue("file")).response().write(w)
 		return

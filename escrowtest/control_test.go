@@ -2,9 +2,12 @@ package escrowtest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -39,7 +42,11 @@ func TestControlAPI(t *testing.T) {
 	if r := ctl.must(http.StatusOK, http.MethodPost, path+"approve_payment", nil); r.get("ok") != true {
 		t.Errorf("approve: %s", r.raw)
 	}
+	if r := ctl.must(http.StatusOK, http.MethodGet, path+"ledger", nil); r.str("in") != "1032.50" || r.str("held") != "1032.50" || r.str("out") != "0.00" {
+		t.Errorf("ledger: %s", r.raw)
+	}
 	ctl.must(http.StatusNotFound, http.MethodPost, "/_emulator/transactions/999/approve_payment", nil)
+	ctl.must(http.StatusNotFound, http.MethodGet, "/_emulator/transactions/999/ledger", nil)
 	ctl.must(http.StatusNotFound, http.MethodPost, "/_emulator/transactions/x/approve_payment", nil)
 
 	seller.act(http.StatusOK, id, 0, action("ship"))
@@ -60,7 +67,7 @@ func TestControlAPI(t *testing.T) {
 		}
 		events = append(events, m["event"].(string))
 	}
-	if got := strings.Join(events, " "); got != "create agree payment_rejected payment_approved ship receive accept" {
+	if got := strings.Join(events, " "); got != "create agree payment_rejected payment_received payment_approved ship receive accept" {
 		t.Errorf("events: %s", got)
 	}
 
@@ -169,4 +176,31 @@ func TestControlFlushWaitsForDeliveries(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	must(t, w.srv.FlushWebhooks(ctx))
+}
+
+// TestControlIndex: GET /_emulator/ lists the control endpoints from the list the control
+// API dispatches on; every one is served, and the package comment names each.
+func TestControlIndex(t *testing.T) {
+	w := newWorld(t)
+	ctl := anonymous(t, w.srv)
+	r := ctl.must(http.StatusOK, http.MethodGet, "/_emulator/", nil)
+	var listed struct{ Endpoints []ControlEndpoint }
+	must(t, json.Unmarshal(r.raw, &listed))
+	if !slices.Equal(listed.Endpoints, ControlEndpoints()) || len(listed.Endpoints) != len(controlRoutes)+1 {
+		t.Errorf("index: %s", r.raw)
+	}
+	doc, err := os.ReadFile("doc.go")
+	must(t, err)
+	for _, ep := range ControlEndpoints() {
+		path := strings.ReplaceAll(ep.Path, "{id}", "999")
+		if r := ctl.do(ep.Method, path, "{}"); strings.Contains(string(r.raw), "no control endpoint") {
+			t.Errorf("%s %s is listed but not served: %s", ep.Method, ep.Path, r.raw)
+		}
+		if !regexp.MustCompile(`(?m)^//\s+` + ep.Method + `\s+` + regexp.QuoteMeta(ep.Path) + `(\s|$)`).Match(doc) {
+			t.Errorf("the package comment does not list %s %s", ep.Method, ep.Path)
+		}
+	}
+	if r := ctl.must(http.StatusNotFound, http.MethodGet, "/_emulator/nothing", nil); !strings.Contains(r.str("message"), "GET /_emulator/ lists them") {
+		t.Errorf("unknown: %s", r.raw)
+	}
 }

@@ -46,20 +46,57 @@ func (e *Emulator) customerByRef(ref string, caller *account) (*account, error) 
 	return nil, notFound("no customer %q", ref)
 }
 
-// customersOf returns the partner's customers, by id: the parties of the transactions it
-// is the partner of, and the customers it created with POST /customer.
+// A partner sees a customer's profile only through its own relationship with that
+// customer (relatedTo): the partner created the account (with POST /customer, or by
+// naming a new address in one of its transactions), or the customer itself (not the
+// partner As-Customer) agreed to one of the partner's transactions. Naming an existing
+// customer in a transaction creates no relationship, or any partner could read any
+// customer's name, phone and address by naming them in a throwaway transaction. A party
+// of the partner's transactions who is not related is shown without its profile
+// (partyView).
+
+// relatedTo reports whether the customer is the partner's, as above.
+func (e *Emulator) relatedTo(partner, a *account) bool {
+	if a.id == partner.id || a.createdBy == partner.id {
+		return a.id != partner.id
+	}
+	for _, tx := range e.st.txOrder {
+		if !tx.hasRole(partner.id, rolePartner) {
+			continue
+		}
+		for _, p := range tx.partiesOf(a.id) {
+			if p.selfAgreed {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// partyOf reports whether the customer is a party of one of the partner's transactions.
+func (e *Emulator) partyOf(partner, a *account) bool {
+	for _, tx := range e.st.txOrder {
+		if tx.hasRole(partner.id, rolePartner) && tx.isParty(a.id) {
+			return true
+		}
+	}
+	return false
+}
+
+// customersOf returns the partner's customers (relatedTo), by id. It reads each
+// transaction once rather than once per account.
 func (e *Emulator) customersOf(partner *account) []*account {
-	ids := map[int64]bool{}
+	agreed := map[int64]bool{}
 	for _, tx := range e.st.txOrder {
 		if tx.hasRole(partner.id, rolePartner) {
 			for _, p := range tx.parties {
-				ids[p.account] = true
+				agreed[p.account] = agreed[p.account] || p.selfAgreed
 			}
 		}
 	}
 	var out []*account
 	for _, a := range e.st.accounts {
-		if a.id != partner.id && (ids[a.id] || a.createdBy == partner.id) {
+		if a.id != partner.id && (a.createdBy == partner.id || agreed[a.id]) {
 			out = append(out, a)
 		}
 	}
@@ -67,14 +104,19 @@ func (e *Emulator) customersOf(partner *account) []*account {
 	return out
 }
 
-// renderCustomer renders a customer; own is true for the customer themself, who also
-// sees their webhooks and saved disbursement methods.
-func renderCustomer(a *account, own bool) wireCustomer {
+// customerView says how much of a customer a reader sees.
+type customerView int
+
+const (
+	partyView   customerView = iota // id, e-mail, username and verification; no profile
+	partnerView                     // the profile too
+	ownView                         // also webhooks and saved disbursement methods
+)
+
+// renderCustomer renders a customer as a reader sees it. Every field the live API
+// returns is present, empty when unknown, as the live API does.
+func renderCustomer(a *account, seen customerView) wireCustomer {
 	username, _, _ := strings.Cut(a.email, "@")
-	display := strings.TrimSpace(a.profile.firstName + " " + a.profile.lastName)
-	if display == "" {
-		display = username
-	}
 	status := func(verified bool) wireVerificationState {
 		if verified {
 			return wireVerificationState{Status: "verified"}
@@ -82,12 +124,38 @@ func renderCustomer(a *account, own bool) wireCustomer {
 		return wireVerificationState{Status: "not_verified"}
 	}
 	w := wireCustomer{
-		ID: a.id, Email: a.email, FirstName: a.profile.firstName, MiddleName: a.profile.middleName,
-		LastName: a.profile.lastName, Username: username, DisplayName: display,
-		PhoneNumber: a.profile.phone, Address: a.profile.address, TaxNumbers: []wireTaxNumber{},
-		Verification: wireVerification{Personal: status(a.verifiedPersonal), Company: status(a.verifiedCompany)},
+		ID: a.id, Email: a.email, Username: username, DisplayName: username, TaxNumbers: []wireTaxNumber{},
+		ElectronicVerification: wireElectronicVerification{DocumentsSupported: []string{}},
+		// The person verified the address when they took the account up: it has a
+		// password or a key, which accounts created by POST /customer or for a
+		// transaction party lack until then.
+		CustomerEmailVerification: wireCustomerEmailVerification{Verified: a.passwordHash != nil || len(a.keys) > 0},
+		Verification: wireVerification{
+			Personal: status(a.verifiedPersonal), Company: status(a.verifiedCompany),
+			Extended: wireVerificationState{Status: "not_required"},
+		},
 	}
-	if own {
+	if seen == partyView {
+		return w
+	}
+	p := a.profile
+	w.FirstName, w.MiddleName, w.LastName, w.PhoneNumber = p.firstName, p.middleName, p.lastName, p.phone
+	if name := strings.TrimSpace(p.firstName + " " + p.lastName); name != "" {
+		w.DisplayName = name
+	}
+	for dst, src := range map[*wireAddress]*wireAddress{&w.Address: p.address, &w.ShippingAddress: p.shippingAddress, &w.Company.Address: p.companyAddress} {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	w.Company.CompanyName = p.companyName
+	if !p.dateOfBirth.IsZero() {
+		w.DateOfBirth = p.dateOfBirth.Format("2006-01-02T15:04:05") // as the live API writes it
+	}
+	if p.taxNumbers != nil {
+		w.TaxNumbers = p.taxNumbers
+	}
+	if seen == ownView {
 		w.DisbursementMethods = a.methods
 		for _, h := range a.webhooks {
 			w.Webhooks = append(w.Webhooks, wireWebhook{ID: h.id, URL: h.url})
@@ -96,20 +164,111 @@ func renderCustomer(a *account, own bool) wireCustomer {
 	return w
 }
 
-// getCustomer serves GET /customer/{customer_id}: the caller, or a customer of the
-// partner calling.
+// getCustomer serves GET /customer/{customer_id}: the caller in full; for an approved
+// partner, its customers with their profile and the other parties of its transactions
+// without; 403 otherwise.
 func (e *Emulator) getCustomer(req *request) (response, error) {
 	a, err := e.customerByRef(req.params["customer_id"], req.caller)
 	if err != nil {
 		return response{}, err
 	}
-	if a == req.caller {
-		return success(renderCustomer(a, true)), nil
-	}
-	if req.caller.partner && slices.Contains(e.customersOf(req.caller), a) {
-		return success(renderCustomer(a, false)), nil
+	switch {
+	case a == req.caller:
+		return success(renderCustomer(a, ownView)), nil
+	case req.caller.partner && e.relatedTo(req.caller, a):
+		return success(renderCustomer(a, partnerView)), nil
+	case req.caller.partner && e.partyOf(req.caller, a):
+		return success(renderCustomer(a, partyView)), nil
 	}
 	return response{}, forbidden("no access to customer %d", a.id)
+}
+
+// updateCustomer serves PATCH /customer/{customer_id} with the spec's "Customer patch
+// shape" (plus date_of_birth and tax_numbers, which the SDK sends). Spec part 4,
+// customer rule 3: once an account exists, API integrations can no
+// longer supply its information. So a customer patches its own account ("me" or its own
+// id) and nobody else's, not even the partner that created it: 403 for another existing
+// customer, 404 for an unknown id. Fields given replace the stored ones (an address
+// whole, identification_documents as a list); email and id cannot change (422); other
+// fields are ignored, as on creation.
+func (e *Emulator) updateCustomer(req *request) (response, error) {
+	a, err := e.customerByRef(req.params["customer_id"], req.caller)
+	if err != nil {
+		return response{}, err
+	}
+	if a != req.caller {
+		return response{}, forbidden("customer %d's information can no longer be supplied through the API: once an account exists, only its owner changes it", a.id)
+	}
+	o, err := decodeObject(req.body)
+	if err != nil {
+		return response{}, err
+	}
+	if o.has("email") && !strings.EqualFold(o.str("email"), a.email) {
+		o.fail("email", "cannot be changed through the API")
+	}
+	if id, ok := o.integer("id", 1, 1<<62); ok && id != a.id {
+		o.fail("id", "cannot be changed")
+	}
+	p := a.profile
+	for key, dst := range map[string]*string{"first_name": &p.firstName, "middle_name": &p.middleName, "last_name": &p.lastName, "phone_number": &p.phone} {
+		if o.has(key) {
+			*dst = o.str(key)
+		}
+	}
+	if o.has("address") {
+		p.address = parseAddress(o, "address")
+	}
+	if o.has("shipping_address") {
+		p.shippingAddress = parseAddress(o, "shipping_address")
+	}
+	if c, ok := o.child("company"); ok {
+		if c.has("company_name") {
+			p.companyName = c.str("company_name")
+		}
+		if c.has("address") {
+			p.companyAddress = parseAddress(c, "address")
+		}
+	}
+	if o.has("identification_documents") {
+		p.identificationDocuments = parseIdentificationDocuments(o)
+	}
+	if dob, ok := o.timestamp("date_of_birth"); ok {
+		p.dateOfBirth = dob
+	}
+	var taxNumbers []wireTaxNumber
+	for _, tn := range o.elements("tax_numbers") {
+		tn.required("type")
+		tn.required("number")
+		taxNumbers = append(taxNumbers, wireTaxNumber{Type: tn.text("type"), Number: tn.text("number")})
+	}
+	if err := o.errs.orNil(); err != nil {
+		return response{}, err
+	}
+	if o.has("tax_numbers") {
+		p.taxNumbers = []wireTaxNumber{}
+		for _, tn := range taxNumbers {
+			tn.ID = next(&e.st.ids.taxNumber)
+			p.taxNumbers = append(p.taxNumbers, tn)
+		}
+	}
+	a.profile = p
+	return success(renderCustomer(a, ownView)), nil
+}
+
+// parseIdentificationDocuments reads a list of CustomerCountryIdentification.
+func parseIdentificationDocuments(o object) []wireIdentificationDocument {
+	docs := []wireIdentificationDocument{}
+	for _, d := range o.elements("identification_documents") {
+		country := strings.ToUpper(d.str("country"))
+		if country != "" && !countryPattern.MatchString(country) {
+			d.fail("country", "must be an ISO 3166-1 alpha-2 country code such as US")
+		}
+		docs = append(docs, wireIdentificationDocument{
+			Type: d.str("type"), Field: d.str("field"), Value: d.str("value"),
+			Country: country, DateRemovedUTC: d.str("date_removed_utc"),
+		})
+	}
+	return docs
 }
 
 // createCustomer serves POST /customer: an account for a new e-mail address, created
@@ -131,11 +290,8 @@ func (e *Emulator) createCustomer(req *request) (response, error) {
 		firstName: o.str("first_name"), middleName: o.str("middle_name"), lastName: o.str("last_name"),
 		phone: o.str("phone_number"), address: parseAddress(o, "address"),
 	}
-	for _, d := range o.elements("identification_documents") {
-		profile.identificationDocuments = append(profile.identificationDocuments, wireIdentificationDocument{
-			Type: d.str("type"), Field: d.str("field"), Value: d.str("value"),
-			Country: d.str("country"), DateRemovedUTC: d.str("date_removed_utc"),
-		})
+	if o.has("identification_documents") {
+		profile.identificationDocuments = parseIdentificationDocuments(o)
 	}
 	var methods []*wireDisbursementMethod
 	for _, m := range o.elements("disbursement_methods") {
@@ -150,7 +306,7 @@ func (e *Emulator) createCustomer(req *request) (response, error) {
 		m.ID = next(&e.st.ids.method)
 		a.methods = append(a.methods, m)
 	}
-	return success(renderCustomer(a, true)), nil
+	return success(renderCustomer(a, ownView)), nil
 }
 
 // identificationDocuments serves GET /customer/{customer_id}/identification-documents.
@@ -193,6 +349,9 @@ func (e *Emulator) createAPIKey(req *request) (response, error) {
 	}
 	o.required("name")
 	name := o.text("name")
+	if len(a.keys) >= maxAPIKeys {
+		o.fail("name", fmt.Sprintf("a customer may have at most %d API keys", maxAPIKeys))
+	}
 	if err := o.errs.orNil(); err != nil {
 		return response{}, err
 	}

@@ -81,3 +81,136 @@ func TestWebhookRegistration(t *testing.T) {
 	}
 	w.b.must(http.StatusUnprocessableEntity, http.MethodPost, "customer/me/webhook", body{"url": "https://hooks.example.com/too-many"})
 }
+
+// TestCustomerDocumentsCarryLiveAPIFields: a live GET /customer/me returns these objects
+// even when empty; clients that read them without checking fail on an emulator that
+// leaves them out.
+func TestCustomerDocumentsCarryLiveAPIFields(t *testing.T) {
+	w := newWorld(t)
+	r := w.b.must(http.StatusOK, http.MethodGet, "customer/me", nil)
+	for path, want := range map[string]any{
+		"address":                              map[string]any{},
+		"shipping_address":                     map[string]any{},
+		"company":                              map[string]any{"address": map[string]any{}, "company_name": ""},
+		"electronic_verification":              map[string]any{"available": false, "documents_supported": []any{}},
+		"customer_email_verification.verified": true,
+		"verification.personal.status":         "not_verified",
+		"verification.company.status":          "not_verified",
+		"verification.extended.status":         "not_required",
+	} {
+		if got := r.get(path); !jsonEqual(got, want) {
+			t.Errorf("%s = %v, want %v", path, got, want)
+		}
+	}
+	// An account created for a transaction party has not verified its address yet.
+	created := w.p.must(http.StatusOK, http.MethodPost, "customer", body{"email": "new@example.com"})
+	if created.get("customer_email_verification.verified") != false || created.get("address") == nil {
+		t.Errorf("created: %s", created.raw)
+	}
+}
+
+// TestPatchCustomerLikeProviderDocs: PATCH /customer/me with the spec's "Customer patch
+// shape", as the provider's docs show; spec part 4 rule 3 leaves another account's
+// information to its owner.
+func TestPatchCustomerLikeProviderDocs(t *testing.T) {
+	w := newWorld(t)
+	patch := body{
+		"first_name": "Bea", "middle_name": "Q", "last_name": "Buyer", "phone_number": "+1 415 000",
+		"address":                  body{"line1": "1 Main St", "city": "Austin", "state": "TX", "country": "us", "post_code": "73301"},
+		"shipping_address":         body{"line1": "2 Dock Rd", "country": "US"},
+		"company":                  body{"company_name": "Bea Co", "address": body{"city": "Austin", "country": "US"}},
+		"identification_documents": []any{body{"type": "passport", "field": "number", "value": "X1", "country": "us"}},
+		"email":                    "BUYER@example.com", // unchanged, in another case
+		"date_of_birth":            "1982-03-10T00:00:00",
+		"tax_numbers":              []any{body{"type": "ssn", "number": "000-00-0000"}},
+	}
+	r := w.b.must(http.StatusOK, http.MethodPatch, "customer/me", patch)
+	for path, want := range map[string]string{
+		"first_name": "Bea", "middle_name": "Q", "last_name": "Buyer", "display_name": "Bea Buyer", "phone_number": "+1 415 000",
+		"address.country": "US", "address.post_code": "73301", "shipping_address.line1": "2 Dock Rd",
+		"company.company_name": "Bea Co", "company.address.city": "Austin", "email": "buyer@example.com",
+		"date_of_birth": "1982-03-10T00:00:00", "tax_numbers.0.number": "000-00-0000",
+	} {
+		if got := r.str(path); got != want {
+			t.Errorf("%s = %q, want %q", path, got, want)
+		}
+	}
+	if r := w.b.must(http.StatusOK, http.MethodGet, "customer/me/identification-documents", nil); r.str("identification_documents.0.country") != "US" {
+		t.Errorf("documents: %s", r.raw)
+	}
+	// Its own id works as "me"; fields not given stay.
+	r = w.b.must(http.StatusOK, http.MethodPatch, fmt.Sprintf("customer/%d", w.buyer.ID), body{"phone_number": "+1 512 111"})
+	if r.str("first_name") != "Bea" || r.str("phone_number") != "+1 512 111" {
+		t.Errorf("second patch: %s", r.raw)
+	}
+	// Nobody else's: not even the partner that created the account (rule 3).
+	made := w.p.must(http.StatusOK, http.MethodPost, "customer", body{"email": "made@example.com", "first_name": "Made"})
+	if r := w.p.must(http.StatusForbidden, http.MethodPatch, fmt.Sprintf("customer/%d", made.id("id")), body{"first_name": "Changed"}); !strings.Contains(r.str("message"), "no longer be supplied") {
+		t.Errorf("partner's patch: %s", r.raw)
+	}
+	w.s.must(http.StatusForbidden, http.MethodPatch, fmt.Sprintf("customer/%d", w.buyer.ID), body{"first_name": "Mallory"})
+	w.b.must(http.StatusNotFound, http.MethodPatch, "customer/999999", body{})
+	anonymous(t, w.srv).must(http.StatusUnauthorized, http.MethodPatch, "customer/me", body{})
+	for raw, paths := range map[string]string{
+		`{"email": "else@example.com"}`:                           "email",
+		`{"id": 7}`:                                               "id",
+		`{"address": {"country": "Narnia"}}`:                      "address.country",
+		`{"first_name": 3}`:                                       "first_name",
+		`{"date_of_birth": "long ago"}`:                           "date_of_birth",
+		`{"tax_numbers": [{"type": "ssn"}]}`:                      "tax_numbers.0.number",
+		`{"identification_documents": [{"country": "Atlantis"}]}`: "identification_documents.0.country",
+	} {
+		if got := strings.Join(w.b.must(http.StatusUnprocessableEntity, http.MethodPatch, "customer/me", raw).errorPaths(), " "); got != paths {
+			t.Errorf("%s: %s", raw, got)
+		}
+	}
+	if r := w.b.must(http.StatusOK, http.MethodGet, "customer/me", nil); r.str("first_name") != "Bea" {
+		t.Errorf("a refused patch changed something: %s", r.raw)
+	}
+}
+
+// TestPartnerSeesProfilesOnlyThroughItsOwnRelationship: partner P2 used to read a
+// profile partner P1 created, name, phone and address, by naming the customer in a
+// throwaway transaction.
+func TestPartnerSeesProfilesOnlyThroughItsOwnRelationship(t *testing.T) {
+	w := newWorld(t)
+	p1 := w.p
+	victim := p1.must(http.StatusOK, http.MethodPost, "customer", body{
+		"email": "victim@example.com", "first_name": "Vic", "last_name": "Tim", "phone_number": "+1 555 0100",
+		"address": body{"line1": "9 Secret Ln", "city": "Reno", "country": "US"},
+	}).id("id")
+	p2Acct := w.srv.AddPartner("p2@example.com")
+	p2 := as(t, w.srv, p2Acct)
+	throwaway := p2.create(withSeller(partnered(), "victim@example.com"))
+	party := p2.must(http.StatusOK, http.MethodGet, txPath(throwaway), nil).id("parties.1.id")
+
+	noProfile := func(name string, r reply) {
+		t.Helper()
+		if strings.Contains(string(r.raw), "Vic") || strings.Contains(string(r.raw), "555") || strings.Contains(string(r.raw), "Secret") || r.str("email") != "victim@example.com" {
+			t.Errorf("%s: %s", name, r.raw)
+		}
+	}
+	noProfile("GET /customer/{id}", p2.must(http.StatusOK, http.MethodGet, fmt.Sprintf("customer/%d", victim), nil))
+	noProfile("partner/customer by id", p2.must(http.StatusOK, http.MethodGet, fmt.Sprintf("partner/customer?customer_id=%d", victim), nil))
+	noProfile("partner/customer by party", p2.must(http.StatusOK, http.MethodGet, fmt.Sprintf("partner/customer?party_id=%d", party), nil))
+	if r := p2.must(http.StatusOK, http.MethodGet, "partner/customers", nil); strings.Contains(string(r.raw), "victim") {
+		t.Errorf("listed: %s", r.raw)
+	}
+	// Agreeing As-Customer for the victim makes no relationship either.
+	p2.asCustomer("victim@example.com").act(http.StatusOK, throwaway, 0, action("agree"))
+	noProfile("after agreeing for them", p2.must(http.StatusOK, http.MethodGet, fmt.Sprintf("customer/%d", victim), nil))
+
+	// P1, which created the account, sees the profile.
+	if r := p1.must(http.StatusOK, http.MethodGet, fmt.Sprintf("customer/%d", victim), nil); r.str("phone_number") != "+1 555 0100" {
+		t.Errorf("P1: %s", r.raw)
+	}
+	// Once the customer agrees to one of P2's transactions itself, it is P2's customer.
+	second := p2.create(withSeller(partnered(), "victim@example.com"))
+	as(t, w.srv, w.srv.AddCustomer("victim@example.com")).act(http.StatusOK, second, 0, action("agree"))
+	if r := p2.must(http.StatusOK, http.MethodGet, fmt.Sprintf("customer/%d", victim), nil); r.str("phone_number") != "+1 555 0100" {
+		t.Errorf("after the customer agreed: %s", r.raw)
+	}
+	// Strangers to every partner transaction: 403 and 404, as before.
+	p2.must(http.StatusForbidden, http.MethodGet, fmt.Sprintf("customer/%d", w.stranger.ID), nil)
+	p2.must(http.StatusNotFound, http.MethodGet, fmt.Sprintf("partner/customer?customer_id=%d", w.stranger.ID), nil)
+}

@@ -11,13 +11,35 @@
 // its own JSON shapes and does not import the SDK, so that a wrong JSON tag on either
 // side fails a test.
 //
+// # Where the spec and the clients that use the API disagree
+//
+// Requests replayed from third-party clients and the provider's plugins showed where the
+// spec and what production accepts part. The emulator accepts what the live API is known
+// to accept, and otherwise keeps the spec:
+//
+//   - integers as numeric strings and extra_attributes booleans as "true"/"false":
+//     accepted, as the live API does, though the spec types them integer and boolean;
+//   - a shipping_fee item without fee entries beside goods with them: accepted; fee rule 3
+//     binds the goods;
+//   - currencies gbp and cad, which five clients offer: accepted (the spec's set "may be
+//     extended");
+//   - a milestone or domain_name_holding schedule entry without due_date, which a public
+//     client sends: refused (422), as the spec requires it;
+//   - reject_return As-Customer, which spec part 5 permits and the live API refuses:
+//     refused, so that what passes here does not fail in production; cancel As-Customer,
+//     which neither permits: refused;
+//   - an upper-case currency ("USD"), an amount on a fee entry at creation, a split other
+//     than 0.5 or 1, a "partner" entry in parties: refused, as the spec and the live API
+//     do.
+//
 // # Where the spec says "not shown"
 //
 // Everything below is the emulator's choice, made where the spec and the API notes are
 // silent. Clients must not rely on it against the live API.
 //
 // Routing. Every route of spec part 4 is served below /2017-09-01/, customer paths in their
-// "me" and {customer_id} forms. GET /customer (no id) answers 405, unknown routes 404 and
+// "me" and {customer_id} forms, plus PATCH /customer/{me|id} (see Customers). GET
+// /customer (no id) answers 405, unknown routes 404 and
 // known routes with another method 405 (with Allow), all with the error body below.
 // POST /customer/{me|id}/api_key {"name"} is an extension that creates an API key; its
 // answer is the only one that holds the full key.
@@ -55,21 +77,23 @@
 // by name ("per_page", "min_amount", …).
 //
 // Creation rules. Beyond spec parts 1, 2 and 7 and the API notes: description is required
-// and not empty; an item needs type and schedule; title, description, category and
-// quantity are optional (quantity 1 by default); inspection_period is whole days in
-// seconds, from 86400 to 365 days, 259200 (3 days) by default on transferable items;
-// one transferable item type per transaction (domain_name and domain_name_holding do not
-// mix either) and at least one transferable item; categories only where the spec lists
-// them (domain_name only with extra_attributes.with_content); motor-vehicle attributes
-// only on motor_vehicle items, with_content only on domain_name; goods and shipping fees
-// are paid by the buyer to the seller, broker fees by the buyer or the seller to the
-// broker, partner fees (approved partners only) by the buyer or the seller to the partner;
-// fee entries are not allowed on broker_fee and partner_fee items, and a fee entry's
-// amount is refused at creation; an escrow entry without split counts as 1; at most 100
-// items and 100 schedule entries, amounts up to 1000000000.00 and an item's schedule
-// totalling no more. Amounts are JSON numbers or numeric strings, positive, with at most
-// two decimals (1000.000 is accepted, 0.30000000000000004 is not). Currency is one of
-// usd, aud, euro, lowercase. A reference is unique per creator. E-mail addresses are
+// and not empty; an item needs type and schedule; title, description, category and quantity
+// are optional (quantity 1 by default); inspection_period is whole days in seconds, from
+// 86400 to 365 days, 259200 (3 days) by default on transferable items; one transferable
+// item type per transaction (domain_name and domain_name_holding do not mix either) and at
+// least one transferable item; categories only where the spec lists them (domain_name only
+// with extra_attributes.with_content); motor-vehicle attributes only on motor_vehicle
+// items, with_content only on domain_name; goods and shipping fees are paid by the buyer to
+// the seller, broker fees by the buyer or the seller to the broker, partner fees (approved
+// partners only) by the buyer or the seller to the partner; fee entries are not allowed on
+// broker_fee and partner_fee items, and a fee entry's amount is refused at creation; an
+// escrow entry without split counts as 1; at most 100 items and 100 schedule entries,
+// amounts up to 1000000000.00 and an item's schedule totalling no more. Amounts are JSON
+// numbers or numeric strings, positive, with at most two decimals (1000.000 is accepted,
+// 0.30000000000000004 is not). Integer fields (quantity, inspection_period, year, ids in
+// bodies) take numeric strings ("259200") and extra_attributes booleans "true" and "false",
+// as production clients send them and the live API accepts. Currency is one of usd, aud,
+// euro, gbp, cad, lowercase. A reference is unique per creator. E-mail addresses are
 // compared without case and returned lowercase. Unknown fields are ignored.
 //
 // Escrow fee. Each item but broker_fee and partner_fee items pays an escrow fee on its
@@ -87,6 +111,9 @@
 // reproduces the fees seen on the live API: 1000.00 domain_name → 32.50; 95000.00
 // general_merchandise → 845.50; 500.00 milestone → 17.88. Without fee entries the buyer
 // pays it all; with entries it is shared by split, the first payer taking an odd cent.
+// Fee rule 3 (the same fee schedule on every item) binds the transferable items; a
+// shipping_fee item without entries, as the provider's e-commerce plugins send it, pays
+// its escrow fee by the goods' entries.
 // Other fee types (paypal_deposit, …) are accepted and shown with amount 0.00.
 //
 // Rendering. Amounts are strings with two decimals; payment and disbursement totals are
@@ -96,16 +123,23 @@
 // partner listings (party id and disbursement_method_selected, close_date, schedule
 // disbursed_to_beneficiary, fee split and amount_without_taxes, item canceled and
 // in_dispute) appear in every rendering of a transaction. Transactions also carry
-// is_cancelled (true once cancelled) and is_draft (always false); reference is left out when empty; close_date
-// is null while open. The creator is listed last, as {"role": "partner"}.
+// is_cancelled (true once cancelled) and is_draft (always false); reference is left out
+// when empty; close_date is null while open. The creator is listed last, as {"role":
+// "partner"}.
 //
-// What each reader sees. The caller's own address is rendered "me" in customer,
-// payer_customer and beneficiary_customer. A party whose visibility.hidden_from lists the
-// reader is rendered "hidden" wherever its address would appear, and the fee entries it
-// pays are left out of the reader's view. broker_fee items are left out for the readers
-// their visibility lists; partner_fee items are shown only to the partner and to their
-// payers; visibility objects are shown only to the broker and the partner. Timeline
-// entries name actors the same way.
+// What each reader sees. Customers are shown by e-mail address, the reader too ("me" is
+// only an input), as the provider's example responses show. A party whose
+// visibility.hidden_from lists the reader is rendered "hidden" wherever its address would
+// appear, and its amounts are left out of every view the reader has (transaction answers,
+// lists, by reference, partner listings and their amount filters, reports, payments in
+// and out): the fee entries it pays, and the schedule entries it pays unless to the
+// reader, a fee item left with none being left out whole. That is how a broker conceals
+// a commission the seller pays from the buyer: by hiding the seller from the buyer.
+// broker_fee visibility hides the item itself from the readers it lists, and may not
+// list the item's payer (422), who could not otherwise account for the money taken.
+// partner_fee items are shown only to the partner and to their payers; visibility objects
+// are shown only to the broker and the partner. Timeline entries name actors the same
+// way; webhooks and the timeline carry no amounts.
 //
 // States. An item's flags follow this table; the error body's "state" is the item's
 // latest flag (shipped, received, accepted, rejected, shipped_returned,
@@ -113,16 +147,20 @@
 // "awaiting_shipment", and a transaction's state is one of awaiting_agreement,
 // awaiting_payment, funded, complete, cancelled.
 //
-//	action          by      needs               sets
-//	ship            seller  funded, not shipped shipped
-//	receive         buyer   shipped             received (starts the inspection period)
-//	accept          buyer   received            accepted
-//	reject          buyer   received            rejected
-//	ship_return     buyer   rejected            shipped_returned
-//	receive_return  seller  shipped_returned    received_returned (starts a return inspection)
-//	accept_return   seller  received_returned   accepted_returned (funds back to the buyer)
-//	reject_return   seller  received_returned   rejected_returned, in_dispute
+//	action          by      As-Customer  needs               sets
+//	agree           party   yes          not closed          (the party agreed)
+//	cancel          party   no           see Cancel          canceled
+//	ship            seller  yes          funded, not shipped shipped
+//	receive         buyer   yes          shipped             received (starts the inspection period)
+//	accept          buyer   no           received            accepted
+//	reject          buyer   yes          received            rejected
+//	ship_return     buyer   yes          rejected            shipped_returned
+//	receive_return  seller  yes          shipped_returned    received_returned (starts a return inspection)
+//	accept_return   seller  no           received_returned   accepted_returned (funds back to the buyer)
+//	reject_return   seller  no           received_returned   rejected_returned, in_dispute
 //
+// This is the table lifecycle in lifecycle.go, from which every list of actions is
+// derived; TestDocMatchesLifecycle checks the two agree.
 // An action on the transaction applies to every transferable item, all of which must
 // allow it; milestone transactions refuse it and take it per item, through
 // /transaction/{id}/item/{item_id}, which works for any transferable item. agree and
@@ -145,9 +183,9 @@
 // total_without_payment_fee leaves out. Choosing credit_card, paypal or poli answers
 // {"landing_page": "https://<emulator host>/_emulator/pages/checkout/<id>/<method>"}
 // (with ?return_url=… when given). POST .../payment_methods/wire_transfer marks a wire
-// sent (event payment_sent) and answers the updated transaction. ApprovePayment secures
-// every schedule entry (event payment_approved); RejectPayment fires payment_rejected and
-// clears the chosen method.
+// sent (event payment_sent) and answers the updated transaction. ApprovePayment brings in
+// what the buyer pays (see Money; events payment_received, then payment_approved);
+// RejectPayment fires payment_rejected and clears the chosen method.
 //
 // Disbursement. GET, PATCH and POST /transaction/{id}/disbursement_methods are the seller's
 // and the broker's; PATCH and POST behave alike: {"id": n} selects a saved method, full
@@ -165,33 +203,63 @@
 // is disbursed; a fully returned transaction completes too, its money back with the
 // buyer.
 //
+// Money. Only the buyer pays in: its schedule entries and fee entries, at funding. What
+// the seller owes (a commission it pays, its share of the escrow fee) is taken out of its
+// proceeds: the seller's share of an item's fee when the item is paid out, and enough
+// withheld from its payouts to pay its commission when that falls due. A seller-paid
+// entry shows secured once funded, as covered by the seller's proceeds in escrow, but
+// adds no money. The escrow fee is earned on goods paid out; a returned item, or a
+// cancel, gives the buyer back what the buyer paid in for it, fee share included, and
+// never what was not paid in. Ledger reports in, out, fees and held, and in = out + fees
+// + held on every path.
+//
 // Cancel. Before the buyer and the seller have both agreed, any party may cancel; after,
 // only the partner (403 for others). A complete or cancelled transaction cannot be
 // cancelled, and, the emulator's choice, neither can one whose goods have shipped (400).
-// Cancelling after funding returns the funds (event payment_refunded after cancel).
+// Cancelling after funding returns what the buyer paid in (event payment_refunded after
+// cancel).
 // cancel_information.cancellation_reason is recorded in the timeline.
 //
 // As-Customer. Only an approved partner that is the transaction's partner party may send
 // it, naming another party of that transaction (403 otherwise, and 403 on every route
-// that does not take it). It is taken by PATCH /transaction/{id} and its item form for
-// agree, ship, receive, reject, ship_return, receive_return and cancel (cancel following
-// the rules for the party acted for); accept, accept_return and reject_return answer 403,
-// as on the live API (the spec's list names reject_return). It is also taken by
-// GET .../payment_methods, POST .../payment_methods/{name} and POST
-// .../payment_methods/wire_transfer, acting for the buyer. Answers are rendered for the
-// partner.
+// that does not take it). The matrix (AsCustomerActions, pinned by TestAsCustomerMatrix):
+// agree, ship, receive, reject, ship_return and receive_return are taken; accept,
+// accept_return, reject_return and cancel answer 403. Spec part 5 lists reject_return
+// and the live API refuses it, as it refuses accept and accept_return: the emulator
+// refuses it, so that a test passing here does not fail in production. Neither source
+// permits cancel; the partner cancels as itself. GET .../payment_methods, POST
+// .../payment_methods/{name} and POST .../payment_methods/wire_transfer take it too,
+// acting for the buyer. Answers are rendered for the partner.
 //
 // Customers. GET /customer/{id} answers the caller in full (with webhooks and saved
-// disbursement methods) and, for an approved partner, its customers without them; other
-// customers 403, unknown ids 404. The settings endpoints (API keys, webhooks, disbursement
-// methods, identification documents) are the caller's own only. username is the part
-// of the e-mail address before "@"; display_name is the first and last names, or the
-// username. POST /customer creates an account without credentials (AddCustomer gives it
-// some later) and answers the customer; identification-documents answers
-// {"identification_documents": [...]} as given to POST /customer. API keys look like
-// "<key id>_<26 alphanumeric characters>" and are kept as SHA-256 hashes, passwords
-// likewise; listings show last_four_characters only. Webhooks: at most 20 per customer,
-// absolute http or https URLs.
+// disbursement methods). An approved partner sees a customer's profile (names, phone,
+// addresses, company) only through its own relationship with that customer: it created the
+// account (POST /customer, or by naming a new address in one of its transactions), or the
+// customer itself, not the partner As-Customer, agreed to one of its transactions. Other
+// parties of its transactions it sees without a profile (id, e-mail, username,
+// verification), in GET /customer/{id} and GET /partner/customer alike; they are not in GET
+// /partner/customers nor its statistics. Anyone else's: 403; unknown ids 404. So naming a
+// customer in a throwaway transaction reveals nothing. Every customer answer carries
+// address, shipping_address, company{address, company_name},
+// electronic_verification{available: false, documents_supported: []},
+// customer_email_verification{verified: whether the account has credentials yet} and
+// verification{personal, company, extended ("not_required")}, empty when unknown, as the
+// live API does. PATCH /customer/{me|id} takes the spec's Customer patch shape (first_name,
+// middle_name, last_name, phone_number, address, shipping_address, company,
+// identification_documents, and date_of_birth and tax_numbers, which the SDK sends; given
+// fields replace stored ones) and answers the customer. Spec part 4, customer rule 3 (once
+// an account exists, integrations can no longer supply its information) decides who: the
+// customer itself only, never another caller, not even the partner that created the account
+// (403 forbidden); email and id cannot change (422). The settings endpoints (API keys,
+// webhooks, disbursement methods, identification documents) are the caller's own only.
+// username is the part of the e-mail address before "@"; display_name is the first and last
+// names, or the username. POST /customer creates an account without credentials
+// (AddCustomer gives it some later) and answers the customer; identification-documents
+// answers {"identification_documents": [...]} as given to POST /customer. API keys look
+// like "<key id>_<26 alphanumeric characters>" and are kept as SHA-256 hashes, passwords
+// likewise; listings show last_four_characters only; at most 100 per account (POST
+// .../api_key answers 422 past it; AddCustomer and the control API retire the oldest).
+// Webhooks: at most 20 per customer, absolute http or https URLs.
 //
 // Listings. GET /transaction lists the transactions the caller is a party to: page (from
 // 1), per_page (1 to 100, default 10), sort_by=id, sort_direction asc|desc (default desc);
@@ -234,11 +302,13 @@
 //
 // Reports. POST /partner/reports takes the query of GET /partner/transactions as a JSON
 // body (lists as arrays) and answers that listing's first page with "task_id"
-// ("report_1", …); the report, a CSV of every matching transaction, is complete at once.
+// ("report_" and 26 random characters, so that none can be guessed); the report, a CSV of
+// every matching transaction, is complete at once.
 // GET /partner/reports answers {"reports": [{"task_id", "status": "completed",
 // "created_at", "completed_at"}]}, GET /partner/reports/count {"count": n}, and
 // GET /partner/reports/{task_id}/download either {"url": "…"} (as_json=true) or a 302 to
-// that address, https://<emulator host>/_emulator/reports/<task_id>.csv.
+// that address, https://<emulator host>/_emulator/reports/<task_id>.csv, which answers
+// the partner's own Basic credentials only (401 without, 404 for anyone else).
 //
 // Timeline. GET /transaction/{id}/timeline-entries answers
 //
@@ -251,47 +321,59 @@
 // a landing page on the emulator's host.
 //
 // Webhooks. Events are those of spec part 6 plus payment_sent (wire marked sent),
-// payment_refunded and payment_disbursed from the API notes. Each is POSTed as
-// {"event", "event_type": "transaction", "transaction_id"} to every webhook of every
-// party's account (once per account), one call at a time in the order events happened,
-// with a 10-second timeout (WithWebhookTimeout) and no retry. Webhooks are looked up when
-// the event happens. Every call is recorded (Deliveries).
+// payment_received (funds arrived, just before payment_approved), payment_refunded and
+// payment_disbursed from the API notes. Each is POSTed as {"event", "event_type":
+// "transaction", "transaction_id"} to every webhook of every party's account (once per
+// account), with a 10-second timeout (WithWebhookTimeout) and no retry. Each receiver
+// (webhook URL) has its own queue of at most 1000 calls, delivered one at a time in the
+// order events happened, so a slow receiver delays only its own calls; a call that finds
+// its receiver's queue full is lost and recorded with the error "queue full". Webhooks
+// are looked up when the event happens. Every call is recorded (Deliveries, in the order
+// the events happened; the latest 10,000).
 //
-// Rate limits. Each account may make 1000 requests per minute (WithRateLimit,
-// SetRateLimit) to each endpoint, named by method and route template ("GET
-// /transaction/{id}"); requests without valid credentials count under one anonymous
-// account. Windows are fixed, start with their first request and run on the emulator's
-// clock. Every API answer carries RateLimit-Limit, RateLimit-Remaining and
-// RateLimit-Reset (seconds until the window resets) unless limiting is off (a limit of
-// 0); past the limit, 429 with Retry-After.
+// Rate limits. Each account may make 1000 requests per minute (WithRateLimit, SetRateLimit)
+// to each endpoint, named by method and route template ("GET /transaction/{id}"); requests
+// without valid credentials count under one anonymous account, and requests that match no
+// route under their method ("GET *"), or under "OTHER *" for a method outside RFC 9110, so
+// that no input opens windows without bound; ended windows are forgotten once 4096 are
+// kept. Windows are fixed, start with their first request and run on the emulator's clock.
+// Every API answer carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset
+// (seconds until the window resets) unless limiting is off (a limit of 0); past the limit,
+// 429 with Retry-After.
 //
-// Faults. InjectFault makes an endpoint (a route template, "POST *" or "*") answer a status,
-// drop the connection before handling the request (nothing changes) or after it (the
-// change is made, the client gets no answer), and/or wait, before handling the request
+// Faults. InjectFault makes an endpoint (a route template, "POST *" or "*") answer a
+// status, drop the connection before handling the request (nothing changes) or after it
+// (the change is made, the client gets no answer), and/or wait, before handling the request
 // (Latency: a client that gives up in the meantime changes nothing) or after it
 // (LatencyAfter: the change is made however long the client waits), with a probability
-// drawn from a generator seeded by WithSeed (1 by default). An injected status is answered like a
-// failing proxy would, before routes and credentials are checked (with the rate-limit
-// headers, and counted); the first injected fault that matches and fires applies.
-// "WEBHOOK *" (or "WEBHOOK /<event>") faults the emulator's own webhook calls instead: a
-// drop loses the call, as a network would (Deliveries records it), and a latency delays it
-// and the calls queued behind it. "*" does not reach webhook calls.
+// drawn from a generator seeded by WithSeed (1 by default). An injected status is answered
+// like a failing proxy would, before routes and credentials are checked (with the
+// rate-limit headers, and counted); the first injected fault that matches and fires
+// applies. A fault whose endpoint matches no route ("GET /nope", "FETCH *") or no event
+// ("WEBHOOK /shipped") is refused, in Go and in the control API (422), since it would never
+// fire; at most 1000 faults stand at once. "WEBHOOK *" (or "WEBHOOK /<event>") faults the
+// emulator's own webhook calls instead: a drop loses the call, as a network would
+// (Deliveries records it), and a latency delays it and the calls queued behind it for the
+// same receiver. "*" does not reach webhook calls.
 //
 // Control API. Beside the API, on the same listener, JSON without authentication for
 // loopback clients only, neither rate-limited nor faulted:
 //
+//	GET    /_emulator/                                  200 {"endpoints": [...]}, this list
 //	POST   /_emulator/customers {"email", "partner"}    201 {"id", "email", "api_key", "password"}
 //	POST   /_emulator/transactions/{id}/approve_payment 200 {"ok": true}
 //	POST   /_emulator/transactions/{id}/reject_payment  200 {"ok": true}
+//	GET    /_emulator/transactions/{id}/ledger          200 {"in", "out", "fees", "held"}
 //	POST   /_emulator/clock/advance {"seconds"}         200 {"now": "…"}
 //	POST   /_emulator/rate_limit {"limit", "window_seconds"} 200 {"ok": true}
 //	POST   /_emulator/faults {"endpoint", "status", "probability", "drop", "latency_ms",
 //	       "latency_after_ms"}                          200
 //	DELETE /_emulator/faults                            200
-//	GET    /_emulator/webhook_deliveries[?flush=true]   200 {"deliveries": [{"url", "event",
+//	GET    /_emulator/webhook_deliveries ?flush=true    200 {"deliveries": [{"url", "event",
 //	       "event_type", "transaction_id", "status_code", "error"}]}
 //	POST   /_emulator/reset                             200
 //
-// with the same error bodies as the API. It also serves the landing pages and report
-// downloads the API hands out.
+// with the same error bodies as the API. POST /_emulator/customers creates at most 100,000
+// accounts (422 past it), since it takes no credentials. It also serves the landing pages
+// and report downloads the API hands out.
 package escrowtest

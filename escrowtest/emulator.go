@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,14 +44,15 @@ type Emulator struct {
 func NewEmulator(opts ...Option) *Emulator {
 	cfg := newConfig(opts)
 	clk := newClock(cfg.start, cfg.frozen)
-	faults := newFaultInjector(cfg.seed)
+	routes := apiRouter()
+	faults := newFaultInjector(cfg.seed, routes)
 	e := &Emulator{
 		cfg:     cfg,
 		log:     cfg.logger,
 		clock:   clk,
 		faults:  faults,
 		hooks:   newDispatcher(cfg.webhookClient, cfg.webhookTimeout, faults, cfg.logger),
-		routes:  apiRouter(),
+		routes:  routes,
 		st:      newStore(),
 		limiter: newRateLimiter(cfg.rateLimit, cfg.rateWindow),
 		done:    make(chan struct{}),
@@ -88,7 +90,7 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rt, params, allowed := e.routes.match(r.Method, r.URL.EscapedPath())
-	endpoint := r.Method + " *"
+	endpoint := unroutedEndpoint(r.Method)
 	if rt != nil {
 		endpoint = rt.endpoint()
 	}
@@ -111,6 +113,24 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	resp.write(w)
 	e.log.Debug("escrowtest request", "method", r.Method, "endpoint", endpoint, "status", resp.status)
+}
+
+// standardMethods are the methods of RFC 9110. Any other token is a valid HTTP method
+// too, so naming an endpoint by a method the client chose would let every new method
+// add a rate-limit window: requests that match no route are counted by their method
+// only when it is one of these.
+var standardMethods = []string{
+	http.MethodConnect, http.MethodDelete, http.MethodGet, http.MethodHead, http.MethodOptions,
+	http.MethodPatch, http.MethodPost, http.MethodPut, http.MethodTrace,
+}
+
+// unroutedEndpoint names the endpoint of a request that matches no route: "GET *", or
+// "OTHER *" for a method outside standardMethods.
+func unroutedEndpoint(method string) string {
+	if slices.Contains(standardMethods, method) {
+		return method + " *"
+	}
+	return "OTHER *"
 }
 
 // call is what routing found out about a request.

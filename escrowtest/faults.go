@@ -131,23 +131,53 @@ func (f Fault) matches(endpoint string) bool {
 }
 
 type faultInjector struct {
+	routes *router // what faults may name
 	mu     sync.Mutex
 	rng    *rand.Rand
 	faults []Fault
 }
 
-func newFaultInjector(seed int64) *faultInjector {
-	return &faultInjector{rng: rand.New(rand.NewPCG(uint64(seed), uint64(seed)))}
+func newFaultInjector(seed int64, routes *router) *faultInjector {
+	return &faultInjector{routes: routes, rng: rand.New(rand.NewPCG(uint64(seed), uint64(seed)))}
 }
 
 func (fi *faultInjector) add(f Fault) error {
-	if err := f.validate(); err != nil {
+	if err := errors.Join(f.validate(), fi.routes.faultable(f.Endpoint)); err != nil {
 		return err
 	}
 	fi.mu.Lock()
 	defer fi.mu.Unlock()
+	if len(fi.faults) >= maxFaults {
+		return fmt.Errorf("at most %d faults at once: clear them first", maxFaults)
+	}
 	fi.faults = append(fi.faults, f)
 	return nil
+}
+
+// maxFaults bounds the faults the control API may pile up.
+const maxFaults = 1000
+
+// faultable refuses a fault endpoint that names nothing the emulator serves: such a fault
+// would be accepted and never fire, and the test relying on it would pass for the wrong
+// reason. "*", "METHOD *" for a method some route takes, a route template, "WEBHOOK *" and
+// "WEBHOOK /<event>" for an event the emulator sends are served.
+func (rt *router) faultable(endpoint string) error {
+	if endpoint == "*" || !validEndpoint(endpoint) {
+		return nil // validate reports the malformed ones
+	}
+	method, path, _ := strings.Cut(normalizeEndpoint(endpoint), " ")
+	if method == webhookMethod {
+		if _, known := eventMessages[strings.TrimPrefix(path, "/")]; path == "*" || known {
+			return nil
+		}
+		return fmt.Errorf("endpoint %q names no event the emulator sends", endpoint)
+	}
+	for _, r := range rt.routes {
+		if r.method == method && (path == "*" || normalizeEndpoint(r.endpoint()) == method+" "+path) {
+			return nil
+		}
+	}
+	return fmt.Errorf("endpoint %q matches no route: name one as in \"GET /transaction/{id}\"", endpoint)
 }
 
 func (fi *faultInjector) clear() {

@@ -169,10 +169,27 @@ func TestInvalidFaults(t *testing.T) {
 		{Endpoint: "*", LatencyAfter: -time.Second},
 		{Endpoint: "*", LatencyAfter: time.Second, Drop: DropBefore},
 		{Endpoint: "WEBHOOK *", LatencyAfter: time.Second},
+		// Endpoints that match no route would be accepted and never fire.
+		{Endpoint: "GET /nope", Status: 500},
+		{Endpoint: "PUT /transaction", Status: 500},
+		{Endpoint: "GET /transaction/{id}/nope", Status: 500},
+		{Endpoint: "FETCH *", Status: 500},
+		{Endpoint: "WEBHOOK /shipped", Drop: DropBefore},
 	} {
 		if err := w.srv.InjectFault(f); err == nil {
 			t.Errorf("%+v accepted", f)
 		}
 	}
 	w.b.must(http.StatusOK, http.MethodGet, "customer/me", nil)
+	// The same through the control API, and what it does accept.
+	control := anonymous(t, w.srv)
+	if r := control.must(http.StatusUnprocessableEntity, http.MethodPost, "/_emulator/faults", body{"endpoint": "GET /nope", "status": 500}); !strings.Contains(string(r.raw), "matches no route") {
+		t.Errorf("control API: %s", r.raw)
+	}
+	for _, ok := range []string{"GET *", "PATCH /transaction/{transaction_id}/item/{item}", "WEBHOOK /payment_received", "WEBHOOK *"} {
+		f := Fault{Endpoint: ok, Latency: time.Millisecond}
+		if err := w.srv.InjectFault(f); err != nil {
+			t.Errorf("%s refused: %v", ok, err)
+		}
+	}
 }

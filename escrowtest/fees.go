@@ -25,10 +25,7 @@ const milestoneSurchargePercent = 10
 // of its schedule, at most maxAmount). A tier never charges less than the top of the tier below, so a larger
 // amount never costs a smaller fee. Fee-free item types are filtered out by the caller.
 func escrowFee(amount cents, itemType string) cents {
-	surcharge := int64(100)
-	if itemType == itemMilestone {
-		surcharge += milestoneSurchargePercent
-	}
+	surcharge := 100 + itemRule(itemType).feeSurchargePercent
 	rate := func(c cents, ppm int64) cents { return applyRate(c, ppm*surcharge, 1_000_000*100) }
 	var floor cents
 	for _, t := range feeTiers {

@@ -136,13 +136,13 @@ func TestFeeSplitBetweenPayers(t *testing.T) {
 	b = set(b, "items.0.fees", []any{
 		body{"type": "escrow", "payer_customer": "seller@example.com", "split": 0.5},
 		body{"type": "escrow", "payer_customer": "me", "split": 0.5},
-		body{"type": "paypal_deposit", "payer_customer": "me"},
+		body{"type": "paypal_deposit", "payer_customer": "buyer@example.com"},
 	})
 	r := w.b.must(http.StatusCreated, http.MethodPost, "transaction", b)
 	want := []any{
 		map[string]any{"type": "escrow", "payer_customer": "seller@example.com", "split": "0.5", "amount": "8.95", "amount_without_taxes": "8.95"},
-		map[string]any{"type": "escrow", "payer_customer": "me", "split": "0.5", "amount": "8.94", "amount_without_taxes": "8.94"},
-		map[string]any{"type": "paypal_deposit", "payer_customer": "me", "amount": "0.00", "amount_without_taxes": "0.00"},
+		map[string]any{"type": "escrow", "payer_customer": "buyer@example.com", "split": "0.5", "amount": "8.94", "amount_without_taxes": "8.94"},
+		map[string]any{"type": "paypal_deposit", "payer_customer": "buyer@example.com", "amount": "0.00", "amount_without_taxes": "0.00"},
 	}
 	if got := r.list("items.0.fees"); !jsonEqual(got, want) {
 		t.Errorf("fees = %v\nwant %v", got, want)

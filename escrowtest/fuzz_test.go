@@ -38,6 +38,7 @@ var writeEndpoints = []struct {
 	{http.MethodPost, "/_emulator/rate_limit", ""},
 	{http.MethodPost, "/_emulator/faults", ""},
 	{http.MethodPost, "/_emulator/reset", ""},
+	{http.MethodPatch, "customer/me", "buyer"},
 }
 
 // fuzzState is an emulator with a transaction in each interesting shape.
@@ -130,6 +131,7 @@ func FuzzWriteEndpoints(f *testing.F) {
 		`{"limit": 5, "window_seconds": 1}`, `{"endpoint":"*","latency_ms":0,"status":500,"probability":0.5}`,
 		`{"status":"ongoing","ids":[1,2],"min_amount":"1.00","initiation_start_date":"2024-01-01"}`,
 		`{"email":"n@example.com","address":{"country":"GB"},"disbursement_methods":[{"type":"wire_transfer_international"}]}`,
+		`{"first_name":"A","company":{"company_name":"C","address":{"country":"us"}},"tax_numbers":[{"type":"ssn","number":"1"}],"date_of_birth":"1982-03-10T00:00:00"}`,
 		string(mustJSON(f, ach())), string(mustJSON(f, merchandise())), string(mustJSON(f, milestones())),
 		string(mustJSON(f, brokered())), string(mustJSON(f, domain())),
 	}

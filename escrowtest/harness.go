@@ -63,8 +63,9 @@ func (e *Emulator) VerifyCustomer(email string, company bool) error {
 	return nil
 }
 
-// ApprovePayment makes the buyer's funds arrive, however the buyer chose to pay: every
-// schedule is secured and the payment_approved event fires. Every party must have agreed.
+// ApprovePayment makes the buyer's funds arrive, however the buyer chose to pay: what the
+// buyer pays is paid in, every schedule entry shows secured, and the payment_received and
+// payment_approved events fire. Every party must have agreed.
 func (e *Emulator) ApprovePayment(txID int64) error {
 	return e.onTransaction(txID, e.fund)
 }

@@ -129,17 +129,36 @@ func (o object) boolean(key string) bool {
 	return b
 }
 
+// looseBoolean is boolean that also takes the strings "true" and "false", which several
+// production clients send in extra_attributes and the live API accepts.
+func (o object) looseBoolean(key string) bool {
+	switch o.fields[key] {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	return o.boolean(key)
+}
+
 // integer returns an integer field within [lo, hi]; ok is false when it is absent or
-// invalid (reported).
+// invalid (reported). A numeric string ("259200") counts as its number: several production
+// clients send integers that way and the live API accepts them.
 func (o object) integer(key string, lo, hi int64) (n int64, ok bool) {
 	v := o.fields[key]
 	if v == nil {
 		return 0, false
 	}
-	num, isNum := v.(json.Number)
-	n, err := strconv.ParseInt(string(num), 10, 64)
+	var text string
+	switch v := v.(type) {
+	case json.Number:
+		text = string(v)
+	case string:
+		text = strings.TrimSpace(v)
+	}
+	n, err := strconv.ParseInt(text, 10, 64)
 	switch {
-	case !isNum || err != nil:
+	case text == "" || err != nil:
 		o.fail(key, "must be an integer")
 	case n < lo || n > hi:
 		o.fail(key, fmt.Sprintf("must be between %d and %d", lo, hi))

@@ -70,40 +70,112 @@ func (it *item) state(t *transaction) string {
 	return t.state()
 }
 
-// goodsAction is an action on the goods: who performs it and the item flags it needs,
-// forbids and sets. This table is the item state machine.
-type goodsAction struct {
-	role     string
-	requires itemFlag
-	excludes itemFlag
-	sets     itemFlag
+// actionRule is one action of PATCH /transaction/{id} (and its item form): everything
+// the emulator knows about it is in its row of lifecycle, and every list of actions is
+// derived from that table (actionNames, the As-Customer check, the item state machine,
+// timeline messages, web links, fault endpoints).
+type actionRule struct {
+	name string
+	// role may perform it; "" means any party (agree, and cancel under its own rules).
+	role string
+	// delegable: an approved partner may perform it As-Customer for the party.
+	delegable bool
+	// whole: it applies to the whole transaction only (agree, cancel), by its own
+	// function (wholeActions); otherwise it acts on the goods and the fields below are
+	// its rule.
+	whole bool
+	// Item flags the action requires, forbids and sets: the item state machine.
+	requires, excludes, sets itemFlag
+	// funded: the transaction must be funded ("ship follows funding").
+	funded bool
+	// domainAuthorization: domain items need shipping_information.authorization_type.
+	domainAuthorization bool
+	// message describes the event of the same name in the timeline.
+	message string
 }
 
-var goodsActions = map[string]goodsAction{
-	"ship":           {role: roleSeller, excludes: flagShipped, sets: flagShipped},
-	"receive":        {role: roleBuyer, requires: flagShipped, excludes: flagReceived, sets: flagReceived},
-	"accept":         {role: roleBuyer, requires: flagReceived, excludes: flagAccepted | flagRejected, sets: flagAccepted},
-	"reject":         {role: roleBuyer, requires: flagReceived, excludes: flagAccepted | flagRejected, sets: flagRejected},
-	"ship_return":    {role: roleBuyer, requires: flagRejected, excludes: flagShippedReturned, sets: flagShippedReturned},
-	"receive_return": {role: roleSeller, requires: flagShippedReturned, excludes: flagReceivedReturned, sets: flagReceivedReturned},
-	"accept_return":  {role: roleSeller, requires: flagReceivedReturned, excludes: flagAcceptedReturned | flagRejectedReturned, sets: flagAcceptedReturned},
-	"reject_return":  {role: roleSeller, requires: flagReceivedReturned, excludes: flagAcceptedReturned | flagRejectedReturned, sets: flagRejectedReturned | flagInDispute},
+// lifecycle is the table of actions: the spec's list plus accept, accept_return and
+// cancel, which the live API takes too, in lifecycle order.
+//
+// As-Customer: spec part 5 permits agree, ship, receive, reject, ship_return,
+// receive_return and reject_return; the live API refuses accept, accept_return and
+// reject_return. The emulator permits what both allow, so that nothing passes against it
+// and fails in production: reject_return is refused, and cancel, which neither source
+// permits (the partner may cancel as itself whenever anyone may), is refused too.
+var lifecycle = []actionRule{
+	{name: "agree", delegable: true, whole: true, message: "All parties agreed."},
+	{name: "cancel", whole: true, message: "The transaction was cancelled."},
+	{name: "ship", role: roleSeller, delegable: true, excludes: flagShipped, sets: flagShipped, funded: true, domainAuthorization: true,
+		message: "The seller marked the goods shipped."},
+	{name: "receive", role: roleBuyer, delegable: true, requires: flagShipped, excludes: flagReceived, sets: flagReceived,
+		message: "The buyer marked the goods received."},
+	{name: "accept", role: roleBuyer, requires: flagReceived, excludes: flagAccepted | flagRejected, sets: flagAccepted,
+		message: "The buyer accepted the goods."},
+	{name: "reject", role: roleBuyer, delegable: true, requires: flagReceived, excludes: flagAccepted | flagRejected, sets: flagRejected,
+		message: "The buyer rejected the goods."},
+	{name: "ship_return", role: roleBuyer, delegable: true, requires: flagRejected, excludes: flagShippedReturned, sets: flagShippedReturned, domainAuthorization: true,
+		message: "The buyer shipped the rejected goods back."},
+	{name: "receive_return", role: roleSeller, delegable: true, requires: flagShippedReturned, excludes: flagReceivedReturned, sets: flagReceivedReturned,
+		message: "The seller received the returned goods."},
+	{name: "accept_return", role: roleSeller, requires: flagReceivedReturned, excludes: flagAcceptedReturned | flagRejectedReturned, sets: flagAcceptedReturned,
+		message: "The seller accepted the returned goods."},
+	{name: "reject_return", role: roleSeller, requires: flagReceivedReturned, excludes: flagAcceptedReturned | flagRejectedReturned, sets: flagRejectedReturned | flagInDispute,
+		message: "The seller rejected the returned goods; the transaction is in dispute."},
+}
+
+// wholeActions perform the actions on the whole transaction, whose preconditions are
+// their own (see agree and cancel). A map beside the table, because the functions emit
+// events whose messages come from the table.
+var wholeActions = map[string]func(e *Emulator, tx *transaction, as actor, in actionInput) error{
+	"agree":  (*Emulator).agree,
+	"cancel": (*Emulator).cancel,
+}
+
+// actionNamed returns the row of an action; ok is false for a name not in the table.
+func actionNamed(name string) (actionRule, bool) {
+	i := slices.IndexFunc(lifecycle, func(a actionRule) bool { return a.name == name })
+	if i < 0 {
+		return actionRule{}, false
+	}
+	return lifecycle[i], true
+}
+
+// mustAction is actionNamed for the names the emulator itself uses.
+func mustAction(name string) actionRule {
+	a, ok := actionNamed(name)
+	if !ok {
+		panic("escrowtest: no action " + name)
+	}
+	return a
 }
 
 // allows reports whether the item's flags permit the action.
-func (a goodsAction) allows(it *item) bool {
+func (a actionRule) allows(it *item) bool {
 	return it.flags&a.requires == a.requires && it.flags&(a.excludes|flagCanceled) == 0
 }
 
-// actionNames are the actions PATCH accepts: the spec's list plus accept, accept_return
-// and cancel, which the live API takes too.
-var actionNames = []string{"agree", "cancel", "ship", "receive", "accept", "reject", "ship_return", "receive_return", "accept_return", "reject_return"}
+// actionNames are the actions PATCH accepts, in lifecycle order.
+var actionNames = func() []string {
+	var names []string
+	for _, a := range lifecycle {
+		names = append(names, a.name)
+	}
+	return names
+}()
 
-// delegableActions are what a partner may do As-Customer. The spec's list names
-// reject_return, but the live API refuses it, as it refuses accept and accept_return, so
-// the emulator refuses all three; cancel is allowed and follows the cancel rules for the
-// party acted for.
-var delegableActions = []string{"agree", "ship", "receive", "reject", "ship_return", "receive_return", "cancel"}
+// AsCustomerActions returns the actions an approved partner may perform As-Customer for
+// a party of its transactions, from the emulator's table of actions (the package
+// comment gives the reasons). Payment steps (listing and choosing payment methods,
+// marking a wire sent) may be delegated too; they are not actions.
+func AsCustomerActions() []string {
+	var names []string
+	for _, a := range lifecycle {
+		if a.delegable {
+			names = append(names, a.name)
+		}
+	}
+	return names
+}
 
 var authorizationTypes = []string{"push", "authorization_code", "username_password"}
 
@@ -119,6 +191,9 @@ func parseAction(o object) actionInput {
 	in := actionInput{}
 	if o.required("action") {
 		in.action = o.oneOf("action", actionNames...)
+		if _, known := actionNamed(in.action); !known && o.errs.orNil() == nil {
+			o.fail("action", "must be one of "+strings.Join(actionNames, ", ")) // "" is no action
+		}
 	}
 	if si, ok := o.child("shipping_information"); ok {
 		in.authorizationType = si.oneOf("authorization_type", authorizationTypes...)
@@ -162,10 +237,10 @@ func (e *Emulator) act(req *request, onItem bool) (response, error) {
 	if err != nil {
 		return response{}, err
 	}
-	if who.delegated && !slices.Contains(delegableActions, in.action) {
+	if rule := mustAction(in.action); who.delegated && !rule.delegable {
 		return response{}, forbidden("a partner may not %s for another party", in.action)
 	}
-	if err := e.perform(tx, it, who.account, in); err != nil {
+	if err := e.perform(tx, it, who, in); err != nil {
 		return response{}, err
 	}
 	return success(e.render(tx, req.caller)), nil
@@ -173,17 +248,15 @@ func (e *Emulator) act(req *request, onItem bool) (response, error) {
 
 // perform is the one place where an action changes a transaction: it checks who acts
 // and the state, and changes nothing when it refuses. it is nil for the whole transaction.
-func (e *Emulator) perform(tx *transaction, it *item, who *account, in actionInput) error {
-	if it != nil && (in.action == "agree" || in.action == "cancel") {
-		return fieldErrors{"action": []string{in.action + " applies to the whole transaction: use PATCH /transaction/{id}"}}
+func (e *Emulator) perform(tx *transaction, it *item, as actor, in actionInput) error {
+	who := as.account
+	rule := mustAction(in.action)
+	if rule.whole {
+		if it != nil {
+			return fieldErrors{"action": []string{in.action + " applies to the whole transaction: use PATCH /transaction/{id}"}}
+		}
+		return wholeActions[in.action](e, tx, as, in)
 	}
-	switch in.action {
-	case "agree":
-		return e.agree(tx, who)
-	case "cancel":
-		return e.cancel(tx, who, in.cancelReason)
-	}
-	rule := goodsActions[in.action]
 	if !tx.hasRole(who.id, rule.role) {
 		return forbidden("only the %s may %s", rule.role, in.action)
 	}
@@ -191,7 +264,7 @@ func (e *Emulator) perform(tx *transaction, it *item, who *account, in actionInp
 	if err != nil {
 		return err
 	}
-	if tx.isClosed() || (in.action == "ship" && !tx.funded) {
+	if tx.isClosed() || (rule.funded && !tx.funded) {
 		return invalidState(in.action, tx.state(), 0, "cannot %s: transaction %d is %s", in.action, tx.id, tx.state())
 	}
 	for _, t := range targets {
@@ -199,9 +272,9 @@ func (e *Emulator) perform(tx *transaction, it *item, who *account, in actionInp
 			return invalidState(in.action, t.state(tx), t.id, "cannot %s: item %d is %s", in.action, t.id, t.state(tx))
 		}
 	}
-	if in.action == "ship" || in.action == "ship_return" {
+	if rule.domainAuthorization {
 		for _, t := range targets {
-			if (t.typ == itemDomainName || t.typ == itemDomainNameHolding) && in.authorizationType == "" {
+			if itemRule(t.typ).domain && in.authorizationType == "" {
 				return fieldErrors{"shipping_information": fieldErrors{"authorization_type": []string{"is required for domain names: push, authorization_code or username_password"}}}
 			}
 		}
@@ -234,7 +307,7 @@ func goodsTargets(tx *transaction, it *item, action string) ([]*item, error) {
 }
 
 // apply sets an action's flags on an item, with their side effects.
-func (e *Emulator) apply(tx *transaction, it *item, rule goodsAction) {
+func (e *Emulator) apply(tx *transaction, it *item, rule actionRule) {
 	it.flags |= rule.sets
 	period := time.Duration(it.inspectionPeriod) * time.Second
 	switch {
@@ -245,9 +318,7 @@ func (e *Emulator) apply(tx *transaction, it *item, rule goodsAction) {
 		it.returnEnds = e.now.Add(period)
 		e.st.inspecting[tx.id] = tx
 	case rule.sets&flagAcceptedReturned != 0:
-		for _, s := range it.schedule {
-			e.refund(tx, s)
-		}
+		e.refundItem(tx, it)
 	}
 }
 
@@ -260,7 +331,8 @@ func itemIDOf(it *item) int64 {
 
 // agree records the agreement of every party entry the account holds; the agree event
 // fires when the last party agrees.
-func (e *Emulator) agree(tx *transaction, who *account) error {
+func (e *Emulator) agree(tx *transaction, as actor, _ actionInput) error {
+	who := as.account
 	if tx.isClosed() {
 		return invalidState("agree", tx.state(), 0, "cannot agree: transaction %d is %s", tx.id, tx.state())
 	}
@@ -274,7 +346,7 @@ func (e *Emulator) agree(tx *transaction, who *account) error {
 		return invalidState("agree", tx.state(), 0, "%s has already agreed to transaction %d", who.email, tx.id)
 	}
 	for _, p := range pending {
-		p.agreed = true
+		p.agreed, p.selfAgreed = true, !as.delegated
 	}
 	if tx.allAgreed() {
 		e.emit(tx, "agree", 0, who.id, "")
@@ -286,7 +358,8 @@ func (e *Emulator) agree(tx *transaction, who *account) error {
 // only the partner may cancel; a closed transaction cannot be cancelled; and, the
 // emulator's choice, nothing can be cancelled once goods have shipped. Funds already
 // secured go back to the buyer.
-func (e *Emulator) cancel(tx *transaction, who *account, reason string) error {
+func (e *Emulator) cancel(tx *transaction, as actor, in actionInput) error {
+	who, reason := as.account, in.cancelReason
 	if tx.isClosed() {
 		return invalidState("cancel", tx.state(), 0, "cannot cancel: transaction %d is %s", tx.id, tx.state())
 	}
@@ -303,13 +376,7 @@ func (e *Emulator) cancel(tx *transaction, who *account, reason string) error {
 		it.flags |= flagCanceled
 	}
 	e.emit(tx, "cancel", 0, who.id, reason)
-	refunded := false
-	for _, it := range tx.items {
-		for _, s := range it.schedule {
-			refunded = e.refund(tx, s) || refunded
-		}
-	}
-	if refunded {
+	if e.release(tx) > 0 {
 		e.emit(tx, "payment_refunded", 0, 0, "")
 	}
 	return nil
@@ -325,14 +392,13 @@ func (e *Emulator) fund(tx *transaction) error {
 		return invalidState("approve_payment", tx.state(), 0, "transaction %d is already funded", tx.id)
 	}
 	tx.funded = true
-	for _, it := range tx.items {
-		for _, s := range it.schedule {
-			s.secured = true
-		}
-	}
+	paid := e.payIn(tx)
 	if tx.paymentMethod == "credit_card" {
-		e.st.payments = append(e.st.payments, cardPayment{customer: tx.party(roleBuyer).account, tx: tx.id, amount: buyerTotal(tx), created: e.now})
+		e.st.payments = append(e.st.payments, cardPayment{customer: tx.party(roleBuyer).account, tx: tx.id, amount: paid, created: e.now})
 	}
+	// payment_received comes between payment_sent and payment_approved, as on the live
+	// API; one e-commerce plugin keys its order state on it.
+	e.emit(tx, "payment_received", 0, 0, tx.paymentMethod)
 	e.emit(tx, "payment_approved", 0, 0, tx.paymentMethod)
 	return nil
 }
@@ -348,19 +414,6 @@ func (e *Emulator) rejectPayment(tx *transaction) error {
 	return nil
 }
 
-// refund sends a secured, undisbursed schedule entry back to its payer, and reports
-// whether it did.
-func (e *Emulator) refund(tx *transaction, s *schedule) bool {
-	if !s.secured || s.disbursed || s.refunded {
-		return false
-	}
-	s.refunded = true
-	if tx.paymentMethod == "credit_card" {
-		e.st.payments = append(e.st.payments, cardPayment{out: true, customer: s.payer, tx: tx.id, amount: s.amount, created: e.now})
-	}
-	return true
-}
-
 // autoAccepts are what the end of an inspection period does: an unanswered inspection
 // counts as acceptance, and so does an unanswered return inspection for the seller.
 var autoAccepts = []struct {
@@ -374,7 +427,7 @@ var autoAccepts = []struct {
 // inspecting reports whether an item waits for an inspection period to end.
 func inspecting(it *item) bool {
 	for _, auto := range autoAccepts {
-		if goodsActions[auto.action].allows(it) && !auto.ends(it).IsZero() {
+		if mustAction(auto.action).allows(it) && !auto.ends(it).IsZero() {
 			return true
 		}
 	}
@@ -391,7 +444,7 @@ func (e *Emulator) settle() {
 			if tx.isClosed() {
 				break
 			}
-			rule := goodsActions[auto.action]
+			rule := mustAction(auto.action)
 			var done []*item
 			for _, it := range tx.goods() {
 				if end := auto.ends(it); rule.allows(it) && !end.IsZero() && !e.now.Before(end) {
@@ -454,11 +507,7 @@ func (e *Emulator) disburse(tx *transaction) {
 		if p := tx.party(role); role != rolePartner && (p == nil || p.method == 0) {
 			continue
 		}
-		for _, s := range it.schedule {
-			if s.secured && !s.disbursed && !s.refunded {
-				s.disbursed, paid = true, true
-			}
-		}
+		paid = e.payOut(tx, it) || paid
 	}
 	if paid {
 		e.emit(tx, "payment_disbursed", 0, 0, "")
@@ -476,40 +525,37 @@ func (e *Emulator) complete(tx *transaction) {
 			return
 		}
 		for _, s := range it.schedule {
-			if due(tx, it) && s.secured && !s.disbursed && !s.refunded {
+			if due(tx, it) && !s.disbursed && !s.refunded {
 				return
 			}
 		}
 	}
-	for _, it := range tx.items {
-		for _, s := range it.schedule {
-			e.refund(tx, s)
-		}
-	}
+	e.release(tx)
 	tx.completed, tx.closed = true, e.now
 	e.emit(tx, "complete", 0, 0, "")
 }
 
-// eventMessages describe events in the timeline (spec part 6 and the API notes).
-var eventMessages = map[string]string{
+// otherEvents describe in the timeline the events that are not actions (spec part 6 and
+// the API notes); actions describe theirs in lifecycle.
+var otherEvents = map[string]string{
 	"create":            "The transaction was created.",
-	"agree":             "All parties agreed.",
 	"payment_sent":      "The buyer reported a wire transfer sent.",
+	"payment_received":  "The buyer's funds were received.",
 	"payment_approved":  "Payment approved; the seller may ship.",
 	"payment_rejected":  "Payment rejected.",
 	"payment_refunded":  "Funds were returned to the buyer.",
 	"payment_disbursed": "Funds were disbursed to the beneficiaries.",
-	"ship":              "The seller marked the goods shipped.",
-	"receive":           "The buyer marked the goods received.",
-	"accept":            "The buyer accepted the goods.",
-	"reject":            "The buyer rejected the goods.",
-	"ship_return":       "The buyer shipped the rejected goods back.",
-	"receive_return":    "The seller received the returned goods.",
-	"accept_return":     "The seller accepted the returned goods.",
-	"reject_return":     "The seller rejected the returned goods; the transaction is in dispute.",
 	"complete":          "All disbursements made; the transaction is complete.",
-	"cancel":            "The transaction was cancelled.",
 }
+
+// eventMessages describe every event the emulator sends.
+var eventMessages = func() map[string]string {
+	m := maps.Clone(otherEvents)
+	for _, a := range lifecycle {
+		m[a.name] = a.message
+	}
+	return m
+}()
 
 // emit records an event in the transaction's timeline and queues a webhook call to every
 // webhook of every party's account. It runs under the lock, so calls queue in the order

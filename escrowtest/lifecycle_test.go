@@ -185,7 +185,7 @@ func TestAcceptFlow(t *testing.T) {
 	if r.get("items.0.status.accepted") != true || r.get("items.0.schedule.0.status.disbursed_to_beneficiary") != true || r.str("close_date") == "" {
 		t.Errorf("after accept: %s", r.raw)
 	}
-	if got := eventsOf(t, w.b, id); got != "create agree payment_approved ship receive accept payment_disbursed complete" {
+	if got := eventsOf(t, w.b, id); got != "create agree payment_received payment_approved ship receive accept payment_disbursed complete" {
 		t.Errorf("events: %s", got)
 	}
 	// A complete transaction refuses everything.
@@ -301,8 +301,8 @@ func TestMilestonesActPerItem(t *testing.T) {
 		t.Errorf("after the second milestone: %s", r.raw)
 	}
 	tl := w.b.must(http.StatusOK, http.MethodGet, txPath(id, "timeline-entries"), nil)
-	if tl.id("timeline_entries.3.item_id") != first {
-		t.Errorf("per-item events carry the item: %v", tl.get("timeline_entries.3"))
+	if tl.id("timeline_entries.4.item_id") != first {
+		t.Errorf("per-item events carry the item: %v", tl.get("timeline_entries.4"))
 	}
 	// agree and cancel are not item actions.
 	for _, act := range []string{"agree", "cancel"} {
@@ -382,7 +382,7 @@ func TestCancelRules(t *testing.T) {
 		w.s.act(http.StatusForbidden, id, 0, action("cancel"))
 		must(t, w.srv.ApprovePayment(id))
 		w.p.act(http.StatusOK, id, 0, action("cancel"))
-		if got := eventsOf(t, w.p, id); got != "create agree payment_approved cancel payment_refunded" {
+		if got := eventsOf(t, w.p, id); got != "create agree payment_received payment_approved cancel payment_refunded" {
 			t.Errorf("events: %s", got)
 		}
 		w.p.act(http.StatusBadRequest, id, 0, action("cancel"))

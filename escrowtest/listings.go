@@ -94,10 +94,11 @@ func parseTxFilter(q query) txFilter {
 	return f
 }
 
-// matches applies every filter. Amounts compare with the transaction's total (every
-// schedule entry of every item); ongoing means neither complete nor cancelled, and
+// matches applies every filter. Amounts compare with the transaction's total as the
+// partner sees it (every schedule entry of every item it sees); ongoing means neither complete nor cancelled, and
 // cancelled transactions match neither status.
-func (f txFilter) matches(tx *transaction) bool {
+func (f txFilter) matches(v view) bool {
+	tx := v.tx
 	switch {
 	case f.status == "ongoing" && tx.isClosed(), f.status == "completed" && !tx.completed:
 		return false
@@ -105,7 +106,7 @@ func (f txFilter) matches(tx *transaction) bool {
 		return false
 	case f.customerIDs != nil && !slices.ContainsFunc(tx.parties, func(p *party) bool { return slices.Contains(f.customerIDs, p.account) }):
 		return false
-	case f.hasMin && tx.amount() < f.minAmount, f.hasMax && tx.amount() > f.maxAmount:
+	case f.hasMin && v.amount() < f.minAmount, f.hasMax && v.amount() > f.maxAmount:
 		return false
 	case !f.startDate.IsZero() && tx.created.Before(f.startDate), !f.endDate.IsZero() && tx.created.After(f.endDate):
 		return false
@@ -117,7 +118,7 @@ func (f txFilter) matches(tx *transaction) bool {
 func (e *Emulator) partnerTransactionsMatching(partner *account, f txFilter) []*transaction {
 	var out []*transaction
 	for _, tx := range e.st.txOrder {
-		if tx.hasRole(partner.id, rolePartner) && f.matches(tx) {
+		if tx.hasRole(partner.id, rolePartner) && f.matches(view{st: e.st, tx: tx, reader: partner.id}) {
 			out = append(out, tx)
 		}
 	}
@@ -177,7 +178,7 @@ func (e *Emulator) partnerCustomers(req *request) (response, error) {
 	customers, next := page(c, matching, func(a *account) int64 { return a.id })
 	out := wireCustomerCursor{wireCursor: c.echo(next), Customers: []wireCustomer{}}
 	for _, a := range customers {
-		out.Customers = append(out.Customers, renderCustomer(a, false))
+		out.Customers = append(out.Customers, renderCustomer(a, partnerView))
 	}
 	return success(out), nil
 }
@@ -212,13 +213,17 @@ func (e *Emulator) partnerCustomer(req *request) (response, error) {
 		}
 		customerID = found
 	}
-	for _, a := range e.customersOf(req.caller) {
-		if a.id == customerID {
-			return success(renderCustomer(a, false)), nil
-		}
-	}
-	if customerID == req.caller.id {
-		return success(renderCustomer(req.caller, true)), nil
+	a := e.st.accounts[customerID]
+	switch {
+	case a == nil:
+	case a == req.caller:
+		return success(renderCustomer(a, ownView)), nil
+	case e.relatedTo(req.caller, a):
+		return success(renderCustomer(a, partnerView)), nil
+	case e.partyOf(req.caller, a):
+		// "Customer, when the partner is part of the transaction": the customer, but not
+		// its profile, which the partner has no relationship to read.
+		return success(renderCustomer(a, partyView)), nil
 	}
 	return response{}, notFound("no customer %d in your transactions", customerID)
 }

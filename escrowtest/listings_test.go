@@ -87,7 +87,7 @@ func TestPartnerTransactionFilters(t *testing.T) {
 	w.b.must(http.StatusForbidden, http.MethodGet, "partner/transactions", nil)
 	// The partner's view of a transaction is the partner's.
 	r := w.p.must(http.StatusOK, http.MethodGet, fmt.Sprintf("partner/transactions?ids=%d", ids[0]), nil)
-	if r.str("transactions.0.parties.2.customer") != "me" || r.get("transactions.0.items.0.schedule.0.status.disbursed_to_beneficiary") != true || r.str("transactions.0.items.0.fees.0.split") != "1.0" {
+	if r.str("transactions.0.parties.2.customer") != "partner@example.com" || r.get("transactions.0.items.0.schedule.0.status.disbursed_to_beneficiary") != true || r.str("transactions.0.items.0.fees.0.split") != "1.0" {
 		t.Errorf("listed transaction: %s", r.raw)
 	}
 }
@@ -144,6 +144,7 @@ func TestPartnerCustomers(t *testing.T) {
 		query string
 		want  []int64
 	}{
+		// other-seller's account was created by the partner's transaction: the partner's.
 		{"", []int64{created, other, w.seller.ID, w.buyer.ID}},
 		{"?sort_direction=asc&limit=2", []int64{w.buyer.ID, w.seller.ID}},
 		{fmt.Sprintf("?ids=%d,%d", w.buyer.ID, w.broker.ID), []int64{w.buyer.ID}},
@@ -252,7 +253,8 @@ func TestPaymentsInAndOut(t *testing.T) {
 		t.Errorf("payments in: %s", in.raw)
 	}
 	out := w.p.must(http.StatusOK, http.MethodGet, fmt.Sprintf("partner/customer/%d/payments_out", w.buyer.ID), nil)
-	if len(out.list("payments")) != 1 || out.str("payments.0.amount") != "1000.00" {
+	// A full return gives back everything the buyer paid in, escrow fee included.
+	if len(out.list("payments")) != 1 || out.str("payments.0.amount") != "1032.50" {
 		t.Errorf("payments out: %s", out.raw)
 	}
 	if r := w.p.must(http.StatusOK, http.MethodGet, fmt.Sprintf("partner/customer/%d/payments_in", w.seller.ID), nil); len(r.list("payments")) != 0 {
@@ -266,45 +268,57 @@ func TestPaymentsInAndOut(t *testing.T) {
 func TestReports(t *testing.T) {
 	w, ids := partnerWorld(t)
 	r := w.p.must(http.StatusOK, http.MethodPost, "partner/reports", body{"status": "ongoing", "min_amount": 300, "limit": 2, "ids": []any{ids[2], ids[3], ids[4]}})
-	if r.str("task_id") != "report_1" || !slices.Equal(idsOf(r, "transactions"), []int64{ids[4], ids[3]}) || r.id("next_cursor") != ids[2] {
+	task := r.str("task_id")
+	if len(task) < len("report_")+20 || !slices.Equal(idsOf(r, "transactions"), []int64{ids[4], ids[3]}) || r.id("next_cursor") != ids[2] {
 		t.Errorf("created: %s", r.raw)
 	}
-	w.p.must(http.StatusOK, http.MethodPost, "partner/reports", nil)
+	second := w.p.must(http.StatusOK, http.MethodPost, "partner/reports", nil).str("task_id")
+	if second == task {
+		t.Errorf("task ids repeat: %s", task)
+	}
 	r = w.p.must(http.StatusOK, http.MethodGet, "partner/reports", nil)
-	if len(r.list("reports")) != 2 || r.str("reports.0.status") != "completed" || r.str("reports.1.task_id") != "report_2" || r.str("reports.0.created_at") == "" {
+	if len(r.list("reports")) != 2 || r.str("reports.0.status") != "completed" || r.str("reports.1.task_id") != second || r.str("reports.0.created_at") == "" {
 		t.Errorf("listed: %s", r.raw)
 	}
 	if r := w.p.must(http.StatusOK, http.MethodGet, "partner/reports/count", nil); r.id("count") != 2 {
 		t.Errorf("count: %s", r.raw)
 	}
 	host := strings.TrimSuffix(w.srv.URL, "/2017-09-01/")
-	r = w.p.must(http.StatusOK, http.MethodGet, "partner/reports/report_1/download?as_json=true", nil)
-	if r.str("url") != host+"/_emulator/reports/report_1.csv" {
+	r = w.p.must(http.StatusOK, http.MethodGet, "partner/reports/"+task+"/download?as_json=true", nil)
+	if r.str("url") != host+"/_emulator/reports/"+task+".csv" {
 		t.Errorf("as_json: %s", r.raw)
 	}
-	redirect := w.p.do(http.MethodGet, "partner/reports/report_1/download", nil) // the client follows the redirect
+	redirect := w.p.do(http.MethodGet, "partner/reports/"+task+"/download", nil) // the client follows the redirect
 	lines := strings.Split(strings.TrimSpace(string(redirect.raw)), "\n")
 	if redirect.status != http.StatusOK || len(lines) != 4 || !strings.HasPrefix(lines[0], "id,reference,") || !strings.HasPrefix(lines[1], fmt.Sprint(ids[2])) {
 		t.Errorf("download: %d %s", redirect.status, redirect.raw)
 	}
 	noRedirect := *w.srv.Client()
 	noRedirect.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	req, _ := http.NewRequest(http.MethodGet, w.srv.URL+"partner/reports/report_1/download", nil)
+	req, _ := http.NewRequest(http.MethodGet, w.srv.URL+"partner/reports/"+task+"/download", nil)
 	req.SetBasicAuth(w.partner.Email, w.partner.APIKey)
 	resp, err := noRedirect.Do(req)
 	must(t, err)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != host+"/_emulator/reports/report_1.csv" {
+	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != host+"/_emulator/reports/"+task+".csv" {
 		t.Errorf("redirect: %d %v", resp.StatusCode, resp.Header)
 	}
 	w.p.must(http.StatusNotFound, http.MethodGet, "partner/reports/report_9/download", nil)
-	w.p.must(http.StatusUnprocessableEntity, http.MethodGet, "partner/reports/report_1/download?as_json=perhaps", nil)
+	w.p.must(http.StatusUnprocessableEntity, http.MethodGet, "partner/reports/"+task+"/download?as_json=perhaps", nil)
 	for raw, path := range map[string]string{`{"status": "open"}`: "status", `{"ids": [[1]]}`: "ids", `{"min_amount": {}}`: "min_amount"} {
 		if got := w.p.must(http.StatusUnprocessableEntity, http.MethodPost, "partner/reports", raw).errorPaths(); !slices.Equal(got, []string{path}) {
 			t.Errorf("%s: %v", raw, got)
 		}
 	}
 	w.b.must(http.StatusForbidden, http.MethodGet, "partner/reports", nil)
-	w.b.must(http.StatusForbidden, http.MethodGet, "partner/reports/report_1/download", nil)
-	anonymous(t, w.srv).must(http.StatusNotFound, http.MethodGet, "/_emulator/reports/report_9.csv", nil)
+	w.b.must(http.StatusForbidden, http.MethodGet, "partner/reports/"+task+"/download", nil)
+	// The file itself needs the partner's credentials: none is 401, another customer's 404.
+	anonymous(t, w.srv).must(http.StatusUnauthorized, http.MethodGet, "/_emulator/reports/"+task+".csv", nil)
+	w.b.must(http.StatusNotFound, http.MethodGet, "/_emulator/reports/"+task+".csv", nil)
+	other := as(t, w.srv, w.srv.AddPartner("other-partner@example.com"))
+	other.must(http.StatusNotFound, http.MethodGet, "/_emulator/reports/"+task+".csv", nil)
+	other.must(http.StatusNotFound, http.MethodGet, "partner/reports/"+task+"/download", nil)
+	if got := w.p.must(http.StatusOK, http.MethodGet, "/_emulator/reports/"+task+".csv", nil); !strings.HasPrefix(string(got.raw), "id,reference,") {
+		t.Errorf("the partner's own download: %s", got.raw)
+	}
 }

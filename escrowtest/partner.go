@@ -2,12 +2,14 @@ package escrowtest
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -110,16 +112,17 @@ func (e *Emulator) cardPayments(req *request, out bool) (response, error) {
 	if err != nil {
 		return response{}, err
 	}
-	isCustomer := false
-	for _, c := range e.customersOf(req.caller) {
-		isCustomer = isCustomer || c == a
-	}
-	if !isCustomer {
+	// Payments into the partner's own transactions are the partner's to see, whether or
+	// not the customer is related to it.
+	if a == req.caller || !e.partyOf(req.caller, a) {
 		return response{}, notFound("no customer %d in your transactions", a.id)
 	}
 	list := wirePayments{Payments: []wireCardPayment{}}
 	for _, p := range e.st.payments {
-		if p.out != out || p.customer != a.id || !e.st.txs[p.tx].hasRole(req.caller.id, rolePartner) {
+		tx := e.st.txs[p.tx]
+		// A customer concealed from the partner (a partner that is also the seller, say)
+		// keeps its payments to itself, as it keeps its amounts in the transaction.
+		if p.out != out || p.customer != a.id || !tx.hasRole(req.caller.id, rolePartner) || (view{st: e.st, tx: tx, reader: req.caller.id}).hidden(a.id) {
 			continue
 		}
 		// The emulator's cards are made up from the customer id: one card per customer.
@@ -153,8 +156,10 @@ func (e *Emulator) createReport(req *request) (response, error) {
 	if err := q.errs.orNil(); err != nil {
 		return response{}, err
 	}
-	r := &report{taskID: fmt.Sprintf("report_%d", next(&e.st.ids.report)), partner: req.caller.id, created: e.now}
-	r.csv = e.reportCSV(e.partnerTransactionsMatching(req.caller, f))
+	// Task ids are random, not counted: the download is the partner's alone, and a counted
+	// id would let anyone guess the next one.
+	r := &report{taskID: "report_" + strings.ToLower(rand.Text()), partner: req.caller.id, created: e.now}
+	r.csv = e.reportCSV(req.caller, e.partnerTransactionsMatching(req.caller, f))
 	e.st.reports = append(e.st.reports, r)
 	out := e.transactionCursor(req.caller, f)
 	out.TaskID = r.taskID
@@ -185,12 +190,12 @@ func addQueryValue(values url.Values, key string, v any) bool {
 }
 
 // reportCSV writes a report: one line per transaction.
-func (e *Emulator) reportCSV(txs []*transaction) []byte {
+func (e *Emulator) reportCSV(partner *account, txs []*transaction) []byte {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	w.Write([]string{"id", "reference", "currency", "description", "creation_date", "amount", "status"})
 	for _, tx := range txs {
-		w.Write([]string{strconv.FormatInt(tx.id, 10), tx.reference, tx.currency, tx.description, formatTime(tx.created), tx.amount().String(), tx.state()})
+		w.Write([]string{strconv.FormatInt(tx.id, 10), tx.reference, tx.currency, tx.description, formatTime(tx.created), view{st: e.st, tx: tx, reader: partner.id}.amount().String(), tx.state()})
 	}
 	w.Flush()
 	return buf.Bytes()

@@ -113,7 +113,7 @@ func TestWireTransfer(t *testing.T) {
 	if err := w.srv.RejectPayment(id); err == nil {
 		t.Error("RejectPayment after funding succeeded")
 	}
-	if got := eventsOf(t, w.b, id); got != "create agree payment_sent payment_rejected payment_sent payment_approved" {
+	if got := eventsOf(t, w.b, id); got != "create agree payment_sent payment_rejected payment_sent payment_received payment_approved" {
 		t.Errorf("events: %s", got)
 	}
 	r = w.b.must(http.StatusOK, http.MethodGet, txPath(id), nil)
@@ -174,7 +174,7 @@ func TestDisbursementMethods(t *testing.T) {
 	}
 	// Saved methods are the customer's, for later transactions too.
 	r = w.s.must(http.StatusOK, http.MethodGet, "customer/me/disbursement_methods", nil)
-	if len(r.list("saved_disbursement_methods")) != 2 || r.get("selected_disbursement_method") != nil || len(r.list("available_currencies")) != 3 {
+	if len(r.list("saved_disbursement_methods")) != 2 || r.get("selected_disbursement_method") != nil || len(r.list("available_currencies")) != 5 {
 		t.Errorf("customer's methods: %s", r.raw)
 	}
 	w.s.must(http.StatusOK, http.MethodGet, fmt.Sprintf("customer/me/disbursement_methods/%d", saved), nil)

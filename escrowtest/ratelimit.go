@@ -30,6 +30,21 @@ func newRateLimiter(limit int, window time.Duration) *rateLimiter {
 	return &rateLimiter{limit: limit, window: window, windows: map[rateKey]*rateWindow{}}
 }
 
+// maxWindows is the count of windows past which ended ones are forgotten. Keys are
+// bounded already (accounts times endpoints, and one anonymous account), but a
+// long-running emulator with many accounts would otherwise keep every window it ever
+// opened.
+const maxWindows = 4096
+
+// prune forgets the windows that have ended: a new request would open a fresh one anyway.
+func (l *rateLimiter) prune(now time.Time) {
+	for k, w := range l.windows {
+		if !now.Before(w.start.Add(l.window)) {
+			delete(l.windows, k)
+		}
+	}
+}
+
 // quota is the outcome of counting one request.
 type quota struct {
 	enabled   bool
@@ -46,6 +61,9 @@ func (l *rateLimiter) take(k rateKey, now time.Time) quota {
 	}
 	w := l.windows[k]
 	if w == nil || !now.Before(w.start.Add(l.window)) {
+		if w == nil && len(l.windows) >= maxWindows {
+			l.prune(now)
+		}
 		w = &rateWindow{start: now}
 		l.windows[k] = w
 	}

@@ -81,3 +81,34 @@ func TestSetRateLimit(t *testing.T) {
 		t.Errorf("after Reset: %v", r.header)
 	}
 }
+
+// TestRateLimiterDoesNotGrowWithMethods: any token is a valid HTTP method, and each used
+// to open a rate-limit window of its own; an anonymous client could grow the map
+// without bound.
+func TestRateLimiterDoesNotGrowWithMethods(t *testing.T) {
+	w := newWorld(t)
+	for i := range 200 {
+		r := anonymous(t, w.srv).do(fmt.Sprintf("M%d", i), "transaction/x", "")
+		if r.status != http.StatusNotFound && r.status != http.StatusMethodNotAllowed {
+			t.Fatalf("method M%d: %d", i, r.status)
+		}
+	}
+	w.srv.mu.Lock()
+	n := len(w.srv.limiter.windows)
+	w.srv.mu.Unlock()
+	if n > 2 { // the world's setup opens none; "OTHER *" of the anonymous account, at most one more
+		t.Errorf("%d rate-limit windows after 200 unknown methods", n)
+	}
+}
+
+func TestRateLimiterForgetsEndedWindows(t *testing.T) {
+	l := newRateLimiter(10, time.Minute)
+	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range maxWindows {
+		l.take(rateKey{account: int64(i), endpoint: "GET /x"}, start)
+	}
+	l.take(rateKey{account: -1, endpoint: "GET /x"}, start.Add(2*time.Minute))
+	if len(l.windows) != 1 {
+		t.Errorf("%d windows kept after every other one ended", len(l.windows))
+	}
+}

@@ -7,10 +7,12 @@ const hiddenCustomer = "hidden"
 
 // view renders a transaction for one reader. The content differs per reader (spec part
 // 1); this is the one place that decides what each reader sees:
-//   - the reader's own e-mail address is "me";
+//   - every customer is shown by e-mail address, the reader too, as the provider's example
+//     responses show ("me" is only an input);
 //   - a party whose visibility.hidden_from lists the reader appears as "hidden" wherever
-//     its address would (party, payer_customer, beneficiary_customer), and the fee
-//     entries it pays are left out;
+//     its address would (party, payer_customer, beneficiary_customer), and its amounts
+//     are left out: the fee entries it pays, and the schedule entries it pays unless to
+//     the reader (a fee item left with none is left out whole);
 //   - broker_fee items are left out for the readers their visibility lists;
 //   - partner_fee items are shown only to the partner and to the item's payers;
 //   - visibility objects are shown only to the broker and the partner, who set them.
@@ -27,10 +29,7 @@ func (e *Emulator) render(tx *transaction, reader *account) wireTransaction {
 
 // customer renders a customer reference.
 func (v view) customer(accountID int64) string {
-	switch {
-	case accountID == v.reader:
-		return "me"
-	case v.hidden(accountID):
+	if v.hidden(accountID) {
 		return hiddenCustomer
 	}
 	return v.st.accounts[accountID].email
@@ -46,11 +45,39 @@ func (v view) hidden(accountID int64) bool {
 	return false
 }
 
+// seesEntry reports whether the reader sees a schedule entry: not when its payer is
+// concealed from the reader, unless the reader is paid by it. Concealment covers a
+// party's amounts (spec part 2, Party.visibility), so what a hidden seller pays a broker
+// is not the buyer's to read.
+func (v view) seesEntry(s *schedule) bool {
+	return !v.hidden(s.payer) || s.beneficiary == v.reader
+}
+
+// amount is the transaction's total as the reader sees it: what listings filter on and
+// reports show, so that neither reveals a concealed amount.
+func (v view) amount() cents {
+	var sum cents
+	for _, it := range v.tx.items {
+		if !v.seesItem(it) {
+			continue
+		}
+		for _, s := range it.schedule {
+			if v.seesEntry(s) {
+				sum += s.amount
+			}
+		}
+	}
+	return sum
+}
+
 func (v view) seesItem(it *item) bool {
-	switch it.typ {
-	case itemBrokerFee:
+	if !transferable(it.typ) && !slices.ContainsFunc(it.schedule, v.seesEntry) {
+		return false // a fee item made only of concealed amounts
+	}
+	switch rule := itemRule(it.typ); {
+	case rule.visibility:
 		return !slices.Contains(it.hiddenFrom, v.reader)
-	case itemPartnerFee:
+	case rule.partnerOnly:
 		return v.tx.hasRole(v.reader, rolePartner) ||
 			slices.ContainsFunc(it.schedule, func(s *schedule) bool { return s.payer == v.reader })
 	}
@@ -110,6 +137,9 @@ func (v view) item(it *item) wireItem {
 		w.ExtraAttributes.TitleCollection, w.ExtraAttributes.LienHolderPayoff = &x.titleCollection, &x.lienHolderPayoff
 	}
 	for _, s := range it.schedule {
+		if !v.seesEntry(s) {
+			continue
+		}
 		ws := wireSchedule{
 			Amount: s.amount.String(), PayerCustomer: v.customer(s.payer), BeneficiaryCustomer: v.customer(s.beneficiary),
 			Status: wireScheduleStatus{Secured: s.secured, DisbursedToBeneficiary: s.disbursed},

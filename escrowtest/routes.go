@@ -9,6 +9,7 @@ func apiRouter() *router {
 		// Customers (customers.go).
 		&route{method: http.MethodPost, pattern: "/customer", handle: (*Emulator).createCustomer},
 		&route{method: http.MethodGet, pattern: "/customer/{customer_id}", handle: (*Emulator).getCustomer},
+		&route{method: http.MethodPatch, pattern: "/customer/{customer_id}", handle: (*Emulator).updateCustomer},
 		&route{method: http.MethodGet, pattern: "/customer/{customer_id}/identification-documents", handle: (*Emulator).identificationDocuments},
 		&route{method: http.MethodGet, pattern: "/customer/{customer_id}/api_key", handle: (*Emulator).listAPIKeys},
 		&route{method: http.MethodPost, pattern: "/customer/{customer_id}/api_key", handle: (*Emulator).createAPIKey},

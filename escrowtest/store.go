@@ -35,19 +35,13 @@ const (
 	firstAPIKeyID      = 501
 	firstWebhookID     = 601
 	firstMethodID      = 701
-	firstReportID      = 1
 	firstEntryID       = 1
+	firstTaxNumberID   = 801
 )
 
 // transferable reports whether items of type t are the goods of a transaction, as
 // opposed to fee items (spec part 2, "Item-type rules").
-func transferable(t string) bool {
-	switch t {
-	case itemDomainName, itemDomainNameHolding, itemGeneralMerchandise, itemMilestone, itemMotorVehicle:
-		return true
-	}
-	return false
-}
+func transferable(t string) bool { return itemRule(t).transferable }
 
 // store is the emulator's whole state. The Emulator's mutex guards it.
 type store struct {
@@ -68,7 +62,7 @@ type store struct {
 
 // ids holds the next id of each kind of record.
 type ids struct {
-	customer, transaction, item, party, apiKey, webhook, method, report, entry int64
+	customer, transaction, item, party, apiKey, webhook, method, entry, taxNumber int64
 }
 
 func newStore() *store {
@@ -76,7 +70,7 @@ func newStore() *store {
 		ids: ids{
 			customer: firstCustomerID, transaction: firstTransactionID, item: firstItemID,
 			party: firstPartyID, apiKey: firstAPIKeyID, webhook: firstWebhookID,
-			method: firstMethodID, report: firstReportID, entry: firstEntryID,
+			method: firstMethodID, entry: firstEntryID, taxNumber: firstTaxNumberID,
 		},
 		accounts:   map[int64]*account{},
 		byEmail:    map[string]*account{},
@@ -112,7 +106,11 @@ type account struct {
 // customerProfile is what POST /customer may set, and what GET /customer returns.
 type customerProfile struct {
 	firstName, middleName, lastName, phone string
-	address                                *wireAddress
+	address, shippingAddress               *wireAddress
+	companyName                            string
+	companyAddress                         *wireAddress
+	dateOfBirth                            time.Time
+	taxNumbers                             []wireTaxNumber
 	identificationDocuments                []wireIdentificationDocument
 }
 
@@ -180,13 +178,17 @@ type transaction struct {
 	wireSent      bool
 
 	timeline []timelineEntry
+	money    ledger
 }
 
 type party struct {
-	id         int64
-	role       string
-	account    int64
-	agreed     bool
+	id      int64
+	role    string
+	account int64
+	agreed  bool
+	// selfAgreed: the customer agreed itself, not a partner As-Customer. It is what makes
+	// the customer the partner's (see relatedTo).
+	selfAgreed bool
 	initiator  bool
 	hiddenFrom []int64 // accounts this party's details are concealed from
 	method     int64   // selected disbursement method, 0 when none
@@ -222,16 +224,19 @@ type schedule struct {
 	payer       int64
 	beneficiary int64
 	due         time.Time
-	secured     bool
+	secured     bool // covered by money in escrow (see ledger.go)
+	paidIn      bool // the buyer paid it in; a seller-paid entry never is
 	disbursed   bool
 	refunded    bool
 }
 
 type fee struct {
-	typ    string
-	payer  int64
-	halves int // escrow fees: 2 = split 1.0, 1 = split 0.5
-	amount cents
+	typ     string
+	payer   int64
+	halves  int // escrow fees: 2 = split 1.0, 1 = split 0.5
+	amount  cents
+	paidIn  bool // the buyer's, once funded
+	settled bool // earned or refunded
 }
 
 type timelineEntry struct {
@@ -314,16 +319,7 @@ func (t *transaction) goods() []*item {
 // one item at a time.
 func (t *transaction) milestone() bool {
 	gs := t.goods()
-	return len(gs) > 0 && gs[0].typ == itemMilestone
-}
-
-// amount is the transaction's total for listings: every schedule entry of every item.
-func (t *transaction) amount() cents {
-	var sum cents
-	for _, it := range t.items {
-		sum += it.amount()
-	}
-	return sum
+	return len(gs) > 0 && itemRule(gs[0].typ).perItem
 }
 
 // amount is the item's price: the sum of its schedule (quantity does not multiply it).

@@ -49,7 +49,16 @@ func (e *Emulator) newTransaction(d draft, creator *account) *transaction {
 		id: next(&st.ids.transaction), creator: creator.id, currency: d.currency,
 		description: d.description, reference: d.reference, created: e.now,
 	}
-	accountOf := func(email string) int64 { return st.ensureAccount(email, e.now).id }
+	accountOf := func(email string) int64 {
+		if a := st.accountByEmail(email); a != nil {
+			return a.id
+		}
+		// The account exists because this partner named the address: it is the
+		// partner's customer (see relatedTo).
+		a := st.ensureAccount(email, e.now)
+		a.createdBy = creator.id
+		return a.id
+	}
 	accountsOf := func(emails []string) []int64 {
 		var ids []int64
 		for _, m := range emails {
@@ -60,12 +69,21 @@ func (e *Emulator) newTransaction(d draft, creator *account) *transaction {
 	for _, p := range d.parties {
 		a := accountOf(p.email)
 		tx.parties = append(tx.parties, &party{
-			id: next(&st.ids.party), role: p.role, account: a, agreed: a == creator.id,
+			id: next(&st.ids.party), role: p.role, account: a, agreed: a == creator.id, selfAgreed: a == creator.id,
 			initiator: a == creator.id, hiddenFrom: accountsOf(p.hiddenFrom),
 		})
 	}
 	tx.parties = append(tx.parties, &party{id: next(&st.ids.party), role: rolePartner, account: creator.id, agreed: true, initiator: true})
 
+	// A shipping_fee item without fee entries pays its escrow fee as the goods do, so that
+	// a plugin's "the seller pays the fees" covers the shipping too.
+	var goodsFees []draftFee
+	for _, di := range d.items {
+		if transferable(di.typ) {
+			goodsFees = di.fees
+			break
+		}
+	}
 	for _, di := range d.items {
 		it := &item{
 			id: next(&st.ids.item), title: di.title, description: di.description, typ: di.typ,
@@ -75,7 +93,10 @@ func (e *Emulator) newTransaction(d draft, creator *account) *transaction {
 		for _, s := range di.schedule {
 			it.schedule = append(it.schedule, &schedule{amount: s.amount, payer: accountOf(s.payer), beneficiary: accountOf(s.beneficiary), due: s.due})
 		}
-		if di.typ != itemBrokerFee && di.typ != itemPartnerFee {
+		switch {
+		case di.typ == itemShippingFee && di.fees == nil:
+			it.fees = e.escrowFees(tx, it, goodsFees)
+		case itemRule(di.typ).escrowFee:
 			it.fees = e.escrowFees(tx, it, di.fees)
 		}
 		tx.items = append(tx.items, it)

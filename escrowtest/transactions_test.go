@@ -13,9 +13,9 @@ func TestCreateRecordsPartiesAndAccounts(t *testing.T) {
 	w := newWorld(t)
 	r := w.b.must(http.StatusCreated, http.MethodPost, "transaction", withSeller(merchandise(), "newcomer@example.com"))
 	want := []any{
-		map[string]any{"id": float64(firstPartyID), "role": "buyer", "customer": "me", "agreed": true, "initiator": true, "disbursement_method_selected": false},
+		map[string]any{"id": float64(firstPartyID), "role": "buyer", "customer": "buyer@example.com", "agreed": true, "initiator": true, "disbursement_method_selected": false},
 		map[string]any{"id": float64(firstPartyID + 1), "role": "seller", "customer": "newcomer@example.com", "agreed": false, "initiator": false, "disbursement_method_selected": false},
-		map[string]any{"id": float64(firstPartyID + 2), "role": "partner", "customer": "me", "agreed": true, "initiator": true, "disbursement_method_selected": false},
+		map[string]any{"id": float64(firstPartyID + 2), "role": "partner", "customer": "buyer@example.com", "agreed": true, "initiator": true, "disbursement_method_selected": false},
 	}
 	if !jsonEqual(r.get("parties"), want) {
 		t.Errorf("parties = %v", r.get("parties"))
@@ -35,7 +35,7 @@ func TestCreateRecordsPartiesAndAccounts(t *testing.T) {
 		t.Errorf("credentials for the auto-created account: %+v", seller)
 	}
 	got := as(t, w.srv, seller).must(http.StatusOK, http.MethodGet, txPath(r.id("id")), nil)
-	if got.str("parties.0.customer") != "buyer@example.com" || got.str("parties.1.customer") != "me" {
+	if got.str("parties.0.customer") != "buyer@example.com" || got.str("parties.1.customer") != "newcomer@example.com" {
 		t.Errorf("the seller's view: %v", got.get("parties"))
 	}
 	// AddCustomer again: the same account, a fresh key, no new password.
@@ -121,14 +121,14 @@ func TestTimelineRecordsEveryEvent(t *testing.T) {
 			t.Errorf("entry %d: %v", i, m)
 		}
 	}
-	if got := strings.Join(events, " "); got != "create agree payment_approved ship" {
+	if got := strings.Join(events, " "); got != "create agree payment_received payment_approved ship" {
 		t.Errorf("events: %s", got)
 	}
-	if r.str("timeline_entries.0.customer") != "buyer@example.com" || r.str("timeline_entries.1.customer") != "me" || r.get("timeline_entries.2.customer") != nil {
+	if r.str("timeline_entries.0.customer") != "buyer@example.com" || r.str("timeline_entries.1.customer") != "seller@example.com" || r.get("timeline_entries.2.customer") != nil {
 		t.Errorf("actors: %s", r.raw)
 	}
-	if !strings.Contains(r.str("timeline_entries.3.message"), "UPS, 1Z9") {
-		t.Errorf("ship entry: %s", r.str("timeline_entries.3.message"))
+	if !strings.Contains(r.str("timeline_entries.4.message"), "UPS, 1Z9") {
+		t.Errorf("ship entry: %s", r.str("timeline_entries.4.message"))
 	}
 }
 

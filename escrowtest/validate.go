@@ -9,12 +9,8 @@ import (
 
 // Values the spec names (part 2). Currencies are lowercase: the live API refuses "USD".
 var (
-	currencies = []string{"aud", "euro", "usd"}
-	itemTypes  = []string{
-		itemBrokerFee, itemDomainName, itemDomainNameHolding, itemGeneralMerchandise,
-		itemMilestone, itemMotorVehicle, itemPartnerFee, itemShippingFee,
-	}
-	feeTypes = []string{"cheque_disbursement", "creditcard_deposit", feeEscrow, "paypal_deposit", "wire_disbursement"}
+	currencies = []string{"aud", "cad", "euro", "gbp", "usd"}
+	feeTypes   = []string{"cheque_disbursement", "creditcard_deposit", feeEscrow, "paypal_deposit", "wire_disbursement"}
 	// feePayerRole is who must pay each non-escrow fee type (fee rule 4).
 	feePayerRole = map[string]string{
 		"paypal_deposit": roleBuyer, "creditcard_deposit": roleBuyer,
@@ -35,6 +31,82 @@ var (
 		"tools_and_hardware", "toys_and_hobbies", "video_games_and_consoles", "weapons_and_firearms",
 	}
 )
+
+// itemTypeRule is everything the emulator knows about one item type (spec part 2,
+// "Item-type rules" and the fields' notes); every rule on items reads its row of
+// itemTypeRules rather than naming types.
+type itemTypeRule struct {
+	name string
+	// transferable: the goods of a transaction (spec part 2); one transferable type per
+	// transaction; ship, receive and the rest act on them.
+	transferable bool
+	// schedules: several schedule entries, each with a required due_date; other types
+	// take one entry and no due_date.
+	schedules bool
+	// categories allowed; none when empty. withContent: only with
+	// extra_attributes.with_content (domain names with content).
+	categories  []string
+	withContent bool
+	// payers may pay the item, and beneficiary receives it (roles).
+	payers      []string
+	beneficiary string
+	// escrowFee: the item pays an escrow fee and takes fee entries.
+	escrowFee bool
+	// feeSurchargePercent is added to the tier rate (see fees.go).
+	feeSurchargePercent int64
+	// only lists the fields of its creation shape, when it is restricted (broker_fee).
+	only []string
+	// visibility: the item takes a visibility object.
+	visibility bool
+	// partnerOnly: only approved partners may add it.
+	partnerOnly bool
+	// domain: ship and ship_return need shipping_information.authorization_type.
+	domain bool
+	// perItem: transactions of this type act one item at a time, and their items may
+	// have different inspection periods.
+	perItem bool
+	// attributes are the extra_attributes only this type takes; required those it needs.
+	attributes, required []string
+}
+
+// itemTypeRules is the table of item types, in the spec's order.
+var itemTypeRules = []itemTypeRule{
+	{name: itemDomainName, transferable: true, categories: merchandiseCategories, withContent: true,
+		payers: []string{roleBuyer}, beneficiary: roleSeller, escrowFee: true, domain: true, attributes: []string{"with_content"}},
+	{name: itemDomainNameHolding, transferable: true, schedules: true,
+		payers: []string{roleBuyer}, beneficiary: roleSeller, escrowFee: true, domain: true},
+	{name: itemGeneralMerchandise, transferable: true, categories: merchandiseCategories,
+		payers: []string{roleBuyer}, beneficiary: roleSeller, escrowFee: true},
+	{name: itemMilestone, transferable: true, schedules: true, categories: merchandiseCategories,
+		payers: []string{roleBuyer}, beneficiary: roleSeller, escrowFee: true, feeSurchargePercent: milestoneSurchargePercent, perItem: true},
+	{name: itemMotorVehicle, transferable: true, categories: motorVehicleCategories,
+		payers: []string{roleBuyer}, beneficiary: roleSeller, escrowFee: true,
+		attributes: []string{"vin", "odometer", "year", "make", "model", "title_collection", "lien_holder_payoff"}, required: []string{"year"}},
+	{name: itemBrokerFee, payers: []string{roleBuyer, roleSeller}, beneficiary: roleBroker, visibility: true,
+		only: []string{"type", "visibility", "schedule"}},
+	{name: itemPartnerFee, payers: []string{roleBuyer, roleSeller}, beneficiary: rolePartner, partnerOnly: true},
+	{name: itemShippingFee, payers: []string{roleBuyer}, beneficiary: roleSeller, escrowFee: true},
+}
+
+// itemTypes are the item type names.
+var itemTypes = func() []string {
+	var names []string
+	for _, r := range itemTypeRules {
+		names = append(names, r.name)
+	}
+	return names
+}()
+
+// itemRule returns the row of an item type; the zero rule (nothing allowed) for an
+// unknown or missing type, whose error is reported on "type".
+func itemRule(typ string) itemTypeRule {
+	for _, r := range itemTypeRules {
+		if r.name == typ {
+			return r
+		}
+	}
+	return itemTypeRule{}
+}
 
 // Limits of the emulator where the spec gives none (see the package comment).
 const (
@@ -223,11 +295,12 @@ func (c *creation) item(o object) draftItem {
 		o.fail("type", "must be one of "+strings.Join(itemTypes, ", "))
 		it.typ = ""
 	}
-	if it.typ == itemBrokerFee {
+	rule := itemRule(it.typ)
+	if rule.only != nil {
 		// The creation shape of a broker fee is only type, visibility and schedule.
 		for _, key := range []string{"title", "description", "category", "inspection_period", "quantity", "fees", "extra_attributes"} {
-			if o.has(key) {
-				o.fail(key, "is not allowed on broker_fee items")
+			if o.has(key) && !slices.Contains(rule.only, key) {
+				o.fail(key, "is not allowed on "+it.typ+" items")
 			}
 		}
 	}
@@ -240,7 +313,7 @@ func (c *creation) item(o object) draftItem {
 	it.schedule = c.schedule(o, it.typ)
 	it.fees = c.fees(o, it.typ)
 	if vis, ok := o.child("visibility"); ok {
-		if it.typ != itemBrokerFee {
+		if !rule.visibility {
 			o.fail("visibility", "is allowed on broker_fee items only")
 		}
 		it.hasVisibility = true
@@ -248,8 +321,8 @@ func (c *creation) item(o object) draftItem {
 			it.hiddenFrom = append(it.hiddenFrom, c.customer(ref))
 		}
 	}
-	if it.typ == itemPartnerFee && !c.creator.partner {
-		o.fail("type", "partner_fee items may be added by approved partners only")
+	if rule.partnerOnly && !c.creator.partner {
+		o.fail("type", it.typ+" items may be added by approved partners only")
 	}
 	return it
 }
@@ -259,20 +332,14 @@ func (c *creation) category(o object, typ string, withContent bool) string {
 	if cat == "" || typ == "" {
 		return ""
 	}
-	var allowed []string
-	switch typ {
-	case itemMotorVehicle:
-		allowed = motorVehicleCategories
-	case itemGeneralMerchandise, itemMilestone:
-		allowed = merchandiseCategories
-	case itemDomainName:
-		if !withContent {
-			o.fail("category", "applies to domain_name items only with extra_attributes.with_content")
-			return ""
-		}
-		allowed = merchandiseCategories
-	default:
+	rule := itemRule(typ)
+	allowed := rule.categories
+	switch {
+	case allowed == nil:
 		o.fail("category", fmt.Sprintf("is not allowed on %s items", typ))
+		return ""
+	case rule.withContent && !withContent:
+		o.fail("category", fmt.Sprintf("applies to %s items only with extra_attributes.with_content", typ))
 		return ""
 	}
 	if !slices.Contains(allowed, cat) {
@@ -290,7 +357,7 @@ func (c *creation) inspectionPeriod(o object, typ string) int64 {
 	case ok:
 		return p
 	}
-	if transferable(typ) {
+	if itemRule(typ).transferable {
 		return defaultInspectionPeriod
 	}
 	return 0
@@ -302,32 +369,42 @@ func (c *creation) extraAttributes(o object, typ string) extraAttributes {
 	if !ok {
 		eo = object{errs: c.errs, path: append(slices.Clone(o.path), "extra_attributes")}
 	}
-	onlyOn := func(key, itemType string) bool {
-		if eo.has(key) && typ != itemType {
-			eo.fail(key, "applies to "+itemType+" items only")
-			return false
+	rule := itemRule(typ)
+	// onlyOn reports whether the item's type takes the attribute, reporting it when not.
+	onlyOn := func(key string) bool {
+		if slices.Contains(rule.attributes, key) {
+			return true
 		}
-		return true
+		if eo.has(key) {
+			for _, r := range itemTypeRules {
+				if slices.Contains(r.attributes, key) {
+					eo.fail(key, "applies to "+r.name+" items only")
+				}
+			}
+		}
+		return false
 	}
-	if onlyOn("with_content", itemDomainName) {
-		x.withContent = eo.boolean("with_content")
+	if onlyOn("with_content") {
+		x.withContent = eo.looseBoolean("with_content")
 	}
-	eo.boolean("concierge") // accepted, and always returned as false
+	eo.looseBoolean("concierge") // accepted, and always returned as false
 	for key, dst := range map[string]*string{"vin": &x.vin, "odometer": &x.odometer, "make": &x.make, "model": &x.model} {
-		if onlyOn(key, itemMotorVehicle) {
+		if onlyOn(key) {
 			*dst = eo.str(key)
 		}
 	}
 	for key, dst := range map[string]*bool{"title_collection": &x.titleCollection, "lien_holder_payoff": &x.lienHolderPayoff} {
-		if onlyOn(key, itemMotorVehicle) {
-			*dst = eo.boolean(key)
+		if onlyOn(key) {
+			*dst = eo.looseBoolean(key)
 		}
 	}
-	if onlyOn("year", itemMotorVehicle) {
+	if onlyOn("year") {
 		x.year, _ = eo.integer("year", 1886, 2100)
 	}
-	if typ == itemMotorVehicle && !eo.has("year") {
-		eo.fail("year", "is required for motor vehicles")
+	for _, key := range rule.required {
+		if !eo.has(key) {
+			eo.fail(key, "is required for "+typ+" items")
+		}
 	}
 	return x
 }
@@ -340,7 +417,7 @@ func (c *creation) schedule(o object, typ string) []draftSchedule {
 		o.fail("schedule", "must hold at least one entry")
 	}
 	entries := o.elements("schedule")
-	multi := typ == itemMilestone || typ == itemDomainNameHolding
+	multi := itemRule(typ).schedules
 	if len(entries) > 1 && !multi {
 		c.errs.add("only milestone and domain_name_holding items may have several schedule entries", append(slices.Clone(o.path), "schedule", "all")...)
 	}
@@ -381,13 +458,11 @@ func (c *creation) partyFailed(email string) bool {
 
 // scheduleRoles says who pays for and who receives each kind of item.
 func scheduleRoles(typ string) (payers []string, beneficiary string) {
-	switch typ {
-	case itemBrokerFee:
-		return []string{roleBuyer, roleSeller}, roleBroker
-	case itemPartnerFee:
-		return []string{roleBuyer, roleSeller}, rolePartner
+	r := itemRule(typ)
+	if r.name == "" {
+		return []string{roleBuyer}, roleSeller // an invalid type, already reported
 	}
-	return []string{roleBuyer}, roleSeller
+	return r.payers, r.beneficiary
 }
 
 // partyRef reads a customer reference that must name a party holding one of roles; the
@@ -418,9 +493,9 @@ func (c *creation) fees(o object, typ string) []draftFee {
 	if !o.has("fees") {
 		return nil
 	}
-	if typ == itemBrokerFee || typ == itemPartnerFee {
-		if typ == itemPartnerFee { // broker_fee already reported it
-			o.fail("fees", "is not allowed on partner_fee items")
+	if rule := itemRule(typ); typ != "" && !rule.escrowFee {
+		if rule.only == nil { // a restricted creation shape has reported it already
+			o.fail("fees", "is not allowed on "+typ+" items")
 		}
 		return nil
 	}
@@ -504,21 +579,23 @@ func (c *creation) crossItemRules(items []draftItem) {
 		case it.typ != goodsType:
 			at(i, fmt.Sprintf("%s items cannot be mixed with %s items: one transferable item type per transaction", it.typ, goodsType), "type")
 		}
-		if transferable(it.typ) && it.typ != itemMilestone {
+		if transferable(it.typ) && !itemRule(it.typ).perItem {
 			if inspection == 0 {
 				inspection = it.inspection
 			} else if it.inspection != inspection {
 				at(i, fmt.Sprintf("must match the other items' inspection period (%d)", inspection), "inspection_period")
 			}
 		}
-		if it.typ != itemBrokerFee && it.typ != itemPartnerFee && it.typ != "" {
+		// Fee rule 3 is about the goods: the provider's e-commerce plugins put fee entries on
+		// the goods and none on the shipping_fee item, and the live API accepts that.
+		if transferable(it.typ) {
 			if !feesSeen {
 				feesRef, feesSeen = it.fees, true
 			} else if !slices.Equal(it.fees, feesRef) {
 				at(i, "the fee schedule must be the same on every item", "fees", "all")
 			}
 		}
-		if it.typ != itemBrokerFee {
+		if !itemRule(it.typ).visibility {
 			continue
 		}
 		if !c.hasRole(roleBroker) {
@@ -532,6 +609,11 @@ func (c *creation) crossItemRules(items []draftItem) {
 		for _, h := range it.hiddenFrom {
 			if !c.hidden[h] {
 				at(i, fmt.Sprintf("%s must also be hidden in a party's visibility", h), "visibility")
+			}
+			// A fee concealed from the one who pays it would be taken from them unseen,
+			// and their disbursement totals could not add up.
+			if slices.ContainsFunc(it.schedule, func(s draftSchedule) bool { return s.payer == h }) {
+				at(i, fmt.Sprintf("%s pays this broker fee and cannot be hidden from it", h), "visibility")
 			}
 		}
 	}

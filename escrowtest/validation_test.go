@@ -37,7 +37,7 @@ func TestCreateValidation(t *testing.T) {
 	}{
 		{name: "currency missing", body: func() body { return set(merchandise(), "currency", nil) }, paths: []string{"currency"}},
 		{name: "currency uppercase", body: func() body { return set(merchandise(), "currency", "USD") }, paths: []string{"currency"}},
-		{name: "currency unknown", body: func() body { return set(merchandise(), "currency", "gbp") }, paths: []string{"currency"}},
+		{name: "currency unknown", body: func() body { return set(merchandise(), "currency", "chf") }, paths: []string{"currency"}},
 		{name: "currency not a string", body: func() body { return set(merchandise(), "currency", 840) }, paths: []string{"currency"}},
 		{name: "description missing", body: func() body { return set(merchandise(), "description", nil) }, paths: []string{"description"}},
 		{name: "description empty", body: func() body { return set(merchandise(), "description", "") }, paths: []string{"description"}},
@@ -86,7 +86,7 @@ func TestCreateValidation(t *testing.T) {
 		}, paths: []string{"items.0.extra_attributes.year"}},
 		{name: "motor vehicle year not an integer", body: func() body {
 			b := set(set(merchandise(), "items.0.type", "motor_vehicle"), "items.0.category", nil)
-			return set(b, "items.0.extra_attributes", body{"year": "1999"})
+			return set(b, "items.0.extra_attributes", body{"year": "nineteen"})
 		}, paths: []string{"items.0.extra_attributes.year"}},
 		{name: "vehicle attributes on merchandise", body: func() body {
 			return set(merchandise(), "items.0.extra_attributes", body{"vin": "X", "with_content": true})
@@ -329,4 +329,40 @@ func TestReferenceUniquePerCreator(t *testing.T) {
 	}
 	w.x.must(http.StatusNotFound, http.MethodGet, "transaction/reference/order-1", nil)
 	w.b.must(http.StatusNotFound, http.MethodGet, "transaction/reference/order-2", nil)
+}
+
+// TestItemTypeTable pins itemTypeRules to the spec's item-type rules (part 2), which every
+// creation rule reads.
+func TestItemTypeTable(t *testing.T) {
+	names := func(keep func(itemTypeRule) bool) string {
+		var out []string
+		for _, r := range itemTypeRules {
+			if keep(r) {
+				out = append(out, r.name)
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	for what, c := range map[string]struct {
+		keep func(itemTypeRule) bool
+		want string
+	}{
+		"transferable":                 {func(r itemTypeRule) bool { return r.transferable }, "domain_name domain_name_holding general_merchandise milestone motor_vehicle"},
+		"several schedules, due dates": {func(r itemTypeRule) bool { return r.schedules }, "domain_name_holding milestone"},
+		"visibility":                   {func(r itemTypeRule) bool { return r.visibility }, "broker_fee"},
+		"no escrow fee":                {func(r itemTypeRule) bool { return !r.escrowFee }, "broker_fee partner_fee"},
+		"paid to the broker":           {func(r itemTypeRule) bool { return r.beneficiary == roleBroker }, "broker_fee"},
+		"domain authorization":         {func(r itemTypeRule) bool { return r.domain }, "domain_name domain_name_holding"},
+		"year required":                {func(r itemTypeRule) bool { return slices.Contains(r.required, "year") }, "motor_vehicle"},
+	} {
+		if got := names(c.keep); got != c.want {
+			t.Errorf("%s: %s, want %s", what, got, c.want)
+		}
+	}
+	if r := itemRule(itemBrokerFee); !slices.Equal(r.only, []string{"type", "visibility", "schedule"}) {
+		t.Errorf("broker_fee creation shape: %v", r.only)
+	}
+	if itemRule("nonsense").name != "" || transferable("") {
+		t.Error("an unknown type has a rule")
+	}
 }

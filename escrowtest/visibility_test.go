@@ -17,10 +17,10 @@ func TestBrokerVisibility(t *testing.T) {
 	view := func(c *client) reply { return c.must(http.StatusOK, http.MethodGet, txPath(id), nil) }
 
 	buyer := view(w.b)
-	if got := customers(buyer); got != "me hidden broker@example.com broker@example.com" {
+	if got := customers(buyer); got != "buyer@example.com hidden broker@example.com broker@example.com" {
 		t.Errorf("buyer sees parties %s", got)
 	}
-	if buyer.str("items.0.schedule.0.beneficiary_customer") != hiddenCustomer || len(buyer.list("items.0.fees")) != 1 || buyer.str("items.0.fees.0.payer_customer") != "me" {
+	if buyer.str("items.0.schedule.0.beneficiary_customer") != hiddenCustomer || len(buyer.list("items.0.fees")) != 1 || buyer.str("items.0.fees.0.payer_customer") != "buyer@example.com" {
 		t.Errorf("buyer sees the seller's details or amounts: %s", buyer.raw)
 	}
 	if len(buyer.list("items")) != 2 || buyer.get("items.1.visibility") != nil || buyer.get("parties.1.visibility") != nil {
@@ -28,7 +28,7 @@ func TestBrokerVisibility(t *testing.T) {
 	}
 
 	seller := view(w.s)
-	if got := customers(seller); got != "buyer@example.com me hidden hidden" {
+	if got := customers(seller); got != "buyer@example.com seller@example.com hidden hidden" {
 		t.Errorf("seller sees parties %s", got)
 	}
 	if len(seller.list("items")) != 1 || len(seller.list("items.0.fees")) != 2 {
@@ -36,7 +36,7 @@ func TestBrokerVisibility(t *testing.T) {
 	}
 
 	broker := view(w.k)
-	if got := customers(broker); got != "buyer@example.com seller@example.com me me" {
+	if got := customers(broker); got != "buyer@example.com seller@example.com broker@example.com broker@example.com" {
 		t.Errorf("broker sees parties %s", got)
 	}
 	if broker.str("parties.1.visibility.hidden_from.0") != "buyer@example.com" || broker.str("items.1.visibility.hidden_from.0") != "seller@example.com" {
@@ -49,7 +49,7 @@ func TestBrokerVisibility(t *testing.T) {
 	if tl.str("timeline_entries.0.customer") != "broker@example.com" {
 		t.Errorf("timeline: %s", tl.raw)
 	}
-	if got := w.k.must(http.StatusOK, http.MethodGet, txPath(id, "timeline-entries"), nil).str("timeline_entries.0.customer"); got != "me" {
+	if got := w.k.must(http.StatusOK, http.MethodGet, txPath(id, "timeline-entries"), nil).str("timeline_entries.0.customer"); got != "broker@example.com" {
 		t.Errorf("broker's timeline names %s", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 )
@@ -28,33 +29,56 @@ type hookJob struct {
 	url   string
 	event string
 	tx    int64
-	gen   int // the dispatcher generation that queued it; Reset starts a new one
+	// rec is the call's place in the records, reserved when it was queued so that
+	// Deliveries lists calls in the order the events happened, whichever receiver
+	// answered first.
+	rec *hookRecord
 }
 
-// dispatcher delivers webhooks one at a time, in the order the events happened, on a
-// goroutine that runs only while there is something to deliver. Failed calls are recorded
-// and not retried, as the spec says.
+type hookRecord struct {
+	Delivery
+	done bool
+}
+
+// maxQueuedPerReceiver bounds each receiver's queue. A receiver that falls this far
+// behind loses the newest calls, recorded as failed ("queue full"): the service does not
+// retry failed calls either, and the emulator's memory stays bounded.
+const maxQueuedPerReceiver = 1000
+
+// maxRecords bounds the calls Deliveries remembers: the latest ones.
+const maxRecords = 10_000
+
+// receiverQueue is one receiver's calls, delivered one at a time in order by a goroutine
+// that runs only while the queue holds something.
+type receiverQueue struct {
+	jobs []hookJob
+}
+
+// dispatcher delivers webhooks. Each receiver (webhook URL) has its own bounded queue
+// and worker, so one customer's slow receiver never delays another's deliveries; calls
+// to one receiver keep the order the events happened. Failed calls are recorded and not
+// retried, as the spec says.
 type dispatcher struct {
 	client    *http.Client
 	ownClient bool // created here, so Close may close its idle connections
 	timeout   time.Duration
 	faults    *faultInjector // "WEBHOOK ..." faults lose or delay calls
 	log       *slog.Logger
-	ctx       context.Context // cancelled by close, which aborts a call in flight
+	ctx       context.Context // cancelled by close, which aborts the calls in flight
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 
 	mu      sync.Mutex
-	queue   []hookJob
-	running bool
-	idle    chan struct{} // closed when the running worker finds the queue empty
-	records []Delivery
-	gen     int
+	queues  map[string]*receiverQueue // receivers with calls queued or in flight
+	pending int                       // calls queued or in flight
+	idle    chan struct{}             // closed when pending drops to 0
+	records []*hookRecord
 	closed  bool
 }
 
 func newDispatcher(client *http.Client, timeout time.Duration, faults *faultInjector, log *slog.Logger) *dispatcher {
-	d := &dispatcher{client: client, timeout: timeout, faults: faults, log: log, idle: make(chan struct{})}
+	d := &dispatcher{client: client, timeout: timeout, faults: faults, log: log, queues: map[string]*receiverQueue{}, idle: make(chan struct{})}
+	close(d.idle) // nothing pending
 	if client == nil {
 		d.ownClient = true
 		d.client = &http.Client{
@@ -67,47 +91,76 @@ func newDispatcher(client *http.Client, timeout time.Duration, faults *faultInje
 	return d
 }
 
-// enqueue queues calls and starts the worker if it is not running. Callers hold the
-// emulator's lock, so calls queue in the order the events happened.
+// enqueue queues calls, each on its receiver's queue, and starts the workers that are
+// not running. Callers hold the emulator's lock, so calls queue in the order the events
+// happened.
 func (d *dispatcher) enqueue(jobs ...hookJob) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.closed || len(jobs) == 0 {
+	if d.closed {
 		return
 	}
-	for i := range jobs {
-		jobs[i].gen = d.gen
-	}
-	d.queue = append(d.queue, jobs...)
-	if !d.running {
-		d.running = true
-		d.wg.Add(1)
-		go d.run()
+	for _, job := range jobs {
+		job.rec = &hookRecord{Delivery: Delivery{URL: job.url, Event: job.event, EventType: "transaction", TransactionID: job.tx}}
+		if len(d.records) >= maxRecords {
+			// A long-running emulator keeps the latest calls only.
+			d.records = slices.Delete(d.records, 0, len(d.records)-maxRecords+1)
+		}
+		d.records = append(d.records, job.rec)
+		q := d.queues[job.url]
+		if q != nil && len(q.jobs) >= maxQueuedPerReceiver {
+			job.rec.Error, job.rec.done = "queue full", true
+			continue
+		}
+		if d.pending == 0 {
+			d.idle = make(chan struct{})
+		}
+		d.pending++
+		if q == nil {
+			q = &receiverQueue{}
+			d.queues[job.url] = q
+			d.wg.Add(1)
+			go d.run(job.url, q)
+		}
+		q.jobs = append(q.jobs, job)
 	}
 }
 
-func (d *dispatcher) run() {
+// run delivers one receiver's calls until its queue is empty, then forgets the queue, so
+// that the map holds only receivers with work.
+func (d *dispatcher) run(url string, q *receiverQueue) {
 	defer d.wg.Done()
 	for {
 		d.mu.Lock()
-		if len(d.queue) == 0 || d.closed {
-			d.running = false
-			close(d.idle)
-			d.idle = make(chan struct{})
+		if len(q.jobs) == 0 || d.closed {
+			d.settled(len(q.jobs))
+			q.jobs = nil
+			delete(d.queues, url)
 			d.mu.Unlock()
 			return
 		}
-		job := d.queue[0]
-		d.queue = d.queue[1:]
+		job := q.jobs[0]
 		d.mu.Unlock()
 
 		rec := d.deliver(job)
 
 		d.mu.Lock()
-		if job.gen == d.gen {
-			d.records = append(d.records, rec)
-		}
+		q.jobs = q.jobs[1:]
+		d.settled(1)
+		job.rec.Delivery, job.rec.done = rec, true
 		d.mu.Unlock()
+	}
+}
+
+// settled counts n calls done (or dropped) and wakes flush when none is left. d.mu is
+// held.
+func (d *dispatcher) settled(n int) {
+	if n == 0 {
+		return
+	}
+	d.pending -= n
+	if d.pending == 0 {
+		close(d.idle)
 	}
 }
 
@@ -152,11 +205,8 @@ func (d *dispatcher) deliver(job hookJob) Delivery {
 // flush waits until every queued call has been made, or ctx ends.
 func (d *dispatcher) flush(ctx context.Context) error {
 	d.mu.Lock()
-	running, idle := d.running, d.idle
+	idle := d.idle
 	d.mu.Unlock()
-	if !running {
-		return nil
-	}
 	select {
 	case <-idle:
 		return nil
@@ -165,26 +215,36 @@ func (d *dispatcher) flush(ctx context.Context) error {
 	}
 }
 
-// deliveries returns a copy of the records.
+// deliveries returns the calls made so far, in the order the events happened.
 func (d *dispatcher) deliveries() []Delivery {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return append([]Delivery(nil), d.records...)
+	var out []Delivery
+	for _, r := range d.records {
+		if r.done {
+			out = append(out, r.Delivery)
+		}
+	}
+	return out
 }
 
-// reset drops queued calls and records; a call in flight is not recorded.
+// reset drops queued calls and records; a call in flight is made but not recorded.
 func (d *dispatcher) reset() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.queue, d.records = nil, nil
-	d.gen++
+	for _, q := range d.queues {
+		if len(q.jobs) > 1 {
+			d.settled(len(q.jobs) - 1) // the first is in flight; its worker counts it
+			q.jobs = q.jobs[:1]
+		}
+	}
+	d.records = nil
 }
 
-// close drops queued calls, aborts the one in flight and waits for the worker to end.
+// close drops queued calls, aborts those in flight and waits for the workers to end.
 func (d *dispatcher) close() {
 	d.mu.Lock()
 	d.closed = true
-	d.queue = nil
 	d.mu.Unlock()
 	d.cancel()
 	d.wg.Wait()

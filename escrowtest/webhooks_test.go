@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -69,14 +70,14 @@ func TestWebhookDeliveries(t *testing.T) {
 	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
 	flush(t, w.srv)
 
-	all := "create agree payment_approved ship receive accept payment_disbursed complete"
+	all := "create agree payment_received payment_approved ship receive accept payment_disbursed complete"
 	if got := buyerHook.events(); got != all {
 		t.Errorf("buyer's webhook: %s", got)
 	}
 	if got := sellerHook.events(); got != all {
 		t.Errorf("seller's webhook: %s", got)
 	}
-	if got := failing.events(); got != "create agree payment_approved ship receive accept" {
+	if got := failing.events(); got != "create agree payment_received payment_approved ship receive accept" {
 		t.Errorf("deleted webhook: %s", got)
 	}
 	buyerHook.mu.Lock()
@@ -86,7 +87,7 @@ func TestWebhookDeliveries(t *testing.T) {
 	buyerHook.mu.Unlock()
 
 	ds := w.srv.Deliveries()
-	if len(ds) != 8+8+6 {
+	if len(ds) != 9+9+7 {
 		t.Fatalf("%d deliveries", len(ds))
 	}
 	if d := ds[0]; d.URL != buyerHook.URL+"/b" || d.Event != "create" || d.EventType != "transaction" || d.TransactionID != id || d.StatusCode != 200 || d.Error != "" {
@@ -110,11 +111,11 @@ func TestWebhookFaults(t *testing.T) {
 	must(t, w.srv.InjectFault(Fault{Endpoint: "WEBHOOK /agree", Drop: DropBefore}))
 	w.at("funded")
 	flush(t, w.srv)
-	if got := hook.events(); got != "create payment_approved" {
+	if got := hook.events(); got != "create payment_received payment_approved" {
 		t.Errorf("received %q", got)
 	}
 	ds := w.srv.Deliveries()
-	if len(ds) != 3 || ds[1].Event != "agree" || ds[1].Error != "dropped by fault" || ds[1].StatusCode != 0 {
+	if len(ds) != 4 || ds[1].Event != "agree" || ds[1].Error != "dropped by fault" || ds[1].StatusCode != 0 {
 		t.Errorf("deliveries %+v", ds)
 	}
 
@@ -122,7 +123,7 @@ func TestWebhookFaults(t *testing.T) {
 	must(t, w.srv.InjectFault(Fault{Endpoint: "WEBHOOK *", Drop: DropAfter}))
 	w.b.create(merchandise())
 	flush(t, w.srv)
-	if got := hook.events(); got != "create payment_approved" {
+	if got := hook.events(); got != "create payment_received payment_approved" {
 		t.Errorf("received %q after dropping every call", got)
 	}
 	if (Fault{Endpoint: "*", Drop: DropBefore}).matches("WEBHOOK /ship") {
@@ -217,3 +218,101 @@ func TestWebhookWithTLSReceiver(t *testing.T) {
 	}
 	flush(t, w.srv)
 }
+
+// TestSlowReceiverDoesNotDelayOthers: each receiver has its own queue, so a receiver
+// that hangs holds up its own calls only.
+func TestSlowReceiverDoesNotDelayOthers(t *testing.T) {
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.ReadAll(r.Body)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer slow.Close()
+	fast := make(chan string, 16)
+	quick := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b map[string]any
+		json.NewDecoder(r.Body).Decode(&b)
+		fast <- fmt.Sprint(b["event"])
+	}))
+	defer quick.Close()
+	w := newWorld(t)
+	w.b.must(http.StatusOK, http.MethodPost, "customer/me/webhook", body{"url": slow.URL})
+	w.s.must(http.StatusOK, http.MethodPost, "customer/me/webhook", body{"url": quick.URL})
+	w.at("funded")
+	var got []string
+	for range 4 {
+		select {
+		case e := <-fast:
+			got = append(got, e)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("the seller's receiver got only %v while the buyer's hangs", got)
+		}
+	}
+	if strings.Join(got, " ") != "create agree payment_received payment_approved" {
+		t.Errorf("seller's receiver: %v", got)
+	}
+	close(release)
+	flush(t, w.srv)
+	// Deliveries keep the order the events happened, receiver by receiver.
+	var events []string
+	for _, d := range w.srv.Deliveries() {
+		events = append(events, d.Event)
+	}
+	if strings.Join(events, " ") != "create create agree agree payment_received payment_received payment_approved payment_approved" {
+		t.Errorf("deliveries: %v", events)
+	}
+}
+
+// TestReceiverQueueIsBounded: a receiver that never answers holds at most
+// maxQueuedPerReceiver calls; the rest are recorded as lost, and other receivers are
+// not affected.
+func TestReceiverQueueIsBounded(t *testing.T) {
+	hanging := roundTripper(func(r *http.Request) (*http.Response, error) {
+		if r.URL.Host == "hang.example" {
+			<-r.Context().Done()
+			return nil, r.Context().Err()
+		}
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
+	})
+	d := newDispatcher(&http.Client{Transport: hanging}, time.Hour, newFaultInjector(1, apiRouter()), slog.New(slog.DiscardHandler))
+	const extra = 5
+	var jobs []hookJob
+	for i := range maxQueuedPerReceiver + extra {
+		jobs = append(jobs, hookJob{url: "http://hang.example/", event: "create", tx: int64(i)})
+	}
+	d.enqueue(jobs...)
+	d.enqueue(hookJob{url: "http://ok.example/", event: "create", tx: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for {
+		ds := d.deliveries()
+		full := 0
+		for _, x := range ds {
+			if x.Error == "queue full" {
+				full++
+			}
+		}
+		if full == extra && len(ds) == extra+1 && ds[len(ds)-1].StatusCode == http.StatusOK {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("deliveries: %d, of which %d queue full", len(ds), full)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	d.mu.Lock()
+	queued, receivers := len(d.queues["http://hang.example/"].jobs), len(d.queues)
+	d.mu.Unlock()
+	if queued != maxQueuedPerReceiver || receivers != 1 {
+		t.Errorf("%d calls queued for %d receivers", queued, receivers)
+	}
+	d.close()
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -128,11 +128,31 @@ type wireCustomer struct {
 	Username            string                    `json:"username"`
 	DisplayName         string                    `json:"display_name"`
 	PhoneNumber         string                    `json:"phone_number,omitempty"`
-	Address             *wireAddress              `json:"address,omitempty"`
+	DateOfBirth         string                    `json:"date_of_birth,omitempty"`
 	DisbursementMethods []*wireDisbursementMethod `json:"disbursement_methods,omitempty"`
 	Webhooks            []wireWebhook             `json:"webhooks,omitempty"`
 	TaxNumbers          []wireTaxNumber           `json:"tax_numbers"`
-	Verification        wireVerification          `json:"verification"`
+	// The live API returns these even when empty ({}), so they are never left out.
+	Address                   wireAddress                   `json:"address"`
+	ShippingAddress           wireAddress                   `json:"shipping_address"`
+	Company                   wireCompany                   `json:"company"`
+	ElectronicVerification    wireElectronicVerification    `json:"electronic_verification"`
+	CustomerEmailVerification wireCustomerEmailVerification `json:"customer_email_verification"`
+	Verification              wireVerification              `json:"verification"`
+}
+
+type wireCompany struct {
+	Address     wireAddress `json:"address"`
+	CompanyName string      `json:"company_name"`
+}
+
+type wireElectronicVerification struct {
+	Available          bool     `json:"available"`
+	DocumentsSupported []string `json:"documents_supported"`
+}
+
+type wireCustomerEmailVerification struct {
+	Verified bool `json:"verified"`
 }
 
 type wireAddress struct {
@@ -153,6 +173,7 @@ type wireTaxNumber struct {
 type wireVerification struct {
 	Personal wireVerificationState `json:"personal"`
 	Company  wireVerificationState `json:"company"`
+	Extended wireVerificationState `json:"extended"`
 }
 
 type wireVerificationState struct {

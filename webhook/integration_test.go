@@ -392,7 +392,7 @@ func TestSlowCallbackDoesNotHoldTheSender(t *testing.T) {
 			t.Errorf("delivery %s answered %d (%s)", d.Event, d.StatusCode, d.Error)
 		}
 	}
-	if got := strings.Join(w.got.byTransaction()[id], " "); got != "create agree payment_approved ship" {
+	if got := strings.Join(w.got.byTransaction()[id], " "); got != "create agree payment_received payment_approved ship" {
 		t.Errorf("handed over %q", got)
 	}
 }

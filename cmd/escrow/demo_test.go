@@ -20,14 +20,14 @@ func TestDemo(t *testing.T) {
 			args: []string{"demo"},
 			states: []string{"awaiting_agreement", "awaiting_agreement", "awaiting_payment", "awaiting_payment", "funded",
 				"funded", "funded", "shipped", "in_inspection", "complete"},
-			events: []string{"create", "agree", "payment_approved", "ship (item 300001)", "receive (item 300001)",
+			events: []string{"create", "agree", "payment_received", "payment_approved", "ship (item 300001)", "receive (item 300001)",
 				"accept (item 300001)", "payment_disbursed (item 300001, 300002)", "complete"},
 		},
 		{
 			args: []string{"demo", "--domain"},
 			states: []string{"awaiting_agreement", "awaiting_agreement", "awaiting_payment", "awaiting_payment", "funded",
 				"funded", "funded", "shipped", "in_inspection", "complete"},
-			events: []string{"create", "agree", "payment_approved", "ship (item 300001)", "receive (item 300001)",
+			events: []string{"create", "agree", "payment_received", "payment_approved", "ship (item 300001)", "receive (item 300001)",
 				"accept (item 300001)", "payment_disbursed (item 300001, 300002)", "complete"},
 		},
 		{
@@ -37,7 +37,7 @@ func TestDemo(t *testing.T) {
 				"shipped", "in_inspection", "funded", // Design
 				"shipped", "in_inspection", "funded", // Build
 				"shipped", "in_inspection", "complete"}, // Launch, accepted when its inspection period ends
-			events: []string{"create", "agree", "payment_sent", "payment_approved",
+			events: []string{"create", "agree", "payment_sent", "payment_received", "payment_approved",
 				"ship (item 300001)", "receive (item 300001)", "accept (item 300001)", "payment_disbursed (item 300001)",
 				"ship (item 300002)", "receive (item 300002)", "accept (item 300002)", "payment_disbursed (item 300002)",
 				"ship (item 300003)", "receive (item 300003)", "accept (item 300003)", "payment_disbursed (item 300003, 300004)",

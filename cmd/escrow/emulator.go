@@ -38,6 +38,11 @@ func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: escrow emulator [--addr host:port] [--cert-out file] [-v]")
 		fmt.Fprintln(stderr, "\nServes the escrow API below /2017-09-01/ and the emulator's control API below /_emulator/.")
+		fmt.Fprintln(stderr, "\nControl endpoints (loopback clients only):")
+		for _, ep := range escrowtest.ControlEndpoints() {
+			fmt.Fprintf(stderr, "  %-6s %-44s %s\n", ep.Method, ep.Path, ep.Summary)
+		}
+		fmt.Fprintln(stderr)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -1,6 +1,6 @@
 // Command partner-as-customer shows an approved partner running escrows for its users
-// through the As-Customer header: it agrees, ships, receives and cancels on behalf of the
-// buyer and the seller, meets the one step the API keeps for the buyer alone (accepting the
+// through the As-Customer header: it agrees, ships and receives on behalf of the buyer and
+// the seller, cancels as itself, meets the one step the API keeps for the buyer alone (accepting the
 // goods answers 403, a typed escrow.ErrForbidden), and finds its transactions again through
 // the partner listings and their filters.
 //
@@ -122,8 +122,9 @@ func run(ctx context.Context, w io.Writer, srv *escrowtest.Server) error {
 	}
 	fmt.Fprintf(w, "  payout   chosen by bob with his own key: %s\n", state(tx))
 
-	// 2. A sale the seller withdraws before agreeing: until both have agreed, any party may
-	// cancel, so the partner may do it for bob.
+	// 2. A sale the seller withdraws before agreeing. Cancel is not among the actions a
+	// partner may take As-Customer, and needs not be: the partner is a party, and may
+	// cancel whenever anyone may.
 	srv.Advance(24 * time.Hour)
 	frame, err := partner.Transactions.Create(ctx, sale(alice, bob, "Spare frame", "300.00"))
 	if err != nil {
@@ -133,10 +134,10 @@ func run(ctx context.Context, w io.Writer, srv *escrowtest.Server) error {
 	if _, err := partner.Transactions.Agree(ctx, frame.ID, as(alice)); err != nil {
 		return fmt.Errorf("agree as alice: %w", err)
 	}
-	if tx, err = partner.Transactions.Cancel(ctx, frame.ID, "sold elsewhere", as(bob)); err != nil {
-		return fmt.Errorf("cancel as bob: %w", err)
+	if tx, err = partner.Transactions.Cancel(ctx, frame.ID, "sold elsewhere"); err != nil {
+		return fmt.Errorf("cancel: %w", err)
 	}
-	fmt.Fprintf(w, "  agree    as alice; cancel as bob: %s\n", state(tx))
+	fmt.Fprintf(w, "  agree    as alice; cancel as the partner: %s\n", state(tx))
 
 	// 3. A sale waiting for carol's payment.
 	srv.Advance(24 * time.Hour)

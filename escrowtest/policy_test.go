@@ -129,7 +129,9 @@ func TestFullReturnRefundsFeeItems(t *testing.T) {
 			t.Errorf("item %d paid out on a full return", i)
 		}
 	}
-	if got := refundsTo(t, w, w.buyer); !slices.Equal(got, []string{"1000.00", "15.00", "20.00"}) {
+	// Each refund gives back what the buyer paid in for the item, its escrow fee included:
+	// 1000.00 + 32.50, 15.00 + 0.49, and the partner fee, which carries none.
+	if got := refundsTo(t, w, w.buyer); !slices.Equal(got, []string{"1032.50", "15.49", "20.00"}) {
 		t.Errorf("refunds to the buyer: %v, want the goods and both fee items", got)
 	}
 	if got := eventsOf(t, w.p, id); strings.Contains(got, "payment_disbursed") {
@@ -167,7 +169,8 @@ func TestRefundsOnlyMoneyInEscrow(t *testing.T) {
 		if !paidOut(t, w.p, id, 0) || paidOut(t, w.p, id, 1) || !closed(t, w.p, id) {
 			t.Errorf("after one milestone accepted and one returned: %s", w.p.must(http.StatusOK, http.MethodGet, txPath(id), nil).raw)
 		}
-		if got := refundsTo(t, w, w.buyer); !slices.Equal(got, []string{"200.00"}) {
+		// 200.00 and its escrow fee, 7.15; nothing of the milestone already paid out.
+		if got := refundsTo(t, w, w.buyer); !slices.Equal(got, []string{"207.15"}) {
 			t.Errorf("refunds to the buyer: %v, want only the returned milestone", got)
 		}
 	})
@@ -326,7 +329,7 @@ func TestCreationDefaultsAndLimits(t *testing.T) {
 	})
 	t.Run("empty fees list", func(t *testing.T) {
 		r := w.b.must(http.StatusCreated, http.MethodPost, "transaction", set(merchandise(), "items.0.fees", []any{}))
-		want := []any{map[string]any{"type": "escrow", "payer_customer": "me", "split": "1.0", "amount": "32.50", "amount_without_taxes": "32.50"}}
+		want := []any{map[string]any{"type": "escrow", "payer_customer": "buyer@example.com", "split": "1.0", "amount": "32.50", "amount_without_taxes": "32.50"}}
 		if got := r.list("items.0.fees"); !jsonEqual(got, want) {
 			t.Errorf("fees %v, want the default: the buyer pays the escrow fee", got)
 		}

@@ -404,3 +404,41 @@ func TestShipmentDetailsInTheTimeline(t *testing.T) {
 		t.Errorf("domain transfer: %q, want %q", got, want)
 	}
 }
+
+// TestItemOrderDoesNotHoldPayouts: the order items are listed in does not matter to who is
+// paid: a commission listed first, whose broker has no disbursement method yet, does not
+// keep the seller from being paid for accepted goods.
+func TestItemOrderDoesNotHoldPayouts(t *testing.T) {
+	w := newWorld(t)
+	b := brokered()
+	items := b["items"].([]any)
+	b["items"] = []any{items[1], items[0]}
+	id := w.k.create(b)
+	w.b.act(http.StatusOK, id, 0, action("agree"))
+	w.s.act(http.StatusOK, id, 0, action("agree"))
+	must(t, w.srv.ApprovePayment(id))
+	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	for _, s := range []step{ships, receives, accepts} {
+		s(w, id)
+	}
+	if fee, goods := paidOut(t, w.k, id, 0), paidOut(t, w.k, id, 1); fee || !goods {
+		t.Errorf("with the commission listed first: commission paid %v, goods paid %v; want false, true", fee, goods)
+	}
+}
+
+// TestOnePaymentDisbursedPerPayout: payment_disbursed announces money moving; a milestone
+// paid out earlier is not paid, nor announced, again as the next one moves along.
+func TestOnePaymentDisbursedPerPayout(t *testing.T) {
+	w := newWorld(t)
+	id, tx := w.funded(milestones())
+	first, second := tx.id("items.0.id"), tx.id("items.1.id")
+	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	w.s.act(http.StatusOK, id, first, action("ship"))
+	w.b.act(http.StatusOK, id, first, action("receive"))
+	w.b.act(http.StatusOK, id, first, action("accept"))
+	w.s.act(http.StatusOK, id, second, action("ship"))
+	w.b.act(http.StatusOK, id, second, action("receive"))
+	if got := eventsOf(t, w.b, id); strings.Count(got, "payment_disbursed") != 1 {
+		t.Errorf("events %q: want one payment_disbursed, for the first milestone", got)
+	}
+}

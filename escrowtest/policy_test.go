@@ -442,3 +442,32 @@ func TestOnePaymentDisbursedPerPayout(t *testing.T) {
 		t.Errorf("events %q: want one payment_disbursed, for the first milestone", got)
 	}
 }
+
+// TestFeeItemWaitsForEveryGood: a fee item is paid once every good is settled, not when the
+// first of several is accepted; and each milestone is paid when accepted, whichever order
+// they are accepted in (here the second first, while the first is still owed nothing).
+func TestFeeItemWaitsForEveryGood(t *testing.T) {
+	w := newWorld(t)
+	b := set(milestones(), "parties.0.customer", "buyer@example.com")
+	for i := range 2 {
+		set(b, fmt.Sprintf("items.%d.schedule.0.payer_customer", i), "buyer@example.com")
+	}
+	id := w.p.create(withFeeItem(b, "partner_fee", "me", 20))
+	w.b.act(http.StatusOK, id, 0, action("agree"))
+	sellerAgrees(w, id)
+	payment(w, id)
+	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	tx := w.p.must(http.StatusOK, http.MethodGet, txPath(id), nil)
+	for n, i := range []int{1, 0} {
+		it := tx.id(fmt.Sprintf("items.%d.id", i))
+		w.s.act(http.StatusOK, id, it, action("ship"))
+		w.b.act(http.StatusOK, id, it, action("receive"))
+		w.b.act(http.StatusOK, id, it, action("accept"))
+		if !paidOut(t, w.p, id, i) {
+			t.Errorf("milestone %d accepted but not paid", i)
+		}
+		if paid, want := paidOut(t, w.p, id, 2), n == 1; paid != want {
+			t.Errorf("after %d of 2 milestones accepted: partner fee paid %v, want %v", n+1, paid, want)
+		}
+	}
+}

@@ -471,3 +471,28 @@ func TestFeeItemWaitsForEveryGood(t *testing.T) {
 		}
 	}
 }
+
+// TestReturnedMilestoneRefundedAtOnce: the money of a milestone returned and accepted back
+// goes back to the buyer then, not when the rest of the transaction completes.
+func TestReturnedMilestoneRefundedAtOnce(t *testing.T) {
+	w := newWorld(t)
+	b := set(milestones(), "parties.0.customer", "buyer@example.com")
+	for i := range 2 {
+		set(b, fmt.Sprintf("items.%d.schedule.0.payer_customer", i), "buyer@example.com")
+	}
+	id := w.p.create(b)
+	w.b.act(http.StatusOK, id, 0, action("agree"))
+	sellerAgrees(w, id)
+	byCard(w, id)
+	payment(w, id)
+	first := w.p.must(http.StatusOK, http.MethodGet, txPath(id), nil).id("items.0.id")
+	for _, a := range []struct {
+		c   *client
+		act string
+	}{{w.s, "ship"}, {w.b, "receive"}, {w.b, "reject"}, {w.b, "ship_return"}, {w.s, "receive_return"}, {w.s, "accept_return"}} {
+		a.c.act(http.StatusOK, id, first, action(a.act))
+	}
+	if got := refundsTo(t, w, w.buyer); len(got) != 1 {
+		t.Errorf("refunds to the buyer with the second milestone still open: %v, want the first milestone's", got)
+	}
+}

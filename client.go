@@ -33,9 +33,6 @@ const (
 	// defaultAttemptTimeout bounds one attempt when the caller gives no http.Client; the
 	// caller's context bounds the call as a whole.
 	defaultAttemptTimeout = 30 * time.Second
-	// maxResponseBody caps a successful response body; the largest documents are partner
-	// listings of a whole account.
-	maxResponseBody = 64 << 20
 )
 
 // Client talks to the escrow API as one account. It is safe for concurrent use; create one
@@ -65,6 +62,9 @@ type Client struct {
 	bodies         *sync.Pool // *[]byte buffers that answers are read into, reused across calls
 	// jitter draws a wait in [0, d]; replaced in tests to make waits predictable.
 	jitter func(d time.Duration) time.Duration
+	// shared holds the rate-limit memory when a RateLimitStore was given; see
+	// WithRateLimitStore.
+	shared *sharedLimits
 }
 
 // service is embedded (by conversion) in every resource service.
@@ -72,8 +72,10 @@ type service struct{ client *Client }
 
 // credentials holds what identifies the account. It never leaves the request header.
 type credentials struct {
-	header  string   // "Basic base64(email:key)"
-	secrets []string // substrings to scrub from anything the client returns
+	header string // "Basic base64(email:key)"
+	email  string // the account's e-mail: whose transactions and webhooks are the caller's
+	// redact scrubs the key and the token, in any encoding, from what the client returns.
+	redact *redactor
 }
 
 // String keeps credentials out of any fmt output that reaches them.
@@ -92,6 +94,8 @@ type settings struct {
 	maxWait    time.Duration
 	logger     *slog.Logger
 	userAgent  string
+	// rateLimitStore, when set, holds the rate-limit memory; see WithRateLimitStore.
+	rateLimitStore RateLimitStore
 }
 
 // WithSandbox points the client at the provider's sandbox, whose accounts and credentials
@@ -148,7 +152,7 @@ func NewClient(email, apiKey string, opts ...Option) (*Client, error) {
 	token := base64.StdEncoding.EncodeToString([]byte(email + ":" + apiKey))
 	c := &Client{
 		baseURL:    base,
-		auth:       &credentials{header: "Basic " + token, secrets: []string{apiKey, token}},
+		auth:       &credentials{header: "Basic " + token, email: email, redact: &redactor{secrets: []string{apiKey, token}}},
 		userAgent:  userAgent(s.userAgent),
 		maxRetries: s.maxRetries,
 		maxWait:    s.maxWait,
@@ -160,6 +164,9 @@ func NewClient(email, apiKey string, opts ...Option) (*Client, error) {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
 	c.limits = newEndpointLimits(c.baseWait, c.maxWait)
+	if s.rateLimitStore != nil {
+		c.shared = newSharedLimits(s.rateLimitStore, accountScope(email, base.String()), c.logger)
+	}
 	c.bodies = new(sync.Pool)
 	c.retryHTTP = c.newHTTPClient(s.httpClient)
 	c.noRedirectHTTP = &http.Client{
@@ -281,6 +288,7 @@ type RequestOption func(*requestOptions)
 type requestOptions struct {
 	asCustomer string
 	response   *Response // see WithResponse
+	maxPages   int       // iterators only; see MaxPages
 }
 
 // AsCustomer makes an approved partner act for the customer with this e-mail address (the
@@ -399,6 +407,7 @@ func (c *Client) send(ctx context.Context, k call) error {
 	resp, err := rc.Do(req)
 	if ro.response != nil {
 		ro.response.capture(resp, time.Now())
+		c.auth.redact.response(ro.response) // an echoed header must not hand the key back
 	}
 	return c.finish(p, resp, err, k)
 }
@@ -422,7 +431,8 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 			return e
 		case *retryHintTooLong:
 			body, _ := readCapped(resp, maxErrorBody, nil)
-			apiErr, _ := parseErrorBody(p.method, p.path, resp, c.redact(body))
+			apiErr, fields := parseErrorBody(p.method, p.path, resp, body)
+			c.auth.redact.apiError(apiErr, fields)
 			return &RateLimitError{Method: p.method, Path: p.path, Endpoint: p.endpoint, RetryAfter: e.wait, Response: apiErr}
 		}
 		return &TransportError{Method: p.method, Path: p.path, Attempts: p.attempts, OutcomeUnknown: p.maybePerformed, Err: c.scrubError(err)}
@@ -432,7 +442,10 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 	redirected := k.keepRedirect && resp.StatusCode >= 300 && resp.StatusCode < 400
 	if (resp.StatusCode < 200 || resp.StatusCode > 299) && !redirected {
 		body, _ := readCapped(resp, maxErrorBody, nil)
-		apiErr, fields := parseErrorBody(p.method, p.path, resp, c.redact(body))
+		// Decode first, then redact: a key the body hides under escapes is plain only once
+		// the body is decoded.
+		apiErr, fields := parseErrorBody(p.method, p.path, resp, body)
+		c.auth.redact.apiError(apiErr, fields)
 		switch {
 		case resp.StatusCode == http.StatusTooManyRequests:
 			wait, _ := retryHint(resp, time.Now())
@@ -444,7 +457,7 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 	}
 
 	if k.out == nil || resp.StatusCode == http.StatusNoContent {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBody))
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, responseCap(&k)))
 		return nil
 	}
 	// The body is read into a pooled buffer: decoders copy what they keep, so it is free
@@ -453,12 +466,12 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 	if buf == nil {
 		buf = new([]byte)
 	}
-	body, err := readCapped(resp, maxResponseBody, (*buf)[:0])
+	body, err := readCapped(resp, responseCap(&k), (*buf)[:0]) // see limits.go
 	if err == nil {
 		err = decodeBody(resp, body, k.out)
 	}
 	if err != nil {
-		err = &DecodeError{Method: p.method, Path: p.path, StatusCode: resp.StatusCode, Body: c.redact(bytes.Clone(body[:min(len(body), 64<<10)])), Err: err}
+		err = &DecodeError{Method: p.method, Path: p.path, StatusCode: resp.StatusCode, Body: c.auth.redact.bytes(bytes.Clone(body[:min(len(body), 64<<10)])), Err: c.scrubError(err)}
 	}
 	if cap(body) <= maxPooledBody {
 		*buf = body
@@ -478,6 +491,9 @@ func decodeBody(resp *http.Response, body []byte, out any) error {
 			return nil
 		}
 	}
+	if err := checkBudget(body, out); err != nil {
+		return err
+	}
 	return json.Unmarshal(body, out)
 }
 
@@ -487,11 +503,11 @@ const maxPooledBody = 256 << 10
 
 // readCapped appends at most limit bytes of a response body to body; a longer body is an
 // error (and is cut at the limit). The buffer grows to Content-Length at once when the
-// server sends it.
+// server sends it, up to maxPrealloc: beyond that it grows as bytes arrive.
 func readCapped(resp *http.Response, limit int64, body []byte) ([]byte, error) {
 	size := 512
 	if n := resp.ContentLength; n > 0 && n <= limit {
-		size = int(n) + 1 // room to read the end of the body without growing
+		size = int(min(n+1, maxPrealloc)) // room to read the end of the body without growing
 	}
 	if cap(body) < size {
 		body = make([]byte, 0, size)
@@ -500,7 +516,20 @@ func readCapped(resp *http.Response, limit int64, body []byte) ([]byte, error) {
 	var err error
 	for err == nil {
 		if len(body) == cap(body) {
-			body = append(body, 0)[:len(body)]
+			if int64(len(body)) >= limit {
+				// Full at the cap: one more byte makes the body too long. A probe of its
+				// own keeps the buffer from growing past the cap only to find that out.
+				var probe [1]byte
+				var n int
+				for n == 0 && err == nil {
+					n, err = r.Read(probe[:])
+				}
+				if n > 0 {
+					return body[:limit], fmt.Errorf("body exceeds %d bytes", limit)
+				}
+				break
+			}
+			body = growBody(body, limit) // see limits.go
 		}
 		var n int
 		n, err = r.Read(body[len(body):cap(body)])
@@ -515,37 +544,8 @@ func readCapped(resp *http.Response, limit int64, body []byte) ([]byte, error) {
 	return body, err
 }
 
-// redact replaces the client's credentials in a body bound for an error, where a server
-// that echoes a request would otherwise put them.
-func (c *Client) redact(body []byte) []byte {
-	for _, s := range c.auth.secrets {
-		if bytes.Contains(body, []byte(s)) {
-			body = bytes.ReplaceAll(body, []byte(s), []byte("[REDACTED]"))
-		}
-	}
-	return body
-}
-
-// scrubError keeps a credential that some transport echoed out of the error's text.
-func (c *Client) scrubError(err error) error {
-	msg := err.Error()
-	for _, s := range c.auth.secrets {
-		if strings.Contains(msg, s) {
-			return &scrubbedError{msg: strings.ReplaceAll(msg, s, "[REDACTED]"), err: err}
-		}
-	}
-	return err
-}
-
-// scrubbedError is an error whose text had a credential removed. It still unwraps, so that
-// errors.Is(err, context.DeadlineExceeded) and the like keep working.
-type scrubbedError struct {
-	msg string
-	err error
-}
-
-func (e *scrubbedError) Error() string { return e.msg }
-func (e *scrubbedError) Unwrap() error { return e.err }
+// scrubError keeps a credential that some transport echoed out of an error's text.
+func (c *Client) scrubError(err error) error { return c.auth.redact.scrub(err) }
 
 // expandPath fills the pattern's {…} segments with escaped params. A parameter can never add
 // a path segment or climb out of its place: "/" is escaped and "." and ".." are refused.

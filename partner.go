@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"iter"
 	"mime"
@@ -172,34 +171,7 @@ func decodeList[T any](b []byte, list *[]T, raw *json.RawMessage, keys ...string
 	return nil
 }
 
-func listIn(b []byte, keys []string) (json.RawMessage, error) {
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 || b[0] != '{' {
-		return b, nil
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(b, &obj); err != nil {
-		return nil, err
-	}
-	for _, k := range keys {
-		if v, ok := obj[k]; ok {
-			return v, nil
-		}
-	}
-	var only json.RawMessage
-	for _, v := range obj {
-		if v = bytes.TrimSpace(v); len(v) > 0 && v[0] == '[' {
-			if only != nil {
-				return nil, errors.New("an object with several lists and none of the expected keys")
-			}
-			only = v
-		}
-	}
-	if only == nil {
-		return json.RawMessage("null"), nil
-	}
-	return only, nil
-}
+func listIn(b []byte, keys []string) (json.RawMessage, error) { return topLevelList(b, keys) }
 
 // Report is a report the partner requested.
 type Report struct {
@@ -283,18 +255,26 @@ func (d *ReportDownload) decodeResponse(resp *http.Response, body []byte) error 
 	}
 	d.ContentType = resp.Header.Get("Content-Type")
 	if mt, _, _ := mime.ParseMediaType(d.ContentType); mt == "application/json" {
-		var doc map[string]any
+		// Only these members are read: decoding the whole document into a map would cost
+		// many times its size in memory (see limits.go).
+		var doc struct {
+			URL         json.RawMessage `json:"url"`
+			DownloadURL json.RawMessage `json:"download_url"`
+			Link        json.RawMessage `json:"link"`
+			Location    json.RawMessage `json:"location"`
+		}
 		if err := json.Unmarshal(body, &doc); err != nil {
 			return err
 		}
-		for _, key := range []string{"url", "download_url", "link", "location"} {
-			if s, ok := doc[key].(string); ok && s != "" {
+		for _, raw := range []json.RawMessage{doc.URL, doc.DownloadURL, doc.Link, doc.Location} {
+			var s string
+			if json.Unmarshal(raw, &s) == nil && s != "" {
 				d.URL = s
 				return nil
 			}
 		}
 	}
-	d.Content = bytes.Clone(body) // body is the client's reusable buffer
+	d.Content = keepBody(body)
 	return nil
 }
 
@@ -304,8 +284,10 @@ func (s *PartnerService) Transactions(ctx context.Context, opt *PartnerTransacti
 }
 
 // AllTransactions iterates over the partner's transactions, following next_cursor. It stops
-// after the last page (a null cursor), on a cursor it has already seen, at the first error
-// (yielded once), or when the loop breaks. Each range starts afresh; the caller's options
+// after the last page (a null cursor), on a cursor it has already seen, on a page that
+// brings nothing new (empty, or the same as the one before), at the first error (yielded
+// once), or when the loop breaks. It fetches at most [DefaultMaxPages] pages, or what
+// [MaxPages] says, and yields [ErrPageLimit] when that cuts the listing short. Each range starts afresh; the caller's options
 // are not modified.
 func (s *PartnerService) AllTransactions(ctx context.Context, opt *PartnerTransactionsOptions, opts ...RequestOption) iter.Seq2[*Transaction, error] {
 	return followCursor(opt, func(page *PartnerTransactionsOptions, cursor int64) ([]Transaction, *int64, error) {
@@ -315,7 +297,7 @@ func (s *PartnerService) AllTransactions(ctx context.Context, opt *PartnerTransa
 			return nil, nil, err
 		}
 		return list.Transactions, list.NextCursor, nil
-	}, func(o *PartnerTransactionsOptions) int64 { return o.NextCursor })
+	}, func(o *PartnerTransactionsOptions) int64 { return o.NextCursor }, txIDOf, opts)
 }
 
 // Customers returns one page of the partner's customers.
@@ -332,13 +314,13 @@ func (s *PartnerService) AllCustomers(ctx context.Context, opt *PartnerCustomers
 			return nil, nil, err
 		}
 		return list.Customers, list.NextCursor, nil
-	}, func(o *PartnerCustomersOptions) int64 { return o.NextCursor })
+	}, func(o *PartnerCustomersOptions) int64 { return o.NextCursor }, func(c *Customer) int64 { return c.ID }, opts)
 }
 
 // followCursor yields the elements of page after page. Each range copies the caller's
 // options O and fetches each page with the cursor the previous one returned, until the
 // cursor is null or repeats.
-func followCursor[O, T any](opt *O, fetchPage func(page *O, cursor int64) ([]T, *int64, error), start func(*O) int64) iter.Seq2[*T, error] {
+func followCursor[O, T any](opt *O, fetchPage func(page *O, cursor int64) ([]T, *int64, error), start func(*O) int64, id func(*T) int64, opts []RequestOption) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
 		var page O
 		if opt != nil {
@@ -346,10 +328,15 @@ func followCursor[O, T any](opt *O, fetchPage func(page *O, cursor int64) ([]T, 
 		}
 		cursor := start(&page)
 		seen := map[int64]bool{}
+		guard := newPageGuard(opts) // see iterate.go
 		for {
 			items, next, err := fetchPage(&page, cursor)
 			if err != nil {
 				yield(nil, err)
+				return
+			}
+			// A page repeating the one before yields nothing again and ends the walk.
+			if !guard.progress(signature(items, id)) {
 				return
 			}
 			for i := range items {
@@ -358,6 +345,10 @@ func followCursor[O, T any](opt *O, fetchPage func(page *O, cursor int64) ([]T, 
 				}
 			}
 			if next == nil || seen[*next] || *next == cursor {
+				return
+			}
+			if ok, err := guard.more(); !ok {
+				yield(nil, err)
 				return
 			}
 			seen[cursor] = true

@@ -63,7 +63,7 @@ func (p *attemptPolicy) retryClient() *retryablehttp.Client {
 // the retry table.
 func (p *attemptPolicy) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
 	p.attempts++
-	p.c.limits.observe(p.endpoint, resp, p.slot, time.Now())
+	p.c.record(ctx, p.endpoint, resp, p.slot, time.Now())
 	p.slot = slot{}
 	switch {
 	case err != nil:
@@ -114,7 +114,7 @@ func (p *attemptPolicy) prepareRetry(req *http.Request) error { return p.acquire
 // wait beyond the maximum fails at once with a *RateLimitError that sent nothing.
 func (p *attemptPolicy) acquire(ctx context.Context) error {
 	for n := 0; ; n++ {
-		sl, wait, ok := p.c.limits.take(p.endpoint, time.Now())
+		sl, wait, ok := p.c.reserve(ctx, p.endpoint, time.Now())
 		if ok {
 			p.slot = sl
 			return nil
@@ -283,6 +283,33 @@ type allowance struct {
 type slot struct {
 	probe  bool   // the call holds the endpoint's probe slot
 	window uint64 // the window it was sent in
+	// shared says the reservation was made in the client's RateLimitStore, which names it
+	// id; otherwise it was made in the client's own memory.
+	shared bool
+	id     string
+}
+
+// reserve reserves one request on the endpoint: in the client's RateLimitStore when it has
+// one that answers, else in its own memory.
+func (c *Client) reserve(ctx context.Context, endpoint string, now time.Time) (slot, time.Duration, bool) {
+	if c.shared != nil {
+		if sl, wait, ok, used := c.shared.reserve(ctx, endpoint, now); used {
+			return sl, wait, ok
+		}
+	}
+	return c.limits.take(endpoint, now)
+}
+
+// record reports an attempt's answer (resp is nil when it got none) to whichever memory
+// reserved it. The client's own memory learns from every answer, so that it knows the
+// endpoint's state if the store goes away.
+func (c *Client) record(ctx context.Context, endpoint string, resp *http.Response, sl slot, now time.Time) {
+	if !sl.shared {
+		c.limits.observe(endpoint, resp, sl, now)
+		return
+	}
+	c.shared.record(ctx, endpoint, resp, sl, now)
+	c.limits.learn(endpoint, resp, now)
 }
 
 // maxProbeInterval bounds the spacing of probes of an exhausted endpoint whose reset time
@@ -309,11 +336,7 @@ func (l *endpointLimits) take(endpoint string, now time.Time) (sl slot, wait tim
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	a := l.get(endpoint)
-	if !a.resetAt.IsZero() && !now.Before(a.resetAt) { // a new window
-		a.resetAt = time.Time{}
-		a.known, a.remaining = a.limit > 0, a.limit
-		a.window, a.sent, a.lowest = a.window+1, 0, -1
-	}
+	a.roll(now)
 	switch {
 	case !a.known:
 	case a.remaining > 0:
@@ -333,11 +356,34 @@ func (l *endpointLimits) take(endpoint string, now time.Time) (sl slot, wait tim
 	return sl, 0, true
 }
 
+// roll starts a new window once the current one has reset.
+func (a *allowance) roll(now time.Time) {
+	if !a.resetAt.IsZero() && !now.Before(a.resetAt) {
+		a.resetAt = time.Time{}
+		a.known, a.remaining = a.limit > 0, a.limit
+		a.window, a.sent, a.lowest = a.window+1, 0, -1
+	}
+}
+
+// learn records the answer to a request this memory did not reserve (a RateLimitStore did),
+// as if it had been sent now by someone else on the account.
+func (l *endpointLimits) learn(endpoint string, resp *http.Response, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	a := l.get(endpoint)
+	a.roll(now)
+	a.inflight++
+	l.observeLocked(a, resp, slot{window: a.window}, now)
+}
+
 // observe records an attempt's answer (resp is nil when the attempt got none).
 func (l *endpointLimits) observe(endpoint string, resp *http.Response, sl slot, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	a := l.get(endpoint)
+	l.observeLocked(l.get(endpoint), resp, sl, now)
+}
+
+func (l *endpointLimits) observeLocked(a *allowance, resp *http.Response, sl slot, now time.Time) {
 	a.inflight = max(a.inflight-1, 0)
 	if sl.probe {
 		a.probing = false

@@ -265,7 +265,10 @@ type CancelInformation struct {
 //
 // With a Reference, Create never yields two transactions for one reference: after a failure
 // that may have created the transaction (a 5xx, a dropped connection, a timeout), it looks
-// the reference up and returns what it finds before trying again.
+// the reference up before trying again. What it finds counts only if the caller created it
+// (it is the partner party) or is the party the request named as itself, and its parties,
+// items, amounts and currency are the request's; otherwise Create returns an
+// *OutcomeUnknownError saying why, wrapping the failure, and never the transaction found.
 func (s *TransactionsService) Create(ctx context.Context, req *CreateTransactionRequest, opts ...RequestOption) (*Transaction, error) {
 	if req == nil {
 		return nil, fmt.Errorf("%w: nil CreateTransactionRequest", ErrInvalidArgument)
@@ -296,6 +299,11 @@ func (s *TransactionsService) Create(ctx context.Context, req *CreateTransaction
 		}
 		found, lookupErr := s.GetByReference(ctx, req.Reference, opts...)
 		if lookupErr == nil {
+			// Anyone may create a transaction under this reference that names the caller:
+			// only the caller's own, as requested, counts (see settle.go).
+			if why := createdMatches(req, found, s.client.actorOf(opts)); why != "" {
+				return nil, &OutcomeUnknownError{Method: k.method, Path: "transaction", Reason: fmt.Sprintf("transaction %d found under reference %q is not this request's: %s", found.ID, req.Reference, why), Err: ambiguous}
+			}
 			s.client.logger.LogAttrs(ctx, slog.LevelInfo, "escrow: create reconciled by reference",
 				slog.Int64("transaction_id", found.ID), slog.Int("attempt", attempt+1))
 			return found, nil
@@ -347,8 +355,10 @@ func (s *TransactionsService) List(ctx context.Context, opt *ListTransactionsOpt
 }
 
 // All iterates over every transaction, page after page, from opt.Page (default 1). It stops
-// after the last page, at the first error (yielded once), or when the loop breaks. The
-// caller's options are not modified.
+// after the last page, on a page that brings nothing new (empty, or the same as the one
+// before), at the first error (yielded once), or when the loop breaks. It fetches at most
+// [DefaultMaxPages] pages, or what [MaxPages] says, and yields [ErrPageLimit] when that
+// cuts the listing short. The caller's options are not modified.
 func (s *TransactionsService) All(ctx context.Context, opt *ListTransactionsOptions, opts ...RequestOption) iter.Seq2[*Transaction, error] {
 	return func(yield func(*Transaction, error) bool) {
 		var page ListTransactionsOptions
@@ -356,10 +366,15 @@ func (s *TransactionsService) All(ctx context.Context, opt *ListTransactionsOpti
 			page = *opt
 		}
 		page.Page = max(page.Page, 1)
+		guard := newPageGuard(opts) // see iterate.go
 		for {
 			list, err := s.List(ctx, &page, opts...)
 			if err != nil {
 				yield(nil, err)
+				return
+			}
+			// A page repeating the one before yields nothing again and ends the walk.
+			if !guard.progress(signature(list.Transactions, txIDOf)) {
 				return
 			}
 			for i := range list.Transactions {
@@ -367,7 +382,11 @@ func (s *TransactionsService) All(ctx context.Context, opt *ListTransactionsOpti
 					return
 				}
 			}
-			if len(list.Transactions) == 0 || page.Page >= list.PageCount {
+			if page.Page >= list.PageCount {
+				return
+			}
+			if ok, err := guard.more(); !ok {
+				yield(nil, err)
 				return
 			}
 			page.Page++
@@ -375,12 +394,16 @@ func (s *TransactionsService) All(ctx context.Context, opt *ListTransactionsOpti
 	}
 }
 
-// Act performs an action on the whole transaction and returns it updated.
+// Act performs an action on the whole transaction and returns it updated. After a failure
+// that may have performed it (a 5xx, a dropped connection, a timeout), Act reads the
+// transaction: the action's effect, the actor's, is a success; its provable absence sends
+// it again; anything else is an *OutcomeUnknownError. So do the other writes of this
+// service, each reading its own state (see settle.go).
 func (s *TransactionsService) Act(ctx context.Context, id int64, req *ActionRequest, opts ...RequestOption) (*Transaction, error) {
 	if req == nil || req.Action == "" {
 		return nil, fmt.Errorf("%w: an ActionRequest with an Action is required", ErrInvalidArgument)
 	}
-	return fetch[Transaction](ctx, s.client, call{method: http.MethodPatch, pattern: "transaction/{id}", params: []any{id}, body: req, opts: opts})
+	return s.settleAction(ctx, id, 0, req, opts) // see settle.go
 }
 
 // ActOnItem performs an action on one item (milestone transactions act per item) and
@@ -389,7 +412,7 @@ func (s *TransactionsService) ActOnItem(ctx context.Context, id, itemID int64, r
 	if req == nil || req.Action == "" {
 		return nil, fmt.Errorf("%w: an ActionRequest with an Action is required", ErrInvalidArgument)
 	}
-	return fetch[Transaction](ctx, s.client, call{method: http.MethodPatch, pattern: "transaction/{id}/item/{item_id}", params: []any{id, itemID}, body: req, opts: opts})
+	return s.settleAction(ctx, id, itemID, req, opts) // see settle.go
 }
 
 // Agree records the caller's (or, with AsCustomer, a party's) agreement to the terms.
@@ -541,7 +564,7 @@ func (s *TransactionsService) SelectDisbursementMethod(ctx context.Context, id i
 	if method == nil {
 		return nil, fmt.Errorf("%w: nil DisbursementMethod", ErrInvalidArgument)
 	}
-	return fetch[DisbursementMethods](ctx, s.client, call{method: http.MethodPatch, pattern: "transaction/{id}/disbursement_methods", params: []any{id}, body: method, opts: opts})
+	return s.settleDisbursement(ctx, id, method, call{method: http.MethodPatch, pattern: "transaction/{id}/disbursement_methods", params: []any{id}, body: method, opts: opts})
 }
 
 // GetPaymentMethods returns how the buyer can fund the transaction. A partner may call it
@@ -557,7 +580,7 @@ func (s *TransactionsService) ChoosePaymentMethod(ctx context.Context, id int64,
 	if in == nil {
 		in = &ChoosePaymentMethodRequest{}
 	}
-	return fetch[LandingPage](ctx, s.client, call{method: http.MethodPost, pattern: "transaction/{id}/payment_methods/{payment_method_name}", params: []any{id, string(method)}, body: in, opts: opts})
+	return s.settleChoosePayment(ctx, id, call{method: http.MethodPost, pattern: "transaction/{id}/payment_methods/{payment_method_name}", params: []any{id, string(method)}, body: in, opts: opts})
 }
 
 // GetWireTransferDetails returns where to wire the funds for this transaction.
@@ -599,7 +622,7 @@ func (w *WireSent) decodeResponse(_ *http.Response, body []byte) error {
 
 // MarkWireSent tells the API that the buyer has started the wire at their bank.
 func (s *TransactionsService) MarkWireSent(ctx context.Context, id int64, opts ...RequestOption) (*WireSent, error) {
-	return fetch[WireSent](ctx, s.client, call{method: http.MethodPost, pattern: "transaction/{id}/payment_methods/wire_transfer", params: []any{id}, opts: opts})
+	return s.settleWireSent(ctx, id, call{method: http.MethodPost, pattern: "transaction/{id}/payment_methods/wire_transfer", params: []any{id}, opts: opts}) // see settle.go
 }
 
 // GetWebLink returns a page of the provider's website where a party completes an action of

@@ -151,8 +151,9 @@ func createTest(t *testing.T, creates, lookups []httpmock.Responder) (c *Client,
 }
 
 var (
-	created  = respond(201, `{"id": 77, "reference": "order-1042"}`)
-	found    = respond(200, `{"id": 77, "reference": "order-1042"}`)
+	created = respond(201, `{"id": 77, "reference": "order-1042"}`)
+	// found is carSale as the API renders it to its creator (the partner party is "me").
+	found    = respond(200, carSaleAsRendered(77))
 	notFound = respond(404, `{"error": "not found"}`)
 	reset    = fail(&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET})
 	refused  = fail(&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED})

@@ -37,7 +37,8 @@ func (s *WebhooksService) Create(ctx context.Context, customer CustomerRef, rawU
 	if u, err := url.Parse(rawURL); err != nil || !u.IsAbs() || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, fmt.Errorf("%w: webhook URL %q must be an absolute http(s) URL", ErrInvalidArgument, rawURL)
 	}
-	return fetch[Webhook](ctx, s.client, call{method: http.MethodPost, pattern: "customer/{customer_id}/webhook", params: []any{customer}, body: &Webhook{URL: rawURL}, opts: opts})
+	// After an ambiguous failure the customer's webhooks are read before sending again.
+	return s.settleWebhook(ctx, customer, rawURL, call{method: http.MethodPost, pattern: "customer/{customer_id}/webhook", params: []any{customer}, body: &Webhook{URL: rawURL}, opts: opts})
 }
 
 // List returns a customer's webhooks.

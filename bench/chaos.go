@@ -41,21 +41,24 @@ type ChaosConfig struct {
 // DefaultChaos is what `go run ./bench/chaos` uses without flags.
 var DefaultChaos = ChaosConfig{Ops: 2000, FaultRate: 0.2, Workers: 8, Timeout: 200 * time.Millisecond, Seed: 1, RateLimit: 1_000_000}
 
-// ChaosResult is what a chaos run found. Every count but Ops is checked against the
-// emulator's own state, read without faults after the run, not against what the SDK said.
+// ChaosResult is what a chaos run found. Every count but Ops, Unknown and Errors is checked
+// against the emulator's own state, read without faults after the run, not against what the
+// SDK said.
 type ChaosResult struct {
 	// Ops is the number of SDK calls made.
 	Ops int
 	// Creates is the number of Create calls; Created the number of distinct references
-	// the emulator holds; Duplicates the transactions beyond the first for a reference.
+	// the emulator holds; Duplicates the effects beyond one per write: transactions per
+	// reference, webhooks per URL, saved disbursement methods per account, wires marked
+	// per transaction.
 	Creates, Created, Duplicates int
-	// Lost counts calls that returned success whose effect the emulator does not show:
-	// a created transaction missing or different, an action not applied.
+	// Lost counts calls that returned success whose effect the emulator does not show.
 	Lost int
-	// Phantoms counts calls that returned an error saying they were not performed whose
-	// effect the emulator nevertheless shows.
+	// Phantoms counts writes whose every call returned an error saying it was not
+	// performed, whose effect the emulator nevertheless shows.
 	Phantoms int
-	// Unknown counts calls whose error said the outcome is unknown (either way is right).
+	// Unknown counts calls whose error said the outcome is unknown: an
+	// escrow.ErrOutcomeUnknown, a 5xx or a transport error that may have been performed.
 	Unknown int
 	// Inconsistent counts fundings the emulator refused although the SDK had confirmed
 	// that both parties agreed.
@@ -65,28 +68,34 @@ type ChaosResult struct {
 	// GoroutinesLeaked is how many more goroutines run after the run, its server closed
 	// and connections released, than before it.
 	GoroutinesLeaked int
-	// Errors counts the errors returned, by type.
-	Errors map[string]int
+	// Errors counts the errors returned to the caller, by type; ErrorCalls is their sum.
+	Errors     map[string]int
+	ErrorCalls int
+	// Writes counts the calls of each covered write.
+	Writes map[string]int
 	// Untyped holds up to five untyped errors' texts, to say what they were.
 	Untyped []string
-	// Completed counts transactions whose goods were accepted.
+	// Completed counts transactions whose flow reached its last step.
 	Completed int
-	// Attempts are requests the SDK sent, retries included; NoAnswer those that got no
-	// HTTP answer (dropped or timed out).
+	// Attempts are requests the SDK sent, retries and settling reads included; NoAnswer
+	// those that got no HTTP answer (dropped or timed out).
 	Attempts, NoAnswer int64
 	Elapsed            time.Duration
 }
 
 // String is the result as one line of key=value pairs, the required ones first.
 func (r ChaosResult) String() string {
-	kinds := make([]string, 0, len(r.Errors))
-	for k, n := range r.Errors {
-		kinds = append(kinds, fmt.Sprintf("%s:%d", k, n))
+	kv := func(m map[string]int) string {
+		kinds := make([]string, 0, len(m))
+		for k, n := range m {
+			kinds = append(kinds, fmt.Sprintf("%s:%d", k, n))
+		}
+		sort.Strings(kinds)
+		return strings.Join(kinds, ",")
 	}
-	sort.Strings(kinds)
-	return fmt.Sprintf("ops=%d created=%d duplicates=%d lost=%d untyped_errors=%d goroutines_leaked=%d creates=%d phantoms=%d inconsistent=%d unknown_outcome=%d accepted=%d attempts=%d no_answer=%d errors=%s elapsed_s=%.1f",
-		r.Ops, r.Created, r.Duplicates, r.Lost, r.UntypedErrors, r.GoroutinesLeaked,
-		r.Creates, r.Phantoms, r.Inconsistent, r.Unknown, r.Completed, r.Attempts, r.NoAnswer, strings.Join(kinds, ","), r.Elapsed.Seconds())
+	return fmt.Sprintf("ops=%d created=%d duplicates=%d lost=%d phantoms=%d unknown_outcome=%d errors_to_caller=%d untyped_errors=%d goroutines_leaked=%d creates=%d inconsistent=%d finished=%d attempts=%d no_answer=%d errors=%s writes=%s elapsed_s=%.1f",
+		r.Ops, r.Created, r.Duplicates, r.Lost, r.Phantoms, r.Unknown, r.ErrorCalls, r.UntypedErrors, r.GoroutinesLeaked,
+		r.Creates, r.Inconsistent, r.Completed, r.Attempts, r.NoAnswer, kv(r.Errors), kv(r.Writes), r.Elapsed.Seconds())
 }
 
 // faultKinds are the faults a chaos run injects, each on every API request with the
@@ -103,49 +112,74 @@ func faultKinds(timeout time.Duration) []escrowtest.Fault {
 	}
 }
 
-// step is one stage of the lifecycle a chaos worker drives a transaction through.
-type step int
+// flow is the path a transaction takes, chosen by its number.
+type flow int
 
 const (
-	stepCreated step = iota
-	stepBuyerAgreed
-	stepSellerAgreed
-	stepFunded
-	stepShipped
-	stepReceived
-	stepAccepted
+	flowAccept    flow = iota // pay by wire or card, ship, receive, accept
+	flowReturn                // ... reject, ship back, receive back, accept or reject the return
+	flowCancel                // agree, then cancelled by the partner
+	flowMilestone             // two milestones, each shipped, received and accepted as an item
 )
+
+func flowOf(n int64) flow {
+	switch {
+	case n%10 == 3:
+		return flowCancel
+	case n%10 == 5 || n%10 == 8:
+		return flowMilestone
+	case n%4 == 1:
+		return flowReturn
+	}
+	return flowAccept
+}
+
+// stepRecord is what the harness saw of one write of one transaction: how its calls
+// ended, and how to tell from the emulator's state whether it took effect (nil when the
+// state does not show it).
+type stepRecord struct {
+	name string
+	has  func(w *wireState) bool
+	// ok counts calls that returned success, refused those whose error said the write
+	// was not performed, other the rest (outcome unknown).
+	ok, refused, other int
+}
 
 // chaosTx is what the harness believes about one transaction, from the SDK's answers.
 type chaosTx struct {
-	ref string
-	id  int64 // 0 until known
-	// done is the last step whose call returned success.
-	done    step
-	hasDone bool
-	// refused counts, per step, calls that returned an error saying they were not
-	// performed; other counts the rest (successes and unknown outcomes). A step with
-	// refusals only must not show in the emulator.
-	refused, other map[step]int
+	n     int64
+	ref   string
+	flow  flow
+	id    int64 // 0 until known
+	steps []*stepRecord
+	// finished is set when the last step of the flow returned success.
+	finished bool
+	// webhook is the URL registered for this transaction, "" when none was, by hookAcct.
+	webhook  string
+	hookAcct escrowtest.Account
+	// account is the bank account number of the disbursement method added for it.
+	account string
+	wire    bool // MarkWireSent was called
 }
 
 // chaosRun holds a run's shared state.
 type chaosRun struct {
-	cfg            ChaosConfig
-	srv            *escrowtest.Server
-	partner, buyer *escrow.Client
-	buyerEmail     string
-	sellerEmail    string
-	ops            atomic.Int64
+	cfg                   ChaosConfig
+	srv                   *escrowtest.Server
+	partner, buyer, sell  *escrow.Client
+	buyerEmail, sellEmail string
+	partnerAcct, sellAcct escrowtest.Account
+	opts                  []escrow.Option
+	ops                   atomic.Int64
 
-	mu       sync.Mutex
-	txs      []*chaosTx
-	errKinds map[string]int
-	untyped  []string
-	nUntyped int
-	unknown  int
-	// inconsistent counts fundings the emulator refused after the SDK confirmed both
-	// agreements.
+	mu           sync.Mutex
+	txs          []*chaosTx
+	errKinds     map[string]int
+	errCalls     int
+	writes       map[string]int
+	untyped      []string
+	nUntyped     int
+	unknown      int
 	inconsistent int
 }
 
@@ -184,21 +218,23 @@ func runChaos(ctx context.Context, cfg ChaosConfig) (ChaosResult, error) {
 	// would hold every worker for up to a minute. Pacing is RunPacing's subject.
 	srv := escrowtest.NewServer(escrowtest.WithRateLimit(cfg.RateLimit, time.Second), escrowtest.WithSeed(cfg.Seed))
 	defer srv.Close()
-	r := &chaosRun{cfg: cfg, srv: srv, buyerEmail: "buyer@chaos.test", sellerEmail: "seller@chaos.test", errKinds: map[string]int{}}
-	partnerAcct := srv.AddPartner("partner@chaos.test")
+	r := &chaosRun{cfg: cfg, srv: srv, buyerEmail: "buyer@chaos.test", sellEmail: "seller@chaos.test", errKinds: map[string]int{}, writes: map[string]int{}}
+	r.partnerAcct = srv.AddPartner("partner@chaos.test")
 	buyerAcct := srv.AddCustomer(r.buyerEmail)
-	srv.AddCustomer(r.sellerEmail)
+	r.sellAcct = srv.AddCustomer(r.sellEmail)
 
 	counter := &countingTransport{next: srv.Client().Transport}
 	defer counter.CloseIdleConnections()
 	hc := &http.Client{Transport: counter, Timeout: cfg.Timeout}
-	var err error
-	opts := []escrow.Option{escrow.WithBaseURL(srv.URL), escrow.WithHTTPClient(hc), escrow.WithMaxWait(2 * time.Second)}
-	if r.partner, err = escrow.NewClient(partnerAcct.Email, partnerAcct.APIKey, opts...); err != nil {
-		return ChaosResult{}, err
-	}
-	if r.buyer, err = escrow.NewClient(buyerAcct.Email, buyerAcct.APIKey, opts...); err != nil {
-		return ChaosResult{}, err
+	r.opts = []escrow.Option{escrow.WithBaseURL(srv.URL), escrow.WithHTTPClient(hc), escrow.WithMaxWait(2 * time.Second)}
+	for _, c := range []struct {
+		dst  **escrow.Client
+		acct escrowtest.Account
+	}{{&r.partner, r.partnerAcct}, {&r.buyer, buyerAcct}, {&r.sell, r.sellAcct}} {
+		var err error
+		if *c.dst, err = escrow.NewClient(c.acct.Email, c.acct.APIKey, r.opts...); err != nil {
+			return ChaosResult{}, err
+		}
 	}
 
 	if cfg.FaultRate > 0 {
@@ -219,7 +255,8 @@ func runChaos(ctx context.Context, cfg ChaosConfig) (ChaosResult, error) {
 	for range cfg.Workers {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				t := &chaosTx{ref: fmt.Sprintf("chaos-%06d", next.Add(1)), refused: map[step]int{}, other: map[step]int{}}
+				n := next.Add(1)
+				t := &chaosTx{n: n, ref: fmt.Sprintf("chaos-%06d", n), flow: flowOf(n)}
 				if !r.drive(ctx, t) {
 					return
 				}
@@ -231,7 +268,7 @@ func runChaos(ctx context.Context, cfg ChaosConfig) (ChaosResult, error) {
 		return ChaosResult{}, err
 	}
 	srv.ClearFaults()
-	res, err := r.verify(ctx, srv, partnerAcct)
+	res, err := r.verify(ctx)
 	res.Attempts, res.NoAnswer = counter.attempts.Load(), counter.noAnswer.Load()
 	return res, err
 }
@@ -239,132 +276,234 @@ func runChaos(ctx context.Context, cfg ChaosConfig) (ChaosResult, error) {
 // op reserves one SDK call from the budget.
 func (r *chaosRun) op() bool { return r.ops.Add(1) <= int64(r.cfg.Ops) }
 
+// do makes one SDK call for a write of t, once: the SDK settles ambiguous failures itself,
+// so a user has nothing to add. It reports whether the call succeeded, and false with
+// stop when the budget is spent.
+func (r *chaosRun) do(t *chaosTx, name string, has func(*wireState) bool, call func() error) (ok, stop bool) {
+	if !r.op() {
+		return false, true
+	}
+	rec := &stepRecord{name: name, has: has}
+	r.mu.Lock()
+	t.steps = append(t.steps, rec)
+	r.writes[name]++
+	r.mu.Unlock()
+	err := call()
+	notPerformed := r.classify(err)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case err == nil:
+		rec.ok++
+	case notPerformed:
+		rec.refused++
+	default:
+		rec.other++
+	}
+	return err == nil, false
+}
+
 // drive takes one transaction as far as it goes; it reports false when the budget is spent.
 func (r *chaosRun) drive(ctx context.Context, t *chaosTx) bool {
-	if !r.op() {
-		return false
-	}
 	r.mu.Lock()
 	r.txs = append(r.txs, t)
 	r.mu.Unlock()
-	tx, err := r.partner.Transactions.Create(ctx, merchandise(r.buyerEmail, r.sellerEmail, t.ref))
-	if r.record(t, stepCreated, err) {
-		t.id = tx.ID
-		if tx.Reference != t.ref {
-			// The SDK handed back some other transaction: as good as lost.
-			t.hasDone = false
-			r.untypedf("create %s answered reference %q", t.ref, tx.Reference)
-			return true
-		}
-	} else {
-		if !r.op() {
-			return false
-		}
-		// The create may have happened: find it, as a user would, before moving on.
-		found, err := r.partner.Transactions.GetByReference(ctx, t.ref)
-		if r.classify(err); err != nil {
-			return true
-		}
-		t.id = found.ID
+	as := func(email string) []escrow.RequestOption { return []escrow.RequestOption{escrow.AsCustomer(email)} }
+	tx := func(f func() (*escrow.Transaction, error)) func() error {
+		return func() error { _, err := f(); return err }
 	}
 
-	as := func(email string) []escrow.RequestOption { return []escrow.RequestOption{escrow.AsCustomer(email)} }
-	actions := []struct {
-		s  step
-		do func() error
-	}{
-		{stepBuyerAgreed, func() error { _, err := r.partner.Transactions.Agree(ctx, t.id, as(r.buyerEmail)...); return err }},
-		{stepSellerAgreed, func() error { _, err := r.partner.Transactions.Agree(ctx, t.id, as(r.sellerEmail)...); return err }},
-		{stepFunded, nil},
-		{stepShipped, func() error {
-			info := &escrow.ShippingInformation{TrackingInformation: &escrow.TrackingInformation{Carrier: "UPS", TrackingID: "1Z" + t.ref}}
-			_, err := r.partner.Transactions.Ship(ctx, t.id, info, as(r.sellerEmail)...)
+	// One transaction in five registers a webhook first, each in an account of its own:
+	// the emulator allows 20 per customer.
+	if t.n%5 == 0 {
+		url := "https://hooks.chaos.test/" + t.ref
+		t.hookAcct = r.srv.AddCustomer("hooks-" + t.ref + "@chaos.test")
+		hc, err := escrow.NewClient(t.hookAcct.Email, t.hookAcct.APIKey, r.opts...)
+		if err != nil {
+			r.untypedf("client for %s: %v", t.hookAcct.Email, err)
+			return true
+		}
+		t.webhook = url
+		if _, stop := r.do(t, "webhook", func(w *wireState) bool { return w.webhooks[url] > 0 }, func() error {
+			_, err := hc.Webhooks.Create(ctx, escrow.Me, url)
 			return err
-		}},
-		{stepReceived, func() error { _, err := r.partner.Transactions.Receive(ctx, t.id, as(r.buyerEmail)...); return err }},
-		// The API refuses accept As-Customer: the buyer accepts with its own key.
-		{stepAccepted, func() error { _, err := r.buyer.Transactions.Accept(ctx, t.id); return err }},
+		}); stop {
+			return false
+		}
 	}
-	for _, a := range actions {
-		if a.do == nil { // funding is the emulator's, not an API call
-			if err := r.srv.ApprovePayment(t.id); err != nil {
-				// Both agreements were confirmed through the SDK, yet the emulator
-				// disagrees: the SDK's answer was wrong.
-				r.mu.Lock()
-				r.inconsistent++
-				r.mu.Unlock()
-				return true
-			}
+
+	req := merchandise(r.buyerEmail, r.sellEmail, t.ref)
+	if t.flow == flowMilestone {
+		req = milestones(r.buyerEmail, r.sellEmail, t.ref)
+	}
+	var created *escrow.Transaction
+	ok, stop := r.do(t, "create", func(w *wireState) bool { return w.tx != nil }, func() error {
+		var err error
+		created, err = r.partner.Transactions.Create(ctx, req)
+		return err
+	})
+	if stop || !ok {
+		return !stop
+	}
+	if created.Reference != t.ref {
+		r.untypedf("create %s answered reference %q", t.ref, created.Reference)
+		return true
+	}
+	t.id = created.ID
+	id := t.id
+
+	steps := []struct {
+		name string
+		has  func(*wireState) bool
+		call func() error
+	}{
+		{"agree", agreedBy("buyer"), tx(func() (*escrow.Transaction, error) { return r.partner.Transactions.Agree(ctx, id, as(r.buyerEmail)...) })},
+	}
+	if t.flow == flowCancel {
+		steps = append(steps, struct {
+			name string
+			has  func(*wireState) bool
+			call func() error
+		}{"cancel", func(w *wireState) bool { return w.tx.IsCancelled }, tx(func() (*escrow.Transaction, error) {
+			return r.partner.Transactions.Cancel(ctx, id, "chaos")
+		})})
+		return r.run(t, steps)
+	}
+	steps = append(steps, struct {
+		name string
+		has  func(*wireState) bool
+		call func() error
+	}{"agree", agreedBy("seller"), tx(func() (*escrow.Transaction, error) { return r.partner.Transactions.Agree(ctx, id, as(r.sellEmail)...) })})
+	if t.n%2 == 0 {
+		t.wire = true
+		steps = append(steps, struct {
+			name string
+			has  func(*wireState) bool
+			call func() error
+		}{"mark_wire_sent", func(w *wireState) bool { return w.wiresSent > 0 }, func() error {
+			_, err := r.partner.Transactions.MarkWireSent(ctx, id, as(r.buyerEmail)...)
+			return err
+		}})
+	} else {
+		// The choice leaves nothing in the state to check: its outcomes are counted only.
+		steps = append(steps, struct {
+			name string
+			has  func(*wireState) bool
+			call func() error
+		}{"choose_payment_method", nil, func() error {
+			_, err := r.partner.Transactions.ChoosePaymentMethod(ctx, id, escrow.PaymentCreditCard, nil, as(r.buyerEmail)...)
+			return err
+		}})
+	}
+	if !r.run(t, steps) || !t.lastOK() {
+		return r.ops.Load() <= int64(r.cfg.Ops)
+	}
+	// Funding is the emulator's, not an API call.
+	if err := r.srv.ApprovePayment(id); err != nil {
+		r.mu.Lock()
+		r.inconsistent++ // both agreements were confirmed through the SDK
+		r.mu.Unlock()
+		return true
+	}
+	t.account = fmt.Sprintf("9%09d", t.n)
+	account := t.account
+	steps = steps[:0]
+	steps = append(steps, struct {
+		name string
+		has  func(*wireState) bool
+		call func() error
+	}{"select_disbursement_method", func(w *wireState) bool { return w.selected == account }, func() error {
+		_, err := r.sell.Transactions.SelectDisbursementMethod(ctx, id, &escrow.DisbursementMethod{
+			Type: escrow.DisbursementWireTransfer, AccountName: "Chaos Seller", BankName: "Chaos Bank",
+			BankSwiftCode: "CHAOUS33", BankAccountNumber: account,
+		})
+		return err
+	}})
+	type stepT = struct {
+		name string
+		has  func(*wireState) bool
+		call func() error
+	}
+	goods := func(name string, item int, flag string, c *escrow.Client, opts []escrow.RequestOption) stepT {
+		act := escrow.Action(name)
+		has := func(w *wireState) bool { return len(w.tx.Items) > item && w.tx.Items[item].Status[flag] }
+		if t.flow == flowMilestone {
+			return stepT{"item_" + name, has, tx(func() (*escrow.Transaction, error) {
+				return c.Transactions.ActOnItem(ctx, id, created.Items[item].ID, &escrow.ActionRequest{Action: act}, opts...)
+			})}
+		}
+		return stepT{name, has, tx(func() (*escrow.Transaction, error) {
+			return c.Transactions.Act(ctx, id, &escrow.ActionRequest{Action: act}, opts...)
+		})}
+	}
+	items := 1
+	if t.flow == flowMilestone {
+		items = len(created.Items)
+	}
+	for i := range items {
+		steps = append(steps,
+			goods("ship", i, "shipped", r.partner, as(r.sellEmail)),
+			goods("receive", i, "received", r.partner, as(r.buyerEmail)))
+		if t.flow != flowReturn {
+			// The API refuses accept As-Customer: the buyer accepts with its own key.
+			steps = append(steps, goods("accept", i, "accepted", r.buyer, nil))
 			continue
 		}
-		done := false
-		for try := 0; try < 3 && !done; try++ {
-			if !r.op() {
-				return false
-			}
-			if r.record(t, a.s, a.do()) {
-				done = true
-				break
-			}
-			// The action may have been performed although it failed: look before trying
-			// again, since a repeated action is refused (400) once it has been done.
-			if !r.op() {
-				return false
-			}
-			cur, err := r.partner.Transactions.Get(ctx, t.id)
-			r.classify(err)
-			done = err == nil && reached(cur, a.s)
+		steps = append(steps,
+			goods("reject", i, "rejected", r.partner, as(r.buyerEmail)),
+			goods("ship_return", i, "shipped_returned", r.partner, as(r.buyerEmail)),
+			goods("receive_return", i, "received_returned", r.partner, as(r.sellEmail)))
+		// accept_return and reject_return are the seller's own: not delegable.
+		if t.n%8 == 1 {
+			steps = append(steps, goods("reject_return", i, "rejected_returned", r.sell, nil))
+		} else {
+			steps = append(steps, goods("accept_return", i, "accepted_returned", r.sell, nil))
 		}
-		if !done {
-			return true
+	}
+	return r.run(t, steps)
+}
+
+// run makes the calls of steps in order until one fails; it reports false when the budget
+// is spent, and marks the transaction finished when the last succeeded.
+func (r *chaosRun) run(t *chaosTx, steps []struct {
+	name string
+	has  func(*wireState) bool
+	call func() error
+}) bool {
+	for i, s := range steps {
+		ok, stop := r.do(t, s.name, s.has, s.call)
+		if stop {
+			return false
+		}
+		if !ok {
+			return true // a user stops at an error: the SDK already settled what it could
+		}
+		if i == len(steps)-1 {
+			r.mu.Lock()
+			t.finished = t.flow == flowCancel || s.name == "accept" || s.name == "item_accept" ||
+				s.name == "accept_return" || s.name == "reject_return" || s.name == "item_accept_return" || s.name == "item_reject_return"
+			r.mu.Unlock()
 		}
 	}
 	return true
 }
 
-// reached reports whether a transaction, as the SDK decoded it, shows step s done.
-func reached(tx *escrow.Transaction, s step) bool {
-	if len(tx.Items) == 0 {
+// lastOK reports whether the last step recorded succeeded.
+func (t *chaosTx) lastOK() bool { return len(t.steps) > 0 && t.steps[len(t.steps)-1].ok > 0 }
+
+func agreedBy(role string) func(*wireState) bool {
+	return func(w *wireState) bool {
+		for _, p := range w.tx.Parties {
+			if p.Role == role {
+				return p.Agreed
+			}
+		}
 		return false
 	}
-	buyer, _ := tx.Party(escrow.RoleBuyer)
-	seller, _ := tx.Party(escrow.RoleSeller)
-	st := tx.Items[0].Status
-	switch s {
-	case stepBuyerAgreed:
-		return buyer.Agreed
-	case stepSellerAgreed:
-		return seller.Agreed
-	case stepShipped:
-		return st.Shipped
-	case stepReceived:
-		return st.Received
-	case stepAccepted:
-		return st.Accepted
-	}
-	return false
 }
 
-// record notes the outcome of the call for step s and reports whether it succeeded.
-func (r *chaosRun) record(t *chaosTx, s step, err error) bool {
-	known := r.classify(err)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	switch {
-	case err == nil:
-		t.done, t.hasDone = s, true
-		t.other[s]++
-		return true
-	case known:
-		t.refused[s]++
-	default:
-		t.other[s]++
-	}
-	return false
-}
-
-// classify counts an error by type; it reports whether the error says for certain that
-// the request was not performed.
+// classify counts an error returned to the caller by type; it reports whether the error
+// says for certain that the request was not performed.
 func (r *chaosRun) classify(err error) (notPerformed bool) {
 	if err == nil {
 		return false
@@ -378,6 +517,8 @@ func (r *chaosRun) classify(err error) (notPerformed bool) {
 	)
 	kind := ""
 	switch {
+	case errors.Is(err, escrow.ErrOutcomeUnknown):
+		kind = "outcome_unknown"
 	case errors.As(err, &rl):
 		kind, notPerformed = "ratelimit", true // refused, never performed
 	case errors.As(err, &ve):
@@ -397,6 +538,7 @@ func (r *chaosRun) classify(err error) (notPerformed bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.errKinds[kind]++
+	r.errCalls++
 	if !notPerformed {
 		r.unknown++
 	}
@@ -415,13 +557,15 @@ func (r *chaosRun) untypedf(format string, args ...any) {
 // wireTx is a transaction as the emulator renders it to the partner, decoded here with
 // encoding/json rather than the SDK, so that the check does not trust the code it checks.
 type wireTx struct {
-	ID        int64  `json:"id"`
-	Reference string `json:"reference"`
-	Parties   []struct {
+	ID          int64  `json:"id"`
+	Reference   string `json:"reference"`
+	IsCancelled bool   `json:"is_cancelled"`
+	Parties     []struct {
 		Role   string `json:"role"`
 		Agreed bool   `json:"agreed"`
 	} `json:"parties"`
 	Items []struct {
+		ID       int64 `json:"id"`
 		Schedule []struct {
 			Status struct {
 				Secured bool `json:"secured"`
@@ -431,65 +575,58 @@ type wireTx struct {
 	} `json:"items"`
 }
 
-// has reports whether the emulator's transaction shows step s done.
-func (w wireTx) has(s step) bool {
-	if len(w.Items) == 0 {
-		return false
-	}
-	agreed := func(role string) bool {
-		for _, p := range w.Parties {
-			if p.Role == role {
-				return p.Agreed
-			}
-		}
-		return false
-	}
-	st := w.Items[0].Status
-	switch s {
-	case stepCreated:
-		return true
-	case stepBuyerAgreed:
-		return agreed("buyer")
-	case stepSellerAgreed:
-		return agreed("seller")
-	case stepFunded:
-		return len(w.Items[0].Schedule) > 0 && w.Items[0].Schedule[0].Status.Secured
-	case stepShipped:
-		return st["shipped"]
-	case stepReceived:
-		return st["received"]
-	case stepAccepted:
-		return st["accepted"]
-	}
-	return false
+// wireState is what the emulator shows of one chaos transaction and its side effects.
+type wireState struct {
+	tx        *wireTx
+	webhooks  map[string]int // registered URLs of the transaction's webhook account
+	wiresSent int            // payment_sent entries in the timeline
+	selected  string         // the account number of the seller's selected method
 }
 
-// verify reads every transaction the partner created, with plain net/http and no faults,
-// and compares the emulator's state with what the SDK's answers claimed.
-func (r *chaosRun) verify(ctx context.Context, srv *escrowtest.Server, acct escrowtest.Account) (ChaosResult, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"partner/transactions", nil)
+// getJSON reads a path of the emulator as acct, with plain net/http.
+func (r *chaosRun) getJSON(ctx context.Context, acct escrowtest.Account, path string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.srv.URL+path, nil)
 	if err != nil {
-		return ChaosResult{}, err
+		return err
 	}
 	req.SetBasicAuth(acct.Email, acct.APIKey)
-	resp, err := srv.Client().Do(req)
+	resp, err := r.srv.Client().Do(req)
 	if err != nil {
-		return ChaosResult{}, fmt.Errorf("bench: chaos: listing: %w", err)
+		return fmt.Errorf("bench: chaos: %s: %w", path, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
-		return ChaosResult{}, fmt.Errorf("bench: chaos: listing: %s: %s", resp.Status, b)
+		return fmt.Errorf("bench: chaos: %s: %s: %s", path, resp.Status, b)
 	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// verify reads every transaction the partner created, the partner's webhooks, the
+// seller's saved methods and, where the run touched them, timelines and selected methods,
+// with plain net/http and no faults, and compares them with what the SDK's answers claimed.
+func (r *chaosRun) verify(ctx context.Context) (ChaosResult, error) {
 	var list struct {
 		Transactions []wireTx `json:"transactions"`
 		NextCursor   *int64   `json:"next_cursor"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
-		return ChaosResult{}, fmt.Errorf("bench: chaos: listing: %w", err)
+	if err := r.getJSON(ctx, r.partnerAcct, "partner/transactions", &list); err != nil {
+		return ChaosResult{}, err
 	}
 	if list.NextCursor != nil {
 		return ChaosResult{}, errors.New("bench: chaos: the listing without a limit was paged")
+	}
+	var saved struct {
+		Saved []struct {
+			BankAccountNumber string `json:"bank_account_number"`
+		} `json:"saved_disbursement_methods"`
+	}
+	if err := r.getJSON(ctx, r.sellAcct, "customer/me/disbursement_methods", &saved); err != nil {
+		return ChaosResult{}, err
+	}
+	savedByAccount := map[string]int{}
+	for _, m := range saved.Saved {
+		savedByAccount[m.BankAccountNumber]++
 	}
 
 	byRef := map[string][]wireTx{}
@@ -500,31 +637,88 @@ func (r *chaosRun) verify(ctx context.Context, srv *escrowtest.Server, acct escr
 	defer r.mu.Unlock()
 	res := ChaosResult{
 		Ops:     int(min(r.ops.Load(), int64(r.cfg.Ops))),
-		Creates: len(r.txs), Created: len(byRef),
-		UntypedErrors: r.nUntyped, Untyped: r.untyped, Unknown: r.unknown, Errors: r.errKinds,
-		Inconsistent: r.inconsistent,
+		Creates: 0, Created: len(byRef),
+		UntypedErrors: r.nUntyped, Untyped: r.untyped, Unknown: r.unknown, Errors: r.errKinds, ErrorCalls: r.errCalls,
+		Writes: r.writes, Inconsistent: r.inconsistent,
 	}
 	for _, ws := range byRef {
 		res.Duplicates += len(ws) - 1
 	}
+	for _, n := range savedByAccount {
+		res.Duplicates += n - 1
+	}
 	for _, t := range r.txs {
-		ws := byRef[t.ref]
-		if len(ws) == 0 {
-			if t.hasDone {
-				res.Lost++ // a create that returned success made nothing
+		st := &wireState{webhooks: map[string]int{}}
+		if t.webhook != "" {
+			var hooks struct {
+				Webhooks []struct {
+					URL string `json:"url"`
+				} `json:"webhooks"`
 			}
-			continue
+			if err := r.getJSON(ctx, t.hookAcct, "customer/me/webhook", &hooks); err != nil {
+				return res, err
+			}
+			for _, h := range hooks.Webhooks {
+				st.webhooks[h.URL]++
+			}
+			res.Duplicates += max(st.webhooks[t.webhook]-1, 0)
 		}
-		w := ws[0]
-		if t.hasDone && (t.id != w.ID || !w.has(t.done)) {
-			res.Lost++
+		if ws := byRef[t.ref]; len(ws) > 0 {
+			st.tx = &ws[0]
 		}
-		for s, n := range t.refused {
-			if n > 0 && t.other[s] == 0 && w.has(s) {
+		if t.id != 0 && st.tx != nil {
+			if t.wire {
+				var tl struct {
+					Entries []struct {
+						Event string `json:"event"`
+					} `json:"timeline_entries"`
+				}
+				if err := r.getJSON(ctx, r.partnerAcct, fmt.Sprintf("transaction/%d/timeline-entries", t.id), &tl); err != nil {
+					return res, err
+				}
+				for _, e := range tl.Entries {
+					if e.Event == "payment_sent" {
+						st.wiresSent++
+					}
+				}
+				res.Duplicates += max(st.wiresSent-1, 0)
+			}
+			if t.account != "" {
+				var dm struct {
+					Selected *struct {
+						BankAccountNumber string `json:"bank_account_number"`
+					} `json:"selected_disbursement_method"`
+				}
+				if err := r.getJSON(ctx, r.sellAcct, fmt.Sprintf("transaction/%d/disbursement_methods", t.id), &dm); err != nil {
+					return res, err
+				}
+				if dm.Selected != nil {
+					st.selected = dm.Selected.BankAccountNumber
+				}
+			}
+		}
+		for _, s := range t.steps {
+			if s.name == "create" {
+				res.Creates++
+			}
+			if s.has == nil || (st.tx == nil && s.name != "webhook") {
+				if s.ok > 0 && st.tx == nil && s.name != "webhook" {
+					res.Lost++ // a success on a transaction that is not there
+				}
+				continue
+			}
+			shown := s.has(st)
+			if s.name == "create" && shown && (t.id != 0 && t.id != st.tx.ID) {
+				res.Lost++ // the SDK handed back another transaction
+			}
+			switch {
+			case s.ok > 0 && !shown:
+				res.Lost++
+			case s.refused > 0 && s.ok == 0 && s.other == 0 && shown:
 				res.Phantoms++ // said not performed, every time, yet it shows
 			}
 		}
-		if w.has(stepAccepted) {
+		if t.finished {
 			res.Completed++
 		}
 	}

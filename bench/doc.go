@@ -3,6 +3,7 @@
 //
 //	go test -run '^$' -bench . ./bench/   the SDK against hand-written net/http (TLS loopback and in memory)
 //	go run ./bench/pacing                 goodput under a rate limit, SDK beside go-retryablehttp
+//	                                      (-replicas N -redis URL: N clients of one account sharing Redis)
 //	go run ./bench/chaos                  duplicates, losses and untyped errors under injected faults
 //	go run ./bench/emulator               the emulator's throughput beside a bare TLS handler
 //

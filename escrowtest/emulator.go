@@ -1,9 +1,11 @@
 package escrowtest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -95,8 +97,16 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		endpoint = rt.endpoint()
 	}
 	fault := e.faults.pick(endpoint)
-	if fault.Latency > 0 && !e.sleep(r.Context(), fault.Latency) {
-		return
+	if fault.Latency > 0 {
+		// net/http notices a client that went away only once the request body has been
+		// read to its end: read it first, or a POST or PATCH whose client gave up during
+		// the latency would still be handled, when Latency promises nothing is.
+		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+			r.Body = readAhead(r.Body)
+		}
+		if !e.sleep(r.Context(), fault.Latency) {
+			return
+		}
 	}
 	if fault.Drop == DropBefore {
 		dropConnection(w)
@@ -131,6 +141,16 @@ func unroutedEndpoint(method string) string {
 		return method + " *"
 	}
 	return "OTHER *"
+}
+
+// readAhead reads a request body (up to one byte past the limit readBody enforces) and
+// returns a body that yields the same bytes.
+func readAhead(body io.ReadCloser) io.ReadCloser {
+	head, _ := io.ReadAll(io.LimitReader(body, maxBodyBytes+1))
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), body), body}
 }
 
 // call is what routing found out about a request.

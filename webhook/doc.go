@@ -8,22 +8,38 @@
 // handed over in order, one at a time; a failing callback is retried with backoff without
 // holding up other transactions.
 //
-// # Exactly once
+// # What can be confirmed
 //
-// Deliveries are de-duplicated by what they change, not by their bodies. Every
-// transaction's state is read as a set of facts: "create", "agree" (all parties agreed),
-// "payment_approved" (all schedules secured), per item "ship:<id>", "receive:<id>",
-// "accept:<id>", "reject:<id>", the four return steps and "payment_disbursed:<id>" (all its
-// schedules paid out), then "complete" and "cancel". An event is handed over when the
-// fetched transaction shows facts of that event which were not handed over before; the
-// [Store] then records them. A repeated delivery finds nothing new and is dropped; a
-// delivery whose transaction shows no fact of its event (forged, or claiming what has not
-// happened) is dropped as unconfirmed. A delivery that arrives after earlier ones were
-// lost hands those over first, from the transaction's state, so the callback sees each
-// transaction's events in lifecycle order. Events the facts do not cover (payment_sent,
-// payment_refunded, party_verification_*, names added later) are handed over once per
-// transaction, event and resulting state; a lost one of those is not recovered, since the
-// state does not show it.
+// Every transaction's state is read as a set of facts, from the SDK's own predicates
+// (Transaction.AllAgreed, Funded, Completed, Cancelled, Item.Disbursed): "create", "agree",
+// "payment_approved", per item "ship:<id>", "receive:<id>", "accept:<id>", "reject:<id>",
+// the four return steps and "payment_disbursed:<id>", then "complete" (closed: an unpaid
+// fee keeps a transaction open) and "cancel". Only those events become a ConfirmedEvent,
+// and only when the fetched transaction shows the fact. An event no state can show
+// (payment_sent, payment_refunded, party_verification_*, names added later or invented)
+// never does; [Options].OnUnconfirmedHint may receive it as a [Hint], clearly
+// unconfirmed, its name validated and never kept. Whether a transaction is finished comes
+// from the fetched state only, never from a delivery.
+//
+// # Exactly once, and replicas
+//
+// An event is handed over when the fetched transaction shows facts of it that were not
+// handed over before, preceded by earlier facts whose deliveries were lost (FromReconcile).
+// Before the callback the handler claims the facts in its [Store]: atomically, for all
+// the facts of the event or none, leased to this handler ([Options].Replica). Replicas
+// sharing a store therefore never hand over the same fact; a claim whose owner died is
+// taken over when its lease ends. The facts are recorded as done after the callback
+// returns nil, so a crash in between hands the event over again: make the callback
+// idempotent, or record the facts in the callback's own database transaction
+// (package sqlstore, Store.TxCallback) for effectively-once.
+//
+// # Storms
+//
+// Deliveries for one transaction wait in one queue entry and coalesce into a single
+// confirming fetch; one worker at a time confirms a transaction. After a fetch that found
+// nothing new the next waits [Options].Refetch, four times longer each time up to
+// MaxRefetch, so 10,000 replays cost a handful of calls. Confirmations read the API's
+// rate-limit headers and leave the application [Options].Reserve of each window.
 //
 // # No event lost
 //
@@ -31,11 +47,9 @@
 // account's ongoing transactions and those created since its previous run, ended or not
 // (the partner listing for partners, the paged list otherwise), re-reads every transaction
 // the store knows to be unfinished, and emits the events of facts not yet handed over,
-// through the same per-transaction queue and callback. [Handler.RunReconciler] does so at
-// once and then on a schedule; its first run marks where history ends, so transactions
-// that ended before the handler started are not replayed. That mark lives in memory: after
-// a restart, a transaction created and ended while the receiver was down, with none of its
-// deliveries arriving, is found only through the store. Facts are recorded after the
-// callback returns nil, so a crash in between can hand an event over twice, never zero
-// times: the callback should be idempotent.
+// through the same queue and callback. Where its previous run ended is kept in the Store,
+// so with a durable store a transaction created and ended while no receiver ran is still
+// found. [Handler.RunReconciler] reconciles at once and then on a schedule; the first run
+// over an empty store marks where history ends, so that older transactions are not
+// replayed.
 package webhook

@@ -1,21 +1,33 @@
 package webhook
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"strconv"
 
 	escrow "github.com/escrowkit/escrow-go"
 )
 
 // fact is one thing a transaction's state shows to have happened, and the event that
-// announces it.
+// announces it. Facts are the only things handed over as a ConfirmedEvent: a delivery is
+// believed exactly as far as the fetched transaction shows its facts.
 type fact struct {
 	event  escrow.EventName
 	key    string
 	itemID int64 // 0 for facts of the whole transaction
 }
+
+// lifecycle answers the lifecycle questions of a transaction with the SDK's own
+// predicates (DESIGN.md, "Lifecycle facts live in one place"): this package re-derives
+// none of them.
+type lifecycle struct{ tx *escrow.Transaction }
+
+func (l lifecycle) agreed() bool                   { return l.tx.AllAgreed() }
+func (l lifecycle) funded() bool                   { return l.tx.Funded() }
+func (l lifecycle) disbursed(it *escrow.Item) bool { return it.Disbursed() }
+
+// completed means closed: a fee still owed (a seller-paid broker fee) keeps the
+// transaction open (Transaction.Completed).
+func (l lifecycle) completed() bool { return l.tx.Completed() }
+func (l lifecycle) cancelled() bool { return l.tx.Cancelled() }
 
 // itemFacts are the per-item status flags in lifecycle order, with their events.
 var itemFacts = []struct {
@@ -34,36 +46,43 @@ var itemFacts = []struct {
 
 // factsOf reads a transaction's state as facts, in the order their events happen.
 func factsOf(tx *escrow.Transaction) []fact {
+	l := lifecycle{tx}
 	out := []fact{{event: escrow.EventCreate, key: string(escrow.EventCreate)}}
-	if allAgreed(tx) {
+	if l.agreed() {
 		out = append(out, fact{event: escrow.EventAgree, key: string(escrow.EventAgree)})
 	}
-	if funded(tx) {
+	if l.funded() {
 		out = append(out, fact{event: escrow.EventPaymentApproved, key: string(escrow.EventPaymentApproved)})
 	}
 	for _, f := range itemFacts {
 		for _, it := range tx.Items {
 			if it.Type.Transferable() && f.set(it.Status) {
-				out = append(out, fact{event: f.event, key: string(f.event) + ":" + strconv.FormatInt(it.ID, 10), itemID: it.ID})
+				out = append(out, itemFact(f.event, it.ID))
 			}
 		}
 	}
-	for _, it := range tx.Items {
-		if disbursed(it) {
-			out = append(out, fact{event: escrow.EventPaymentDisbursed, key: string(escrow.EventPaymentDisbursed) + ":" + strconv.FormatInt(it.ID, 10), itemID: it.ID})
+	for i := range tx.Items {
+		if it := &tx.Items[i]; l.disbursed(it) {
+			out = append(out, itemFact(escrow.EventPaymentDisbursed, it.ID))
 		}
 	}
-	if completed(tx) {
+	if l.completed() {
 		out = append(out, fact{event: escrow.EventComplete, key: string(escrow.EventComplete)})
 	}
-	if tx.IsCancelled {
+	if l.cancelled() {
 		out = append(out, fact{event: escrow.EventCancel, key: string(escrow.EventCancel)})
 	}
 	return out
 }
 
-// coveredByFacts reports whether an event is one the facts describe.
-func coveredByFacts(ev escrow.EventName) bool {
+func itemFact(ev escrow.EventName, itemID int64) fact {
+	return fact{event: ev, key: string(ev) + ":" + strconv.FormatInt(itemID, 10), itemID: itemID}
+}
+
+// confirmable reports whether an event is one a transaction's state can show, so one
+// that can become a ConfirmedEvent. Every other name (payment_sent, payment_refunded, the
+// verification events, names added later or invented) can at most be a Hint.
+func confirmable(ev escrow.EventName) bool {
 	switch ev {
 	case escrow.EventCreate, escrow.EventAgree, escrow.EventPaymentApproved, escrow.EventPaymentDisbursed,
 		escrow.EventComplete, escrow.EventCancel:
@@ -77,77 +96,27 @@ func coveredByFacts(ev escrow.EventName) bool {
 	return false
 }
 
-func allAgreed(tx *escrow.Transaction) bool {
-	for _, p := range tx.Parties {
-		if !p.Agreed {
-			return false
-		}
-	}
-	return len(tx.Parties) > 0
+// terminal reports whether a fetched state ends the transaction: complete or cancelled.
+// Only the fetched state says so, never a delivery.
+func terminal(tx *escrow.Transaction) bool {
+	l := lifecycle{tx}
+	return l.completed() || l.cancelled()
 }
 
-// funded is true once every schedule of every item is secured.
-func funded(tx *escrow.Transaction) bool {
-	n := 0
-	for _, it := range tx.Items {
-		for _, s := range it.Schedule {
-			if !s.Status.Secured {
-				return false
-			}
-			n++
-		}
-	}
-	return n > 0
-}
+// maxHintName bounds the length of an event name passed on as a Hint.
+const maxHintName = 64
 
-// disbursed is true once every schedule of an item has been paid out to its beneficiary.
-func disbursed(it escrow.Item) bool {
-	for _, s := range it.Schedule {
-		if !s.Status.DisbursedToBeneficiary {
-			return false
-		}
-	}
-	return len(it.Schedule) > 0
-}
-
-// completed is true once every schedule of the transferable items has been paid out, or
-// the transaction has closed without being cancelled.
-func completed(tx *escrow.Transaction) bool {
-	if tx.IsCancelled {
+// validHintName reports whether an unconfirmable event name may be passed on as a Hint:
+// 1 to 64 characters, lowercase letters, digits and underscores, starting with a letter.
+func validHintName(name escrow.EventName) bool {
+	if len(name) == 0 || len(name) > maxHintName || name[0] < 'a' || name[0] > 'z' {
 		return false
 	}
-	if !tx.CloseDate.IsZero() {
-		return true
-	}
-	n := 0
-	for _, it := range tx.Items {
-		if !it.Type.Transferable() {
-			continue
-		}
-		for _, s := range it.Schedule {
-			if !s.Status.DisbursedToBeneficiary {
-				return false
-			}
-			n++
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
+			return false
 		}
 	}
-	return n > 0
-}
-
-// terminal reports whether the facts end the transaction.
-func terminal(facts []fact) bool {
-	for _, f := range facts {
-		if f.event == escrow.EventComplete || f.event == escrow.EventCancel {
-			return true
-		}
-	}
-	return false
-}
-
-// stateKey names an event not covered by facts together with the state it left, for
-// de-duplication: "payment_sent@<sha256 of the transaction>".
-func stateKey(ev escrow.EventName, tx *escrow.Transaction) string {
-	b, _ := json.Marshal(tx) // a decoded Transaction always marshals
-	sum := sha256.Sum256(b)
-	return string(ev) + "@" + hex.EncodeToString(sum[:12])
+	return true
 }

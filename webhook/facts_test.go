@@ -3,6 +3,7 @@ package webhook
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,61 +57,87 @@ func TestFactsFollowTheLifecycle(t *testing.T) {
 	cancelled := saleTx(true, false, escrow.ItemStatus{}, false)
 	cancelled.IsCancelled = true
 	cancelled.CloseDate = escrow.Timestamp{Time: time.Now()}
-	if got := keys(factsOf(cancelled)); !slices.Equal(got, []string{"create", "agree", "cancel"}) || !terminal(factsOf(cancelled)) {
+	if got := keys(factsOf(cancelled)); !slices.Equal(got, []string{"create", "agree", "cancel"}) || !terminal(cancelled) {
 		t.Errorf("cancelled: %v", got)
 	}
 }
 
-func TestConfirmHandsOverOnlyWhatIsNewAndShown(t *testing.T) {
-	tx := saleTx(true, true, escrow.ItemStatus{Shipped: true}, false)
-	ship := escrow.Event{Name: escrow.EventShip, EventType: escrow.EventTypeTransaction, TransactionID: 5}
-
-	earlier := map[string]bool{"create": true, "agree": true, "payment_approved": true}
-	plan, why := confirm(ship, tx, factsOf(tx), earlier)
-	if why != "" || len(plan) != 1 || !slices.Equal(plan[0].keys, []string{"ship:10"}) || !slices.Equal(plan[0].ev.ItemIDs, []int64{10}) {
-		t.Fatalf("first delivery: %+v %q", plan, why)
+// TestCompleteMeansClosed: goods paid out while a seller-paid broker fee is not is still
+// open, and not terminal; once the fee is paid out and the transaction closes, it is.
+func TestCompleteMeansClosed(t *testing.T) {
+	tx := saleTx(true, true, escrow.ItemStatus{Shipped: true, Received: true, Accepted: true}, true)
+	tx.Items = append(tx.Items, escrow.Item{ID: 12, Type: escrow.ItemBrokerFee, Schedule: []escrow.Schedule{{
+		Amount: escrow.MustAmount("20"), Status: escrow.ScheduleStatus{Secured: true}}}})
+	if got := keys(factsOf(tx)); slices.Contains(got, "complete") || terminal(tx) {
+		t.Errorf("goods paid out, broker fee owed: facts %v, terminal %v", got, terminal(tx))
 	}
-	if plan, why := confirm(ship, tx, factsOf(tx), map[string]bool{"create": true, "agree": true, "payment_approved": true, "ship:10": true}); len(plan) != 0 || why != "" {
-		t.Errorf("a duplicate was handed over: %+v %q", plan, why)
-	}
-	accept := escrow.Event{Name: escrow.EventAccept, TransactionID: 5}
-	if plan, why := confirm(accept, tx, factsOf(tx), map[string]bool{}); len(plan) != 0 || why == "" {
-		t.Errorf("an event the transaction does not show was handed over: %+v", plan)
-	}
-	sent := escrow.Event{Name: escrow.EventPaymentSent, TransactionID: 5}
-	plan, _ = confirm(sent, tx, factsOf(tx), map[string]bool{})
-	if len(plan) != 1 {
-		t.Fatalf("payment_sent: %+v", plan)
-	}
-	if again, _ := confirm(sent, tx, factsOf(tx), map[string]bool{plan[0].keys[0]: true}); len(again) != 0 {
-		t.Error("payment_sent for the same state was handed over twice")
-	}
-	moved := saleTx(true, true, escrow.ItemStatus{Shipped: true, Received: true}, false)
-	if again, _ := confirm(sent, moved, factsOf(moved), map[string]bool{plan[0].keys[0]: true}); len(again) != 1 {
-		t.Error("payment_sent for a new state was not handed over")
+	tx.Items[2].Schedule[0].Status.DisbursedToBeneficiary = true
+	tx.CloseDate = escrow.Timestamp{Time: time.Now()}
+	if got := keys(factsOf(tx)); !slices.Contains(got, "complete") || !slices.Contains(got, "payment_disbursed:12") || !terminal(tx) {
+		t.Errorf("closed: facts %v, terminal %v", got, terminal(tx))
 	}
 }
 
-// TestConfirmCatchesUpLostDeliveries: a delivery whose predecessors were lost hands them
-// over first, from the transaction's state, so the callback sees the events in order.
-func TestConfirmCatchesUpLostDeliveries(t *testing.T) {
-	tx := saleTx(true, true, escrow.ItemStatus{Shipped: true, Received: true}, false)
-	receive := escrow.Event{Name: escrow.EventReceive, EventType: escrow.EventTypeTransaction, TransactionID: 5}
-	plan, why := confirm(receive, tx, factsOf(tx), map[string]bool{"create": true})
+func names(ns ...escrow.EventName) []escrow.EventName { return ns }
+
+func TestPlanHandsOverOnlyWhatIsNewAndShown(t *testing.T) {
+	tx := saleTx(true, true, escrow.ItemStatus{Shipped: true}, false)
+	earlier := map[string]bool{"create": true, "agree": true, "payment_approved": true}
+	plan, unconfirmed := planBatch(5, names(escrow.EventShip), tx, factsOf(tx), earlier)
+	if len(unconfirmed) != 0 || len(plan) != 1 || !slices.Equal(plan[0].keys, []string{"ship:10"}) ||
+		!slices.Equal(plan[0].ev.ItemIDs, []int64{10}) || plan[0].ev.Transaction != tx || plan[0].ev.Source != FromWebhook {
+		t.Fatalf("first delivery: %+v %v", plan, unconfirmed)
+	}
+	if plan, unconfirmed := planBatch(5, names(escrow.EventShip), tx, factsOf(tx), map[string]bool{"create": true, "agree": true, "payment_approved": true, "ship:10": true}); len(plan) != 0 || len(unconfirmed) != 0 {
+		t.Errorf("a duplicate was handed over: %+v %v", plan, unconfirmed)
+	}
+	if plan, unconfirmed := planBatch(5, names(escrow.EventAccept), tx, factsOf(tx), map[string]bool{}); len(plan) != 0 || !slices.Equal(unconfirmed, names(escrow.EventAccept)) {
+		t.Errorf("an event the transaction does not show was handed over: %+v", plan)
+	}
+	// Events no state can show are never planned, whatever the store holds.
+	for _, ev := range names(escrow.EventPaymentSent, escrow.EventPaymentRefunded, escrow.EventPartyVerificationApproved, "funds_released_to_attacker") {
+		if plan, _ := planBatch(5, names(ev), tx, factsOf(tx), earlier); len(plan) != 0 {
+			t.Errorf("%s was planned: %+v", ev, plan)
+		}
+	}
+}
+
+// TestPlanCatchesUpLostDeliveries: a delivery whose predecessors were lost hands them
+// over first, from the transaction's state, so the callback sees the events in order;
+// later facts wait.
+func TestPlanCatchesUpLostDeliveries(t *testing.T) {
+	tx := saleTx(true, true, escrow.ItemStatus{Shipped: true, Received: true, Accepted: true}, false)
+	plan, unconfirmed := planBatch(5, names(escrow.EventReceive), tx, factsOf(tx), map[string]bool{"create": true})
 	var got []string
 	for _, p := range plan {
 		got = append(got, fmt.Sprintf("%s%v:%s", p.ev.Name, p.ev.ItemIDs, p.ev.Source))
 	}
 	want := []string{"agree[]:reconcile", "payment_approved[]:reconcile", "ship[10]:reconcile", "receive[10]:webhook"}
-	if why != "" || !slices.Equal(got, want) {
-		t.Errorf("plan = %v %q, want %v", got, why, want)
+	if len(unconfirmed) != 0 || !slices.Equal(got, want) {
+		t.Errorf("plan = %v %v, want %v", got, unconfirmed, want)
 	}
 }
 
-func TestMissingGroupsFactsByEventInOrder(t *testing.T) {
+// TestPlanCoalescesDeliveries: one batch of several delivered events plans each as
+// FromWebhook, in lifecycle order whatever order they came in.
+func TestPlanCoalescesDeliveries(t *testing.T) {
+	tx := saleTx(true, true, escrow.ItemStatus{Shipped: true}, false)
+	plan, _ := planBatch(5, names(escrow.EventShip, escrow.EventCreate, escrow.EventAgree, escrow.EventShip), tx, factsOf(tx), map[string]bool{})
+	var got []string
+	for _, p := range plan {
+		got = append(got, fmt.Sprintf("%s:%s", p.ev.Name, p.ev.Source))
+	}
+	want := []string{"create:webhook", "agree:webhook", "payment_approved:reconcile", "ship:webhook"}
+	if !slices.Equal(got, want) {
+		t.Errorf("plan = %v, want %v", got, want)
+	}
+}
+
+func TestReconciledStatePlansEverythingMissing(t *testing.T) {
 	tx := saleTx(true, true, escrow.ItemStatus{Shipped: true, Received: true, Accepted: true}, true)
 	tx.Items = append(tx.Items, escrow.Item{ID: 12, Type: escrow.ItemGeneralMerchandise, Status: escrow.ItemStatus{Shipped: true}})
-	plan := missing(escrow.Event{TransactionID: 5}, tx, factsOf(tx), map[string]bool{"create": true, "agree": true, "ship:10": true})
+	tx.CloseDate = escrow.Timestamp{Time: time.Now()}
+	plan, _ := planBatch(5, nil, tx, factsOf(tx), map[string]bool{"create": true, "agree": true, "ship:10": true})
 	var got []string
 	for _, p := range plan {
 		got = append(got, fmt.Sprintf("%s%v", p.ev.Name, p.ev.ItemIDs))
@@ -124,21 +151,14 @@ func TestMissingGroupsFactsByEventInOrder(t *testing.T) {
 	}
 }
 
-func TestMemoryStore(t *testing.T) {
-	var s MemoryStore
-	ctx := t.Context()
-	if h, err := s.Handed(ctx, 1); err != nil || len(h) != 0 {
-		t.Fatalf("empty store: %v %v", h, err)
-	}
-	s.Record(ctx, 1, []string{"create"}, false)
-	s.Record(ctx, 2, []string{"create", "cancel"}, true)
-	s.Record(ctx, 3, nil, false)
-	h, _ := s.Handed(ctx, 1)
-	h["mutated"] = true
-	if again, _ := s.Handed(ctx, 1); len(again) != 1 || !again["create"] {
-		t.Errorf("Handed gave out its own map: %v", again)
-	}
-	if ids, _ := s.Unfinished(ctx); !slices.Equal(ids, []int64{1, 3}) {
-		t.Errorf("Unfinished = %v", ids)
+func TestHintNames(t *testing.T) {
+	for name, want := range map[escrow.EventName]bool{
+		"payment_sent": true, "party_verification_approved": true, "x1": true,
+		"": false, "Payment": false, "1abc": false, "a-b": false, "a b": false, "ä": false,
+		escrow.EventName(strings.Repeat("a", 64)): true, escrow.EventName(strings.Repeat("a", 65)): false,
+	} {
+		if got := validHintName(name); got != want {
+			t.Errorf("validHintName(%q) = %v", name, got)
+		}
 	}
 }

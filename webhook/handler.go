@@ -2,10 +2,12 @@ package webhook
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
+	mrand "math/rand/v2"
 	"net/http"
 	"sync"
 	"time"
@@ -20,12 +22,15 @@ type Source string
 const (
 	// FromWebhook: a delivery announced the event.
 	FromWebhook Source = "webhook"
-	// FromReconcile: the event's delivery never came; the transaction's state showed it,
-	// to the reconciler or while confirming a later delivery.
+	// FromReconcile: the event's delivery never came (or not yet); the transaction's
+	// state showed it, to the reconciler or while confirming another delivery.
 	FromReconcile Source = "reconcile"
 )
 
-// ConfirmedEvent is an event whose transaction was fetched and shows it happened.
+// ConfirmedEvent is an event whose transaction was fetched and shows it happened. Only
+// events a transaction's state can show become one: create, agree, payment_approved,
+// ship, receive, accept, reject, the four return steps, payment_disbursed, complete and
+// cancel.
 type ConfirmedEvent struct {
 	escrow.Event
 	// Transaction is the transaction as fetched after the event; it may already show later
@@ -35,6 +40,10 @@ type ConfirmedEvent struct {
 	// like); empty for events of the whole transaction.
 	ItemIDs []int64
 	Source  Source
+	// Claim is the handler's hold on the facts this event hands over. A callback that
+	// records them in its own database transaction (sqlstore.Store.TxCallback) uses it;
+	// others can ignore it.
+	Claim Claim
 }
 
 // Callback receives confirmed events. A non-nil error makes the handler retry the event
@@ -42,23 +51,65 @@ type ConfirmedEvent struct {
 // shutdown.
 type Callback func(ctx context.Context, ev ConfirmedEvent) error
 
+// Hint is an UNCONFIRMED event: a delivery named it, the named transaction exists and the
+// account can read it, but no transaction state can show that this event happened
+// (payment_sent, payment_refunded, the party_verification_* events, names the API adds
+// later, or names a forger invents). Anyone who can reach the webhook URL can send one.
+// Use a Hint to decide to look closer, never as proof.
+type Hint struct {
+	// Event is the delivered name: 1 to 64 characters of a-z, 0-9 and "_".
+	Event         escrow.EventName
+	TransactionID int64
+	// Transaction is the transaction as fetched when the hint was confirmed to name one
+	// the account can read.
+	Transaction *escrow.Transaction
+}
+
+// HintFunc receives unconfirmed hints. It is called at most once per name per
+// confirming fetch, is not retried and may see the same hint again.
+type HintFunc func(ctx context.Context, h Hint)
+
 // Options tune a Handler. The zero value is usable.
 type Options struct {
-	// Store records what was handed over; default a new MemoryStore.
+	// Store records what was handed over; default a new MemoryStore (one process only).
 	Store Store
 	// Logger receives dropped deliveries and retries; default silent.
 	Logger *slog.Logger
-	// MaxAttempts bounds the tries of one event (confirming and calling back); default 8.
-	// An event given up on is handed over by the next reconciliation instead.
+	// MaxAttempts bounds the tries of one batch of events (confirming and calling back);
+	// default 8. What was given up on is handed over by the next reconciliation instead.
 	MaxAttempts int
 	// RetryWait is the first wait between tries, doubled each time up to MaxRetryWait;
 	// defaults 500ms and 30s.
 	RetryWait, MaxRetryWait time.Duration
-	// MaxQueued bounds the events waiting to be processed; deliveries beyond it are
-	// answered 503. Default 10,000.
+	// MaxQueued bounds the transactions with deliveries waiting; a delivery about one
+	// more is answered 503. Deliveries about a transaction already waiting are coalesced
+	// and always taken. Default 10,000.
 	MaxQueued int
-	// Workers bounds the transactions processed at once; default 8.
+	// Workers bounds the transactions confirmed at once; default 8.
 	Workers int
+	// Refetch and MaxRefetch pace the confirming fetches of one transaction: after a
+	// fetch that found nothing new (a replayed or forged delivery) the next one waits
+	// Refetch, then four times longer each time, up to MaxRefetch; deliveries that arrive
+	// meanwhile are coalesced into that one fetch. A fetch that finds something new
+	// resets the pace. Defaults 250ms and 5s.
+	Refetch, MaxRefetch time.Duration
+	// Replica names this handler as the owner of its claims in a shared Store; default a
+	// random name, so that a restarted process is a new owner.
+	Replica string
+	// ClaimLease is how long a claim is held for its callback; a claim whose owner died
+	// is taken over after it. It must exceed the callback's longest run. Default 2 min.
+	ClaimLease time.Duration
+	// Reserve is how many requests of each rate-limit window of GET /transaction/{id} the
+	// handler leaves to the application: once an answer says no more than Reserve remain,
+	// confirmations wait for the window's reset instead of spending them (and then 429s).
+	// Default a tenth of the limit the API states (RateLimit-Limit); -1 for none. Fetches
+	// already under way when an answer reaches the reserve still complete: up to
+	// Workers-1 of the reserve can be spent.
+	Reserve int
+	// OnUnconfirmedHint, if set, receives the deliveries no state can confirm (see Hint).
+	OnUnconfirmedHint HintFunc
+	// Now is the clock of claim leases; default time.Now.
+	Now func() time.Time
 }
 
 // Handler receives webhook deliveries (it is an http.Handler) and reconciles missed ones.
@@ -70,25 +121,34 @@ type Handler struct {
 
 	ctx    context.Context // ends when Shutdown gives up waiting
 	cancel context.CancelFunc
-	slots  chan struct{} // one per worker processing a job
+	slots  chan struct{} // one per worker confirming a batch
 	wg     sync.WaitGroup
 
 	mu      sync.Mutex
-	queues  map[int64][]job // per transaction; a worker runs while its queue exists
-	queued  int
+	queues  map[int64]*txQueue // per transaction; one worker goroutine per entry
+	active  int                // entries with pending or in-process work
 	closed  bool
-	idle    chan struct{} // closed when queues becomes empty
+	idle    chan struct{} // closed when active drops to 0
 	partner *bool         // whether the account answers the partner listing; nil: not yet known
-	mark    int64         // the newest transaction id the reconciler has seen
-	started bool          // whether a reconciliation has set mark
+	paused  time.Time     // no confirming fetch before this: the allowance left is the application's
 }
 
-// job is one event to confirm and hand over, or one reconciliation of a transaction.
-type job struct {
-	ev     escrow.Event
-	tx     *escrow.Transaction // already fetched (reconcile), or nil to fetch
-	source Source
+// txQueue is what waits for one transaction: the coalesced deliveries, a state the
+// reconciler read, and the pace of its confirming fetches.
+type txQueue struct {
+	events     []escrow.EventName  // distinct delivered names, in arrival order
+	tx         *escrow.Transaction // read by the reconciler, nil if none
+	recheck    bool                // the reconciler asks for a fetch of a tracked transaction
+	processing bool
+	next       time.Time     // no confirming fetch before this
+	hold       time.Duration // the wait after the last fetch
 }
+
+func (q *txQueue) pending() bool { return len(q.events) > 0 || q.tx != nil || q.recheck }
+
+// maxNamesPerBatch bounds the distinct delivered names one transaction's batch keeps:
+// 14 confirmable names plus a few hints. Names beyond it are dropped.
+const maxNamesPerBatch = 24
 
 // NewHandler returns a Handler that confirms events with client, which must authenticate
 // as the account the webhook is registered for, and hands them to fn.
@@ -111,6 +171,23 @@ func NewHandler(client *escrow.Client, fn Callback, opt Options) *Handler {
 	if opt.Workers <= 0 {
 		opt.Workers = 8
 	}
+	if opt.Refetch <= 0 {
+		opt.Refetch = 250 * time.Millisecond
+	}
+	if opt.MaxRefetch < opt.Refetch {
+		opt.MaxRefetch = max(opt.Refetch, 5*time.Second)
+	}
+	if opt.ClaimLease <= 0 {
+		opt.ClaimLease = 2 * time.Minute
+	}
+	if opt.Replica == "" {
+		var b [8]byte
+		rand.Read(b[:]) // never fails (crypto/rand)
+		opt.Replica = "replica-" + hex.EncodeToString(b[:])
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
 	log := opt.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -120,13 +197,16 @@ func NewHandler(client *escrow.Client, fn Callback, opt Options) *Handler {
 		client: client, fn: fn, opt: opt, log: log,
 		ctx: ctx, cancel: cancel,
 		slots:  make(chan struct{}, opt.Workers),
-		queues: make(map[int64][]job),
+		queues: make(map[int64]*txQueue),
 	}
 }
 
+// Replica returns the name this handler claims facts under.
+func (h *Handler) Replica() string { return h.opt.Replica }
+
 // ServeHTTP parses a delivery and queues it, answering before any work is done: the sender
 // waits at most 10 s. Malformed deliveries get the status of their *escrow.EventError;
-// deliveries after Shutdown, or beyond MaxQueued, get 503.
+// deliveries after Shutdown, or about one transaction too many (MaxQueued), get 503.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ev, err := escrow.ParseEvent(r)
 	if err != nil {
@@ -136,7 +216,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, pe.Reason, pe.StatusCode)
 		return
 	}
-	if err := h.enqueue(job{ev: *ev, source: FromWebhook}); err != nil {
+	if !confirmable(ev.Name) && !validHintName(ev.Name) {
+		// Answered 200 like any delivery, so a sender learns nothing; never queued or kept.
+		h.log.Warn("escrow webhook: delivery dropped: invalid event name", "transaction_id", ev.TransactionID, "name_length", len(ev.Name))
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	if err := h.enqueue(ev.TransactionID, ev.Name, nil, false); err != nil {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
 		return
 	}
@@ -149,68 +235,137 @@ var (
 	errFull   = errors.New("webhook handler queue is full")
 )
 
-func (h *Handler) enqueue(j job) error {
+// enqueue adds a delivered event name, a state read by the reconciler, or the
+// reconciler's request to fetch a tracked transaction to the transaction's queue,
+// starting its worker if none runs.
+func (h *Handler) enqueue(id int64, name escrow.EventName, tx *escrow.Transaction, recheck bool) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	switch {
-	case h.closed:
+	if h.closed {
 		return errClosed
-	case h.queued >= h.opt.MaxQueued:
-		return errFull
 	}
-	id := j.ev.TransactionID
-	q, running := h.queues[id]
-	h.queues[id] = append(q, j)
-	h.queued++
-	if !running {
+	q := h.queues[id]
+	if q == nil {
+		if len(h.queues) >= h.opt.MaxQueued {
+			return errFull
+		}
+		q = &txQueue{}
+		h.queues[id] = q
 		h.wg.Add(1)
-		go h.work(id)
+		go h.work(id, q)
+	}
+	if !q.pending() && !q.processing {
+		h.active++
+	}
+	if tx != nil {
+		q.tx = tx
+	}
+	q.recheck = q.recheck || recheck
+	if name != "" && len(q.events) < maxNamesPerBatch {
+		known := false
+		for _, n := range q.events {
+			known = known || n == name
+		}
+		if !known {
+			q.events = append(q.events, name)
+		}
 	}
 	return nil
 }
 
-// work processes one transaction's queue in order and ends when it is empty.
-func (h *Handler) work(id int64) {
+// work confirms one transaction's batches, one at a time and paced, and ends once nothing
+// more arrived during the wait after its last batch.
+func (h *Handler) work(id int64, q *txQueue) {
 	defer h.wg.Done()
 	for {
 		h.mu.Lock()
-		q := h.queues[id]
-		if len(q) == 0 {
-			delete(h.queues, id)
-			if len(h.queues) == 0 && h.idle != nil {
-				close(h.idle)
-				h.idle = nil
+		wait := time.Until(q.next)
+		h.mu.Unlock()
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-h.ctx.Done():
+				t.Stop()
 			}
+		}
+		h.mu.Lock()
+		if !q.pending() || h.ctx.Err() != nil {
+			if q.pending() {
+				h.active-- // abandoned at shutdown
+				h.signalIdle()
+			}
+			delete(h.queues, id)
 			h.mu.Unlock()
 			return
 		}
-		j := q[0]
+		b := batch{id: id, events: q.events, tx: q.tx, fetch: len(q.events) > 0 || q.tx == nil, tracked: q.recheck}
+		q.events, q.tx, q.recheck, q.processing = nil, nil, false, true
 		h.mu.Unlock()
 
-		h.process(j)
+		fresh := h.process(&b)
 
 		h.mu.Lock()
-		h.queues[id] = h.queues[id][1:]
-		h.queued--
+		q.processing = false
+		if fresh {
+			q.hold = 0
+		} else {
+			q.hold = min(max(q.hold*4, h.opt.Refetch), h.opt.MaxRefetch)
+		}
+		q.next = time.Now().Add(q.hold)
+		if !q.pending() {
+			h.active--
+			h.signalIdle()
+		}
 		h.mu.Unlock()
 	}
 }
 
-// process tries a job until it is done, given up on, or the handler shuts down.
-func (h *Handler) process(j job) {
+// signalIdle wakes Flush once nothing is pending. h.mu must be held.
+func (h *Handler) signalIdle() {
+	if h.active == 0 && h.idle != nil {
+		close(h.idle)
+		h.idle = nil
+	}
+}
+
+// batch is the work of one confirming fetch: the coalesced deliveries of a transaction,
+// or a state the reconciler read.
+type batch struct {
+	id     int64
+	events []escrow.EventName
+	tx     *escrow.Transaction
+	fetch  bool // whether tx must be (re)fetched before use
+	// tracked: the store tracks the transaction as unfinished (a reconciler's recheck), so
+	// finding it unreadable ends the tracking. Deliveries never create such a record.
+	tracked bool
+}
+
+// process tries a batch until it is done, given up on, or the handler shuts down, and
+// reports whether it handed anything over.
+func (h *Handler) process(b *batch) (handed bool) {
 	for attempt := 1; ; attempt++ {
-		err := h.withSlot(func() error { return h.try(j) })
+		var n int
+		err := h.withSlot(func() (err error) {
+			n, err = h.try(b)
+			return err
+		})
+		handed = handed || n > 0
 		if err == nil {
-			return
+			return handed
 		}
 		if attempt >= h.opt.MaxAttempts || h.ctx.Err() != nil {
-			h.log.Error("escrow webhook: giving up on event; the next reconciliation will hand it over",
-				"transaction_id", j.ev.TransactionID, "event", j.ev.Name, "attempts", attempt, "error", err)
-			return
+			h.log.Error("escrow webhook: giving up; the next reconciliation will hand over what is missing",
+				"transaction_id", b.id, "events", b.events, "attempts", attempt, "error", err)
+			return handed
 		}
 		wait := min(h.opt.RetryWait<<min(attempt-1, 20), h.opt.MaxRetryWait)
-		wait = wait/2 + rand.N(wait/2+1) // jitter, so that failing transactions spread out
-		h.log.Info("escrow webhook: retrying event", "transaction_id", j.ev.TransactionID, "event", j.ev.Name, "attempt", attempt, "wait", wait, "error", err)
+		wait = wait/2 + mrand.N(wait/2+1) // jitter, so that failing transactions spread out
+		var rle *escrow.RateLimitError
+		if errors.As(err, &rle) {
+			wait = max(wait, rle.RetryAfter) // the client knows when the allowance is back
+		}
+		h.log.Info("escrow webhook: retrying", "transaction_id", b.id, "events", b.events, "attempt", attempt, "wait", wait, "error", err)
 		t := time.NewTimer(wait)
 		select {
 		case <-h.ctx.Done():
@@ -231,102 +386,192 @@ func (h *Handler) withSlot(f func() error) error {
 	return f()
 }
 
+// errHeld: another replica holds a live claim on a fact due before ours; try again later.
+var errHeld = errors.New("another replica is handing over an earlier event of this transaction")
+
+// try confirms a batch and hands over what is new, in order, returning how many events
+// it handed over. A nil error means the batch is done, including when it was dropped.
+func (h *Handler) try(b *batch) (int, error) {
+	ctx, id := h.ctx, b.id
+	if b.fetch {
+		tx, err := h.get(ctx, id)
+		if errors.Is(err, escrow.ErrNotFound) || errors.Is(err, escrow.ErrForbidden) {
+			if len(b.events) > 0 {
+				h.log.Warn("escrow webhook: unconfirmed deliveries dropped: the account cannot read the transaction",
+					"transaction_id", id, "events", b.events)
+			}
+			if b.tracked {
+				h.log.Warn("escrow webhook: no longer readable; no longer tracked", "transaction_id", id)
+				if err := h.opt.Store.Finish(ctx, id); err != nil {
+					return 0, fmt.Errorf("recording: %w", err)
+				}
+			}
+			return 0, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("confirming: %w", err)
+		}
+		b.tx, b.fetch = tx, false // a retry reuses it: the facts it shows stay true
+		h.hints(ctx, b)
+	}
+	tx := b.tx
+	facts := factsOf(tx)
+	handed, err := h.opt.Store.Handed(ctx, id)
+	if err != nil {
+		return 0, fmt.Errorf("reading the store: %w", err)
+	}
+	plan, unconfirmed := planBatch(id, b.events, tx, facts, handed)
+	for _, name := range unconfirmed {
+		h.log.Warn("escrow webhook: delivery dropped as unconfirmed: the transaction does not show it",
+			"transaction_id", id, "event", name)
+	}
+	n := 0
+	for _, p := range plan {
+		p.ev.Claim = Claim{TransactionID: id, Facts: p.keys, Owner: h.opt.Replica, Expires: h.opt.Now().Add(h.opt.ClaimLease)}
+		ok, err := h.opt.Store.Claim(ctx, p.ev.Claim, h.opt.Now())
+		if err != nil {
+			return n, fmt.Errorf("claiming: %w", err)
+		}
+		if !ok {
+			now, err := h.opt.Store.Handed(ctx, id)
+			if err != nil {
+				return n, fmt.Errorf("reading the store: %w", err)
+			}
+			if !allIn(p.keys, now) {
+				return n, errHeld
+			}
+			markAll(handed, p.keys) // another replica handed it over
+			continue
+		}
+		if err := h.fn(ctx, p.ev); err != nil {
+			if rerr := h.opt.Store.Release(context.WithoutCancel(ctx), p.ev.Claim); rerr != nil {
+				h.log.Warn("escrow webhook: releasing a claim failed; it is taken over when its lease ends", "transaction_id", id, "error", rerr)
+			}
+			return n, fmt.Errorf("callback: %w", err)
+		}
+		if err := h.opt.Store.Done(context.WithoutCancel(ctx), p.ev.Claim); err != nil {
+			if errors.Is(err, ErrClaimLost) {
+				h.log.Error("escrow webhook: the callback outlived its claim's lease; another replica may have handed the event over too",
+					"transaction_id", id, "event", p.ev.Name)
+			} else {
+				return n, fmt.Errorf("recording: %w", err)
+			}
+		}
+		markAll(handed, p.keys)
+		n++
+	}
+	// Finished only when the fetched state is terminal and every fact it shows was handed
+	// over: a late delivery of an earlier event must not end the reconciler's interest.
+	if terminal(tx) && allIn(keysOf(facts), handed) {
+		if err := h.opt.Store.Finish(ctx, id); err != nil {
+			return n, fmt.Errorf("recording: %w", err)
+		}
+	}
+	return n, nil
+}
+
+// get fetches a transaction within the allowance: it waits while the rate-limit window is
+// down to the application's reserve, and notes from each answer when that is so.
+func (h *Handler) get(ctx context.Context, id int64) (*escrow.Transaction, error) {
+	h.mu.Lock()
+	wait := time.Until(h.paused)
+	h.mu.Unlock()
+	if wait > 0 {
+		h.log.Debug("escrow webhook: waiting for the rate-limit window, leaving the rest to the application", "wait", wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		}
+	}
+	var resp escrow.Response
+	tx, err := h.client.Transactions.Get(ctx, id, escrow.WithResponse(&resp))
+	if rl := resp.RateLimit; rl.Remaining >= 0 && !rl.Reset.IsZero() {
+		reserve := h.opt.Reserve
+		if reserve == 0 && rl.Limit > 0 {
+			reserve = rl.Limit / 10
+		}
+		if rl.Remaining <= reserve {
+			h.mu.Lock()
+			if rl.Reset.After(h.paused) {
+				h.paused = rl.Reset
+			}
+			h.mu.Unlock()
+		}
+	}
+	return tx, err
+}
+
+// hints passes the batch's unconfirmable names to OnUnconfirmedHint, once per fetch.
+func (h *Handler) hints(ctx context.Context, b *batch) {
+	for _, name := range b.events {
+		if confirmable(name) {
+			continue
+		}
+		if h.opt.OnUnconfirmedHint == nil {
+			h.log.Debug("escrow webhook: unconfirmable event dropped", "transaction_id", b.id, "event", name)
+			continue
+		}
+		h.opt.OnUnconfirmedHint(ctx, Hint{Event: name, TransactionID: b.id, Transaction: b.tx})
+	}
+}
+
+// planBatch decides what a batch hands over. For deliveries: the facts of the delivered
+// events the transaction shows and that were not handed over before, preceded by any
+// earlier fact whose own delivery was lost (as FromReconcile), so that the callback sees
+// a transaction's state changes in order; later facts wait for their own delivery or
+// the reconciler. For a reconciled state (no events): every fact not handed over.
+// unconfirmed lists the delivered confirmable names the state does not show.
+func planBatch(id int64, events []escrow.EventName, tx *escrow.Transaction, facts []fact, handed map[string]bool) (plan []handover, unconfirmed []escrow.EventName) {
+	upto := -1
+	if len(events) == 0 {
+		upto = len(facts) - 1
+	}
+	delivered := make(map[escrow.EventName]bool, len(events))
+	for _, name := range events {
+		if !confirmable(name) {
+			continue
+		}
+		delivered[name] = true
+		last := -1
+		for i, f := range facts {
+			if f.event == name {
+				last = i
+			}
+		}
+		if last < 0 {
+			unconfirmed = append(unconfirmed, name)
+		}
+		upto = max(upto, last)
+	}
+	return pending(id, tx, delivered, facts[:upto+1], handed), unconfirmed
+}
+
 // handover is one event to give the callback, and the keys that record it.
 type handover struct {
 	ev   ConfirmedEvent
 	keys []string
 }
 
-// try confirms a job's event (or reads the reconciled transaction) and hands over what is
-// new. A nil error means the job is done, including when it was dropped.
-func (h *Handler) try(j job) error {
-	ctx, id := h.ctx, j.ev.TransactionID
-	tx := j.tx
-	if tx == nil {
-		var err error
-		tx, err = h.client.Transactions.Get(ctx, id)
-		if errors.Is(err, escrow.ErrNotFound) || errors.Is(err, escrow.ErrForbidden) {
-			h.log.Warn("escrow webhook: unconfirmed event dropped: the account cannot read the transaction",
-				"transaction_id", id, "event", j.ev.Name)
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("confirming: %w", err)
-		}
-	}
-	handed, err := h.opt.Store.Handed(ctx, id)
-	if err != nil {
-		return fmt.Errorf("reading the store: %w", err)
-	}
-	facts := factsOf(tx)
-	var plan []handover
-	if j.source == FromReconcile {
-		plan = missing(j.ev, tx, facts, handed)
-	} else {
-		var why string
-		plan, why = confirm(j.ev, tx, facts, handed)
-		if why != "" {
-			h.log.Warn("escrow webhook: event dropped: "+why, "transaction_id", id, "event", j.ev.Name)
-		}
-	}
-	finished := terminal(facts)
-	for _, p := range plan {
-		if err := h.fn(ctx, p.ev); err != nil {
-			return fmt.Errorf("callback: %w", err)
-		}
-		if err := h.opt.Store.Record(ctx, id, p.keys, finished); err != nil {
-			return fmt.Errorf("recording: %w", err)
-		}
-	}
-	return nil
-}
-
-// confirm decides what a delivered event hands over: the facts of its event the
-// transaction shows and that were not handed over before, preceded by any earlier fact
-// whose own delivery was lost (as FromReconcile), so that the callback sees a
-// transaction's state changes in order; an event the facts do not cover is handed over
-// once per resulting state. why explains a drop.
-func confirm(ev escrow.Event, tx *escrow.Transaction, facts []fact, handed map[string]bool) (plan []handover, why string) {
-	if !coveredByFacts(ev.Name) {
-		key := stateKey(ev.Name, tx)
-		if handed[key] {
-			return nil, ""
-		}
-		// Where such an event falls among the facts is unknown, so nothing is caught up.
-		return []handover{{ev: ConfirmedEvent{Event: ev, Transaction: tx, Source: FromWebhook}, keys: []string{key}}}, ""
-	}
-	last := -1
-	for i, f := range facts {
-		if f.event == ev.Name {
-			last = i
-		}
-	}
-	if last < 0 {
-		return nil, "unconfirmed: the transaction does not show it"
-	}
-	return pending(ev, tx, facts[:last+1], handed), "" // empty for a duplicate
-}
-
-// missing lists, in lifecycle order, one event for each kind of fact the transaction shows
-// that was not handed over.
-func missing(ev escrow.Event, tx *escrow.Transaction, facts []fact, handed map[string]bool) []handover {
-	return pending(escrow.Event{TransactionID: ev.TransactionID}, tx, facts, handed)
-}
-
-// pending groups the facts not handed over into events, in order: facts of the delivered
-// event ev come FromWebhook, the others FromReconcile.
-func pending(ev escrow.Event, tx *escrow.Transaction, facts []fact, handed map[string]bool) []handover {
+// pending groups the facts not handed over into events, in order: facts of a delivered
+// event come FromWebhook, the others FromReconcile.
+func pending(id int64, tx *escrow.Transaction, delivered map[escrow.EventName]bool, facts []fact, handed map[string]bool) []handover {
 	var plan []handover
 	for _, f := range facts {
 		if handed[f.key] {
 			continue
 		}
 		if n := len(plan); n == 0 || plan[n-1].ev.Name != f.event {
-			e, src := escrow.Event{Name: f.event, EventType: escrow.EventTypeTransaction, TransactionID: ev.TransactionID}, FromReconcile
-			if f.event == ev.Name {
-				e, src = ev, FromWebhook
+			src := FromReconcile
+			if delivered[f.event] {
+				src = FromWebhook
 			}
-			plan = append(plan, handover{ev: ConfirmedEvent{Event: e, Transaction: tx, Source: src}})
+			plan = append(plan, handover{ev: ConfirmedEvent{
+				Event:       escrow.Event{Name: f.event, EventType: escrow.EventTypeTransaction, TransactionID: id},
+				Transaction: tx, Source: src,
+			}})
 		}
 		p := &plan[len(plan)-1]
 		p.keys = append(p.keys, f.key)
@@ -337,11 +582,34 @@ func pending(ev escrow.Event, tx *escrow.Transaction, facts []fact, handed map[s
 	return plan
 }
 
-// Flush waits until every queued event has been processed (handed over, dropped or given
-// up on), or ctx ends.
+func keysOf(facts []fact) []string {
+	out := make([]string, len(facts))
+	for i, f := range facts {
+		out[i] = f.key
+	}
+	return out
+}
+
+func allIn(keys []string, set map[string]bool) bool {
+	for _, k := range keys {
+		if !set[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func markAll(set map[string]bool, keys []string) {
+	for _, k := range keys {
+		set[k] = true
+	}
+}
+
+// Flush waits until every queued delivery and reconciled state has been processed
+// (handed over, dropped or given up on), or ctx ends.
 func (h *Handler) Flush(ctx context.Context) error {
 	h.mu.Lock()
-	if len(h.queues) == 0 {
+	if h.active == 0 {
 		h.mu.Unlock()
 		return nil
 	}
@@ -360,7 +628,9 @@ func (h *Handler) Flush(ctx context.Context) error {
 
 // Shutdown stops taking deliveries (they are answered 503), waits for queued events until
 // ctx ends, then cancels the callbacks still running and waits for them to return. No
-// goroutine of the handler is left behind.
+// goroutine of the handler is left behind. A claim whose callback was cancelled is
+// released; what was not handed over is found by the next reconciliation, by this
+// process after a restart or by another replica.
 func (h *Handler) Shutdown(ctx context.Context) error {
 	h.mu.Lock()
 	h.closed = true

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -378,8 +380,8 @@ func TestForgedDeliveriesAreNeverHandedOver(t *testing.T) {
 // emulator's webhook timeout, every delivery is still answered in time, and the events
 // are handed over afterwards, in order.
 func TestSlowCallbackDoesNotHoldTheSender(t *testing.T) {
-	w := newWorld(t, webhook.Options{}, escrowtest.WithWebhookTimeout(50*time.Millisecond))
-	w.got.delay = 20 * time.Millisecond // slower than 2 deliveries at once allow
+	w := newWorld(t, webhook.Options{}, escrowtest.WithWebhookTimeout(250*time.Millisecond))
+	w.got.delay = 100 * time.Millisecond // slower than 2 deliveries at once allow
 	id := w.create()
 	for _, s := range []step{buyerAgrees, sellerAgrees, funds, ships} {
 		if err := s(w, id); err != nil {
@@ -392,7 +394,7 @@ func TestSlowCallbackDoesNotHoldTheSender(t *testing.T) {
 			t.Errorf("delivery %s answered %d (%s)", d.Event, d.StatusCode, d.Error)
 		}
 	}
-	if got := strings.Join(w.got.byTransaction()[id], " "); got != "create agree payment_received payment_approved ship" {
+	if got := strings.Join(w.got.byTransaction()[id], " "); got != "create agree payment_approved ship" {
 		t.Errorf("handed over %q", got)
 	}
 }
@@ -463,5 +465,253 @@ func TestEventBodies(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("GET answered %d", resp.StatusCode)
+	}
+}
+
+// TestStateInvisibleEventsAreOnlyHints: events no state can show never reach the
+// callback, whatever transaction they name; with OnUnconfirmedHint set, those naming a
+// transaction the account reads arrive there, names validated, and nothing is kept.
+func TestStateInvisibleEventsAreOnlyHints(t *testing.T) {
+	var mu sync.Mutex
+	hints := map[string]int{}
+	w := newWorld(t, webhook.Options{OnUnconfirmedHint: func(_ context.Context, h webhook.Hint) {
+		mu.Lock()
+		defer mu.Unlock()
+		if h.Transaction == nil || h.Transaction.ID != h.TransactionID {
+			t.Errorf("hint without its transaction: %+v", h)
+		}
+		hints[string(h.Event)]++
+	}})
+	id := w.create()
+	w.settle()
+	for _, name := range []string{"payment_sent", "payment_refunded", "party_verification_approved", "funds_released_to_attacker",
+		"Funds", strings.Repeat("a", 65), "a b", "x-y"} {
+		for _, tx := range []int64{id, 999999} {
+			if code := w.deliver(fmt.Sprintf(`{"event": %q, "event_type": "transaction", "transaction_id": %d}`, name, tx)); code != http.StatusOK {
+				t.Errorf("%s: answered %d", name, code)
+			}
+		}
+	}
+	w.settle()
+	if got := w.got.byTransaction(); len(got) != 1 || strings.Join(got[id], " ") != "create" {
+		t.Errorf("handed over %v", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := map[string]int{"payment_sent": 1, "payment_refunded": 1, "party_verification_approved": 1, "funds_released_to_attacker": 1}
+	if len(hints) != len(want) {
+		t.Errorf("hints %v, want %v", hints, want)
+	}
+	for name := range want {
+		if hints[name] < 1 {
+			t.Errorf("no hint of %s: %v", name, hints)
+		}
+	}
+}
+
+// TestLateDeliveryDoesNotFinish: when the only delivery that arrives is an early one,
+// processed after the transaction ended, the transaction stays unfinished in the store
+// and the reconciler hands over the rest.
+func TestLateDeliveryDoesNotFinish(t *testing.T) {
+	store := new(webhook.MemoryStore)
+	w := newWorld(t, webhook.Options{Store: store})
+	w.reconcile()
+	if err := w.srv.InjectFault(escrowtest.Fault{Endpoint: "WEBHOOK *", Drop: escrowtest.DropBefore}); err != nil {
+		t.Fatal(err)
+	}
+	id := w.create()
+	for _, s := range []step{buyerAgrees, sellerAgrees, partnerEnds} {
+		if err := s(w, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.settle()
+	w.deliver(fmt.Sprintf(`{"event": "agree", "event_type": "transaction", "transaction_id": %d}`, id))
+	w.settle()
+	if got := strings.Join(w.got.byTransaction()[id], " "); got != "create agree" {
+		t.Fatalf("handed over %q before reconciling", got)
+	}
+	if ids, _ := store.Unfinished(t.Context()); !slices.Contains(ids, id) {
+		t.Fatalf("the late delivery marked %d finished: unfinished %v", id, ids)
+	}
+	w.reconcile()
+	if got := strings.Join(w.got.byTransaction()[id], " "); got != "create agree cancel" {
+		t.Errorf("handed over %q", got)
+	}
+	if ids, _ := store.Unfinished(t.Context()); slices.Contains(ids, id) {
+		t.Errorf("%d still unfinished after its cancel was handed over", id)
+	}
+}
+
+// TestRestartResumesFromTheStoredMark: a fresh handler over the same store finds a
+// transaction created and ended while no handler ran, none of its deliveries arriving.
+func TestRestartResumesFromTheStoredMark(t *testing.T) {
+	store := new(webhook.MemoryStore)
+	w := newWorld(t, webhook.Options{Store: store})
+	w.reconcile()
+	first := w.create()
+	w.settle()
+	if err := w.h.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// Down: every delivery fails (503); a transaction is made and cancelled.
+	down := w.create()
+	if err := partnerEnds(w, down); err != nil {
+		t.Fatal(err)
+	}
+	w.h = webhook.NewHandler(w.partner, w.got.callback, webhook.Options{Store: store})
+	w.reconcile()
+	got := w.got.byTransaction()
+	if strings.Join(got[down], " ") != "create cancel" || strings.Join(got[first], " ") != "create" {
+		t.Errorf("after the restart: %v", got)
+	}
+}
+
+// countingTransport counts a client's requests and its 429s.
+type countingTransport struct {
+	next          http.RoundTripper
+	gets, limited atomic.Int64
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := c.next.RoundTrip(r)
+	if r.Method == http.MethodGet {
+		c.gets.Add(1)
+	}
+	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
+		c.limited.Add(1)
+	}
+	return resp, err
+}
+
+// TestConfirmationsLeaveTheApplicationItsReserve: once the rate-limit window is down to
+// the reserve, confirmations wait for its reset and the application's own call succeeds.
+func TestConfirmationsLeaveTheApplicationItsReserve(t *testing.T) {
+	srv := escrowtest.NewServer(escrowtest.WithClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), escrowtest.WithRateLimit(10, time.Minute))
+	defer srv.Close()
+	p := srv.AddPartner("market@example.com")
+	srv.AddCustomer("buyer@example.com")
+	srv.AddCustomer("seller@example.com")
+	app := client(t, srv, p)
+	ct := &countingTransport{next: srv.Client().Transport}
+	rc, err := escrow.NewClient(p.Email, p.APIKey, escrow.WithBaseURL(srv.URL), escrow.WithHTTPClient(&http.Client{Transport: ct}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &recorder{fail: map[escrow.EventName]int{}}
+	h := webhook.NewHandler(rc, got.callback, webhook.Options{Workers: 1, Reserve: 2})
+	hook := httptest.NewServer(h)
+	defer hook.Close()
+	defer func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // the handler waits a minute for the window; do not wait with it
+		h.Shutdown(ctx)
+	}()
+	if _, err := app.Webhooks.Create(t.Context(), escrow.Me, hook.URL); err != nil {
+		t.Fatal(err)
+	}
+	w := &world{t: t, partner: app, buyerEmail: "buyer@example.com", sellerMail: "seller@example.com"}
+	var ids []int64
+	for range 9 { // 9 of the 10 creations a window allows
+		ids = append(ids, w.create())
+	}
+	if err := srv.FlushWebhooks(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for ct.gets.Load() < 8 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // would a ninth fetch go out?
+	if n := ct.gets.Load(); n != 8 || ct.limited.Load() != 0 {
+		t.Fatalf("the handler fetched %d times (%d answered 429); want 8, leaving 2 of 10", n, ct.limited.Load())
+	}
+	for _, id := range ids[:2] {
+		if _, err := app.Transactions.Get(t.Context(), id); err != nil {
+			t.Errorf("the application's own call: %v", err)
+		}
+	}
+}
+
+// TestQueuedWorkSurvivesACrash: the reconciler moves its mark past a transaction only once
+// the store tracks it, so a process that dies with that transaction still queued leaves
+// it for the next one to find, even when it has ended.
+func TestQueuedWorkSurvivesACrash(t *testing.T) {
+	store := new(webhook.MemoryStore)
+	w := newWorld(t, webhook.Options{Store: store})
+	if err := w.srv.InjectFault(escrowtest.Fault{Endpoint: "WEBHOOK *", Drop: escrowtest.DropBefore}); err != nil {
+		t.Fatal(err)
+	}
+	stuck := make(chan int64, 1)
+	h1 := webhook.NewHandler(w.partner, func(ctx context.Context, ev webhook.ConfirmedEvent) error {
+		stuck <- ev.TransactionID
+		<-ctx.Done() // the only worker hangs until the process dies
+		return ctx.Err()
+	}, webhook.Options{Store: store, Workers: 1})
+	if err := h1.Reconcile(t.Context()); err != nil { // marks where history ends
+		t.Fatal(err)
+	}
+	busy := w.create()
+	if err := h1.Reconcile(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if id := <-stuck; id != busy {
+		t.Fatalf("stuck on %d", id)
+	}
+	ended := w.create()
+	if err := partnerEnds(w, ended); err != nil {
+		t.Fatal(err)
+	}
+	if err := h1.Reconcile(t.Context()); err != nil { // queues ended behind the stuck worker
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	h1.Shutdown(ctx) // dies with ended still queued
+
+	w.reconcile() // a fresh handler over the same store
+	got := w.got.byTransaction()
+	if strings.Join(got[ended], " ") != "create cancel" || strings.Join(got[busy], " ") != "create" {
+		t.Errorf("after the crash: %v", got)
+	}
+}
+
+// TestSellerPaidBrokerFeeKeepsItOpen: a brokered sale whose seller pays the broker's fee is
+// not complete when the goods are paid out; complete is handed over once the fee is paid
+// out too, when the transaction really closes.
+func TestSellerPaidBrokerFeeKeepsItOpen(t *testing.T) {
+	w := newWorld(t, webhook.Options{})
+	tx, err := w.partner.Transactions.Create(t.Context(), &escrow.CreateTransactionRequest{
+		Currency: escrow.USD, Description: "A brokered bicycle",
+		Parties: []escrow.PartyInput{{Role: escrow.RoleBuyer, Customer: w.buyerEmail}, {Role: escrow.RoleSeller, Customer: w.sellerMail}, {Role: escrow.RoleBroker, Customer: "me"}},
+		Items: []escrow.ItemInput{
+			{Title: "Bicycle", Type: escrow.ItemGeneralMerchandise, InspectionPeriod: escrow.Days(1),
+				Schedule: []escrow.ScheduleInput{{Amount: escrow.MustAmount("900"), PayerCustomer: w.buyerEmail, BeneficiaryCustomer: w.sellerMail}}},
+			{Type: escrow.ItemBrokerFee, Schedule: []escrow.ScheduleInput{{Amount: escrow.MustAmount("45"), PayerCustomer: w.sellerMail, BeneficiaryCustomer: "me"}}},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range []step{buyerAgrees, sellerAgrees, funds, sellerGivesBank, ships, receives, buyerAccepts} {
+		if err := s(w, tx.ID); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	w.settle()
+	w.reconcile()
+	if got := strings.Join(w.got.byTransaction()[tx.ID], " "); strings.Contains(got, "complete") {
+		t.Fatalf("complete handed over while the broker's fee is owed: %s", got)
+	}
+	if _, err := w.partner.Transactions.SelectDisbursementMethod(t.Context(), tx.ID, &escrow.DisbursementMethod{
+		Type: escrow.DisbursementWireTransfer, AccountName: "Market LLC", BankName: "Second Bank",
+		BankSwiftCode: "EXAMUS33", BankAccountNumber: "9876543210",
+	}); err != nil {
+		t.Fatal(err)
+	}
+	w.settle()
+	got := w.got.byTransaction()[tx.ID]
+	if want := "create agree payment_approved ship receive accept payment_disbursed payment_disbursed complete"; strings.Join(got, " ") != want {
+		t.Errorf("handed over %v, want %s", got, want)
 	}
 }

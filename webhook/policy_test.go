@@ -187,30 +187,36 @@ func TestUnfinishedTransactionsStayForReconciliation(t *testing.T) {
 	}
 }
 
-// TestQueueBoundAnswers503: deliveries beyond MaxQueued are refused with 503, so that the
-// sender retries later, and accepted again once the queue drains; the default bound is
-// 10,000.
+// TestQueueBoundAnswers503: deliveries about more transactions than MaxQueued waiting are
+// refused with 503, so that the sender retries later; one about a transaction already
+// waiting is taken (coalesced); all are taken again once the queue drains. The default bound
+// is 10,000 transactions.
 func TestQueueBoundAnswers503(t *testing.T) {
 	for _, tc := range []struct {
 		max, accepted int
 	}{{2, 2}, {0, 10_000}} {
 		t.Run(strconv.Itoa(tc.max), func(t *testing.T) {
 			api := newFakeAPI()
-			api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+			for id := range int64(tc.accepted + 1) {
+				api.txs[id+1] = sale(id+1, item(11, escrow.ItemGeneralMerchandise, false))
+			}
 			got := &calls{block: make(chan struct{})}
 			h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxQueued: tc.max})
 			defer shutdown(t, h)
-			for i := range tc.accepted {
-				if code := deliver(h, "create", 1); code != http.StatusOK {
-					t.Fatalf("delivery %d of %d answered %d", i+1, tc.accepted, code)
+			for id := range int64(tc.accepted) {
+				if code := deliver(h, "create", id+1); code != http.StatusOK {
+					t.Fatalf("delivery about transaction %d of %d answered %d", id+1, tc.accepted, code)
 				}
 			}
-			if code := deliver(h, "create", 1); code != http.StatusServiceUnavailable {
-				t.Errorf("delivery beyond the bound answered %d, want 503", code)
+			if code := deliver(h, "create", int64(tc.accepted+1)); code != http.StatusServiceUnavailable {
+				t.Errorf("delivery about one transaction more answered %d, want 503", code)
+			}
+			if code := deliver(h, "agree", 1); code != http.StatusOK {
+				t.Errorf("delivery about a transaction already waiting answered %d, want 200", code)
 			}
 			close(got.block)
 			flushed(t, h)
-			if code := deliver(h, "create", 1); code != http.StatusOK {
+			if code := deliver(h, "create", int64(tc.accepted+1)); code != http.StatusOK {
 				t.Errorf("delivery after the queue drained answered %d", code)
 			}
 		})
@@ -285,14 +291,14 @@ func TestUnreadableTransactionDropped(t *testing.T) {
 	}
 }
 
-// failingStore fails Record a given number of times.
+// failingStore fails Done, the recording of a hand-over, a given number of times.
 type failingStore struct {
 	webhook.MemoryStore
 	mu    sync.Mutex
 	fails int
 }
 
-func (s *failingStore) Record(ctx context.Context, id int64, keys []string, finished bool) error {
+func (s *failingStore) Done(ctx context.Context, c webhook.Claim) error {
 	s.mu.Lock()
 	if s.fails > 0 {
 		s.fails--
@@ -300,10 +306,10 @@ func (s *failingStore) Record(ctx context.Context, id int64, keys []string, fini
 		return errors.New("database unavailable")
 	}
 	s.mu.Unlock()
-	return s.MemoryStore.Record(ctx, id, keys, finished)
+	return s.MemoryStore.Done(ctx, c)
 }
 
-// TestFailedRecordIsRetried: when the store cannot record a hand-over, the event is tried
+// TestFailedRecordIsRetried: when the store cannot record a hand-over (Done), the event is tried
 // again until it is recorded (the callback may see it twice: at least once, never lost);
 // once recorded, a repeated delivery is not handed over again.
 func TestFailedRecordIsRetried(t *testing.T) {
@@ -331,11 +337,14 @@ func TestFailedRecordIsRetried(t *testing.T) {
 	})
 }
 
-// TestFeeItemDoesNotHoldCompletion: completion is read from the goods' schedules; a fee
-// item listed before the goods, and not paid out, does not hide it.
-func TestFeeItemDoesNotHoldCompletion(t *testing.T) {
+// TestCompletionReadFromEveryItem: without a close date, completion is read from the items:
+// every good accepted and every item owed paid out. A fee item listed before the goods is
+// read like the others.
+func TestCompletionReadFromEveryItem(t *testing.T) {
 	api := newFakeAPI()
-	api.txs[1] = sale(1, item(12, escrow.ItemShippingFee, false), item(11, escrow.ItemGeneralMerchandise, true))
+	goods := item(11, escrow.ItemGeneralMerchandise, true)
+	goods.Status = escrow.ItemStatus{Shipped: true, Received: true, Accepted: true}
+	api.txs[1] = sale(1, item(12, escrow.ItemShippingFee, true), goods)
 	got := &calls{}
 	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{})
 	defer shutdown(t, h)

@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"time"
 
@@ -15,50 +16,59 @@ import (
 // unfinished, and queues the events of whatever is missing. It returns once they are
 // queued; [Handler.Flush] waits for them.
 //
-// The first reconciliation only notes the newest transaction: transactions that ended
-// before it are history, not missed events. Reconcile once at startup (RunReconciler does)
-// so that nothing created after that can be missed.
+// Where the previous look ended (the newest transaction id seen) is kept in the Store, so
+// that with a durable store a restart misses nothing: transactions created and ended while
+// no receiver ran are found. The very first reconciliation over an empty store only notes
+// the newest transaction: transactions that ended before it are history, not missed
+// events. Reconcile once at startup (RunReconciler does).
 func (h *Handler) Reconcile(ctx context.Context) error {
-	h.mu.Lock()
-	mark, started := h.mark, h.started
-	h.mu.Unlock()
-	seen := make(map[int64]bool)
-	queue := func(tx *escrow.Transaction) error {
-		if seen[tx.ID] {
-			return nil
-		}
-		seen[tx.ID] = true
-		return h.enqueue(job{ev: escrow.Event{EventType: escrow.EventTypeTransaction, TransactionID: tx.ID}, tx: tx, source: FromReconcile})
+	mark, started, err := h.opt.Store.Mark(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the reconciler's mark: %w", err)
 	}
-	newest, err := h.eachToCheck(ctx, mark, started, queue)
+	seen := make(map[int64]bool)
+	var found []*escrow.Transaction
+	collect := func(tx *escrow.Transaction) error {
+		if !seen[tx.ID] {
+			seen[tx.ID] = true
+			found = append(found, tx)
+		}
+		return nil
+	}
+	newest, err := h.eachToCheck(ctx, mark, started, collect)
 	if err != nil {
 		return err
 	}
-	h.mu.Lock()
-	h.mark, h.started = max(h.mark, newest), true
-	h.mu.Unlock()
+	// What was found is tracked in the store before the mark moves past it: if this
+	// process dies with the work still queued, the next reconciliation (here or in a
+	// replica) re-reads those transactions as unfinished instead of missing them.
+	ids := make([]int64, len(found))
+	for i, tx := range found {
+		ids[i] = tx.ID
+	}
+	if err := h.opt.Store.Track(ctx, ids); err != nil {
+		return fmt.Errorf("tracking transactions: %w", err)
+	}
+	for _, tx := range found {
+		if err := h.enqueue(tx.ID, "", tx, false); err != nil {
+			return err
+		}
+	}
+	if err := h.opt.Store.AdvanceMark(ctx, newest); err != nil {
+		return fmt.Errorf("recording the reconciler's mark: %w", err)
+	}
 	// Transactions that ended since the last look are no longer "ongoing", but their last
 	// events may still be missing.
-	ids, err := h.opt.Store.Unfinished(ctx)
+	unfinished, err := h.opt.Store.Unfinished(ctx)
 	if err != nil {
 		return err
 	}
-	for _, id := range ids {
+	for _, id := range unfinished {
 		if seen[id] {
 			continue
 		}
-		tx, err := h.client.Transactions.Get(ctx, id)
-		switch {
-		case errors.Is(err, escrow.ErrNotFound) || errors.Is(err, escrow.ErrForbidden):
-			h.log.Warn("escrow webhook: no longer readable; no longer tracked", "transaction_id", id)
-			if err := h.opt.Store.Record(ctx, id, nil, true); err != nil {
-				return err
-			}
-			continue
-		case err != nil:
-			return err
-		}
-		if err := queue(tx); err != nil {
+		// A worker fetches it, coalesced with any delivery for it, never beside another.
+		if err := h.enqueue(id, "", nil, true); err != nil {
 			return err
 		}
 	}
@@ -88,7 +98,7 @@ func (h *Handler) eachToCheck(ctx context.Context, mark int64, started bool, fn 
 	}
 	err = each(h.client.Transactions.All(ctx, nil), func(tx *escrow.Transaction) error {
 		newest = max(newest, tx.ID)
-		if terminal(factsOf(tx)) && (!started || tx.ID <= mark) {
+		if terminal(tx) && (!started || tx.ID <= mark) {
 			return nil
 		}
 		return fn(tx)

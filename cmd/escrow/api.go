@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -30,7 +31,19 @@ const (
 	envAPIKey        = "ESCROW_API_KEY"
 	envSandboxEmail  = "ESCROW_SANDBOX_EMAIL"
 	envSandboxAPIKey = "ESCROW_SANDBOX_API_KEY"
+	// envBaseURL and envCACert stand in for --base-url and --ca-cert, so that a shell set
+	// up once ('escrow emulator --env FILE', then '. FILE') needs no flag afterwards.
+	envBaseURL = "ESCROW_BASE_URL"
+	envCACert  = "ESCROW_CA_CERT"
 )
+
+// environmentVariables describes, for -h, every variable the CLI reads.
+var environmentVariables = []struct{ names, meaning string }{
+	{envEmail + ", " + envAPIKey, "the account's e-mail address and API key (credentials never come from flags)"},
+	{envSandboxEmail + ", " + envSandboxAPIKey, "the same for the provider's sandbox, read with --sandbox"},
+	{envBaseURL, "the API's base URL when --base-url is not given, such as an emulator's"},
+	{envCACert, "a PEM file of certificates to trust when --ca-cert is not given"},
+}
 
 // usageError is a command line that cannot be run; it exits with exitUsage.
 type usageError struct{ msg string }
@@ -57,9 +70,9 @@ type apiFlags struct {
 // register adds the flags to fs. actAs adds --as-customer, for commands that act on
 // transactions.
 func (f *apiFlags) register(fs *flag.FlagSet, actAs bool) {
-	fs.StringVar(&f.baseURL, "base-url", "", "API base `URL` with its version segment, such as an emulator's (default production)")
+	fs.StringVar(&f.baseURL, "base-url", "", "API base `URL` with its version segment, such as an emulator's (default $"+envBaseURL+", else production)")
 	fs.BoolVar(&f.sandbox, "sandbox", false, "use the provider's sandbox and "+envSandboxEmail+" / "+envSandboxAPIKey+" instead of "+envEmail+" / "+envAPIKey)
-	fs.StringVar(&f.caCert, "ca-cert", "", "also trust the PEM certificates in `file` (the one 'escrow emulator --cert-out' writes)")
+	fs.StringVar(&f.caCert, "ca-cert", "", "also trust the PEM certificates in `file` (the one 'escrow emulator --cert-out' writes; default $"+envCACert+")")
 	fs.BoolVar(&f.json, "json", false, "print JSON (the API's typed answer) instead of tables")
 	fs.BoolVar(&f.verbose, "v", false, "log requests and retries on stderr")
 	if actAs {
@@ -90,6 +103,12 @@ func (f *apiFlags) connect(stderr io.Writer) (client *escrow.Client, release fun
 	if f.sandbox && f.baseURL != "" {
 		return nil, nil, usagef("--sandbox and --base-url cannot be used together")
 	}
+	f.fromEnvironment()
+	if hint := versionHint(f.baseURL); hint != "" {
+		// A warning, not a refusal: some gateway might serve the API elsewhere, but every
+		// known server (production, sandbox, the emulator) needs the segment.
+		fmt.Fprintf(stderr, "escrow: warning: %s\n", hint)
+	}
 	emailVar, keyVar := f.credentialVars()
 	email, key, err := credentials(emailVar, keyVar, f.environment())
 	if err != nil {
@@ -119,6 +138,36 @@ func (f *apiFlags) connect(stderr io.Writer) (client *escrow.Client, release fun
 		return nil, nil, usagef("%v", err)
 	}
 	return client, transport.CloseIdleConnections, nil
+}
+
+// fromEnvironment fills what the flags leave unset from ESCROW_BASE_URL and
+// ESCROW_CA_CERT. An explicit --sandbox wins over ESCROW_BASE_URL.
+func (f *apiFlags) fromEnvironment() {
+	if !f.sandbox {
+		f.baseURL = orEnv(f.baseURL, envBaseURL)
+	}
+	f.caCert = orEnv(f.caCert, envCACert)
+}
+
+// orEnv returns a flag's value, or when the flag was left empty the environment
+// variable that stands in for it.
+func orEnv(value, variable string) string {
+	if value == "" {
+		return os.Getenv(variable)
+	}
+	return value
+}
+
+// versionHint returns a hint when a base URL lacks the API's version segment (a common
+// slip: the emulator's origin instead of the URL it prints), else "".
+func versionHint(baseURL string) string {
+	u, err := url.Parse(baseURL)
+	if baseURL == "" || err != nil || u.Host == "" || strings.Contains(u.Path, "/"+escrow.APIVersion) {
+		return ""
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/" + escrow.APIVersion + "/"
+	u.RawPath = ""
+	return fmt.Sprintf("the base URL %s has no version segment: did you mean %s?", baseURL, u)
 }
 
 // environment names the environment the flags point at, for messages.
@@ -181,10 +230,17 @@ func newTransport(caFile string) (*http.Transport, error) {
 // ("act 42 ship --carrier UPS") as users expect; "--" ends the flags. It returns the
 // positional arguments, and flag.ErrHelp or a *usageError.
 func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	// The flag package prints the usage on every parse error, after the error; exitCode
+	// reports the error once with a pointer to -h instead. So the usage is printed here,
+	// and only when -h asked for it.
+	usage := fs.Usage
+	fs.Usage = func() {}
+	defer func() { fs.Usage = usage }()
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				usage()
 				return nil, err
 			}
 			return nil, &usageError{msg: err.Error()}
@@ -199,6 +255,13 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		positional = append(positional, rest[0])
 		args = rest[1:]
 	}
+}
+
+// isSet reports whether the command line set the flag called name.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // exitCode prints err for a command and returns the exit code: 0 for nil, exitUsage for
@@ -234,7 +297,6 @@ func exitCode(stderr io.Writer, name string, err error) int {
 	return exitAPI
 }
 
-// writeJSON prints v indented, as the typed value encodes it.
 // print writes v as indented JSON with --json, else what human writes: the one place the
 // two forms of output part. It returns the exit code.
 func (a *apiFlags) print(stdout, stderr io.Writer, name string, v any, human func(w io.Writer)) int {
@@ -248,6 +310,7 @@ func (a *apiFlags) print(stdout, stderr io.Writer, name string, v any, human fun
 // newTable returns the writer every table of the CLI is aligned with; Flush it.
 func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) }
 
+// writeJSON prints v indented, as the typed value encodes it.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -265,13 +328,25 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// newFlagSet returns a flag set that reports to stderr and does not exit.
+// withFlags adds flags to the first line of a synopsis, before its explanation.
+func withFlags(synopsis, flags string) string {
+	first, rest, explained := strings.Cut(synopsis, "\n\n")
+	if explained {
+		return first + " " + flags + "\n\n" + rest
+	}
+	return first + " " + flags
+}
+
+// newFlagSet returns a flag set that does not exit and prints nothing on its own: parse
+// errors reach exitCode through parseFlags, and its usage goes to stderr on -h.
 func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: %s\n\n", synopsis)
+		fs.SetOutput(stderr)
 		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
 	}
 	return fs
 }

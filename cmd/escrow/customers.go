@@ -9,13 +9,6 @@ import (
 	escrow "github.com/escrowkit/escrow-go"
 )
 
-// runCustomers is "escrow customers".
-func runCustomers(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return runGroup(ctx, "escrow customers", map[string]command{
-		"me": {summary: "show the account the credentials belong to", run: runCustomersMe},
-	}, args, stdout, stderr)
-}
-
 // runCustomersMe is "escrow customers me": a quick check of which account, and which
 // environment, the credentials reach.
 func runCustomersMe(ctx context.Context, args []string, stdout, stderr io.Writer) int {

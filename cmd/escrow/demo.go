@@ -110,6 +110,9 @@ type demo struct {
 	// hook and events receive the partner's webhooks; nil when none is registered.
 	hook   *webhook.Handler
 	events *eventLog
+	// paymentFee is what the chosen payment method adds to the buyer's total (zero for
+	// a wire), as the API's payment methods listing says.
+	paymentFee escrow.Amount
 }
 
 // demoEmulator runs a flow to completion on an emulator of its own, with a webhook
@@ -162,7 +165,7 @@ func demoEmulator(ctx context.Context, f flow, buyerEmail, sellerEmail string, o
 	if s := tx.State(); s != escrow.StateComplete {
 		return fmt.Errorf("the transaction ended %s, not complete", s)
 	}
-	fmt.Fprintf(out, "\nescrow demo: transaction %d is complete; %d webhook events confirmed.\n", tx.ID, d.events.count())
+	fmt.Fprintf(out, "\nescrow demo: transaction %d is complete; %s confirmed.\n", tx.ID, plural(d.events.count(), "webhook event", "webhook events"))
 	return nil
 }
 
@@ -239,6 +242,11 @@ func (d *demo) pay(ctx context.Context, tx *escrow.Transaction) (funded bool, er
 	var offered []string
 	for _, m := range methods.AvailablePaymentMethods {
 		offered = append(offered, fmt.Sprintf("%s %s", m.Type, m.Total))
+		if m.Type == d.flow.payment {
+			// Card and PayPal cost the buyer a payment fee on top of the transaction's
+			// sums, which the settlement must show for its numbers to be what was paid.
+			d.paymentFee = m.Total.Sub(methods.TotalWithoutPaymentFee)
+		}
 	}
 	d.note("the buyer may pay by " + strings.Join(offered, ", "))
 
@@ -251,8 +259,10 @@ func (d *demo) pay(ctx context.Context, tx *escrow.Transaction) (funded bool, er
 			d.note(fmt.Sprintf("wire instructions for the buyer: %s, account %s (%s), SWIFT %s", w.BankName, w.CreditAccountNumber, w.CreditAccountName, w.SwiftCode))
 		}
 		if d.emu == nil {
-			d.stopForPerson(tx, fmt.Sprintf("the buyer wires the funds at their bank, with the details of GET transaction/%d/payment_methods/wire_transfer,\n"+
-				"and reports the wire sent with POST transaction/%[1]d/payment_methods/wire_transfer.", tx.ID))
+			d.stopForPerson(tx, fmt.Sprintf("the buyer wires the funds at their bank, with the details of\n"+
+				"  escrow transactions pay wire --sandbox %d   (with the buyer's own %s and %s)\n"+
+				"and reports the wire sent:\n"+
+				"  escrow transactions pay wire-sent --sandbox --as-customer %s %[1]d", tx.ID, envSandboxEmail, envSandboxAPIKey, d.buyerEmail))
 			return false, nil
 		}
 		_, err := d.partner.Transactions.MarkWireSent(ctx, tx.ID, asBuyer)
@@ -391,10 +401,11 @@ func (d *demo) stopForPerson(tx *escrow.Transaction, what string) {
 // settlement prints who paid and received what, from the final transaction, with exact
 // sums: the nets and the escrow fee add up to zero.
 func (d *demo) settlement(tx *escrow.Transaction) {
-	fmt.Fprintln(d.out, "\nSettlement:")
-	const format = "  %-10s %-22s %9s %9s %9s\n"
+	fmt.Fprintf(d.out, "\nSettlement, paid by %s:\n", d.flow.payment)
+	const format = "  %-11s %-22s %9s %9s %9s\n"
 	fmt.Fprintf(d.out, format, "PARTY", "CUSTOMER", "PAYS", "RECEIVES", "NET")
 	totals := tx.Totals()
+	var buyerPays escrow.Amount
 	for _, role := range []escrow.Role{escrow.RoleBuyer, escrow.RoleSeller, escrow.RoleBroker} {
 		p, ok := tx.Party(role)
 		if !ok {
@@ -405,10 +416,19 @@ func (d *demo) settlement(tx *escrow.Transaction) {
 		if who == escrow.Me {
 			who = d.partnerEmail
 		}
+		if role == escrow.RoleBuyer {
+			buyerPays = s.Pays()
+			s.Fees = s.Fees.Add(d.paymentFee)
+		}
 		fmt.Fprintf(d.out, format, role, who, s.Pays().String(), s.Receives.String(), s.Net().String())
 	}
 	fee := totals.EscrowFee
 	fmt.Fprintf(d.out, format, "escrow fee", "", "", fee.String(), fee.String())
+	if d.paymentFee.Cmp(escrow.Amount{}) > 0 {
+		fmt.Fprintf(d.out, format, "payment fee", "", "", d.paymentFee.String(), d.paymentFee.String())
+		fmt.Fprintf(d.out, "  The buyer paid %s for the transaction and %s more for paying by %s; a wire transfer costs no payment fee.\n",
+			buyerPays, d.paymentFee, d.flow.payment)
+	}
 }
 
 // joinIDs formats ids for a line of output.

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	escrow "github.com/escrowkit/escrow-go"
 )
 
 // TestDemo runs each flow to the end on the embedded emulator and checks the table's
@@ -20,14 +22,14 @@ func TestDemo(t *testing.T) {
 			args: []string{"demo"},
 			states: []string{"awaiting_agreement", "awaiting_agreement", "awaiting_payment", "awaiting_payment", "funded",
 				"funded", "funded", "shipped", "in_inspection", "complete"},
-			events: []string{"create", "agree", "payment_received", "payment_approved", "ship (item 300001)", "receive (item 300001)",
+			events: []string{"create", "agree", "payment_approved", "ship (item 300001)", "receive (item 300001)",
 				"accept (item 300001)", "payment_disbursed (item 300001, 300002)", "complete"},
 		},
 		{
 			args: []string{"demo", "--domain"},
 			states: []string{"awaiting_agreement", "awaiting_agreement", "awaiting_payment", "awaiting_payment", "funded",
 				"funded", "funded", "shipped", "in_inspection", "complete"},
-			events: []string{"create", "agree", "payment_received", "payment_approved", "ship (item 300001)", "receive (item 300001)",
+			events: []string{"create", "agree", "payment_approved", "ship (item 300001)", "receive (item 300001)",
 				"accept (item 300001)", "payment_disbursed (item 300001, 300002)", "complete"},
 		},
 		{
@@ -37,7 +39,8 @@ func TestDemo(t *testing.T) {
 				"shipped", "in_inspection", "funded", // Design
 				"shipped", "in_inspection", "funded", // Build
 				"shipped", "in_inspection", "complete"}, // Launch, accepted when its inspection period ends
-			events: []string{"create", "agree", "payment_sent", "payment_received", "payment_approved",
+			// No payment_sent: no state shows it, so webhook never confirms it (issue 16).
+			events: []string{"create", "agree", "payment_approved",
 				"ship (item 300001)", "receive (item 300001)", "accept (item 300001)", "payment_disbursed (item 300001)",
 				"ship (item 300002)", "receive (item 300002)", "accept (item 300002)", "payment_disbursed (item 300002)",
 				"ship (item 300003)", "receive (item 300003)", "accept (item 300003)", "payment_disbursed (item 300003, 300004)",
@@ -71,7 +74,7 @@ func TestDemo(t *testing.T) {
 			if got := linesWith(out, "    webhook: "); !slices.Equal(got, tc.events) {
 				t.Errorf("events\n got %q\nwant %q\n%s", got, tc.events, out)
 			}
-			if !strings.Contains(out, "is complete;") || !strings.Contains(out, "Settlement:") {
+			if !strings.Contains(out, "is complete;") || !strings.Contains(out, "Settlement, paid by ") {
 				t.Errorf("no completion in\n%s", out)
 			}
 		})
@@ -79,17 +82,22 @@ func TestDemo(t *testing.T) {
 }
 
 // TestDemoSettlementBalances checks the sale's settlement to the cent: what the buyer pays
-// is what the seller, the broker and the escrow fee receive.
+// by card, the price the demo chose, is what the seller, the broker, the escrow fee and
+// the card's payment fee receive.
 func TestDemoSettlementBalances(t *testing.T) {
 	code, out, errOut := cli(t, "demo")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
 	for _, want := range []string{
-		"  buyer      buyer@example.com        2665.63      0.00  -2665.63",
-		"  seller     seller@example.com         40.62   2500.00   2459.38",
-		"  broker     market@example.com          0.00    125.00    125.00",
-		"  escrow fee                                      81.25     81.25",
+		"the buyer may pay by wire_transfer 2665.63, credit_card 2745.60, paypal 2745.60",
+		"Settlement, paid by credit_card:",
+		"  buyer       buyer@example.com        2745.60      0.00  -2745.60",
+		"  seller      seller@example.com         40.62   2500.00   2459.38",
+		"  broker      market@example.com          0.00    125.00    125.00",
+		"  escrow fee                                       81.25     81.25",
+		"  payment fee                                      79.97     79.97",
+		"The buyer paid 2665.63 for the transaction and 79.97 more for paying by credit_card",
 		"payout by ach 2459.38",
 		"/_emulator/pages/checkout/200001/credit_card?return_url=",
 		"the API refuses accept through As-Customer",
@@ -97,6 +105,23 @@ func TestDemoSettlementBalances(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in\n%s", want, out)
 		}
+	}
+	// The nets add up to zero: nothing is paid that nobody receives.
+	_, settlement, _ := strings.Cut(out, "Settlement")
+	var sum escrow.Amount
+	for line := range strings.Lines(settlement) {
+		f := strings.Fields(line)
+		if len(f) < 3 || !strings.HasPrefix(line, "  ") || f[0] == "PARTY" || f[0] == "The" {
+			continue
+		}
+		net, err := escrow.ParseAmount(f[len(f)-1])
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		sum = sum.Add(net)
+	}
+	if !sum.IsZero() {
+		t.Errorf("the settlement's nets add up to %s, not 0:\n%s", sum, settlement)
 	}
 }
 
@@ -117,6 +142,9 @@ func TestDemoRemote(t *testing.T) {
 		}
 		if f.payment != "wire_transfer" && !strings.Contains(out.String(), "landing page https://") {
 			t.Errorf("%s: no landing page in\n%s", f.name, out.String())
+		}
+		if f.payment == "wire_transfer" && !strings.Contains(out.String(), "  escrow transactions pay wire-sent --sandbox --as-customer buyer@example.com ") {
+			t.Errorf("%s: no CLI command to report the wire in\n%s", f.name, out.String())
 		}
 		if strings.Contains(out.String()+errOut.String(), e.partner.APIKey) {
 			t.Errorf("%s: the API key was printed", f.name)

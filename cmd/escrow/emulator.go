@@ -10,14 +10,16 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"math/big"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/escrowkit/escrow-go/escrowtest"
@@ -26,51 +28,78 @@ import (
 // shutdownGrace bounds how long the emulator waits for requests in flight when stopping.
 const shutdownGrace = 5 * time.Second
 
-// runEmulator is "escrow emulator": it serves escrowtest's emulator over HTTPS with a
-// certificate made for the occasion, prints the API's base URL on stdout, and stops on
-// SIGINT or SIGTERM.
-func runEmulator(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("escrow emulator", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// emulatorCommand is "escrow emulator": with no subcommand it serves an emulator; its
+// subcommands drive one that is running, through the control API.
+func emulatorCommand(subs map[string]command) command {
+	return command{
+		summary: "serve a local emulator of the escrow API over HTTPS (--env FILE: a shell's settings)",
+		subs:    subs,
+		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+			if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+				return runGroup(ctx, "escrow emulator", subs, args, stdout, stderr)
+			}
+			return runEmulator(ctx, args, subs, stdout, stderr)
+		},
+	}
+}
+
+// runEmulator serves escrowtest's emulator over HTTPS with a certificate made for the
+// occasion, prints the API's base URL on stdout, and stops on SIGINT or SIGTERM.
+func runEmulator(ctx context.Context, args []string, subs map[string]command, stdout, stderr io.Writer) int {
+	const name = "escrow emulator"
+	fs := newFlagSet(name, "escrow emulator [--addr host:port] [--cert-out file] [--env file [--partner email]] [-v]", stderr)
 	addr := fs.String("addr", "127.0.0.1:8443", "`host:port` to listen on (port 0 picks a free one)")
 	certOut := fs.String("cert-out", "", "write the self-signed certificate, PEM-encoded, to `file` so clients can trust it")
+	envFile := fs.String("env", "", "write export lines for a shell to `file` (base URL, certificate, a partner's credentials); load them with '. file'")
+	partner := fs.String("partner", demoPartner, "with --env: the `email` of the partner account made for the shell")
 	verbose := fs.Bool("v", false, "log every request, not only webhook deliveries")
+	usage := fs.Usage
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: escrow emulator [--addr host:port] [--cert-out file] [-v]")
+		usage()
 		fmt.Fprintln(stderr, "\nServes the escrow API below /2017-09-01/ and the emulator's control API below /_emulator/.")
 		fmt.Fprintln(stderr, "\nControl endpoints (loopback clients only):")
 		for _, ep := range escrowtest.ControlEndpoints() {
 			fmt.Fprintf(stderr, "  %-6s %-44s %s\n", ep.Method, ep.Path, ep.Summary)
 		}
 		fmt.Fprintln(stderr)
-		fs.PrintDefaults()
+		groupUsage(stderr, name, subs)
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+	if code, ok := parseNone(fs, name, args, stderr); !ok {
+		return code
+	}
+	if *envFile != "" && *certOut == "" {
+		// The shell needs the certificate in a file: put it beside the settings.
+		*certOut = strings.TrimSuffix(*envFile, filepath.Ext(*envFile)) + ".pem"
+		if *certOut == *envFile {
+			*certOut += ".pem"
 		}
-		return exitUsage
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "escrow emulator: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return exitUsage
+	if *envFile == "" && isSet(fs, "partner") {
+		return exitCode(stderr, name, usagef("--partner goes with --env"))
 	}
 	level := slog.LevelInfo
 	if *verbose {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	if err := serveEmulator(ctx, *addr, *certOut, stdout, log); err != nil {
-		fmt.Fprintf(stderr, "escrow emulator: %v\n", err)
-		return 1
+	if err := serveEmulator(ctx, emulatorSettings{addr: *addr, certOut: *certOut, envFile: *envFile, partner: *partner}, stdout, log); err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return exitAPI
 	}
 	return 0
 }
 
+// emulatorSettings are what "escrow emulator" was asked for.
+type emulatorSettings struct {
+	addr    string
+	certOut string // "" writes no certificate
+	envFile string // "" writes no shell settings
+	partner string // the partner account made for envFile
+}
+
 // serveEmulator serves until ctx ends, then shuts down gracefully.
-func serveEmulator(ctx context.Context, addr, certOut string, stdout io.Writer, log *slog.Logger) error {
-	ln, err := net.Listen("tcp", addr)
+func serveEmulator(ctx context.Context, set emulatorSettings, stdout io.Writer, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", set.addr)
 	if err != nil {
 		return err
 	}
@@ -80,14 +109,20 @@ func serveEmulator(ctx context.Context, addr, certOut string, stdout io.Writer, 
 	if err != nil {
 		return err
 	}
-	if certOut != "" {
-		if err := os.WriteFile(certOut, certPEM, 0o644); err != nil {
+	if set.certOut != "" {
+		if err := os.WriteFile(set.certOut, certPEM, 0o644); err != nil {
 			return err
 		}
 	}
 
 	emu := escrowtest.NewEmulator(escrowtest.WithLogger(log))
 	defer emu.Close()
+	origin := "https://" + net.JoinHostPort(host, fmt.Sprint(ln.Addr().(*net.TCPAddr).Port))
+	if set.envFile != "" {
+		if err := writeEnvFile(set.envFile, origin+"/2017-09-01/", set.certOut, emu.AddPartner(set.partner)); err != nil {
+			return err
+		}
+	}
 	srv := &http.Server{
 		Handler:           emu,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -100,9 +135,11 @@ func serveEmulator(ctx context.Context, addr, certOut string, stdout io.Writer, 
 	served := make(chan error, 1)
 	go func() { served <- srv.ServeTLS(ln, "", "") }()
 
-	origin := "https://" + net.JoinHostPort(host, fmt.Sprint(ln.Addr().(*net.TCPAddr).Port))
 	fmt.Fprintln(stdout, origin+"/2017-09-01/")
-	log.Info("escrow emulator serving", "api", origin+"/2017-09-01/", "control", origin+"/_emulator/", "cert_out", certOut)
+	log.Info("escrow emulator serving", "api", origin+"/2017-09-01/", "control", origin+"/_emulator/", "cert_out", set.certOut)
+	if set.envFile != "" {
+		log.Info("shell settings written; load them with '. "+set.envFile+"'", "env", set.envFile, "partner", set.partner)
+	}
 
 	select {
 	case err := <-served:
@@ -120,6 +157,33 @@ func serveEmulator(ctx context.Context, addr, certOut string, stdout io.Writer, 
 		return err
 	}
 	return nil
+}
+
+// writeEnvFile writes the export lines that point a shell at the emulator as a partner.
+// The file holds an API key, so only its owner may read it; the certificate's path is
+// absolute so that the file works from any directory.
+func writeEnvFile(file, baseURL, certFile string, partner escrowtest.Account) error {
+	certPath, err := filepath.Abs(certFile)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# escrow emulator at %s, as the partner %s.\n", baseURL, partner.Email)
+	fmt.Fprintf(&b, "# Load with '. %s'; valid while this emulator runs and until 'escrow emulator reset'.\n", file)
+	for _, kv := range [][2]string{{envBaseURL, baseURL}, {envCACert, certPath}, {envEmail, partner.Email}, {envAPIKey, partner.APIKey}} {
+		fmt.Fprintf(&b, "export %s=%s\n", kv[0], shellQuote(kv[1]))
+	}
+	// Remove first: WriteFile keeps the mode of a file that exists, and an older file
+	// might be readable by others.
+	if err := os.Remove(file); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return os.WriteFile(file, []byte(b.String()), 0o600)
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // displayHost is the host clients should use: the listening address, or 127.0.0.1 when

@@ -13,7 +13,7 @@ import (
 // endpoints, from the list the emulator dispatches on.
 func TestEmulatorHelpListsControlEndpoints(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if code := runEmulator(context.Background(), []string{"-h"}, &stdout, &stderr); code != 0 {
+	if code := run(context.Background(), []string{"emulator", "-h"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	for _, ep := range escrowtest.ControlEndpoints() {

@@ -170,7 +170,7 @@ func deliverMilestones(ctx context.Context, d *demo, tx *escrow.Transaction) (*e
 		period := m.InspectionPeriod.Duration()
 		d.emu.Advance(period)
 		tx, err = d.partner.Transactions.Get(ctx, tx.ID)
-		step := fmt.Sprintf("%s: %d days pass", m.Title, int(period/(24*time.Hour)))
+		step := fmt.Sprintf("%s: %s", m.Title, plural(int(period/(24*time.Hour)), "day passes", "days pass"))
 		if err := d.row(ctx, step, actorClock, tx, err); err != nil {
 			return nil, err
 		}

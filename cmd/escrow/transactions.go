@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,42 +13,6 @@ import (
 
 	escrow "github.com/escrowkit/escrow-go"
 )
-
-// runGroup dispatches a command made of subcommands ("escrow transactions list"): the
-// same shape as the top-level table, one level down.
-func runGroup(ctx context.Context, name string, subs map[string]command, args []string, stdout, stderr io.Writer) int {
-	groupUsage := func(w io.Writer) {
-		fmt.Fprintf(w, "usage: %s <command> [flags]\n\ncommands:\n", name)
-		for _, sub := range slices.Sorted(maps.Keys(subs)) {
-			fmt.Fprintf(w, "  %-8s %s\n", sub, subs[sub].summary)
-		}
-	}
-	if len(args) == 0 {
-		groupUsage(stderr)
-		return exitUsage
-	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
-		groupUsage(stdout)
-		return 0
-	}
-	sub, ok := subs[args[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "%s: unknown command %q\n\n", name, args[0])
-		groupUsage(stderr)
-		return exitUsage
-	}
-	return sub.run(ctx, args[1:], stdout, stderr)
-}
-
-// runTransactions is "escrow transactions".
-func runTransactions(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return runGroup(ctx, "escrow transactions", map[string]command{
-		"list": {summary: "list the account's transactions", run: runTransactionsList},
-		"get":  {summary: "show one transaction, by id or --reference", run: runTransactionsGet},
-		"act":  {summary: "perform an action: agree, ship, receive, accept, reject, cancel, …", run: runTransactionsAct},
-	}, args, stdout, stderr)
-}
 
 // runTransactionsList is "escrow transactions list": every transaction, page after page.
 func runTransactionsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -88,7 +51,7 @@ func runTransactionsList(ctx context.Context, args []string, stdout, stderr io.W
 		}
 		txs = append(txs, tx)
 		if progress && len(txs)%*perPage == 0 {
-			fmt.Fprintf(stderr, "\r%d transactions…", len(txs))
+			fmt.Fprintf(stderr, "\r%s…", plural(len(txs), "transaction", "transactions"))
 		}
 		if *limit > 0 && len(txs) == *limit {
 			break
@@ -211,7 +174,7 @@ func actionNames() []string {
 // body. Flags that the action does not take are refused rather than silently dropped.
 func actionRequest(positional []string, carrier, tracking, contact, authorization, reason string) (int64, *escrow.ActionRequest, error) {
 	if len(positional) != 2 {
-		return 0, nil, usagef("want a transaction id and an action, got %d arguments", len(positional))
+		return 0, nil, usagef("want a transaction id and an action, got %s", plural(len(positional), "argument", "arguments"))
 	}
 	id, err := parseID("transaction id", positional[0])
 	if err != nil {
@@ -313,6 +276,15 @@ func printTransaction(w io.Writer, tx *escrow.Transaction) {
 	a := tx.Totals()
 	fmt.Fprintf(w, "\nItems %s, broker fee %s, escrow fee %s: total %s %s; secured %s, paid out %s.\n",
 		a.Items, a.BrokerFee, a.EscrowFee, a.Total, tx.Currency, a.Secured, a.Disbursed)
+}
+
+// plural writes a count with the noun in the number it takes: "1 transaction", "2
+// transactions".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // orDash shows an empty string as "-".

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,11 +12,14 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	escrow "github.com/escrowkit/escrow-go"
 	"github.com/escrowkit/escrow-go/webhook"
+	"github.com/escrowkit/escrow-go/webhook/sqlstore"
 )
 
 // runWebhooks is "escrow webhooks".
@@ -132,23 +136,30 @@ func runWebhooksRemove(ctx context.Context, args []string, stdout, stderr io.Wri
 	return 0
 }
 
-// runWebhooksListen is "escrow webhooks listen": a receiver for the account's webhooks.
-// Each delivery is confirmed by fetching its transaction before it is printed (deliveries
-// are unsigned), repeated ones are dropped, and a reconciler re-reads ongoing transactions
-// so that deliveries the API lost (it never retries) still show. It stops on SIGINT or
-// SIGTERM, after the events already received are printed.
+// runWebhooksListen is "escrow webhooks listen": a receiver for the account's webhooks,
+// and a replica of one when several listeners share a PostgreSQL --store. Each delivery is
+// confirmed by fetching its transaction before it is handed over (deliveries are
+// unsigned), repeated ones are dropped, and a reconciler re-reads transactions so that
+// deliveries the API lost (it never retries) still show. It stops on SIGINT or SIGTERM,
+// after the events already received are handed over, and removes the webhook --register
+// added.
 func runWebhooksListen(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	const name = "escrow webhooks listen"
-	fs := newFlagSet(name, "escrow webhooks listen [--addr host:port] [--reconcile interval] [api flags]", stderr)
+	fs := newFlagSet(name, "escrow webhooks listen [--addr host:port] [--store dsn] [--register] [--forward-to url] [--reconcile interval] [api flags]", stderr)
 	var api apiFlags
 	api.register(fs, false)
-	addr := fs.String("addr", ":8080", "`host:port` to receive deliveries on (port 0 picks a free one)")
-	every := fs.Duration("reconcile", 5*time.Minute, "look for lost deliveries this often (0: never)")
+	var lf listenFlags
+	fs.StringVar(&lf.addr, "addr", ":8080", "`host:port` to receive deliveries on (port 0 picks a free one)")
+	fs.DurationVar(&lf.every, "reconcile", 5*time.Minute, "look for lost deliveries this often (0: never)")
+	fs.StringVar(&lf.store, "store", "memory", "where handed-over events are recorded: `dsn` memory (this process only), sqlite:PATH (survives restarts) or a postgres:// URL (shared by replicas)")
+	fs.BoolVar(&lf.register, "register", false, "register this listener's URL as a webhook of the account on start, and remove it on exit")
+	fs.StringVar(&lf.publicURL, "public-url", "", "the `URL` --register registers, when the API reaches this listener elsewhere than at --addr (a tunnel)")
+	fs.StringVar(&lf.forwardTo, "forward-to", "", "also POST each confirmed event as JSON to this local `URL`; a failure is retried")
 	if code, ok := parseNone(fs, name, args, stderr); !ok {
 		return code
 	}
-	if *every < 0 {
-		return exitCode(stderr, name, usagef("--reconcile must not be negative"))
+	if err := lf.check(); err != nil {
+		return exitCode(stderr, name, err)
 	}
 	client, release, err := api.connect(stderr)
 	if err != nil {
@@ -161,31 +172,112 @@ func runWebhooksListen(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	p := &eventPrinter{w: stdout, json: api.json}
-	return exitCode(stderr, name, listen(ctx, client, *addr, *every, p, stderr, log))
+	if lf.forwardTo != "" {
+		p.forward = &forwarder{url: lf.forwardTo, hc: &http.Client{Timeout: 10 * time.Second}}
+	}
+	return exitCode(stderr, name, listen(ctx, client, lf, p, stderr, log))
+}
+
+// listenFlags are the receiver's own flags.
+type listenFlags struct {
+	addr, store, publicURL, forwardTo string
+	every                             time.Duration
+	register                          bool
+}
+
+func (lf *listenFlags) check() error {
+	if lf.every < 0 {
+		return usagef("--reconcile must not be negative")
+	}
+	if lf.store != "memory" && !strings.HasPrefix(lf.store, "sqlite:") && !strings.HasPrefix(lf.store, "postgres://") && !strings.HasPrefix(lf.store, "postgresql://") {
+		return usagef("--store wants memory, sqlite:PATH or a postgres:// URL")
+	}
+	for flagName, v := range map[string]string{"--forward-to": lf.forwardTo, "--public-url": lf.publicURL} {
+		if v == "" {
+			continue
+		}
+		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usagef("%s wants an absolute http or https URL, got %q", flagName, v)
+		}
+	}
+	if lf.publicURL != "" && !lf.register {
+		return usagef("--public-url is only used with --register")
+	}
+	return nil
 }
 
 // shutdownWait bounds how long listen waits, when stopping, for events still being
 // confirmed.
 const shutdownWait = 10 * time.Second
 
-// listen serves a webhook.Handler on addr until ctx ends, then shuts down: the HTTP server
-// first, so that nothing new arrives, then the handler, which finishes the queued events.
-func listen(ctx context.Context, client *escrow.Client, addr string, every time.Duration, p *eventPrinter, stderr io.Writer, log *slog.Logger) error {
-	h := webhook.NewHandler(client, p.callback, webhook.Options{Logger: log})
-	ln, err := net.Listen("tcp", addr)
+// storeOpenWait bounds how long listen waits for a database --store to answer.
+const storeOpenWait = 15 * time.Second
+
+// openStore opens the --store: nil closer for memory.
+func openStore(ctx context.Context, dsn string) (webhook.Store, func() error, error) {
+	if dsn == "memory" {
+		return new(webhook.MemoryStore), func() error { return nil }, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, storeOpenWait)
+	defer cancel()
+	s, err := sqlstore.Open(ctx, dsn)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--store: %w", err)
+	}
+	return s, s.Close, nil
+}
+
+// listen serves a webhook.Handler on lf.addr until ctx ends, then shuts down: the webhook
+// it registered first, then the HTTP server, so that nothing new arrives, then the
+// handler, which finishes the queued events.
+func listen(ctx context.Context, client *escrow.Client, lf listenFlags, p *eventPrinter, stderr io.Writer, log *slog.Logger) (err error) {
+	store, closeStore, err := openStore(ctx, lf.store)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, closeStore()) }()
+	h := webhook.NewHandler(client, p.callback, webhook.Options{Logger: log, Store: store})
+	ln, err := net.Listen("tcp", lf.addr)
 	if err != nil {
 		return err
 	}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	fmt.Fprintf(stderr, "escrow webhooks listen: listening on http://%s/ for %s's webhooks\n", ln.Addr(), client.BaseURL())
+	own := listenerURL(ln.Addr())
+
+	var unregister func() error
+	if lf.register {
+		target := own
+		if lf.publicURL != "" {
+			target = lf.publicURL
+		}
+		wh, rerr := client.Webhooks.Create(ctx, escrow.Me, target)
+		if rerr != nil {
+			hs.Close()
+			<-served
+			h.Shutdown(ctx)
+			return fmt.Errorf("--register: %w", rerr)
+		}
+		fmt.Fprintf(stderr, "escrow webhooks listen: registered webhook %d: %s (removed on exit)\n", wh.ID, wh.URL)
+		unregister = func() error {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownWait)
+			defer cancel()
+			if err := client.Webhooks.Delete(dctx, escrow.Me, wh.ID); err != nil {
+				return fmt.Errorf("removing webhook %d: %w", wh.ID, err)
+			}
+			fmt.Fprintf(stderr, "escrow webhooks listen: removed webhook %d\n", wh.ID)
+			return nil
+		}
+	}
+
+	fmt.Fprintf(stderr, "escrow webhooks listen: listening on %s for %s's webhooks (store: %s)\n", own, client.BaseURL(), storeKind(lf.store))
 
 	var wg sync.WaitGroup
-	if every > 0 {
+	if lf.every > 0 {
 		wg.Go(func() {
 			// It logs its own failures and tries again at the next tick.
-			h.RunReconciler(ctx, every)
+			h.RunReconciler(ctx, lf.every)
 		})
 	}
 	var serveErr error
@@ -193,9 +285,12 @@ func listen(ctx context.Context, client *escrow.Client, addr string, every time.
 	case <-ctx.Done():
 	case serveErr = <-served:
 	}
+	if unregister != nil {
+		err = unregister()
+	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownWait)
 	defer cancel()
-	err = errors.Join(hs.Shutdown(sctx), h.Shutdown(sctx))
+	err = errors.Join(err, hs.Shutdown(sctx), h.Shutdown(sctx))
 	wg.Wait()
 	if serveErr == nil {
 		serveErr = <-served
@@ -206,40 +301,77 @@ func listen(ctx context.Context, client *escrow.Client, addr string, every time.
 	return err
 }
 
-// eventPrinter prints confirmed events, one line each, from the handler's goroutines.
+// listenerURL is the URL deliveries reach the listener at: an unspecified address (":8080")
+// is reached through loopback.
+func listenerURL(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok {
+		return "http://" + a.String() + "/"
+	}
+	host := tcp.IP.String()
+	if tcp.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(tcp.Port)) + "/"
+}
+
+// storeKind names a --store without its credentials.
+func storeKind(dsn string) string {
+	switch {
+	case dsn == "memory":
+		return "memory, this process only"
+	case strings.HasPrefix(dsn, "sqlite:"):
+		return dsn + ", survives restarts"
+	}
+	return "postgres, shared by replicas"
+}
+
+// eventPrinter prints confirmed events, one line each, from the handler's goroutines, and
+// forwards them when --forward-to is set.
 type eventPrinter struct {
-	mu   sync.Mutex
-	w    io.Writer
-	json bool
+	mu      sync.Mutex
+	w       io.Writer
+	json    bool
+	forward *forwarder
 }
 
-// listenedEvent is an event as "listen --json" prints it, one JSON object per line.
+// listenedEvent is an event as "listen --json" prints it, one JSON object per line, and
+// as --forward-to posts it (with the transaction).
 type listenedEvent struct {
-	Event         escrow.EventName        `json:"event"`
-	EventType     escrow.EventType        `json:"event_type"`
-	TransactionID int64                   `json:"transaction_id"`
-	ItemIDs       []int64                 `json:"item_ids,omitempty"`
-	Source        webhook.Source          `json:"source"`
-	State         escrow.TransactionState `json:"state"`
-	Transaction   *escrow.Transaction     `json:"transaction"`
+	TransactionID int64               `json:"transaction_id"`
+	Event         escrow.EventName    `json:"event"`
+	Source        webhook.Source      `json:"source"`
+	ItemIDs       []int64             `json:"item_ids"`
+	Transaction   *escrow.Transaction `json:"transaction,omitempty"`
 }
 
-// callback is the webhook.Callback. A failed write is returned so the handler retries it.
-func (p *eventPrinter) callback(_ context.Context, ev webhook.ConfirmedEvent) error {
+func newListenedEvent(ev webhook.ConfirmedEvent) listenedEvent {
+	items := ev.ItemIDs
+	if items == nil {
+		items = []int64{}
+	}
+	return listenedEvent{TransactionID: ev.TransactionID, Event: ev.Name, Source: ev.Source, ItemIDs: items}
+}
+
+// callback is the webhook.Callback. A failed write or forward is returned so that the
+// handler retries the event (and prints it again: at least once).
+func (p *eventPrinter) callback(ctx context.Context, ev webhook.ConfirmedEvent) error {
+	if p.forward != nil {
+		if err := p.forward.post(ctx, ev); err != nil {
+			return err
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := ev.Transaction.State()
 	if p.json {
-		b, err := json.Marshal(listenedEvent{
-			Event: ev.Name, EventType: ev.EventType, TransactionID: ev.TransactionID,
-			ItemIDs: ev.ItemIDs, Source: ev.Source, State: st, Transaction: ev.Transaction,
-		})
+		b, err := json.Marshal(newListenedEvent(ev))
 		if err != nil {
 			return err
 		}
 		_, err = fmt.Fprintf(p.w, "%s\n", b)
 		return err
 	}
+	st := ev.Transaction.State()
 	line := fmt.Sprintf("%s  transaction %d  %s", time.Now().UTC().Format(time.RFC3339), ev.TransactionID, ev.Name)
 	if len(ev.ItemIDs) > 0 {
 		line += " (item " + joinIDs(ev.ItemIDs) + ")"
@@ -250,4 +382,37 @@ func (p *eventPrinter) callback(_ context.Context, ev webhook.ConfirmedEvent) er
 	}
 	_, err := fmt.Fprintln(p.w, line)
 	return err
+}
+
+// forwarder posts confirmed events to a local endpoint.
+type forwarder struct {
+	url string
+	hc  *http.Client
+}
+
+// errForward is a --forward-to endpoint that did not take an event.
+var errForward = errors.New("--forward-to refused the event")
+
+func (f *forwarder) post(ctx context.Context, ev webhook.ConfirmedEvent) error {
+	le := newListenedEvent(ev)
+	le.Transaction = ev.Transaction
+	body, err := json.Marshal(le)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := f.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errForward, err)
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fmt.Errorf("%w: %s answered %s", errForward, f.url, resp.Status)
+	}
+	return nil
 }

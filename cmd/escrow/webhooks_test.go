@@ -7,12 +7,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	escrow "github.com/escrowkit/escrow-go"
 	"github.com/escrowkit/escrow-go/escrowtest"
+	"github.com/escrowkit/escrow-go/internal/pgtest"
 	"github.com/escrowkit/escrow-go/webhook"
 )
 
@@ -150,7 +155,7 @@ func TestWebhooksListen(t *testing.T) {
 	}
 }
 
-// TestListenJSON: --json prints one object per event, with the confirmed transaction.
+// TestListenJSON: --json prints one object per event in the documented shape.
 func TestListenJSON(t *testing.T) {
 	var out bytes.Buffer
 	p := &eventPrinter{w: &out, json: true}
@@ -162,12 +167,205 @@ func TestListenJSON(t *testing.T) {
 	if err := p.callback(t.Context(), ev); err != nil {
 		t.Fatal(err)
 	}
-	var got listenedEvent
-	if err := json.Unmarshal(out.Bytes(), &got); err != nil || strings.Count(out.String(), "\n") != 1 {
-		t.Fatalf("%v: %q", err, out.String())
+	ev.Name, ev.ItemIDs, ev.Source = escrow.EventAgree, nil, webhook.FromReconcile
+	if err := p.callback(t.Context(), ev); err != nil {
+		t.Fatal(err)
 	}
-	if got.Event != escrow.EventShip || got.TransactionID != 200001 || got.ItemIDs[0] != 300001 || got.Source != webhook.FromWebhook || got.Transaction.ID != 200001 {
-		t.Errorf("%+v", got)
+	want := `{"transaction_id":200001,"event":"ship","source":"webhook","item_ids":[300001]}
+{"transaction_id":200001,"event":"agree","source":"reconcile","item_ids":[]}
+`
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
+// listener runs "escrow webhooks listen" with args until its stop is called, which
+// returns the exit code and everything it printed on stdout.
+type listener struct {
+	stop   func() (code int, stdout []string)
+	stdout <-chan string
+	url    string
+}
+
+func startListener(t *testing.T, e *emulator, args ...string) *listener {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	outR, outW := io.Pipe()
+	errR, errW := io.Pipe()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, append([]string{"webhooks", "listen", "--addr", "127.0.0.1:0", "--base-url", e.srv.URL, "--ca-cert", e.certFile}, args...), outW, errW)
+		outW.Close()
+		errW.Close()
+	}()
+	l := &listener{}
+	stdout, stderr := lines(outR), lines(errR)
+	var seen []string
+	tee := make(chan string, 1000)
+	go func() {
+		defer close(tee)
+		for line := range stdout {
+			tee <- line
+		}
+	}()
+	l.stdout = tee
+	var errLines []string
+	errDone := make(chan struct{})
+	first := make(chan string, 1)
+	go func() {
+		defer close(errDone)
+		for line := range stderr {
+			if strings.Contains(line, "listening on ") {
+				first <- line
+			}
+			errLines = append(errLines, line)
+		}
+	}()
+	select {
+	case line := <-first:
+		l.url = strings.Fields(strings.SplitAfter(line, "listening on ")[1])[0]
+	case code := <-done:
+		<-errDone
+		t.Fatalf("listen ended at once: exit %d: %v", code, errLines)
+	case <-time.After(20 * time.Second):
+		t.Fatal("listen did not start")
+	}
+	l.stop = func() (int, []string) {
+		cancel()
+		var code int
+		select {
+		case code = <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatal("listen did not stop")
+		}
+		for line := range l.stdout {
+			seen = append(seen, line)
+		}
+		<-errDone
+		if code != 0 {
+			t.Logf("stderr: %s", strings.Join(errLines, "\n"))
+		}
+		return code, seen
+	}
+	return l
+}
+
+// awaitJSON reads --json lines until one is the event wanted, checking that every line
+// is an event in the documented shape and nothing else.
+func awaitJSON(t *testing.T, l *listener, got *[]string, id int64, event string) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case line, ok := <-l.stdout:
+			if !ok {
+				t.Fatalf("stdout ended before %d %s", id, event)
+			}
+			*got = append(*got, line)
+			var m map[string]any
+			if err := json.Unmarshal([]byte(line), &m); err != nil || len(m) != 4 || m["item_ids"] == nil || m["source"] == nil {
+				t.Fatalf("stdout holds %q, not an event line", line)
+			}
+			if m["transaction_id"] == float64(id) && m["event"] == event {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no %s of %d in %v", event, id, *got)
+		}
+	}
+}
+
+// TestListenAsAReplica: with a SQLite store, --register and --forward-to, a listener
+// hands each event over once across a restart, finds what happened while it was down,
+// registers itself and removes its webhook on exit.
+func TestListenAsAReplica(t *testing.T) {
+	e := newEmulator(t)
+	var mu sync.Mutex
+	var forwarded []listenedEvent
+	fwd := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var le listenedEvent
+		if err := json.NewDecoder(r.Body).Decode(&le); err != nil || le.Transaction == nil {
+			http.Error(w, "bad event", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		forwarded = append(forwarded, le)
+	}))
+	defer fwd.Close()
+	store := "sqlite:" + filepath.Join(t.TempDir(), "hooks.db")
+	args := []string{"--json", "--register", "--store", store, "--forward-to", fwd.URL}
+
+	// The reconciler runs once at start, marking where history ends, then not for an hour:
+	// the create below comes from its delivery.
+	l := startListener(t, e, append(args, "--reconcile", "1h")...)
+	hooks, err := e.client.Webhooks.List(t.Context(), escrow.Me)
+	if err != nil || len(hooks.Webhooks) != 1 || hooks.Webhooks[0].URL != l.url {
+		t.Fatalf("--register: %+v %v, want %s", hooks, err, l.url)
+	}
+	var out []string
+	first := e.sale(t, "")
+	awaitJSON(t, l, &out, first.ID, "create")
+	code, rest := l.stop()
+	out = append(out, rest...)
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	if hooks, err := e.client.Webhooks.List(t.Context(), escrow.Me); err != nil || len(hooks.Webhooks) != 0 {
+		t.Errorf("the webhook outlived the listener: %+v %v", hooks, err)
+	}
+	if want := fmt.Sprintf(`{"transaction_id":%d,"event":"create","source":"webhook","item_ids":[]}`, first.ID); len(out) != 1 || out[0] != want {
+		t.Errorf("stdout %q, want %q", out, want)
+	}
+
+	// Down: a transaction is made and agreed; nobody receives its deliveries.
+	down := e.sale(t, "")
+	for _, who := range []string{"buyer@example.com", "seller@example.com"} {
+		if _, err := e.client.Transactions.Agree(t.Context(), down.ID, escrow.AsCustomer(who)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l = startListener(t, e, append(args, "--reconcile", "20ms")...)
+	out = nil
+	awaitJSON(t, l, &out, down.ID, "agree")
+	_, rest = l.stop()
+	out = append(out, rest...)
+	for _, line := range out {
+		if strings.Contains(line, fmt.Sprintf(`"transaction_id":%d,`, first.ID)) {
+			t.Errorf("handed over again after the restart: %s", line)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(forwarded) != 3 || forwarded[0].TransactionID != first.ID || forwarded[2].Event != escrow.EventAgree {
+		t.Errorf("forwarded %+v", forwarded)
+	}
+}
+
+// TestListenBadStore: a store that cannot be used is a clear error at start, and a
+// database that holds records is left as it was.
+func TestListenBadStore(t *testing.T) {
+	e := newEmulator(t)
+	for _, tt := range []struct {
+		store string
+		code  int
+		want  string
+	}{
+		{"redis://localhost", exitUsage, "--store wants memory"},
+		{"sqlite:", exitAPI, "invalid store DSN"},
+		{"postgres://", exitAPI, "invalid store DSN"},
+		{"postgres://nobody:hunter2@127.0.0.1:1/x?sslmode=disable", exitAPI, "connecting"},
+		{"sqlite:" + filepath.Join(t.TempDir(), "missing", "dir", "x.db"), exitAPI, "--store"},
+	} {
+		code, out, errOut := e.api(t, 2, "webhooks", "listen", "--addr", "127.0.0.1:0", "--store", tt.store)
+		if code != tt.code || !strings.Contains(errOut, tt.want) || out != "" || strings.Contains(errOut, "hunter2") || strings.Contains(errOut, "panic") {
+			t.Errorf("--store %s: exit %d, stdout %q, stderr %s", tt.store, code, out, errOut)
+		}
+	}
+	for _, args := range [][]string{{"--forward-to", "localhost:9"}, {"--public-url", "http://x.example/"}} {
+		if code, _, errOut := e.api(t, 2, append([]string{"webhooks", "listen"}, args...)...); code != exitUsage {
+			t.Errorf("%v: exit %d: %s", args, code, errOut)
+		}
 	}
 }
 
@@ -176,5 +374,88 @@ func TestListenBadAddress(t *testing.T) {
 	code, _, errOut := e.api(t, 2, "webhooks", "listen", "--addr", "256.1.1.1:0")
 	if code != exitAPI || !strings.Contains(errOut, "escrow webhooks listen:") {
 		t.Errorf("exit %d: %s", code, errOut)
+	}
+}
+
+// TestListenersShareAPostgresStore: two listeners over one PostgreSQL store, each
+// registered, so every event is delivered to both: between them they print each event
+// once.
+func TestListenersShareAPostgresStore(t *testing.T) {
+	pg, err := pgtest.Start()
+	pg = pgtest.Need(t, pg, err)
+	defer func() {
+		if err := pg.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	e := newEmulator(t)
+	args := []string{"--json", "--register", "--store", pg.NewDatabase(t), "--reconcile", "1h"}
+	l1 := startListener(t, e, args...)
+	l2 := startListener(t, e, args...)
+	var ids []int64
+	for range 3 {
+		tx := e.sale(t, "")
+		ids = append(ids, tx.ID)
+		for _, who := range []string{"buyer@example.com", "seller@example.com"} {
+			if _, err := e.client.Transactions.Agree(t.Context(), tx.ID, escrow.AsCustomer(who)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := e.srv.FlushWebhooks(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[fmt.Sprintf("%d create", id)], want[fmt.Sprintf("%d agree", id)] = true, true
+	}
+	// Both listeners' lines, until every event was printed by one of them.
+	seen := map[string]int{}
+	merged := make(chan string, 100)
+	var readers sync.WaitGroup
+	for _, l := range []*listener{l1, l2} {
+		readers.Go(func() {
+			for line := range l.stdout {
+				merged <- line
+			}
+		})
+	}
+	timeout := time.After(15 * time.Second)
+	for len(seen) < len(want) {
+		select {
+		case line := <-merged:
+			var ev listenedEvent
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			seen[fmt.Sprintf("%d %s", ev.TransactionID, ev.Event)]++
+		case <-timeout:
+			t.Fatalf("printed %v, want %v", seen, want)
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // a duplicate, if any, would come now
+	var rest []string
+	for _, l := range []*listener{l1, l2} {
+		code, lines := l.stop() // what the readers above did not take
+		if code != 0 {
+			t.Errorf("exit %d", code)
+		}
+		rest = append(rest, lines...)
+	}
+	readers.Wait()
+	close(merged)
+	for line := range merged {
+		rest = append(rest, line)
+	}
+	for _, line := range rest {
+		var ev listenedEvent
+		if err := json.Unmarshal([]byte(line), &ev); err == nil {
+			seen[fmt.Sprintf("%d %s", ev.TransactionID, ev.Event)]++
+		}
+	}
+	for k, n := range seen {
+		if n != 1 || !want[k] {
+			t.Errorf("%s printed %d times", k, n)
+		}
 	}
 }

@@ -1,0 +1,495 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/escrowkit/escrow-go/escrowtest"
+)
+
+// The control subcommands of "escrow emulator" drive an emulator that "escrow emulator"
+// serves, through its control API below /_emulator/ (escrowtest's package documentation
+// lists the endpoints). They find it as the API commands do, with --base-url or
+// ESCROW_BASE_URL, and need no credentials: the control API answers loopback clients
+// without authentication.
+
+// controlFlags are the flags of every control subcommand: which emulator, and how to print.
+type controlFlags struct {
+	baseURL string
+	caCert  string
+	json    bool
+}
+
+// register adds the flags to fs.
+func (f *controlFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.baseURL, "base-url", "", "the emulator's API base `URL`, as 'escrow emulator' prints it (default $"+envBaseURL+")")
+	fs.StringVar(&f.caCert, "ca-cert", "", "trust the emulator's certificate in `file` (default $"+envCACert+")")
+	fs.BoolVar(&f.json, "json", false, "print the control API's answer as JSON")
+}
+
+// controlClient calls one emulator's control API.
+type controlClient struct {
+	root *url.URL // https://host:port/_emulator/
+	hc   *http.Client
+}
+
+// maxControlAnswer bounds what is read of an answer: the control API's largest, the
+// deliveries, stays far below it.
+const maxControlAnswer = 16 << 20
+
+// connect returns a client for the emulator the flags or the environment name. release
+// closes its idle connections.
+func (f *controlFlags) connect() (c *controlClient, release func(), err error) {
+	base, caCert := orEnv(f.baseURL, envBaseURL), orEnv(f.caCert, envCACert)
+	if base == "" {
+		return nil, nil, usagef("which emulator? pass --base-url or set %s to the URL 'escrow emulator' prints", envBaseURL)
+	}
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return nil, nil, usagef("--base-url %q is not an http or https URL", base)
+	}
+	transport, err := newTransport(caCert)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The control API sits at the root of the emulator's origin, whatever the API's path.
+	root := &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/_emulator/"}
+	return &controlClient{root: root, hc: &http.Client{Transport: transport, Timeout: time.Minute}}, transport.CloseIdleConnections, nil
+}
+
+// controlError is an answer of the control API other than a success, with the error body's
+// code and message, or the fields a validation refused.
+type controlError struct {
+	Method, Path string
+	StatusCode   int
+	Code         string   // such as "not_found" or "invalid_state"; "" for validation errors
+	Message      string   // the error body's message, or the body itself when it is not JSON
+	Fields       []string // "field: message" for each refused field of a 422
+}
+
+// Error names the call, the status and what the emulator said.
+func (e *controlError) Error() string {
+	msg := e.Message
+	if len(e.Fields) > 0 {
+		msg = strings.Join(e.Fields, "; ")
+	}
+	if e.Code != "" {
+		msg = e.Code + ": " + msg
+	}
+	return fmt.Sprintf("%s %s: %d: %s", e.Method, e.Path, e.StatusCode, msg)
+}
+
+// call sends body (nil for none) as JSON and decodes the answer into out (nil: discard).
+func (c *controlClient) call(ctx context.Context, method, path string, query url.Values, body, out any) error {
+	u := c.root.JoinPath(path)
+	u.RawQuery = query.Encode()
+	var reqBody io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		reqBody = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), reqBody)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxControlAnswer))
+	if err != nil {
+		return fmt.Errorf("%s %s: reading the answer: %w", method, u.Path, err)
+	}
+	if resp.StatusCode >= 300 {
+		return newControlError(method, u.Path, resp.StatusCode, data)
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("%s %s: the answer is not the JSON expected (is %s an emulator?): %w", method, u.Path, c.root.Host, err)
+	}
+	return nil
+}
+
+// newControlError reads an error body: {"error", "message"}, or {"errors": {...}} with
+// messages at the leaves (escrowtest's shapes).
+func newControlError(method, path string, status int, body []byte) *controlError {
+	e := &controlError{Method: method, Path: path, StatusCode: status}
+	var doc struct {
+		Error   string         `json:"error"`
+		Message string         `json:"message"`
+		Errors  map[string]any `json:"errors"`
+	}
+	if json.Unmarshal(body, &doc) != nil {
+		e.Message = strings.TrimSpace(string(body))
+		if e.Message == "" {
+			e.Message = http.StatusText(status)
+		}
+		return e
+	}
+	e.Code, e.Message = doc.Error, doc.Message
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for _, k := range slices.Sorted(maps.Keys(v)) {
+				walk(strings.TrimPrefix(prefix+"."+k, "."), v[k])
+			}
+		case []any:
+			for _, m := range v {
+				e.Fields = append(e.Fields, fmt.Sprintf("%s: %v", prefix, m))
+			}
+		}
+	}
+	walk("", doc.Errors)
+	return e
+}
+
+// controlOK is the answer of the control endpoints that report nothing but success.
+type controlOK struct {
+	OK bool `json:"ok"`
+}
+
+// controlAccount is the answer of POST /_emulator/customers.
+type controlAccount struct {
+	ID       int64  `json:"id"`
+	Email    string `json:"email"`
+	APIKey   string `json:"api_key"`
+	Password string `json:"password,omitempty"`
+}
+
+// controlCommand runs a control subcommand: it parses the flags, checks the positional
+// arguments with check, connects, and runs do, whose answer is printed as JSON with
+// --json and by human otherwise.
+func controlCommand(ctx context.Context, name, synopsis string, args []string, stdout, stderr io.Writer,
+	flags func(fs *flag.FlagSet), check func(positional []string) error,
+	do func(ctx context.Context, c *controlClient) (answer any, human func(w io.Writer), err error)) int {
+	fs := newFlagSet(name, withFlags(synopsis, "[--base-url URL] [--ca-cert file] [--json]"), stderr)
+	var cf controlFlags
+	cf.register(fs)
+	if flags != nil {
+		flags(fs)
+	}
+	positional, err := parseFlags(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err == nil {
+		err = check(positional)
+	}
+	if err != nil {
+		return exitCode(stderr, name, err)
+	}
+	c, release, err := cf.connect()
+	if err != nil {
+		return exitCode(stderr, name, err)
+	}
+	defer release()
+	answer, human, err := do(ctx, c)
+	if err != nil {
+		return exitCode(stderr, name, err)
+	}
+	if cf.json {
+		return exitCode(stderr, name, writeJSON(stdout, answer))
+	}
+	human(stdout)
+	return 0
+}
+
+// want checks that there are exactly n positional arguments, named by what.
+func want(what ...string) func([]string) error {
+	return func(positional []string) error {
+		if len(what) == 0 && len(positional) > 0 {
+			return usagef("unexpected argument %q", positional[0])
+		}
+		if len(positional) != len(what) {
+			return usagef("want %s, got %s", strings.Join(what, " and "), plural(len(positional), "argument", "arguments"))
+		}
+		return nil
+	}
+}
+
+// runEmulatorApprove is "escrow emulator approve ID": the buyer's funds arrive.
+func runEmulatorApprove(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runEmulatorPayment(ctx, "approve", "approve_payment", "the payment arrived: transaction %d is funded\n", args, stdout, stderr)
+}
+
+// runEmulatorRejectPayment is "escrow emulator reject-payment ID": the payment fails and
+// the buyer must choose a method again.
+func runEmulatorRejectPayment(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runEmulatorPayment(ctx, "reject-payment", "reject_payment", "the payment was rejected: transaction %d awaits a payment again\n", args, stdout, stderr)
+}
+
+// runEmulatorPayment approves or rejects a transaction's payment.
+func runEmulatorPayment(ctx context.Context, sub, endpoint, done string, args []string, stdout, stderr io.Writer) int {
+	name := "escrow emulator " + sub
+	var id int64
+	return controlCommand(ctx, name, name+" ID", args, stdout, stderr, nil,
+		func(positional []string) (err error) {
+			if err = want("a transaction id")(positional); err == nil {
+				id, err = parseID("transaction id", positional[0])
+			}
+			return err
+		},
+		func(ctx context.Context, c *controlClient) (any, func(io.Writer), error) {
+			var ok controlOK
+			err := c.call(ctx, http.MethodPost, fmt.Sprintf("transactions/%d/%s", id, endpoint), nil, nil, &ok)
+			return ok, func(w io.Writer) { fmt.Fprintf(w, done, id) }, err
+		})
+}
+
+// runEmulatorAdvance is "escrow emulator advance DURATION": time passes for the emulator,
+// so that inspection periods and rate-limit windows end.
+func runEmulatorAdvance(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	const name = "escrow emulator advance"
+	var d time.Duration
+	return controlCommand(ctx, name, name+" DURATION (such as 3d, 36h or 90m)", args, stdout, stderr, nil,
+		func(positional []string) (err error) {
+			if err = want("a duration")(positional); err == nil {
+				d, err = parseDays(positional[0])
+			}
+			return err
+		},
+		func(ctx context.Context, c *controlClient) (any, func(io.Writer), error) {
+			var clock struct {
+				Now string `json:"now"`
+			}
+			err := c.call(ctx, http.MethodPost, "clock/advance", nil, map[string]int64{"seconds": int64(d / time.Second)}, &clock)
+			return clock, func(w io.Writer) {
+				fmt.Fprintf(w, "the emulator's clock moved %s: it is now %s\n", showDuration(d), clock.Now)
+			}, err
+		})
+}
+
+// parseDays reads a duration as time.ParseDuration does, plus whole days ("3d", "1d12h"),
+// since inspection periods are counted in days. It must be whole seconds and positive.
+func parseDays(s string) (time.Duration, error) {
+	var days time.Duration
+	if i := strings.IndexByte(s, 'd'); i > 0 {
+		n, err := strconv.Atoi(s[:i])
+		if err != nil || n < 0 {
+			return 0, usagef("duration %q: want a count of days before \"d\", such as 3d", s)
+		}
+		days, s = time.Duration(n)*24*time.Hour, s[i+1:]
+	}
+	var rest time.Duration
+	if s != "" {
+		var err error
+		if rest, err = time.ParseDuration(s); err != nil {
+			return 0, usagef("duration: %v (such as 3d, 36h or 90m)", err)
+		}
+	}
+	d := days + rest
+	if d <= 0 || d%time.Second != 0 {
+		return 0, usagef("the duration must be positive, in whole seconds")
+	}
+	return d, nil
+}
+
+// showDuration shows a duration in days when it is whole days, as it was likely given.
+func showDuration(d time.Duration) string {
+	if d%(24*time.Hour) == 0 {
+		return plural(int(d/(24*time.Hour)), "day", "days")
+	}
+	return d.String()
+}
+
+// runEmulatorFault is "escrow emulator fault ENDPOINT [flags]" and "escrow emulator fault
+// clear".
+func runEmulatorFault(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	const name = "escrow emulator fault"
+	var endpoint string
+	var status int
+	var probability float64
+	var drop string
+	var latency, latencyAfter time.Duration
+	return controlCommand(ctx, name, name+` (ENDPOINT [--status n] [--drop before|after] [--latency d] [--latency-after d] [--probability p] | clear)
+
+ENDPOINT is a route template ("GET /transaction/{id}"), "POST *", "*", or "WEBHOOK *" for
+the emulator's own webhook calls; clear removes every fault`, args, stdout, stderr,
+		func(fs *flag.FlagSet) {
+			fs.IntVar(&status, "status", 0, "answer this HTTP `status` (400 to 599) instead of handling the request")
+			fs.StringVar(&drop, "drop", "", "drop the connection `before` handling the request or `after` it")
+			fs.DurationVar(&latency, "latency", 0, "wait this `long` before handling the request")
+			fs.DurationVar(&latencyAfter, "latency-after", 0, "wait this `long` after handling the request, before answering")
+			fs.Float64Var(&probability, "probability", 0, "fire with this chance, from 0 to 1 (`p`; 0: always)")
+		},
+		func(positional []string) error {
+			if err := want("an endpoint or clear")(positional); err != nil {
+				return err
+			}
+			endpoint = positional[0]
+			if endpoint == "clear" && (status != 0 || drop != "" || latency != 0 || latencyAfter != 0 || probability != 0) {
+				return usagef("clear takes no flag but --json")
+			}
+			return nil
+		},
+		func(ctx context.Context, c *controlClient) (any, func(io.Writer), error) {
+			var ok controlOK
+			if endpoint == "clear" {
+				err := c.call(ctx, http.MethodDelete, "faults", nil, nil, &ok)
+				return ok, func(w io.Writer) { fmt.Fprintln(w, "every fault cleared") }, err
+			}
+			body := map[string]any{"endpoint": endpoint}
+			if status != 0 {
+				body["status"] = status
+			}
+			if drop != "" {
+				body["drop"] = drop
+			}
+			if latency != 0 {
+				body["latency_ms"] = latency.Milliseconds()
+			}
+			if latencyAfter != 0 {
+				body["latency_after_ms"] = latencyAfter.Milliseconds()
+			}
+			if probability != 0 {
+				body["probability"] = probability
+			}
+			err := c.call(ctx, http.MethodPost, "faults", nil, body, &ok)
+			return ok, func(w io.Writer) { fmt.Fprintf(w, "fault injected on %s\n", endpoint) }, err
+		})
+}
+
+// runEmulatorRateLimit is "escrow emulator rate-limit N [--window d]".
+func runEmulatorRateLimit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	const name = "escrow emulator rate-limit"
+	var limit int64
+	var window time.Duration
+	return controlCommand(ctx, name, name+" N [--window d] (0 turns limiting off)", args, stdout, stderr,
+		func(fs *flag.FlagSet) {
+			fs.DurationVar(&window, "window", time.Minute, "the `length` of a rate-limit window, in whole seconds")
+		},
+		func(positional []string) (err error) {
+			if err = want("a limit")(positional); err != nil {
+				return err
+			}
+			if limit, err = strconv.ParseInt(positional[0], 10, 32); err != nil || limit < 0 {
+				return usagef("limit %q is not a count of requests", positional[0])
+			}
+			if window < time.Second || window%time.Second != 0 {
+				return usagef("--window must be whole seconds, at least 1s")
+			}
+			return nil
+		},
+		func(ctx context.Context, c *controlClient) (any, func(io.Writer), error) {
+			var ok controlOK
+			err := c.call(ctx, http.MethodPost, "rate_limit", nil, map[string]int64{"limit": limit, "window_seconds": int64(window / time.Second)}, &ok)
+			return ok, func(w io.Writer) {
+				if limit == 0 {
+					fmt.Fprintln(w, "rate limiting is off")
+					return
+				}
+				fmt.Fprintf(w, "%s per account and endpoint every %s\n", plural(int(limit), "request", "requests"), window)
+			}, err
+		})
+}
+
+// runEmulatorDeliveries is "escrow emulator deliveries": the webhook calls made so far.
+func runEmulatorDeliveries(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	const name = "escrow emulator deliveries"
+	var flush bool
+	return controlCommand(ctx, name, name+" [--flush]", args, stdout, stderr,
+		func(fs *flag.FlagSet) {
+			fs.BoolVar(&flush, "flush", false, "first wait until the queued calls are made")
+		},
+		want(),
+		func(ctx context.Context, c *controlClient) (any, func(io.Writer), error) {
+			var answer struct {
+				Deliveries []escrowtest.Delivery `json:"deliveries"`
+			}
+			var q url.Values
+			if flush {
+				q = url.Values{"flush": {"true"}}
+			}
+			err := c.call(ctx, http.MethodGet, "webhook_deliveries", q, nil, &answer)
+			return answer, func(w io.Writer) {
+				tw := newTable(w)
+				fmt.Fprintln(tw, "EVENT\tTRANSACTION\tURL\tSTATUS\tERROR")
+				for _, d := range answer.Deliveries {
+					status := "-"
+					if d.StatusCode != 0 {
+						status = strconv.Itoa(d.StatusCode)
+					}
+					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", d.Event, d.TransactionID, d.URL, status, orDash(d.Error))
+				}
+				tw.Flush()
+				fmt.Fprintf(w, "%s\n", plural(len(answer.Deliveries), "delivery", "deliveries"))
+			}, err
+		})
+}
+
+// runEmulatorReset is "escrow emulator reset".
+func runEmulatorReset(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	const name = "escrow emulator reset"
+	return controlCommand(ctx, name, name, args, stdout, stderr, nil, want(),
+		func(ctx context.Context, c *controlClient) (any, func(io.Writer), error) {
+			var ok controlOK
+			err := c.call(ctx, http.MethodPost, "reset", nil, nil, &ok)
+			return ok, func(w io.Writer) {
+				fmt.Fprintln(w, "the emulator is as new: every account, transaction, fault and delivery is gone, and the clock is back.")
+				fmt.Fprintln(w, "Credentials made before no longer work: 'escrow emulator customer EMAIL --partner' makes an account.")
+			}, err
+		})
+}
+
+// runEmulatorCustomer is "escrow emulator customer EMAIL [--partner]": it makes the account
+// (or gives an existing one a new API key) and prints its credentials, which is what it is
+// for: the one API command besides 'escrow emulator --env' that prints a secret.
+func runEmulatorCustomer(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	const name = "escrow emulator customer"
+	var partner bool
+	var email string
+	return controlCommand(ctx, name, name+" EMAIL [--partner]", args, stdout, stderr,
+		func(fs *flag.FlagSet) {
+			fs.BoolVar(&partner, "partner", false, "make the account an approved partner, which may act As-Customer")
+		},
+		func(positional []string) error {
+			err := want("an e-mail address")(positional)
+			if err == nil {
+				email = positional[0]
+			}
+			return err
+		},
+		func(ctx context.Context, c *controlClient) (any, func(io.Writer), error) {
+			var a controlAccount
+			err := c.call(ctx, http.MethodPost, "customers", nil, map[string]any{"email": email, "partner": partner}, &a)
+			return a, func(w io.Writer) {
+				tw := newTable(w)
+				fmt.Fprintf(tw, "ID\t%d\n", a.ID)
+				fmt.Fprintf(tw, "E-mail\t%s\n", a.Email)
+				fmt.Fprintf(tw, "API key\t%s\n", a.APIKey)
+				if a.Password != "" {
+					fmt.Fprintf(tw, "Password\t%s\n", a.Password)
+				}
+				if partner {
+					// Only then is it known: the answer does not say whether an account
+					// that existed before was a partner already.
+					fmt.Fprintf(tw, "Partner\tyes\n")
+				}
+				tw.Flush()
+				fmt.Fprintf(w, "\nTo act as this account:\n  export %s=%s %s=%s\n", envEmail, shellQuote(a.Email), envAPIKey, shellQuote(a.APIKey))
+			}, err
+		})
+}

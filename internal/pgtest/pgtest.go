@@ -1,0 +1,168 @@
+// Package pgtest runs a throwaway PostgreSQL server for tests: initdb and pg_ctl in a
+// temporary directory, on a free loopback port, with its unix socket in that directory.
+// When the tests run as root (initdb refuses root) the server runs as the "postgres"
+// system user, through runuser.
+//
+// A missing server is a skip on a developer's machine and a failure where
+// ESCROW_REQUIRE_SERVERS=1 (CI sets it).
+package pgtest
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the driver the DSNs are for
+)
+
+// BinDir is where Debian's PostgreSQL 15 puts its programs; ESCROW_PG_BIN overrides it.
+const BinDir = "/usr/lib/postgresql/15/bin"
+
+// ErrUnavailable is returned by Start when no server can be run here.
+var ErrUnavailable = errors.New("pgtest: PostgreSQL is not available")
+
+// Server is a running PostgreSQL. Stop it when done.
+type Server struct {
+	dir, data, bin string
+	port           int
+	asUser         []string // command prefix to run as the postgres user, or nil
+	dbs            atomic.Int64
+}
+
+// Start initializes and starts a server. Its error matches ErrUnavailable when the
+// binaries are missing or cannot run here.
+func Start() (*Server, error) {
+	bin := os.Getenv("ESCROW_PG_BIN")
+	if bin == "" {
+		bin = BinDir
+	}
+	for _, p := range []string{"initdb", "pg_ctl", "postgres"} {
+		if _, err := os.Stat(filepath.Join(bin, p)); err != nil {
+			return nil, fmt.Errorf("%w: %s not found (install postgresql-15, or set ESCROW_PG_BIN)", ErrUnavailable, filepath.Join(bin, p))
+		}
+	}
+	dir, err := os.MkdirTemp("", "escrow-pgtest-")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{dir: dir, data: filepath.Join(dir, "data"), bin: bin}
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("%w: running as root and there is no postgres user to run the server as", ErrUnavailable)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		if err := os.Chown(dir, uid, gid); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		runuser, err := exec.LookPath("runuser")
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("%w: running as root and runuser is missing", ErrUnavailable)
+		}
+		s.asUser = []string{runuser, "-u", "postgres", "--"}
+	}
+	if err := s.run("initdb", "-D", s.data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync", "--no-instructions"); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	// A free port can be taken between Listen and the server's start: try a few.
+	for try := 0; ; try++ {
+		s.port, err = freePort()
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", s.port, dir)
+		err = s.run("pg_ctl", "-D", s.data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "start")
+		if err == nil {
+			break
+		}
+		if try == 2 {
+			log, _ := os.ReadFile(filepath.Join(dir, "log"))
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("%w\n%s", err, log)
+		}
+	}
+	return s, nil
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// run runs one of the server's programs, as the postgres user when root.
+func (s *Server) run(prog string, args ...string) error {
+	argv := append(append(append([]string{}, s.asUser...), filepath.Join(s.bin, prog)), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = s.dir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("pgtest: %s: %v\n%s", prog, err, out.Bytes())
+	}
+	return nil
+}
+
+// Stop stops the server at once and removes its directory.
+func (s *Server) Stop() error {
+	err := s.run("pg_ctl", "-D", s.data, "-m", "immediate", "-w", "-t", "30", "stop")
+	return errors.Join(err, os.RemoveAll(s.dir))
+}
+
+// DSN returns the URL of a database on the server.
+func (s *Server) DSN(db string) string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", s.port, db)
+}
+
+// NewDatabase creates an empty database for one test and returns its URL.
+func (s *Server) NewDatabase(t testing.TB) string {
+	t.Helper()
+	name := fmt.Sprintf("test_%d", s.dbs.Add(1))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	db, err := sql.Open("pgx", s.DSN("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("pgtest: creating a database: %v", err)
+	}
+	return s.DSN(name)
+}
+
+// Required reports whether a missing server must fail the tests (ESCROW_REQUIRE_SERVERS=1).
+func Required() bool { return os.Getenv("ESCROW_REQUIRE_SERVERS") == "1" }
+
+// Need skips t, or fails it when servers are required, if s is nil for startErr.
+func Need(t testing.TB, s *Server, startErr error) *Server {
+	t.Helper()
+	if s != nil {
+		return s
+	}
+	if Required() || !errors.Is(startErr, ErrUnavailable) {
+		t.Fatalf("PostgreSQL is required here (ESCROW_REQUIRE_SERVERS=1) or failed to start: %v", startErr)
+	}
+	t.Skipf("skipping: %v (set ESCROW_REQUIRE_SERVERS=1 to make this a failure)", startErr)
+	return nil
+}

@@ -1,0 +1,498 @@
+package escrow
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+)
+
+// Caps on the body of a successful answer, per kind of endpoint. A server that answers
+// more is refused with a *DecodeError instead of being read to the end: with the decoding
+// budget below they bound what one call can cost in memory, whatever the server sends.
+const (
+	// MaxResourceBody caps an answer that is one resource: a transaction, a customer, a
+	// webhook, a landing page. The largest honest one, a transaction with many items,
+	// is tens of kilobytes.
+	MaxResourceBody = 1 << 20
+	// MaxListBody caps a page of a listing (transactions, partner listings, timelines,
+	// statistics, payments, reports). At about 3 KB a transaction, it holds some 2,500 of
+	// them; ask for smaller pages (Limit, PerPage) when an account has more.
+	MaxListBody = 8 << 20
+	// MaxReportBody caps a report downloaded in the answer itself (rather than through
+	// the address the API usually redirects to).
+	MaxReportBody = 16 << 20
+)
+
+// Preallocation and the decoding budget.
+const (
+	// maxPrealloc bounds what is allocated for a body before its bytes arrive: a
+	// Content-Length header is a claim, not bytes, and a hostile one would otherwise cost
+	// its full size at once.
+	maxPrealloc = 64 << 10
+	// budgetFreeBytes: documents up to this size are decoded without a budget; the worst
+	// such document costs a few megabytes.
+	budgetFreeBytes = 64 << 10
+	// budgetRatio and budgetFloor bound the memory a document may make the decoder keep:
+	// ratio times its size, plus the floor. An honest transaction costs about 1.3 times its
+	// JSON (TestHonestDocumentsFitTheBudget); a list of empty objects costs 80 times.
+	budgetRatio = 3
+	budgetFloor = 256 << 10
+	// maxNesting refuses documents nested deeper than any answer of the API is.
+	maxNesting = 128
+)
+
+// responseCap returns the cap on the successful answer of an endpoint.
+func responseCap(k *call) int64 {
+	switch k.pattern {
+	case "partner/reports/{task_id}/download":
+		return MaxReportBody
+	case "transaction", "partner/transactions", "partner/customers", "partner/reports",
+		"transaction/{id}/timeline-entries", "partner/statistics/transactions/count",
+		"partner/statistics/customers/count", "partner/customer/{customer_id}/payments_in",
+		"partner/customer/{customer_id}/payments_out", "customer/{customer_id}/webhook",
+		"customer/{customer_id}/api_key", "customer/{customer_id}/disbursement_methods",
+		"customer/{customer_id}/identification-documents":
+		if k.method == "GET" || k.pattern == "partner/reports" {
+			return MaxListBody
+		}
+	}
+	return MaxResourceBody
+}
+
+// errBudget is the cause of a *DecodeError for a document that would cost more memory to
+// decode than an honest document of its size.
+var errBudget = errors.New("the document holds more elements than a document of its size honestly could")
+
+// checkBudget estimates the memory decoding body into out would keep, and refuses the
+// document when it exceeds the budget for its size. It walks the document beside the Go
+// type it decodes into: an element of a list costs its type's size, a string its length,
+// an amount its big integer; unknown fields cost nothing, since the decoder skips them.
+// It runs before encoding/json, which would otherwise grow a slice of 248-byte items for
+// every "{}," of a hostile answer (the issue's 16 MiB answer took a 4.5 GB heap).
+func checkBudget(body []byte, out any) error {
+	if len(body) <= budgetFreeBytes || out == nil {
+		return nil
+	}
+	w := budgetWalker{data: body, limit: int64(budgetRatio)*int64(len(body)) + budgetFloor, fields: map[reflect.Type][]budgetField{}}
+	t := reflect.TypeOf(out)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if err := w.value(t, 0); err != nil {
+		return err
+	}
+	return nil
+}
+
+type budgetWalker struct {
+	data   []byte
+	pos    int
+	cost   int64
+	limit  int64
+	depth  int
+	fields map[reflect.Type][]budgetField
+}
+
+type budgetField struct {
+	name string
+	typ  reflect.Type
+}
+
+var (
+	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	rawMessageType  = reflect.TypeFor[json.RawMessage]()
+)
+
+// scalarCost is what a decoded number or string-encoded value of a custom type keeps at
+// most beside its field: an Amount's big integer.
+const scalarCost = 48
+
+func (w *budgetWalker) charge(n int64) error {
+	w.cost += n
+	if w.cost > w.limit {
+		return fmt.Errorf("%w (%d bytes)", errBudget, len(w.data))
+	}
+	return nil
+}
+
+func (w *budgetWalker) skipSpace() {
+	for w.pos < len(w.data) {
+		switch w.data[w.pos] {
+		case ' ', '\t', '\r', '\n':
+			w.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (w *budgetWalker) syntax() error {
+	return fmt.Errorf("malformed JSON at offset %d", w.pos)
+}
+
+// value walks one JSON value that decodes into t. t is nil for a value the decoder skips;
+// generic > 0 means t decodes itself (a json.Unmarshaler) and every element of a list in
+// the value is charged generic bytes, the largest element its type can hold.
+func (w *budgetWalker) value(t reflect.Type, generic int64) error {
+	w.skipSpace()
+	if w.pos >= len(w.data) {
+		return w.syntax()
+	}
+	for t != nil && t.Kind() == reflect.Pointer {
+		if err := w.charge(int64(t.Elem().Size())); err != nil {
+			return err
+		}
+		t = t.Elem()
+	}
+	if t != nil && generic == 0 && t != rawMessageType && reflect.PointerTo(t).Implements(unmarshalerType) {
+		generic = maxElemCost(t, map[reflect.Type]bool{})
+	}
+	switch c := w.data[w.pos]; c {
+	case '{':
+		return w.object(t, generic)
+	case '[':
+		return w.array(t, generic)
+	case '"':
+		start := w.pos
+		if err := w.skipString(); err != nil {
+			return err
+		}
+		if t != nil {
+			return w.charge(int64(w.pos-start) + w.customCost(t, generic))
+		}
+		return nil
+	default:
+		for w.pos < len(w.data) && !strings.ContainsRune(",]} \t\r\n", rune(w.data[w.pos])) {
+			w.pos++
+		}
+		if t != nil {
+			return w.charge(w.customCost(t, generic))
+		}
+		return nil
+	}
+}
+
+// customCost is what a scalar costs beyond its field: something only for types that
+// decode themselves (Amount, Timestamp).
+func (w *budgetWalker) customCost(t reflect.Type, generic int64) int64 {
+	if generic > 0 || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return scalarCost
+	}
+	return 0
+}
+
+func (w *budgetWalker) enter() error {
+	w.depth++
+	if w.depth > maxNesting {
+		return fmt.Errorf("%w: nested deeper than %d", errBudget, maxNesting)
+	}
+	w.pos++ // the opening delimiter
+	return nil
+}
+
+func (w *budgetWalker) object(t reflect.Type, generic int64) error {
+	if err := w.enter(); err != nil {
+		return err
+	}
+	defer func() { w.depth-- }()
+	var fields []budgetField
+	var memberCost int64
+	var elem reflect.Type
+	switch {
+	case t == nil || t == rawMessageType:
+		t = nil
+	case generic > 0:
+		elem = t // stays in the generic mode of the type that decodes itself
+	case t.Kind() == reflect.Struct:
+		fields = w.structFields(t)
+	case t.Kind() == reflect.Map:
+		elem, memberCost = t.Elem(), int64(t.Key().Size()+t.Elem().Size())+32
+	case t.Kind() == reflect.Interface:
+		elem, memberCost = t, 64
+	default:
+		t = nil // a mismatch: the decoder fails on it
+	}
+	for first := true; ; first = false {
+		w.skipSpace()
+		if w.pos >= len(w.data) {
+			return w.syntax()
+		}
+		if w.data[w.pos] == '}' {
+			w.pos++
+			return nil
+		}
+		if !first {
+			if w.data[w.pos] != ',' {
+				return w.syntax()
+			}
+			w.pos++
+			w.skipSpace()
+		}
+		keyStart := w.pos
+		if w.pos >= len(w.data) || w.data[w.pos] != '"' {
+			return w.syntax()
+		}
+		if err := w.skipString(); err != nil {
+			return err
+		}
+		key := w.data[keyStart:w.pos]
+		w.skipSpace()
+		if w.pos >= len(w.data) || w.data[w.pos] != ':' {
+			return w.syntax()
+		}
+		w.pos++
+		var ft reflect.Type
+		switch {
+		case t == nil:
+		case generic == 0 && t.Kind() == reflect.Struct:
+			ft = fieldFor(fields, key)
+		default:
+			ft = elem
+			if err := w.charge(memberCost + int64(len(key))); err != nil {
+				return err
+			}
+		}
+		if err := w.value(ft, generic); err != nil {
+			return err
+		}
+	}
+}
+
+func (w *budgetWalker) array(t reflect.Type, generic int64) error {
+	if err := w.enter(); err != nil {
+		return err
+	}
+	defer func() { w.depth-- }()
+	var elem reflect.Type
+	var each int64
+	switch {
+	case t == nil:
+	case t == rawMessageType:
+		t = nil
+	case generic > 0:
+		elem, each = t, generic
+	case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
+		elem, each = t.Elem(), int64(t.Elem().Size())
+	case t.Kind() == reflect.Interface:
+		elem, each = t, 16+32
+	}
+	for first := true; ; first = false {
+		w.skipSpace()
+		if w.pos >= len(w.data) {
+			return w.syntax()
+		}
+		if w.data[w.pos] == ']' {
+			w.pos++
+			return nil
+		}
+		if !first {
+			if w.data[w.pos] != ',' {
+				return w.syntax()
+			}
+			w.pos++
+		}
+		if err := w.charge(each); err != nil {
+			return err
+		}
+		if err := w.value(elem, generic); err != nil {
+			return err
+		}
+	}
+}
+
+// skipString moves past a JSON string starting at w.pos.
+func (w *budgetWalker) skipString() error {
+	i := w.pos + 1
+	for {
+		j := bytes.IndexByte(w.data[i:], '"')
+		if j < 0 {
+			return w.syntax()
+		}
+		i += j
+		backslashes := 0
+		for k := i - 1; k > w.pos && w.data[k] == '\\'; k-- {
+			backslashes++
+		}
+		i++
+		if backslashes%2 == 0 {
+			w.pos = i
+			return nil
+		}
+	}
+}
+
+// structFields lists the JSON names of a struct's fields, embedded structs' included.
+func (w *budgetWalker) structFields(t reflect.Type) []budgetField {
+	if f, ok := w.fields[t]; ok {
+		return f
+	}
+	var out []budgetField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || (!f.IsExported() && !f.Anonymous) {
+			continue
+		}
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			out = append(out, w.structFields(f.Type)...)
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out = append(out, budgetField{name: name, typ: f.Type})
+	}
+	if out == nil {
+		out = []budgetField{}
+	}
+	w.fields[t] = out
+	return out
+}
+
+// fieldFor finds the field a quoted key decodes into, as encoding/json does: the exact
+// name first, then one that matches without regard to case.
+func fieldFor(fields []budgetField, quoted []byte) reflect.Type {
+	key := quoted[1 : len(quoted)-1]
+	if bytes.IndexByte(key, '\\') >= 0 {
+		var s string
+		if json.Unmarshal(quoted, &s) != nil {
+			return nil
+		}
+		key = []byte(s)
+	}
+	for _, f := range fields {
+		if f.name == string(key) {
+			return f.typ
+		}
+	}
+	for _, f := range fields {
+		if strings.EqualFold(f.name, string(key)) {
+			return f.typ
+		}
+	}
+	return nil
+}
+
+// maxElemCost is the largest element a list anywhere under t can hold, for types that
+// decode themselves and whose lists the walker cannot follow by field.
+func maxElemCost(t reflect.Type, seen map[reflect.Type]bool) int64 {
+	if seen[t] {
+		return 16
+	}
+	seen[t] = true
+	best := int64(16)
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		e := t.Elem()
+		if t.Kind() != reflect.Pointer && t != rawMessageType && e.Kind() != reflect.Uint8 {
+			best = max(best, int64(e.Size()))
+		}
+		best = max(best, maxElemCost(e, seen))
+	case reflect.Map:
+		best = max(best, int64(t.Key().Size()+t.Elem().Size())+32, maxElemCost(t.Elem(), seen))
+	case reflect.Interface:
+		best = max(best, 64)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			best = max(best, maxElemCost(t.Field(i).Type, seen))
+		}
+	}
+	return best
+}
+
+// topLevelList finds the list an object holds, without building a map of every member: a
+// hostile object of a million one-byte members would cost a hundred bytes each.
+func topLevelList(b []byte, keys []string) (json.RawMessage, error) {
+	w := budgetWalker{data: b}
+	w.skipSpace()
+	if w.pos >= len(b) || b[w.pos] != '{' {
+		return b, nil
+	}
+	w.pos++
+	var only json.RawMessage
+	found := map[string]json.RawMessage{} // at most len(keys) entries
+	for first := true; ; first = false {
+		w.skipSpace()
+		if w.pos >= len(b) {
+			return nil, w.syntax()
+		}
+		if b[w.pos] == '}' {
+			break
+		}
+		if !first {
+			if b[w.pos] != ',' {
+				return nil, w.syntax()
+			}
+			w.pos++
+			w.skipSpace()
+		}
+		keyStart := w.pos
+		if w.pos >= len(b) || b[w.pos] != '"' {
+			return nil, w.syntax()
+		}
+		if err := w.skipString(); err != nil {
+			return nil, err
+		}
+		var key string
+		if err := json.Unmarshal(b[keyStart:w.pos], &key); err != nil {
+			return nil, err
+		}
+		w.skipSpace()
+		if w.pos >= len(b) || b[w.pos] != ':' {
+			return nil, w.syntax()
+		}
+		w.pos++
+		w.skipSpace()
+		valStart := w.pos
+		if err := w.value(nil, 0); err != nil {
+			return nil, err
+		}
+		val := json.RawMessage(b[valStart:w.pos])
+		for _, k := range keys {
+			if k == key {
+				found[k] = val // the last of duplicates wins, as in a map
+			}
+		}
+		if len(val) > 0 && val[0] == '[' {
+			if only != nil {
+				only = json.RawMessage("several")
+			} else {
+				only = val
+			}
+		}
+	}
+	for _, k := range keys {
+		if v, ok := found[k]; ok {
+			return v, nil
+		}
+	}
+	switch {
+	case only == nil:
+		return json.RawMessage("null"), nil
+	case string(only) == "several":
+		return nil, errors.New("an object with several lists and none of the expected keys")
+	}
+	return only, nil
+}
+
+// keepBody returns a body a decoder keeps: a copy when the client will reuse its buffer,
+// else the buffer itself, so that a report of MaxReportBody bytes is not held twice.
+func keepBody(body []byte) []byte {
+	if cap(body) <= maxPooledBody {
+		return bytes.Clone(body)
+	}
+	return body
+}
+
+// growBody doubles a read buffer, up to limit: append's gentler growth for large slices
+// leaves more discarded buffers behind, and a body near its cap would cost several times
+// its size before the collector runs.
+func growBody(body []byte, limit int64) []byte {
+	n := max(min(max(2*int64(cap(body)), 512), limit), int64(cap(body))+1)
+	nb := make([]byte, len(body), n)
+	copy(nb, body)
+	return nb
+}

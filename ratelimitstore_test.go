@@ -1,0 +1,303 @@
+package escrow
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/jarcoal/httpmock"
+)
+
+// fakeStore is a RateLimitStore that grants everything (or what grant says) and fails while
+// failing is set.
+type fakeStore struct {
+	mu       sync.Mutex
+	failing  bool
+	grant    func(n int) RateLimitGrant // the n-th Reserve's answer (0-based); nil: OK
+	reserves int
+	keys     []RateLimitKey
+	records  []RateLimitAnswer
+	ids      []string // of the records
+}
+
+var errStoreDown = errors.New("store down")
+
+func (f *fakeStore) Reserve(ctx context.Context, key RateLimitKey) (RateLimitGrant, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := ctx.Deadline(); !ok {
+		return RateLimitGrant{}, errors.New("no deadline on the store's context")
+	}
+	if f.failing {
+		return RateLimitGrant{}, errStoreDown
+	}
+	f.keys = append(f.keys, key)
+	n := f.reserves
+	f.reserves++
+	if f.grant != nil {
+		return f.grant(n), nil
+	}
+	return RateLimitGrant{OK: true, ID: "r" + string(rune('a'+n%26))}, nil
+}
+
+func (f *fakeStore) Record(ctx context.Context, key RateLimitKey, g RateLimitGrant, a RateLimitAnswer) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failing {
+		return errStoreDown
+	}
+	f.records = append(f.records, a)
+	f.ids = append(f.ids, g.ID)
+	return nil
+}
+
+func (f *fakeStore) set(failing bool) {
+	f.mu.Lock()
+	f.failing = failing
+	f.mu.Unlock()
+}
+
+func (f *fakeStore) counts() (reserves, records int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reserves, len(f.records)
+}
+
+// logLines is a concurrency-safe buffer of text log lines.
+type logLines struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logLines) count(substr string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Count(l.buf.String(), substr)
+}
+
+func TestRateLimitStoreIsAskedOnceBeforeAndOnceAfterEachAttempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &fakeStore{}
+		c, mt := setup(t, WithRateLimitStore(store), WithMaxRetries(2))
+		var n int
+		mt.RegisterResponder("GET", testBase+"transaction/9", func(req *http.Request) (*http.Response, error) {
+			n++
+			if n == 1 { // one retry: two attempts
+				return respond(429, `{}`, "Retry-After", "1")(req)
+			}
+			return respond(200, `{"id": 9}`, "RateLimit-Limit", "50", "RateLimit-Remaining", "48", "RateLimit-Reset", "3")(req)
+		})
+		if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+			t.Fatal(err)
+		}
+		if r, w := store.counts(); r != 2 || w != 2 {
+			t.Fatalf("%d reserves and %d records for two attempts", r, w)
+		}
+		want := []RateLimitAnswer{
+			{Answered: true, Status: 429, Limit: -1, Remaining: 0, Reset: time.Second},
+			{Answered: true, Status: 200, Limit: 50, Remaining: 48, Reset: 3 * time.Second},
+		}
+		for i, a := range store.records {
+			if a != want[i] {
+				t.Errorf("record %d: %+v, want %+v", i, a, want[i])
+			}
+		}
+		if store.ids[0] != "ra" || store.ids[1] != "rb" {
+			t.Errorf("records carry ids %v, want the grants' [ra rb]", store.ids)
+		}
+		if store.keys[0].Endpoint != "GET /transaction/{id}" {
+			t.Errorf("endpoint %q", store.keys[0].Endpoint)
+		}
+	})
+}
+
+// TestRateLimitKeyNamesTheAccountWithoutSecrets: the account part is a hash of the e-mail
+// (whatever its case) and the base URL, and the API key plays no part.
+func TestRateLimitKeyNamesTheAccountWithoutSecrets(t *testing.T) {
+	key := func(email, apiKey, base string) string {
+		t.Helper()
+		store := &fakeStore{}
+		mt := httpmock.NewMockTransport()
+		mt.RegisterResponder("GET", base+"customer/me", respond(200, `{"id": 1}`))
+		c, err := NewClient(email, apiKey, WithBaseURL(base), WithHTTPClient(&http.Client{Transport: mt}), WithRateLimitStore(store))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Customers.Get(context.Background(), Me); err != nil {
+			t.Fatal(err)
+		}
+		return store.keys[0].Account
+	}
+	a := key(testEmail, testKey, testBase)
+	if !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(a) {
+		t.Errorf("account %q is not 32 hex digits", a)
+	}
+	if b := key(strings.ToUpper(testEmail), "another-key-of-the-same-account", testBase); b != a {
+		t.Errorf("the same account with another key or case has another budget: %s, %s", a, b)
+	}
+	if b := key(testEmail, testKey, SandboxURL); b == a {
+		t.Error("two base URLs share a budget")
+	}
+	if b := key("seller@example.com", testKey, testBase); b == a {
+		t.Error("two accounts share a budget")
+	}
+}
+
+// TestRateLimitStoreAwayFallsBackAndReturns: while the store fails, calls succeed on the
+// client's own memory, the outage is logged once, and the store is tried again once a
+// second until it answers.
+func TestRateLimitStoreAwayFallsBackAndReturns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &fakeStore{}
+		var logs logLines
+		c, mt := setup(t, WithRateLimitStore(store), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		mt.RegisterResponder("GET", testBase+"transaction/9", respond(200, `{"id": 9}`, "RateLimit-Remaining", "90"))
+		get := func() {
+			t.Helper()
+			if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+				t.Fatalf("call failed: %v", err)
+			}
+		}
+		get()
+		store.set(true)
+		for range 5 {
+			get()
+		}
+		if r, _ := store.counts(); r != 1 {
+			t.Errorf("%d successful reserves; want only the first", r)
+		}
+		if n := logs.count("level=WARN"); n != 1 || logs.count("store down") != 1 {
+			t.Errorf("%d warnings, want 1:\n%s", n, logs.buf.String())
+		}
+		store.set(false)
+		get() // within the second after the failure: still on its own memory
+		if r, _ := store.counts(); r != 1 {
+			t.Errorf("the store was asked again before a second passed")
+		}
+		time.Sleep(time.Second)
+		get()
+		get()
+		if r, w := store.counts(); r != 3 || w != 3 {
+			t.Errorf("after the store came back: %d reserves, %d records; want 3 and 3", r, w)
+		}
+		if n := logs.count("answers again"); n != 1 {
+			t.Errorf("%d lines saying the store is back, want 1:\n%s", n, logs.buf.String())
+		}
+		if logs.count(testKey) != 0 {
+			t.Error("the API key is in the log")
+		}
+	})
+}
+
+// TestRateLimitStoreHoldIsShared: a hold the store says applies to this client too, and a
+// hold beyond the maximum wait fails at once without sending.
+func TestRateLimitStoreHoldIsShared(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &fakeStore{grant: func(n int) RateLimitGrant {
+			switch n {
+			case 0:
+				return RateLimitGrant{Wait: 3 * time.Second}
+			case 2:
+				return RateLimitGrant{Wait: time.Hour}
+			}
+			return RateLimitGrant{OK: true, ID: "x"}
+		}}
+		c, mt := setup(t, WithRateLimitStore(store), WithMaxWait(time.Minute))
+		var rec recorder
+		mt.RegisterResponder("GET", testBase+"transaction/9", rec.then(respond(200, `{"id": 9}`)))
+		start := time.Now()
+		if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(start); waited != 3*time.Second {
+			t.Errorf("waited %v, want the store's 3s", waited)
+		}
+		_, err := c.Transactions.Get(context.Background(), 9)
+		var rl *RateLimitError
+		if !errors.As(err, &rl) || rl.RetryAfter != time.Hour {
+			t.Errorf("err = %v, want a *RateLimitError asking for an hour", err)
+		}
+		if rec.count() != 1 {
+			t.Errorf("%d requests sent, want 1", rec.count())
+		}
+	})
+}
+
+// TestCancelledCallStillReportsItsReservation: a caller cancelled after its grant reports
+// the unanswered attempt, so that the store frees the reservation at once.
+func TestCancelledCallStillReportsItsReservation(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		store := &fakeStore{grant: func(int) RateLimitGrant { cancel(); return RateLimitGrant{OK: true, ID: "late"} }}
+		c, mt := setup(t, WithRateLimitStore(store))
+		mt.RegisterResponder("GET", testBase+"transaction/9", respond(200, `{"id": 9}`))
+		if _, err := c.Transactions.Get(ctx, 9); !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v", err)
+		}
+		if _, w := store.counts(); w != 1 || store.ids[0] != "late" {
+			t.Errorf("records %+v for ids %v; want one record of the grant", store.records, store.ids)
+		}
+	})
+}
+
+// TestLocalMemoryLearnsFromSharedAnswers: while the store paces, the client's own memory
+// learns the window from the answers, so that it holds calls on its own when the store goes.
+func TestLocalMemoryLearnsFromSharedAnswers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &fakeStore{}
+		c, mt := setup(t, WithRateLimitStore(store))
+		var rec recorder
+		mt.RegisterResponder("GET", testBase+"transaction/9", rec.then(respond(200, `{"id": 9}`, "RateLimit-Remaining", "0", "RateLimit-Reset", "4")))
+		if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+			t.Fatal(err)
+		}
+		store.set(true)
+		start := time.Now()
+		if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(start); waited != 4*time.Second {
+			t.Errorf("without the store the call went after %v, want the 4s the answer said", waited)
+		}
+	})
+}
+
+func TestAnswerOf(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	tests := []struct {
+		name string
+		resp *http.Response
+		want RateLimitAnswer
+	}{
+		{"none", nil, RateLimitAnswer{}},
+		{"bare", answer(200, "", "", ""), RateLimitAnswer{Answered: true, Status: 200, Limit: -1, Remaining: -1, Reset: -1}},
+		{"all", answer(200, "10", "3", "2"), RateLimitAnswer{Answered: true, Status: 200, Limit: 10, Remaining: 3, Reset: 2 * time.Second}},
+		{"negative", answer(200, "10", "-2", ""), RateLimitAnswer{Answered: true, Status: 200, Limit: 10, Remaining: 0, Reset: -1}},
+		{"429", answer(429, "10", "5", "7"), RateLimitAnswer{Answered: true, Status: 429, Limit: 10, Remaining: 0, Reset: 7 * time.Second}},
+		{"bare 429", answer(429, "", "", ""), RateLimitAnswer{Answered: true, Status: 429, Limit: -1, Remaining: 0, Reset: -1}},
+	}
+	for _, tt := range tests {
+		if got := answerOf(tt.resp, now); got != tt.want {
+			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+	r := answer(429, "", "", "7")
+	r.Header.Set("Retry-After", "2")
+	if got := answerOf(r, now); got.Reset != 2*time.Second {
+		t.Errorf("a 429's Retry-After comes first: reset %v", got.Reset)
+	}
+}

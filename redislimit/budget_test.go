@@ -1,0 +1,155 @@
+package redislimit_test
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	escrow "github.com/escrowkit/escrow-go"
+	"github.com/escrowkit/escrow-go/internal/redisserver"
+	"github.com/escrowkit/escrow-go/redislimit"
+)
+
+// The budget script is the client's own memory (ratelimit.go) moved into Redis; these are
+// that memory's cases, run against the script through two Stores, as two replicas.
+
+func budgetKey(endpoint string) escrow.RateLimitKey {
+	return escrow.RateLimitKey{Account: strings.Repeat("0f", 16), Endpoint: endpoint}
+}
+
+func ok(remaining int, reset time.Duration) escrow.RateLimitAnswer {
+	return escrow.RateLimitAnswer{Answered: true, Status: 200, Limit: 20, Remaining: remaining, Reset: reset}
+}
+
+func reserve(t *testing.T, s *redislimit.Store, key escrow.RateLimitKey) escrow.RateLimitGrant {
+	t.Helper()
+	g, err := s.Reserve(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func record(t *testing.T, s *redislimit.Store, key escrow.RateLimitKey, g escrow.RateLimitGrant, a escrow.RateLimitAnswer) {
+	t.Helper()
+	if err := s.Record(context.Background(), key, g, a); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBudgetSpendsTheWholeAllowanceWhateverTheAnswersOrder: two replicas that sent eleven
+// requests in a window of twenty have nine left, whatever order the answers came back in.
+func TestBudgetSpendsTheWholeAllowanceWhateverTheAnswersOrder(t *testing.T) {
+	t.Parallel()
+	rdb := redisClient(t, redisserver.Start(t))
+	a, b := newStore(rdb), newStore(rdb)
+	key := budgetKey("GET /transaction/{id}")
+	first := reserve(t, a, key)
+	record(t, a, key, first, ok(19, time.Minute))
+	var grants []escrow.RateLimitGrant
+	for i := range 10 {
+		s := []*redislimit.Store{a, b}[i%2]
+		g := reserve(t, s, key)
+		if !g.OK {
+			t.Fatalf("refused within the allowance: %+v", g)
+		}
+		grants = append(grants, g)
+	}
+	// The server counted them 18 down to 9; the answers arrive last-counted first.
+	for i, g := range grants {
+		record(t, []*redislimit.Store{a, b}[i%2], key, g, ok(9+i, time.Minute))
+	}
+	taken := 0
+	for reserve(t, b, key).OK {
+		taken++
+	}
+	if taken != 9 {
+		t.Errorf("%d more requests allowed in the window, want 9 (20 less the 11 sent)", taken)
+	}
+}
+
+// TestBudgetHoldIsShared: a window one replica saw spent holds the other until it resets.
+func TestBudgetHoldIsShared(t *testing.T) {
+	t.Parallel()
+	rdb := redisClient(t, redisserver.Start(t))
+	a, b := newStore(rdb), newStore(rdb)
+	key := budgetKey("GET /customer/{customer_id}")
+	g := reserve(t, a, key)
+	record(t, a, key, g, ok(0, 30*time.Second))
+	held := reserve(t, b, key)
+	if held.OK || held.Wait <= 29*time.Second || held.Wait > 30*time.Second {
+		t.Errorf("the other replica got %+v, want a hold of about 30s", held)
+	}
+	refused := escrow.RateLimitAnswer{Answered: true, Status: 429, Limit: -1, Remaining: 0, Reset: 45 * time.Second}
+	// A replica that sent without asking (its Redis was away) reports its 429.
+	record(t, b, key, escrow.RateLimitGrant{OK: true, ID: "unreserved"}, refused)
+	if held := reserve(t, a, key); held.OK || held.Wait <= 44*time.Second {
+		t.Errorf("after a 429 asking for 45s: %+v", held)
+	}
+}
+
+// TestBudgetBare429ProbesOneAtATime: after a 429 that says nothing of the reset, one
+// request at a time probes, no sooner than the probe interval, and a success ends it.
+func TestBudgetBare429ProbesOneAtATime(t *testing.T) {
+	t.Parallel()
+	rdb := redisClient(t, redisserver.Start(t))
+	a, b := newStore(rdb), newStore(rdb)
+	key := budgetKey("GET /transaction")
+	g := reserve(t, a, key)
+	record(t, a, key, g, escrow.RateLimitAnswer{Answered: true, Status: 429, Limit: -1, Remaining: 0, Reset: -1})
+	probe := reserve(t, b, key)
+	if !probe.OK { // on a loaded machine the interval may have passed already
+		if probe.Wait <= 0 || probe.Wait > 250*time.Millisecond {
+			t.Fatalf("right after a bare 429: %+v, want a wait of at most the first probe interval", probe)
+		}
+		time.Sleep(probe.Wait + 10*time.Millisecond)
+		probe = reserve(t, b, key)
+	}
+	if !probe.OK || !probe.Probe {
+		t.Fatalf("after the interval: %+v, want a probe", probe)
+	}
+	if other := reserve(t, a, key); other.OK || other.Wait != 0 {
+		t.Fatalf("while the probe is in flight: %+v, want a short step", other)
+	}
+	record(t, b, key, probe, escrow.RateLimitAnswer{Answered: true, Status: 200, Limit: -1, Remaining: -1, Reset: -1})
+	for i := range 5 {
+		if g := reserve(t, a, key); !g.OK || g.Probe {
+			t.Fatalf("request %d after the successful probe: %+v, want it sent freely", i, g)
+		}
+	}
+}
+
+// TestRedisSlowFallsBackWithinTheTimeout: a Redis that does not answer (paused) costs a
+// call the store's timeout, not Redis's delay, and the call succeeds.
+func TestRedisSlowFallsBackWithinTheTimeout(t *testing.T) {
+	t.Parallel()
+	rs := redisserver.Start(t)
+	rdb := redisClient(t, rs)
+	srv, acct := emulator(t)
+	var logs logLines
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	c := replica(t, srv, acct, srv.Client().Transport, redislimit.New(rdb, redislimit.WithTimeout(100*time.Millisecond)), logger)
+	ctx := context.Background()
+	if _, err := c.Customers.Get(ctx, escrow.Me); err != nil { // loads the script
+		t.Fatal(err)
+	}
+	admin := redisClient(t, rs)
+	const pause = 3 * time.Second
+	if err := admin.ClientPause(ctx, pause).Err(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := c.Customers.Get(ctx, escrow.Me); err != nil {
+		t.Fatalf("call failed while Redis was paused: %v", err)
+	}
+	took := time.Since(start)
+	t.Logf("the call took %v", took)
+	if took >= pause {
+		t.Errorf("the call took %v: it waited for Redis, not the 100ms timeout", took)
+	}
+	if n := logs.count("level=WARN"); n != 1 {
+		t.Errorf("%d warnings, want 1:\n%s", n, logs.String())
+	}
+}

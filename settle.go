@@ -1,0 +1,432 @@
+package escrow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+)
+
+// ErrOutcomeUnknown matches an error after which the client could not tell whether a write
+// took effect: the request may have been performed, and reading the state afterwards
+// neither found its effect nor proved it absent. Match with errors.Is; the error also
+// unwraps to the failure itself (a *TransportError, a 5xx *APIError, a *DecodeError).
+var ErrOutcomeUnknown = errors.New("escrow: outcome unknown")
+
+// OutcomeUnknownError is the typed form of [ErrOutcomeUnknown]: a write failed in a way
+// that may have performed it, and the client could not settle which. Reason says why (the
+// state could not be read, it showed a partial effect, or a transaction found by reference
+// is not this request's).
+type OutcomeUnknownError struct {
+	Method, Path string
+	Reason       string
+	// Err is the failure of the write that left its outcome open.
+	Err error
+}
+
+func (e *OutcomeUnknownError) Error() string {
+	return fmt.Sprintf("escrow: %s %s: outcome unknown: %s: %v", e.Method, e.Path, e.Reason, e.Err)
+}
+
+// Is matches ErrOutcomeUnknown.
+func (e *OutcomeUnknownError) Is(target error) bool { return target == ErrOutcomeUnknown }
+
+// Unwrap returns the failure of the write.
+func (e *OutcomeUnknownError) Unwrap() error { return e.Err }
+
+// presence is what reading the state says of a write's effect.
+type presence int
+
+const (
+	// undetermined: the state could not be read, or does not tell.
+	undetermined presence = iota
+	// present: the effect is there, and it is the caller's.
+	present
+	// absent: the effect is provably not there; sending the write again is safe.
+	absent
+)
+
+// settler describes one covered write for settle: how to send it, and how to read whether
+// it took effect. read returns the result to hand back when the effect is present.
+type settler[T any] struct {
+	method, path string // for errors and logs
+	send         func(ctx context.Context) (*T, error)
+	read         func(ctx context.Context) (*T, presence, string, error)
+}
+
+// settle sends a write and, when it fails in a way that may have performed it, reads the
+// state before doing anything else: an effect that is there is a success, one provably
+// absent is sent again (up to the client's retries, with its backoff), and only what stays
+// undetermined is an *OutcomeUnknownError. A refusal (4xx) after an ambiguous attempt is
+// checked the same way: it is usually the server refusing to do twice what the first
+// attempt did.
+//
+// Sending again is safe for every covered write because each is a state transition the
+// server refuses to repeat (an action, marking a wire sent), or sets a state to a value
+// (choosing a payment or disbursement method), or is checked against the list it would add
+// to (a webhook).
+func settle[T any](ctx context.Context, c *Client, s settler[T]) (*T, error) {
+	var ambiguous error
+	for attempt := 0; ; attempt++ {
+		res, err := s.send(ctx)
+		var de *DecodeError
+		switch {
+		case err == nil:
+			return res, nil
+		case errors.As(err, &de):
+			// A 2xx: performed for certain, only its answer is unreadable. The
+			// *DecodeError says so (ErrMalformedResponse).
+			return nil, err
+		case mayHaveTakenEffect(err):
+			ambiguous = err
+		case ambiguous != nil && isRefusal(err):
+			// Possibly our own earlier attempt, performed after all: read below.
+		default:
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			return nil, &OutcomeUnknownError{Method: s.method, Path: s.path, Reason: "the context ended before the state could be read", Err: ambiguous}
+		}
+		got, p, why, readErr := s.read(ctx)
+		switch {
+		case readErr != nil:
+			return nil, &OutcomeUnknownError{Method: s.method, Path: s.path, Reason: "reading the state failed: " + c.scrubError(readErr).Error(), Err: ambiguous}
+		case p == present:
+			c.logger.LogAttrs(ctx, slog.LevelInfo, "escrow: write settled: its effect is there",
+				slog.String("method", s.method), slog.String("path", s.path), slog.Int("attempt", attempt+1))
+			return got, nil
+		case p == absent && err != ambiguous:
+			return nil, err // refused, and not done by an earlier attempt either
+		case p == absent && attempt < c.maxRetries:
+			c.logger.LogAttrs(ctx, slog.LevelInfo, "escrow: write settled: not performed, sending again",
+				slog.String("method", s.method), slog.String("path", s.path), slog.Int("attempt", attempt+1))
+			if sleep(ctx, c.backoffStep(attempt)) != nil {
+				return nil, &OutcomeUnknownError{Method: s.method, Path: s.path, Reason: "the context ended before sending again", Err: ambiguous}
+			}
+		case p == absent:
+			return nil, &OutcomeUnknownError{Method: s.method, Path: s.path, Reason: "not performed when read, and no retries are left", Err: ambiguous}
+		default:
+			return nil, &OutcomeUnknownError{Method: s.method, Path: s.path, Reason: why, Err: ambiguous}
+		}
+	}
+}
+
+// isRefusal reports a 4xx answer other than 429: the server looked at the request and
+// declined it.
+func isRefusal(err error) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && ae.StatusCode >= 400 && ae.StatusCode < 500 && ae.StatusCode != http.StatusTooManyRequests
+}
+
+// actor is who performs a write: the client's own account, or the customer an approved
+// partner acts for with AsCustomer. Effects count only when they are the actor's.
+type actor struct {
+	email      string // the client's account
+	asCustomer string
+}
+
+func (c *Client) actorOf(opts []RequestOption) actor {
+	var ro requestOptions
+	for _, opt := range opts {
+		opt(&ro)
+	}
+	return actor{email: c.auth.email, asCustomer: ro.asCustomer}
+}
+
+// is reports whether a customer reference in a transaction read by the client's own
+// account names the actor: "me" is the client itself.
+func (a actor) is(customer string) bool {
+	if a.asCustomer != "" {
+		return strings.EqualFold(customer, a.asCustomer)
+	}
+	return customer == "me" || strings.EqualFold(customer, a.email)
+}
+
+// isClient reports whether a customer reference names the client's own account.
+func (a actor) isClient(customer string) bool {
+	return customer == "me" || strings.EqualFold(customer, a.email)
+}
+
+// actionEffects are the item flags each goods action sets, and the role that performs it.
+var actionEffects = map[Action]struct {
+	role Role
+	flag func(*ItemStatus) bool
+}{
+	ActionShip:          {RoleSeller, func(s *ItemStatus) bool { return s.Shipped }},
+	ActionReceive:       {RoleBuyer, func(s *ItemStatus) bool { return s.Received }},
+	ActionAccept:        {RoleBuyer, func(s *ItemStatus) bool { return s.Accepted }},
+	ActionReject:        {RoleBuyer, func(s *ItemStatus) bool { return s.Rejected }},
+	ActionShipReturn:    {RoleBuyer, func(s *ItemStatus) bool { return s.ShippedReturned }},
+	ActionReceiveReturn: {RoleSeller, func(s *ItemStatus) bool { return s.ReceivedReturned }},
+	ActionAcceptReturn:  {RoleSeller, func(s *ItemStatus) bool { return s.AcceptedReturned }},
+	ActionRejectReturn:  {RoleSeller, func(s *ItemStatus) bool { return s.RejectedReturned }},
+}
+
+// actionPresence says whether a transaction, read after an ambiguous action, shows the
+// action's effect, and that the effect is the actor's.
+func actionPresence(tx *Transaction, who actor, action Action, itemID int64) (presence, string) {
+	var mine *Party
+	for i := range tx.Parties {
+		if who.is(tx.Parties[i].Customer) {
+			mine = &tx.Parties[i]
+			break
+		}
+	}
+	switch action {
+	case ActionAgree:
+		if mine == nil {
+			return undetermined, "the actor is not among the parties read"
+		}
+		if mine.Agreed {
+			return present, ""
+		}
+		return absent, ""
+	case ActionCancel:
+		if tx.Cancelled() {
+			// Only cancel sets it; who cancelled is not shown, but nobody else's cancel can
+			// make ours fail to perform.
+			return present, ""
+		}
+		return absent, ""
+	}
+	eff, known := actionEffects[action]
+	if !known {
+		return undetermined, fmt.Sprintf("the effect of action %q is not known to the client", action)
+	}
+	if mine == nil || mine.Role != eff.role {
+		// Another party's doing would look the same: it cannot count as the actor's.
+		return undetermined, fmt.Sprintf("the actor is not the %s that performs %s", eff.role, action)
+	}
+	done, pending := 0, 0
+	for i := range tx.Items {
+		it := &tx.Items[i]
+		if (itemID != 0 && it.ID != itemID) || (itemID == 0 && !it.Type.Transferable()) {
+			continue
+		}
+		if eff.flag(&it.Status) {
+			done++
+		} else {
+			pending++
+		}
+	}
+	switch {
+	case done > 0 && pending == 0:
+		return present, ""
+	case done == 0 && pending > 0:
+		return absent, ""
+	case done == 0:
+		return undetermined, "no item the action applies to was read"
+	}
+	return undetermined, fmt.Sprintf("%s shows on %d items and not on %d", action, done, pending)
+}
+
+// settleAction sends an action on a transaction (itemID 0) or an item and settles an
+// ambiguous failure by reading the transaction.
+func (s *TransactionsService) settleAction(ctx context.Context, id, itemID int64, req *ActionRequest, opts []RequestOption) (*Transaction, error) {
+	k := call{method: http.MethodPatch, pattern: "transaction/{id}", params: []any{id}, body: req, opts: opts}
+	if itemID != 0 {
+		k.pattern, k.params = "transaction/{id}/item/{item_id}", []any{id, itemID}
+	}
+	who := s.client.actorOf(opts)
+	return settle(ctx, s.client, settler[Transaction]{
+		method: k.method, path: k.pattern,
+		send: func(ctx context.Context) (*Transaction, error) { return fetch[Transaction](ctx, s.client, k) },
+		read: func(ctx context.Context) (*Transaction, presence, string, error) {
+			// Read as the client itself: the API takes As-Customer on writes only.
+			tx, err := s.Get(ctx, id)
+			if err != nil {
+				return nil, undetermined, "", err
+			}
+			p, why := actionPresence(tx, who, req.Action, itemID)
+			return tx, p, why, nil
+		},
+	})
+}
+
+// settleChoosePayment chooses a payment method and settles an ambiguous failure. The
+// choice leaves nothing to read but is a setting: choosing the same method again answers
+// the same page, so an unfunded transaction is asked again; a funded or closed one no
+// longer tells.
+func (s *TransactionsService) settleChoosePayment(ctx context.Context, id int64, k call) (*LandingPage, error) {
+	return settle(ctx, s.client, settler[LandingPage]{
+		method: k.method, path: k.pattern,
+		send: func(ctx context.Context) (*LandingPage, error) { return fetch[LandingPage](ctx, s.client, k) },
+		read: func(ctx context.Context) (*LandingPage, presence, string, error) {
+			tx, err := s.Get(ctx, id)
+			if err != nil {
+				return nil, undetermined, "", err
+			}
+			if tx.Funded() || tx.Cancelled() {
+				return nil, undetermined, "the transaction is funded or cancelled: the choice can no longer be read", nil
+			}
+			return nil, absent, "", nil
+		},
+	})
+}
+
+// settleWireSent marks a wire sent and settles an ambiguous failure by reading the
+// timeline, where the API records payment_sent once.
+func (s *TransactionsService) settleWireSent(ctx context.Context, id int64, k call) (*WireSent, error) {
+	return settle(ctx, s.client, settler[WireSent]{
+		method: k.method, path: k.pattern,
+		send: func(ctx context.Context) (*WireSent, error) { return fetch[WireSent](ctx, s.client, k) },
+		read: func(ctx context.Context) (*WireSent, presence, string, error) {
+			tl, err := s.ListTimelineEntries(ctx, id)
+			if err != nil {
+				return nil, undetermined, "", err
+			}
+			for _, e := range tl.Entries {
+				if e.Event == "payment_sent" {
+					// The answer is the transaction as the API renders it after the mark.
+					tx, err := s.Get(ctx, id)
+					if err != nil {
+						return nil, undetermined, "", err
+					}
+					return &WireSent{Transaction: tx}, present, "", nil
+				}
+			}
+			tx, err := s.Get(ctx, id)
+			if err != nil {
+				return nil, undetermined, "", err
+			}
+			if tx.Funded() || tx.Cancelled() {
+				return nil, undetermined, "the transaction is funded or cancelled and its timeline shows no wire", nil
+			}
+			return nil, absent, "", nil
+		},
+	})
+}
+
+// settleDisbursement selects or adds a disbursement method and settles an ambiguous
+// failure by reading the transaction's methods: the one selected is the caller's own (the
+// endpoint answers for the caller only).
+func (s *TransactionsService) settleDisbursement(ctx context.Context, id int64, dm *DisbursementMethod, k call) (*DisbursementMethods, error) {
+	return settle(ctx, s.client, settler[DisbursementMethods]{
+		method: k.method, path: k.pattern,
+		send: func(ctx context.Context) (*DisbursementMethods, error) {
+			return fetch[DisbursementMethods](ctx, s.client, k)
+		},
+		read: func(ctx context.Context) (*DisbursementMethods, presence, string, error) {
+			got, err := s.GetDisbursementMethods(ctx, id, k.opts...)
+			if err != nil {
+				return nil, undetermined, "", err
+			}
+			if sel := got.SelectedDisbursementMethod; sel != nil && sameMethod(sel, dm) {
+				return got, present, "", nil
+			}
+			return nil, absent, "", nil
+		},
+	})
+}
+
+// sameMethod reports whether a selected method is the one asked for: the same id when a
+// saved one was selected, else the same type and account.
+func sameMethod(sel, want *DisbursementMethod) bool {
+	if want.ID != 0 {
+		return sel.ID == want.ID
+	}
+	return sel.Type == want.Type && sel.AccountName == want.AccountName &&
+		sel.BankAccountNumber == want.BankAccountNumber && sel.BankIBAN == want.BankIBAN &&
+		sel.BankSwiftCode == want.BankSwiftCode && sel.BankABARoutingNumber == want.BankABARoutingNumber
+}
+
+// settleWebhook registers a webhook and settles an ambiguous failure by reading the
+// caller's webhooks: the URL registered is the effect.
+func (s *WebhooksService) settleWebhook(ctx context.Context, customer CustomerRef, rawURL string, k call) (*Webhook, error) {
+	return settle(ctx, s.client, settler[Webhook]{
+		method: k.method, path: k.pattern,
+		send: func(ctx context.Context) (*Webhook, error) { return fetch[Webhook](ctx, s.client, k) },
+		read: func(ctx context.Context) (*Webhook, presence, string, error) {
+			list, err := s.List(ctx, customer, k.opts...)
+			if err != nil {
+				return nil, undetermined, "", err
+			}
+			for i := len(list.Webhooks) - 1; i >= 0; i-- {
+				if list.Webhooks[i].URL == rawURL {
+					w := list.Webhooks[i]
+					return &w, present, "", nil
+				}
+			}
+			return nil, absent, "", nil
+		},
+	})
+}
+
+// createdMatches reports why a transaction found by reference after an ambiguous Create
+// is not the one the request made, or "" when it is: the caller created it (it is the
+// partner party) or is the party the request named as itself, and the parties, items,
+// amounts and currency are the request's. Anyone can create a transaction with any
+// reference that names the caller as a party; such a transaction must never be taken for
+// the caller's.
+func createdMatches(req *CreateTransactionRequest, tx *Transaction, who actor) string {
+	if !strings.EqualFold(string(tx.Currency), string(req.Currency)) {
+		return fmt.Sprintf("its currency is %q, not %q", tx.Currency, req.Currency)
+	}
+	same := func(found, asked string) bool {
+		if who.isClient(asked) || (who.asCustomer != "" && strings.EqualFold(asked, who.asCustomer)) {
+			return who.isClient(found) || (who.asCustomer != "" && strings.EqualFold(found, who.asCustomer))
+		}
+		return strings.EqualFold(found, asked)
+	}
+	// Whose it is comes first: the API makes the creator the partner party, so a partner
+	// other than the caller means another customer created it. Without a partner party
+	// shown, the caller must be the party the request named as itself.
+	owned := false
+	for _, p := range tx.Parties {
+		if p.Role == RolePartner {
+			if !who.isClient(p.Customer) {
+				return "another customer created it"
+			}
+			owned = true
+		} else if i := indexParty(req.Parties, p.Role); i >= 0 && (who.isClient(req.Parties[i].Customer) || (who.asCustomer != "" && strings.EqualFold(req.Parties[i].Customer, who.asCustomer))) && same(p.Customer, req.Parties[i].Customer) {
+			owned = true
+		}
+	}
+	if !owned {
+		return "the caller neither created it nor is the party the request named as itself"
+	}
+	for _, p := range tx.Parties {
+		if p.Role == RolePartner {
+			continue
+		}
+		i := indexParty(req.Parties, p.Role)
+		if i < 0 {
+			return fmt.Sprintf("it has a %s the request did not name", p.Role)
+		}
+		if !same(p.Customer, req.Parties[i].Customer) {
+			return fmt.Sprintf("its %s is not the request's", p.Role)
+		}
+	}
+	for _, p := range req.Parties {
+		if _, ok := tx.Party(p.Role); !ok {
+			return fmt.Sprintf("it has no %s", p.Role)
+		}
+	}
+	if len(tx.Items) != len(req.Items) {
+		return fmt.Sprintf("it has %d items, the request %d", len(tx.Items), len(req.Items))
+	}
+	for i, want := range req.Items {
+		got := tx.Items[i]
+		if got.Type != want.Type || (want.Title != "" && got.Title != want.Title) || len(got.Schedule) != len(want.Schedule) {
+			return fmt.Sprintf("its item %d is not the request's", i)
+		}
+		for j, ws := range want.Schedule {
+			gs := got.Schedule[j]
+			if gs.Amount.String() != ws.Amount.String() || !same(gs.PayerCustomer, ws.PayerCustomer) || !same(gs.BeneficiaryCustomer, ws.BeneficiaryCustomer) {
+				return fmt.Sprintf("the payment %d of its item %d is not the request's", j, i)
+			}
+		}
+	}
+	return ""
+}
+
+func indexParty(ps []PartyInput, role Role) int {
+	for i, p := range ps {
+		if p.Role == role {
+			return i
+		}
+	}
+	return -1
+}

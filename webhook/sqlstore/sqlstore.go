@@ -1,0 +1,485 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
+	_ "modernc.org/sqlite"             // registers "sqlite"
+
+	"github.com/escrowkit/escrow-go/webhook"
+)
+
+// Dialect is the SQL engine behind a Store.
+type Dialect int
+
+// The engines a Store runs on.
+const (
+	Postgres Dialect = iota + 1
+	SQLite
+)
+
+func (d Dialect) String() string {
+	switch d {
+	case Postgres:
+		return "postgres"
+	case SQLite:
+		return "sqlite"
+	}
+	return "Dialect(" + strconv.Itoa(int(d)) + ")"
+}
+
+// SchemaVersion is the version of the tables this package writes.
+const SchemaVersion = 1
+
+// ErrDSN matches every error about a data source name that Open cannot use.
+var ErrDSN = errors.New("sqlstore: invalid store DSN")
+
+// ErrNewerSchema matches a *SchemaError.
+var ErrNewerSchema = errors.New("sqlstore: the store's schema is newer than this program")
+
+// SchemaError says the database holds a schema this version cannot use; nothing in it
+// was changed.
+type SchemaError struct {
+	Found, Supported int
+}
+
+func (e *SchemaError) Error() string {
+	return fmt.Sprintf("sqlstore: the store's schema is version %d, newer than this program understands (%d): upgrade escrow-go; nothing was changed", e.Found, e.Supported)
+}
+
+// Is matches ErrNewerSchema.
+func (e *SchemaError) Is(target error) bool { return target == ErrNewerSchema }
+
+// Store is a webhook.Store in a SQL database. It is safe for concurrent use, by several
+// goroutines and, on PostgreSQL, by several processes.
+type Store struct {
+	db  *sql.DB
+	d   Dialect
+	own bool // Close closes db
+}
+
+var _ webhook.Store = (*Store)(nil)
+
+// Open connects to the store a DSN names, checks that it answers, and creates or
+// upgrades its tables:
+//
+//	sqlite:PATH                       a SQLite file, created if missing
+//	postgres://user:pass@host/db?...  PostgreSQL (also postgresql://), as pgx reads it
+//
+// An unusable DSN is an error matching ErrDSN; a server that cannot be reached before
+// ctx ends is an error too. Close the Store when done.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	driver, source, d, err := parseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open(driver, source)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrDSN, err)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlstore: connecting to the %s store: %w", d, err)
+	}
+	s, err := New(ctx, db, d)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.own = true
+	return s, nil
+}
+
+// parseDSN turns a store DSN into a driver name and its data source.
+func parseDSN(dsn string) (driver, source string, d Dialect, err error) {
+	switch {
+	case strings.HasPrefix(dsn, "sqlite:"):
+		path := strings.TrimPrefix(dsn, "sqlite:")
+		if path == "" || strings.ContainsAny(path, "?#") || strings.HasPrefix(path, "//") {
+			return "", "", 0, fmt.Errorf("%w: want sqlite:PATH with a file path without '?' or '#', got %q", ErrDSN, dsn)
+		}
+		// WAL lets readers go on while one writer writes; immediate transactions take the
+		// write lock up front and wait for it (busy_timeout) instead of failing midway.
+		return "sqlite", "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate", SQLite, nil
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		u, perr := url.Parse(dsn)
+		if perr != nil || u.Host == "" {
+			return "", "", 0, fmt.Errorf("%w: %q is not a postgres:// URL with a host", ErrDSN, redact(dsn))
+		}
+		return "pgx", dsn, Postgres, nil
+	}
+	return "", "", 0, fmt.Errorf("%w: %q: want sqlite:PATH or a postgres:// URL", ErrDSN, redact(dsn))
+}
+
+// redact hides a password in a DSN that is quoted in an error.
+func redact(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			return u.String()
+		}
+	}
+	if i := strings.LastIndex(dsn, "@"); i >= 0 {
+		return "…" + dsn[i:]
+	}
+	return dsn
+}
+
+// New makes a Store of a database the caller opened (with the "pgx" or the "sqlite"
+// driver), creating or upgrading its tables. Close does not close db. With SQLite, open
+// it with _txlock=immediate and a busy_timeout, as Open does, when several goroutines
+// write.
+func New(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
+	if d != Postgres && d != SQLite {
+		return nil, fmt.Errorf("sqlstore: unknown dialect %v", d)
+	}
+	s := &Store{db: db, d: d}
+	if err := s.migrate(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// DB returns the database the store writes to.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Dialect returns the store's engine.
+func (s *Store) Dialect() Dialect { return s.d }
+
+// Close closes the database if Open opened it.
+func (s *Store) Close() error {
+	if s.own {
+		return s.db.Close()
+	}
+	return nil
+}
+
+// migrations[v] takes the schema from version v to v+1.
+var migrations = [][]string{
+	{
+		`CREATE TABLE IF NOT EXISTS escrow_webhook_transactions (
+			transaction_id BIGINT PRIMARY KEY,
+			finished INTEGER NOT NULL DEFAULT 0)`,
+		`CREATE TABLE IF NOT EXISTS escrow_webhook_facts (
+			transaction_id BIGINT NOT NULL,
+			fact TEXT NOT NULL,
+			owner TEXT NOT NULL,
+			expires BIGINT NOT NULL,
+			done INTEGER NOT NULL DEFAULT 0,
+			PRIMARY KEY (transaction_id, fact))`,
+		`CREATE INDEX IF NOT EXISTS escrow_webhook_unfinished ON escrow_webhook_transactions (finished, transaction_id)`,
+		`CREATE TABLE IF NOT EXISTS escrow_webhook_mark (
+			id INTEGER PRIMARY KEY,
+			mark BIGINT NOT NULL)`,
+	},
+}
+
+// schemaLock is the PostgreSQL advisory lock that serializes replicas creating the schema.
+const schemaLock = 0x65736372_6f77 // "escrow"
+
+func (s *Store) migrate(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlstore: creating the schema: %w", err)
+	}
+	defer tx.Rollback()
+	if s.d == Postgres {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(schemaLock)); err != nil {
+			return fmt.Errorf("sqlstore: creating the schema: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS escrow_webhook_schema (id INTEGER PRIMARY KEY, version INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("sqlstore: creating the schema: %w", err)
+	}
+	var v int
+	switch err := tx.QueryRowContext(ctx, `SELECT version FROM escrow_webhook_schema WHERE id = 1`).Scan(&v); {
+	case errors.Is(err, sql.ErrNoRows):
+		v = 0
+	case err != nil:
+		return fmt.Errorf("sqlstore: reading the schema version: %w", err)
+	}
+	if v > SchemaVersion {
+		return &SchemaError{Found: v, Supported: SchemaVersion}
+	}
+	if v == SchemaVersion {
+		return nil
+	}
+	for ; v < SchemaVersion; v++ {
+		for _, stmt := range migrations[v] {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("sqlstore: upgrading the schema to version %d: %w", v+1, err)
+			}
+		}
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO escrow_webhook_schema (id, version) VALUES (1, ?)
+		ON CONFLICT (id) DO UPDATE SET version = excluded.version`), SchemaVersion); err != nil {
+		return fmt.Errorf("sqlstore: recording the schema version: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlstore: creating the schema: %w", err)
+	}
+	return nil
+}
+
+// q rewrites a query's ? placeholders for the dialect ($1, $2, … for PostgreSQL). The
+// queries of this package hold no ? inside literals.
+func (s *Store) q(query string) string {
+	if s.d != Postgres {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// in returns "(?, ?, …)" for n values.
+func in(n int) string {
+	return "(" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")"
+}
+
+// Handed returns the keys of the transaction's facts recorded as done.
+func (s *Store) Handed(ctx context.Context, transactionID int64) (map[string]bool, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(`SELECT fact FROM escrow_webhook_facts WHERE transaction_id = ? AND done = 1`), transactionID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[string]bool)
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, fmt.Errorf("sqlstore: %w", err)
+		}
+		out[k] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlstore: %w", err)
+	}
+	return out, nil
+}
+
+// Claim grants c for all its facts or none, in one database transaction: a fact is
+// inserted, or taken over when its claim is not done and is either c.Owner's or expired
+// at now (INSERT … ON CONFLICT DO UPDATE … WHERE). Facts are claimed in sorted order so
+// that concurrent claims cannot deadlock.
+func (s *Store) Claim(ctx context.Context, c webhook.Claim, now time.Time) (ok bool, err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return false, fmt.Errorf("sqlstore: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO escrow_webhook_transactions (transaction_id, finished) VALUES (?, 0)
+		ON CONFLICT (transaction_id) DO NOTHING`), c.TransactionID); err != nil {
+		return false, fmt.Errorf("sqlstore: %w", err)
+	}
+	claim := s.q(`INSERT INTO escrow_webhook_facts (transaction_id, fact, owner, expires, done) VALUES (?, ?, ?, ?, 0)
+		ON CONFLICT (transaction_id, fact) DO UPDATE SET owner = excluded.owner, expires = excluded.expires
+		WHERE escrow_webhook_facts.done = 0
+		  AND (escrow_webhook_facts.owner = excluded.owner OR escrow_webhook_facts.expires <= ?)`)
+	for _, k := range slices.Sorted(slices.Values(c.Facts)) {
+		res, err := tx.ExecContext(ctx, claim, c.TransactionID, k, c.Owner, c.Expires.UnixMilli(), now.UnixMilli())
+		if err != nil {
+			return false, fmt.Errorf("sqlstore: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return false, fmt.Errorf("sqlstore: %w", err)
+		} else if n == 0 {
+			return false, nil // done, or held by a live claim: roll back every fact
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return false, fmt.Errorf("sqlstore: %w", err)
+	}
+	return true, nil
+}
+
+// execer is a *sql.DB or a *sql.Tx.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// Done records c's facts as handed over, or returns webhook.ErrClaimLost.
+func (s *Store) Done(ctx context.Context, c webhook.Claim) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	defer tx.Rollback()
+	if err := s.done(ctx, tx, c); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	return nil
+}
+
+// done marks c's facts done within ex, and fails with ErrClaimLost unless every one of
+// them is still c.Owner's.
+func (s *Store) done(ctx context.Context, ex execer, c webhook.Claim) error {
+	if len(c.Facts) == 0 {
+		return nil
+	}
+	args := []any{c.TransactionID, c.Owner}
+	for _, k := range c.Facts {
+		args = append(args, k)
+	}
+	res, err := ex.ExecContext(ctx, s.q(`UPDATE escrow_webhook_facts SET done = 1
+		WHERE transaction_id = ? AND owner = ? AND fact IN `+in(len(c.Facts))), args...)
+	if err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	if n != int64(len(c.Facts)) {
+		return webhook.ErrClaimLost
+	}
+	return nil
+}
+
+// Release forgets c's facts that are c.Owner's and not done.
+func (s *Store) Release(ctx context.Context, c webhook.Claim) error {
+	if len(c.Facts) == 0 {
+		return nil
+	}
+	args := []any{c.TransactionID, c.Owner}
+	for _, k := range c.Facts {
+		args = append(args, k)
+	}
+	if _, err := s.db.ExecContext(ctx, s.q(`DELETE FROM escrow_webhook_facts
+		WHERE transaction_id = ? AND owner = ? AND done = 0 AND fact IN `+in(len(c.Facts))), args...); err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	return nil
+}
+
+// trackChunk bounds the rows of one INSERT of Track.
+const trackChunk = 500
+
+// Track makes the transactions known as unfinished, those not known yet, in one database
+// transaction.
+func (s *Store) Track(ctx context.Context, transactionIDs []int64) error {
+	if len(transactionIDs) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	defer tx.Rollback()
+	for ids := range slices.Chunk(slices.Sorted(slices.Values(transactionIDs)), trackChunk) {
+		args := make([]any, len(ids))
+		for i, id := range ids {
+			args[i] = id
+		}
+		values := strings.TrimSuffix(strings.Repeat("(?, 0), ", len(ids)), ", ")
+		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO escrow_webhook_transactions (transaction_id, finished) VALUES `+values+`
+			ON CONFLICT (transaction_id) DO NOTHING`), args...); err != nil {
+			return fmt.Errorf("sqlstore: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	return nil
+}
+
+// Finish marks the transaction finished.
+func (s *Store) Finish(ctx context.Context, transactionID int64) error {
+	if _, err := s.db.ExecContext(ctx, s.q(`INSERT INTO escrow_webhook_transactions (transaction_id, finished) VALUES (?, 1)
+		ON CONFLICT (transaction_id) DO UPDATE SET finished = 1`), transactionID); err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	return nil
+}
+
+// Unfinished lists the known transactions not finished, by id.
+func (s *Store) Unfinished(ctx context.Context) ([]int64, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT transaction_id FROM escrow_webhook_transactions WHERE finished = 0 ORDER BY transaction_id`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlstore: %w", err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("sqlstore: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlstore: %w", err)
+	}
+	return ids, nil
+}
+
+// Mark returns the reconciler's mark.
+func (s *Store) Mark(ctx context.Context) (int64, bool, error) {
+	var m int64
+	switch err := s.db.QueryRowContext(ctx, `SELECT mark FROM escrow_webhook_mark WHERE id = 1`).Scan(&m); {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, false, nil
+	case err != nil:
+		return 0, false, fmt.Errorf("sqlstore: %w", err)
+	}
+	return m, true, nil
+}
+
+// AdvanceMark raises the mark to id, never lowers it.
+func (s *Store) AdvanceMark(ctx context.Context, id int64) error {
+	if _, err := s.db.ExecContext(ctx, s.q(`INSERT INTO escrow_webhook_mark (id, mark) VALUES (1, ?)
+		ON CONFLICT (id) DO UPDATE SET mark = excluded.mark WHERE escrow_webhook_mark.mark < excluded.mark`), id); err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	return nil
+}
+
+// TxFunc is a callback that makes its side effects through tx, the database transaction
+// in which the event's facts are recorded as handed over. It must not commit or roll
+// back tx, nor use the Store's database outside tx (on SQLite that would wait for the
+// write lock tx holds).
+type TxFunc func(ctx context.Context, tx *sql.Tx, ev webhook.ConfirmedEvent) error
+
+// TxCallback returns a webhook.Callback that runs fn in a transaction of the store's
+// database and records the event's facts as done in that same transaction: the side
+// effects fn makes through tx and the record commit together or not at all. If the claim
+// was taken over by another replica meanwhile (fn outlived ClaimLease), everything is
+// rolled back and the error matches webhook.ErrClaimLost.
+func (s *Store) TxCallback(fn TxFunc) webhook.Callback {
+	return func(ctx context.Context, ev webhook.ConfirmedEvent) error {
+		tx, err := s.db.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("sqlstore: %w", err)
+		}
+		defer tx.Rollback()
+		if err := fn(ctx, tx, ev); err != nil {
+			return err
+		}
+		if err := s.done(ctx, tx, ev.Claim); err != nil {
+			return err
+		}
+		if err := tx.Commit(); err != nil {
+			return fmt.Errorf("sqlstore: %w", err)
+		}
+		return nil
+	}
+}

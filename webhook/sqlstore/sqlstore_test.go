@@ -1,0 +1,187 @@
+package sqlstore_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/escrowkit/escrow-go/internal/pgtest"
+	"github.com/escrowkit/escrow-go/webhook"
+	"github.com/escrowkit/escrow-go/webhook/sqlstore"
+	"github.com/escrowkit/escrow-go/webhook/storetest"
+)
+
+// engines are the DSN makers of both engines, each giving a fresh, empty store.
+func engines(t *testing.T) map[string]func(t *testing.T) string {
+	return map[string]func(t *testing.T) string{
+		"sqlite": func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "webhooks.db") },
+		"postgres": func(t *testing.T) string {
+			return pgtest.Need(t, pg, pgErr).NewDatabase(t)
+		},
+	}
+}
+
+func open(t *testing.T, dsn string) *sqlstore.Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	s, err := sqlstore.Open(ctx, dsn)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	for name, dsn := range engines(t) {
+		t.Run(name, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T) webhook.Store { return open(t, dsn(t)) })
+		})
+	}
+}
+
+// TestSchema: opening again, or by several replicas at once, is harmless; a schema from a
+// newer version is refused with a message and left as it was; what was recorded survives.
+func TestSchema(t *testing.T) {
+	for name, mk := range engines(t) {
+		t.Run(name, func(t *testing.T) {
+			dsn := mk(t)
+			var wg sync.WaitGroup
+			for range 4 {
+				wg.Go(func() {
+					s, err := sqlstore.Open(t.Context(), dsn)
+					if err != nil {
+						t.Errorf("concurrent Open: %v", err)
+						return
+					}
+					s.Close()
+				})
+			}
+			wg.Wait()
+			s := open(t, dsn)
+			c := webhook.Claim{TransactionID: 1, Facts: []string{"create"}, Owner: "a", Expires: time.Now().Add(time.Minute)}
+			if ok, err := s.Claim(t.Context(), c, time.Now()); !ok || err != nil {
+				t.Fatalf("Claim: %v %v", ok, err)
+			}
+			if err := s.Done(t.Context(), c); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.DB().ExecContext(t.Context(), `UPDATE escrow_webhook_schema SET version = 99`); err != nil {
+				t.Fatal(err)
+			}
+			_, err := sqlstore.Open(t.Context(), dsn)
+			var se *sqlstore.SchemaError
+			if !errors.As(err, &se) || !errors.Is(err, sqlstore.ErrNewerSchema) || se.Found != 99 || !strings.Contains(err.Error(), "upgrade") {
+				t.Fatalf("Open of a newer schema: %v", err)
+			}
+			if _, err := s.DB().ExecContext(t.Context(), `UPDATE escrow_webhook_schema SET version = 1`); err != nil {
+				t.Fatal(err)
+			}
+			again := open(t, dsn)
+			if h, err := again.Handed(t.Context(), 1); err != nil || !h["create"] {
+				t.Errorf("after reopening: Handed = %v, %v", h, err)
+			}
+		})
+	}
+}
+
+// TestBadDSN: a DSN that does not parse or a server that cannot be reached is a clear
+// error, never a panic.
+func TestBadDSN(t *testing.T) {
+	for _, dsn := range []string{"", "memory", "mysql://localhost/x", "sqlite:", "sqlite:a?b", "postgres://", "postgres://%zz"} {
+		if _, err := sqlstore.Open(t.Context(), dsn); !errors.Is(err, sqlstore.ErrDSN) {
+			t.Errorf("Open(%q) = %v, want ErrDSN", dsn, err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	_, err := sqlstore.Open(ctx, "postgres://nobody:secret@127.0.0.1:1/x?sslmode=disable&connect_timeout=2")
+	if err == nil || errors.Is(err, sqlstore.ErrDSN) || !strings.Contains(err.Error(), "connecting") {
+		t.Errorf("unreachable server: %v", err)
+	}
+	if strings.Contains(err.Error(), "secret") {
+		t.Errorf("the error shows the password: %v", err)
+	}
+	_, err = sqlstore.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "no", "such", "dir", "x.db"))
+	if err == nil {
+		t.Error("a SQLite file in a missing directory opened")
+	}
+}
+
+// TestTxCallback: the callback's own writes and the record of the event commit together,
+// or not at all.
+func TestTxCallback(t *testing.T) {
+	for name, mk := range engines(t) {
+		t.Run(name, func(t *testing.T) {
+			s := open(t, mk(t))
+			ctx := t.Context()
+			if _, err := s.DB().ExecContext(ctx, `CREATE TABLE orders (transaction_id BIGINT, event TEXT)`); err != nil {
+				t.Fatal(err)
+			}
+			fail := errors.New("the order system refuses")
+			var failing bool
+			cb := s.TxCallback(func(ctx context.Context, tx *sql.Tx, ev webhook.ConfirmedEvent) error {
+				q := `INSERT INTO orders VALUES (?, ?)`
+				if s.Dialect() == sqlstore.Postgres {
+					q = `INSERT INTO orders VALUES ($1, $2)`
+				}
+				if _, err := tx.ExecContext(ctx, q, ev.TransactionID, string(ev.Name)); err != nil {
+					return err
+				}
+				if failing {
+					return fail
+				}
+				return nil
+			})
+			rows := func() int {
+				var n int
+				if err := s.DB().QueryRowContext(ctx, `SELECT count(*) FROM orders`).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			now := time.Now()
+			ev := func(owner string) webhook.ConfirmedEvent {
+				var e webhook.ConfirmedEvent
+				e.TransactionID, e.Name = 5, "ship"
+				e.Claim = webhook.Claim{TransactionID: 5, Facts: []string{"ship:1"}, Owner: owner, Expires: now.Add(time.Minute)}
+				return e
+			}
+			a := ev("a")
+			if ok, err := s.Claim(ctx, a.Claim, now); !ok || err != nil {
+				t.Fatal(ok, err)
+			}
+			failing = true
+			if err := cb(ctx, a); !errors.Is(err, fail) || rows() != 0 {
+				t.Fatalf("failing callback: %v, %d rows", err, rows())
+			}
+			if h, _ := s.Handed(ctx, 5); h["ship:1"] {
+				t.Fatal("a failed callback's fact was recorded")
+			}
+			// a's lease ends; b takes over; a's late callback must not commit.
+			b := ev("b")
+			if ok, err := s.Claim(ctx, b.Claim, now.Add(2*time.Minute)); !ok || err != nil {
+				t.Fatal(ok, err)
+			}
+			failing = false
+			if err := cb(ctx, a); !errors.Is(err, webhook.ErrClaimLost) || rows() != 0 {
+				t.Fatalf("callback of a lost claim: %v, %d rows", err, rows())
+			}
+			if err := cb(ctx, b); err != nil || rows() != 1 {
+				t.Fatalf("callback: %v, %d rows", err, rows())
+			}
+			if h, _ := s.Handed(ctx, 5); !h["ship:1"] {
+				t.Error("the fact was not recorded with the callback's writes")
+			}
+			if err := s.Done(ctx, b.Claim); err != nil { // what the Handler does next
+				t.Errorf("Done after TxCallback: %v", err)
+			}
+		})
+	}
+}

@@ -1,6 +1,6 @@
 module github.com/escrowkit/escrow-go
 
-go 1.26.0
+go 1.25.0
 
 require (
 	github.com/google/go-querystring v1.2.0
@@ -10,7 +10,7 @@ require (
 	github.com/redis/go-redis/v9 v9.22.0
 	github.com/shopspring/decimal v1.6.0
 	go.uber.org/goleak v1.3.0
-	modernc.org/sqlite v1.61.1
+	modernc.org/sqlite v1.59.0
 )
 
 require (
@@ -25,10 +25,10 @@ require (
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	go.uber.org/atomic v1.11.0 // indirect
-	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/sync v0.22.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
-	modernc.org/libc v1.79.0 // indirect
+	modernc.org/libc v1.75.7 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )

@@ -25,12 +25,21 @@ type fakeStore struct {
 	reserves int
 	keys     []RateLimitKey
 	records  []RateLimitAnswer
-	ids      []string // of the records
+	ids      []string      // of the records
+	calls    int           // Reserve calls, failed ones included
+	gate     chan struct{} // when set, Reserve waits for it to close (a slow store)
 }
 
 var errStoreDown = errors.New("store down")
 
 func (f *fakeStore) Reserve(ctx context.Context, key RateLimitKey) (RateLimitGrant, error) {
+	f.mu.Lock()
+	f.calls++
+	gate := f.gate
+	f.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ok := ctx.Deadline(); !ok {
@@ -51,6 +60,9 @@ func (f *fakeStore) Reserve(ctx context.Context, key RateLimitKey) (RateLimitGra
 func (f *fakeStore) Record(ctx context.Context, key RateLimitKey, g RateLimitGrant, a RateLimitAnswer) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err := ctx.Err(); err != nil { // as a store must: its context's end ends the call
+		return err
+	}
 	if f.failing {
 		return errStoreDown
 	}
@@ -238,7 +250,8 @@ func TestRateLimitStoreHoldIsShared(t *testing.T) {
 }
 
 // TestCancelledCallStillReportsItsReservation: a caller cancelled after its grant reports
-// the unanswered attempt, so that the store frees the reservation at once.
+// the attempt all the same, so that the store frees the reservation at once: the caller's
+// cancellation does not reach the store's context.
 func TestCancelledCallStillReportsItsReservation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -300,4 +313,84 @@ func TestAnswerOf(t *testing.T) {
 	if got := answerOf(r, now); got.Reset != 2*time.Second {
 		t.Errorf("a 429's Retry-After comes first: reset %v", got.Reset)
 	}
+}
+
+// TestLocalMemoryLearnsEachWindowAfresh: the answers the client learns from while the store
+// paces start a new window in its own memory when the old one resets, so that an answer
+// of the new window is news even if the old one's lowest was lower.
+func TestLocalMemoryLearnsEachWindowAfresh(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &fakeStore{}
+		c, mt := setup(t, WithRateLimitStore(store))
+		var remaining []string // what the next answers say is left
+		mt.RegisterResponder("GET", testBase+"transaction/9", func(req *http.Request) (*http.Response, error) {
+			r := "0"
+			if len(remaining) > 0 {
+				r, remaining = remaining[0], remaining[1:]
+			}
+			return respond(200, `{"id": 9}`, "RateLimit-Limit", "50", "RateLimit-Remaining", r, "RateLimit-Reset", "1")(req)
+		})
+		get := func() {
+			t.Helper()
+			if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+				t.Fatal(err)
+			}
+		}
+		remaining = []string{"10", "2"} // the first window: the second answer is its lowest
+		get()
+		get()
+		time.Sleep(time.Second)
+		remaining = []string{"40", "3"} // the next window: others spend fast
+		get()
+		get()
+		// What the client's own memory would let out now, were the store to go: the 3 the
+		// last answer said are left, not the 40 of the window's first answer.
+		taken := 0
+		for {
+			if _, _, ok := c.limits.take("GET /transaction/{id}", time.Now()); !ok {
+				break
+			}
+			taken++
+		}
+		if taken != 3 {
+			t.Errorf("its own memory would send %d requests, want the 3 left", taken)
+		}
+	})
+}
+
+// TestOneCallAtATimeTriesTheStoreAgain: after an outage, while one call tries the store
+// again (and it is slow to answer), the others pace on the client's own memory rather than
+// queue behind it.
+func TestOneCallAtATimeTriesTheStoreAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &fakeStore{}
+		c, mt := setup(t, WithRateLimitStore(store))
+		mt.RegisterResponder("GET", testBase+"transaction/9", respond(200, `{"id": 9}`, "RateLimit-Remaining", "90"))
+		store.set(true)
+		if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		gate := make(chan struct{})
+		store.mu.Lock()
+		store.gate, store.calls = gate, 0
+		store.mu.Unlock()
+		var wg sync.WaitGroup
+		for range 5 {
+			wg.Go(func() {
+				if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		synctest.Wait() // all five are done or blocked: four done on their own memory
+		store.mu.Lock()
+		calls := store.calls
+		store.mu.Unlock()
+		if calls != 1 {
+			t.Errorf("%d calls asked the store while it was being tried again, want 1", calls)
+		}
+		close(gate)
+		wg.Wait()
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -236,6 +237,12 @@ func (r *redactor) string(s string) string {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c != '\\' && c != '&' && c != '%' && !r.startsSecret(c) {
+			continue
+		}
+		// Read the first character once for all secrets: most escape starts spell none.
+		var buf [16]unit
+		first := units(s, i, redactDepth, buf[:0])
+		if !slices.ContainsFunc(first, func(u unit) bool { return r.startsSecret(u.c) }) {
 			continue
 		}
 		for _, secret := range r.secrets {

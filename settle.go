@@ -309,7 +309,9 @@ func (s *TransactionsService) settleDisbursement(ctx context.Context, id int64, 
 			return fetch[DisbursementMethods](ctx, s.client, k)
 		},
 		read: func(ctx context.Context) (*DisbursementMethods, presence, string, error) {
-			got, err := s.GetDisbursementMethods(ctx, id, k.opts...)
+			// Read without the write's options: a WithResponse there describes the write's
+			// answer, not this read's.
+			got, err := s.GetDisbursementMethods(ctx, id)
 			if err != nil {
 				return nil, undetermined, "", err
 			}
@@ -339,7 +341,7 @@ func (s *WebhooksService) settleWebhook(ctx context.Context, customer CustomerRe
 		method: k.method, path: k.pattern,
 		send: func(ctx context.Context) (*Webhook, error) { return fetch[Webhook](ctx, s.client, k) },
 		read: func(ctx context.Context) (*Webhook, presence, string, error) {
-			list, err := s.List(ctx, customer, k.opts...)
+			list, err := s.List(ctx, customer) // without the write's options, as above
 			if err != nil {
 				return nil, undetermined, "", err
 			}

@@ -105,6 +105,9 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			r.Body = readAhead(r.Body)
 		}
 		if !e.sleep(r.Context(), fault.Latency) {
+			// The client went away (or the emulator closed): returning would make net/http
+			// answer an empty 200, which a client still listening would take for success.
+			dropConnection(w)
 			return
 		}
 	}
@@ -115,6 +118,7 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp := e.serve(w, r, call{route: rt, params: params, allowed: allowed, endpoint: endpoint, injected: fault.Status})
 	// The change is made before this wait, whether or not the client is still there.
 	if fault.LatencyAfter > 0 && !e.sleep(r.Context(), fault.LatencyAfter) {
+		dropConnection(w) // as above: no empty 200
 		return
 	}
 	if fault.Drop == DropAfter {

@@ -12,6 +12,12 @@
 --
 -- Times are microseconds of Redis's clock (TIME), so that replicas whose clocks differ
 -- still agree on when a window resets.
+-- Writes follow TIME, a non-deterministic command: Redis 5 and later replicate a script by
+-- its effects, which allows that; Redis 4 needs to be asked. (Redis 7 ignores the call.)
+if redis.replicate_commands then
+  redis.replicate_commands()
+end
+
 local state, inflight = KEYS[1], KEYS[2]
 local op, id = ARGV[1], ARGV[2]
 local lease, ttl = tonumber(ARGV[3]), tonumber(ARGV[4])

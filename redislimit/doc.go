@@ -15,6 +15,9 @@
 // paces on its own memory and takes Redis up again once it answers (see
 // escrow.WithRateLimitStore): Redis never fails a call.
 //
+// It needs Redis 4.0 or later (multi-field HSET; scripts replicated by effects), standalone
+// or a Cluster: an endpoint's two keys share one hash tag.
+//
 // # Why a package, not a module
 //
 // This package lives in the escrow-go module and is the only code in it that imports

@@ -96,7 +96,7 @@ var commands = map[string]command{
 		}),
 	}),
 	"version":  {summary: "print the version of the CLI and the SDK", run: runVersion},
-	"webhooks": {summary: "list, add and remove webhooks; listen for their events", run: runWebhooks},
+	"webhooks": group("escrow webhooks", "list, add and remove webhooks; listen for their events", webhooksCommands),
 }
 
 // main runs the command line with a context that SIGINT and SIGTERM cancel, so that every

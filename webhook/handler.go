@@ -307,9 +307,10 @@ func (h *Handler) work(id int64, q *txQueue) {
 
 		h.mu.Lock()
 		q.processing = false
-		if fresh {
+		switch {
+		case fresh:
 			q.hold = 0
-		} else {
+		case b.fetched: // a fetch that brought nothing new: replayed, forged or premature
 			q.hold = min(max(q.hold*4, h.opt.Refetch), h.opt.MaxRefetch)
 		}
 		q.next = time.Now().Add(q.hold)
@@ -336,6 +337,8 @@ type batch struct {
 	events []escrow.EventName
 	tx     *escrow.Transaction
 	fetch  bool // whether tx must be (re)fetched before use
+	// fetched: a confirming fetch was made for this batch.
+	fetched bool
 	// tracked: the store tracks the transaction as unfinished (a reconciler's recheck), so
 	// finding it unreadable ends the tracking. Deliveries never create such a record.
 	tracked bool
@@ -394,6 +397,7 @@ var errHeld = errors.New("another replica is handing over an earlier event of th
 func (h *Handler) try(b *batch) (int, error) {
 	ctx, id := h.ctx, b.id
 	if b.fetch {
+		b.fetched = true
 		tx, err := h.get(ctx, id)
 		if errors.Is(err, escrow.ErrNotFound) || errors.Is(err, escrow.ErrForbidden) {
 			if len(b.events) > 0 {

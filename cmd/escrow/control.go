@@ -259,6 +259,32 @@ func runEmulatorPayment(ctx context.Context, sub, endpoint, done string, args []
 		})
 }
 
+// runEmulatorLedger is "escrow emulator ledger ID": the transaction's money as the
+// emulator counts it, to check a balance by hand.
+func runEmulatorLedger(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	const name = "escrow emulator ledger"
+	var id int64
+	return controlCommand(ctx, name, name+" ID", args, stdout, stderr, nil,
+		func(positional []string) (err error) {
+			if err = want("a transaction id")(positional); err == nil {
+				id, err = parseID("transaction id", positional[0])
+			}
+			return err
+		},
+		func(ctx context.Context, c *controlClient) (any, func(io.Writer), error) {
+			var l escrowtest.Ledger
+			err := c.call(ctx, http.MethodGet, fmt.Sprintf("transactions/%d/ledger", id), nil, nil, &l)
+			return l, func(w io.Writer) {
+				tw := newTable(w)
+				fmt.Fprintf(tw, "In\t%s\tpaid in by the buyer\n", l.In)
+				fmt.Fprintf(tw, "Out\t%s\tpaid out and refunded\n", l.Out)
+				fmt.Fprintf(tw, "Fees\t%s\tescrow fees earned\n", l.Fees)
+				fmt.Fprintf(tw, "Held\t%s\tstill in escrow\n", l.Held)
+				tw.Flush()
+			}, err
+		})
+}
+
 // runEmulatorAdvance is "escrow emulator advance DURATION": time passes for the emulator,
 // so that inspection periods and rate-limit windows end.
 func runEmulatorAdvance(ctx context.Context, args []string, stdout, stderr io.Writer) int {

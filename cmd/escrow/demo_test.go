@@ -39,7 +39,8 @@ func TestDemo(t *testing.T) {
 				"shipped", "in_inspection", "funded", // Design
 				"shipped", "in_inspection", "funded", // Build
 				"shipped", "in_inspection", "complete"}, // Launch, accepted when its inspection period ends
-			// No payment_sent: no state shows it, so webhook never confirms it (issue 16).
+			// No payment_sent or payment_received: no state shows them, so package webhook
+			// never confirms them (issue 16).
 			events: []string{"create", "agree", "payment_approved",
 				"ship (item 300001)", "receive (item 300001)", "accept (item 300001)", "payment_disbursed (item 300001)",
 				"ship (item 300002)", "receive (item 300002)", "accept (item 300002)", "payment_disbursed (item 300002)",

@@ -70,6 +70,7 @@ var commands = map[string]command{
 	"emulator": emulatorCommand(map[string]command{
 		"approve":        {args: "ID", summary: "the buyer's payment arrives", run: runEmulatorApprove},
 		"reject-payment": {args: "ID", summary: "the buyer's payment fails", run: runEmulatorRejectPayment},
+		"ledger":         {args: "ID", summary: "the transaction's money: paid in, paid out, fees, held", run: runEmulatorLedger},
 		"advance":        {args: "DURATION", summary: "move the emulator's clock (3d, 36h): inspection periods end", run: runEmulatorAdvance},
 		"fault":          {args: "ENDPOINT|clear", summary: "inject a fault (--status, --drop, --latency), or clear them all", run: runEmulatorFault},
 		"rate-limit":     {args: "N", summary: "allow N requests per account and endpoint per window (0: no limit)", run: runEmulatorRateLimit},
@@ -95,7 +96,7 @@ var commands = map[string]command{
 		}),
 	}),
 	"version":  {summary: "print the version of the CLI and the SDK", run: runVersion},
-	"webhooks": {summary: "list, add and remove webhooks; listen for their events", run: runWebhooks},
+	"webhooks": group("escrow webhooks", "list, add and remove webhooks; listen for their events", webhooksCommands),
 }
 
 // main runs the command line with a context that SIGINT and SIGTERM cancel, so that every

@@ -22,14 +22,13 @@ import (
 	"github.com/escrowkit/escrow-go/webhook/sqlstore"
 )
 
-// runWebhooks is "escrow webhooks".
-func runWebhooks(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return runGroup(ctx, "escrow webhooks", map[string]command{
-		"list":   {summary: "list the account's webhooks", run: runWebhooksList},
-		"add":    {summary: "register a URL the API will post events to", run: runWebhooksAdd},
-		"rm":     {summary: "remove a webhook by id", run: runWebhooksRemove},
-		"listen": {summary: "receive webhooks here and print the events once confirmed", run: runWebhooksListen},
-	}, args, stdout, stderr)
+// webhooksCommands are the subcommands of "escrow webhooks"; main.go's command table
+// holds them, so dispatch and -h read the same list.
+var webhooksCommands = map[string]command{
+	"list":   {summary: "list the account's webhooks", run: runWebhooksList},
+	"add":    {args: "URL", summary: "register a URL the API will post events to", run: runWebhooksAdd},
+	"rm":     {args: "ID", summary: "remove a webhook by id", run: runWebhooksRemove},
+	"listen": {summary: "receive webhooks here and print the events once confirmed (--store, --register, --json)", run: runWebhooksListen},
 }
 
 // runWebhooksList is "escrow webhooks list".

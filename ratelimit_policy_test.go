@@ -1,0 +1,493 @@
+package escrow_test
+
+// Rate-limit policies that mutation testing (scripts/mutate) found unpinned. The server is
+// faked in process and every test runs in a synctest bubble, so waits are read off the fake
+// clock; only the exported client is used, so the tests hold whatever store the limiter
+// keeps its state in.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	escrow "github.com/escrowkit/escrow-go"
+)
+
+// limitedAPI is a server with a fixed window per endpoint: limit requests per window, of
+// which others are spent by other clients of the account at the window's start. It answers
+// the RateLimit headers, and 429 with Retry-After beyond the limit. An answer takes
+// latency(n) to come back for the n-th request (0-based), so answers can overtake each other.
+type limitedAPI struct {
+	limit, others int
+	window        time.Duration
+	latency       func(n int) time.Duration
+
+	mu      sync.Mutex
+	start   time.Time // of the current window
+	used    int
+	n       int
+	refused int // 429s served
+	perWin  map[int]int
+	origin  time.Time
+}
+
+func newLimitedAPI(limit, others int, window time.Duration) *limitedAPI {
+	return &limitedAPI{limit: limit, others: others, window: window, latency: func(int) time.Duration { return 0 },
+		start: time.Now(), used: others, origin: time.Now(), perWin: map[int]int{}}
+}
+
+func (s *limitedAPI) RoundTrip(r *http.Request) (*http.Response, error) {
+	s.mu.Lock()
+	now := time.Now()
+	for !now.Before(s.start.Add(s.window)) {
+		s.start, s.used = s.start.Add(s.window), s.others
+	}
+	n := s.n
+	s.n++
+	left := s.start.Add(s.window).Sub(now)
+	resetSecs := strconv.Itoa(int(math.Ceil(left.Seconds())))
+	h := http.Header{"Content-Type": {"application/json"}, "Ratelimit-Limit": {strconv.Itoa(s.limit)}}
+	status, body := http.StatusOK, `{"id": 9}`
+	if s.used >= s.limit {
+		s.refused++
+		status, body = http.StatusTooManyRequests, `{"error": "rate_limited"}`
+		h.Set("Retry-After", resetSecs)
+	} else {
+		s.used++
+		s.perWin[int(now.Sub(s.origin)/s.window)]++
+		h.Set("RateLimit-Remaining", strconv.Itoa(s.limit-s.used))
+		h.Set("RateLimit-Reset", resetSecs)
+	}
+	s.mu.Unlock()
+	time.Sleep(s.latency(n))
+	return &http.Response{StatusCode: status, Header: h, Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+}
+
+func (s *limitedAPI) refusals() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused
+}
+
+// fakeClient returns a client whose requests go to rt, in process.
+func fakeClient(t *testing.T, rt http.RoundTripper, opts ...escrow.Option) *escrow.Client {
+	t.Helper()
+	opts = append([]escrow.Option{escrow.WithBaseURL("https://api.example.com/2017-09-01/"), escrow.WithHTTPClient(&http.Client{Transport: rt})}, opts...)
+	c, err := escrow.NewClient("me@example.com", "key-7f3a9c", opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestCallersNeverSpendACertain429: callers sharing a client against a limited endpoint
+// get every answer without the server refusing one request, and without wasting a window:
+// the client counts its calls in flight, answers that come back out of order or from an
+// earlier window, the requests of other clients of the account, and what a window reset
+// gives back.
+func TestCallersNeverSpendACertain429(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		limit, others int
+		latency       func(n int) time.Duration
+	}{
+		{"alone", 5, 0, func(int) time.Duration { return 0 }},
+		{"alone, answers out of order", 5, 0, func(n int) time.Duration { return time.Duration(n%3) * 700 * time.Millisecond }},
+		{"with others on the account", 5, 2, func(int) time.Duration { return 0 }},
+		{"with others, answers out of order", 5, 2, func(n int) time.Duration { return time.Duration(n%4) * 900 * time.Millisecond }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				// More callers than the limit: at a window's reset they all want to go.
+				const callers, calls = 6, 4
+				api := newLimitedAPI(tc.limit, tc.others, 10*time.Second)
+				api.latency = tc.latency
+				c := fakeClient(t, api, escrow.WithMaxWait(time.Minute))
+				// One call first: until an answer, the client knows nothing of the allowance
+				// and concurrent first calls may well be refused.
+				if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+					t.Fatal(err)
+				}
+				var wg sync.WaitGroup
+				errs := make(chan error, callers*calls)
+				for range callers {
+					wg.Go(func() {
+						for range calls {
+							if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+								errs <- err
+							}
+						}
+					})
+				}
+				wg.Wait()
+				close(errs)
+				for err := range errs {
+					t.Errorf("call failed: %v", err)
+				}
+				// 25 calls at limit-others per window: no window may go unused.
+				per := tc.limit - tc.others
+				windows := (callers*calls + 1 + per - 1) / per
+				// At a reset the client must assume the whole limit is there: the other clients'
+				// spending shows only in the answers to what it sends meanwhile, so each window
+				// may cost one refusal per caller beyond what is really left. Nothing else.
+				unforeseeable := 0
+				if tc.others > 0 {
+					unforeseeable = (min(callers, tc.limit) - per) * windows
+				}
+
+				if n := api.refusals(); n > unforeseeable {
+					t.Errorf("the server refused %d requests, more than the %d the client cannot foresee", n, unforeseeable)
+				}
+				api.mu.Lock()
+				defer api.mu.Unlock()
+				for w := range windows {
+					if api.perWin[w] == 0 {
+						t.Errorf("window %d went unused (requests per window: %v)", w, api.perWin)
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestWaitEqualToMaxWaitIsTaken: the maximum wait is inclusive. A 429 asking for exactly
+// that long is waited out and retried; so is an exhausted endpoint resetting exactly then.
+func TestWaitEqualToMaxWaitIsTaken(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := 0
+		rt := roundTrip(func(r *http.Request) *http.Response {
+			n++
+			if n == 1 {
+				return answer(429, `{}`, "Retry-After", "30")
+			}
+			return answer(200, `{"id": 9}`, "RateLimit-Remaining", "0", "RateLimit-Reset", "30")
+		})
+		c := fakeClient(t, rt, escrow.WithMaxWait(30*time.Second))
+		start := time.Now()
+		if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+			t.Fatalf("a hint equal to the maximum wait: %v", err)
+		}
+		if d := time.Since(start); d != 30*time.Second {
+			t.Errorf("retried after %v, want 30s", d)
+		}
+		start = time.Now()
+		if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+			t.Fatalf("a reset equal to the maximum wait: %v", err)
+		}
+		if d := time.Since(start); d != 30*time.Second || n != 3 {
+			t.Errorf("held %v over %d requests, want 30s and 3", d, n)
+		}
+	})
+}
+
+// TestZeroHintsMeanNow: Retry-After: 0 retries at once, and RateLimit-Remaining: 0 with
+// RateLimit-Reset: 0 holds nothing: the window has already reset.
+func TestZeroHintsMeanNow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := 0
+		rt := roundTrip(func(r *http.Request) *http.Response {
+			n++
+			if n == 1 {
+				return answer(429, `{}`, "Retry-After", "0")
+			}
+			return answer(200, `{"id": 9}`, "RateLimit-Remaining", "0", "RateLimit-Reset", "0")
+		})
+		c := fakeClient(t, rt)
+		start := time.Now()
+		for range 3 {
+			if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if d := time.Since(start); d != 0 || n != 4 {
+			t.Errorf("took %v over %d requests, want no wait and 4", d, n)
+		}
+	})
+}
+
+// TestWaitersOnAProbeBackOff: when an endpoint is exhausted and the server does not say
+// until when, one call probes it while the others wait, and the probes space out: a handful
+// of refused requests in a minute, not one per waiting caller per instant. (A waiter that
+// spun instead of sleeping would never let the bubble's clock reach the probe's answer: the
+// test would time out.)
+func TestWaitersOnAProbeBackOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var sent []time.Duration
+		start := time.Now()
+		open := start.Add(time.Minute)
+		rt := roundTrip(func(r *http.Request) *http.Response {
+			mu.Lock()
+			defer mu.Unlock()
+			sent = append(sent, time.Since(start))
+			refuse := time.Now().Before(open)
+			mu.Unlock()
+			time.Sleep(time.Second) // the probe's answer takes a while: the others wait on it
+			mu.Lock()
+			if refuse {
+				return answer(429, `{}`) // bare: no word on the reset
+			}
+			return answer(200, `{"id": 9}`, "RateLimit-Remaining", "50")
+		})
+		c := fakeClient(t, rt, escrow.WithMaxWait(2*time.Minute), escrow.WithMaxRetries(100))
+		var wg sync.WaitGroup
+		for range 5 {
+			wg.Go(func() {
+				if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		refused := 0
+		for _, d := range sent {
+			if d < time.Minute {
+				refused++
+			}
+		}
+		// Five first tries, then probes at most every few seconds for the minute.
+		if refused > 5+60/2 {
+			t.Errorf("%d requests refused in the minute the endpoint was exhausted: %v", refused, sent)
+		}
+	})
+}
+
+// TestProbeIntervalStartsAfreshAfterRecovery: the spacing of probes grows while they are
+// refused, and starts from the beginning once the endpoint has answered: a second
+// exhaustion does not inherit the first one's long interval.
+func TestProbeIntervalStartsAfreshAfterRecovery(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var closedUntil time.Time
+		rt := roundTrip(func(r *http.Request) *http.Response {
+			mu.Lock()
+			defer mu.Unlock()
+			if time.Now().Before(closedUntil) {
+				return answer(429, `{}`)
+			}
+			return answer(200, `{"id": 9}`, "RateLimit-Remaining", "50")
+		})
+		c := fakeClient(t, rt, escrow.WithMaxWait(2*time.Minute), escrow.WithMaxRetries(100))
+		get := func() time.Duration {
+			start := time.Now()
+			if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+				t.Fatal(err)
+			}
+			return time.Since(start)
+		}
+		mu.Lock()
+		closedUntil = time.Now().Add(time.Minute)
+		mu.Unlock()
+		get() // probes through a minute of refusals: the interval grows to its cap
+		get() // the endpoint serves again
+		mu.Lock()
+		closedUntil = time.Now().Add(time.Millisecond)
+		mu.Unlock()
+		// A short closure costs a short wait: the probes start again from the first step.
+		if d := get(); d > 2*time.Second {
+			t.Errorf("a 1ms closure after recovery held the call %v: the probe interval was not reset", d)
+		}
+	})
+}
+
+// TestRateLimitErrorKeepsTheKeyOut: a 429 whose hint is beyond the maximum wait ends the
+// call with the server's body in the error, and a credential echoed there is redacted.
+func TestRateLimitErrorKeepsTheKeyOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rt := roundTrip(func(r *http.Request) *http.Response {
+			return answer(429, `{"error": "rate_limited", "message": "key key-7f3a9c is over its limit"}`, "Retry-After", "3600")
+		})
+		c := fakeClient(t, rt, escrow.WithMaxWait(time.Minute))
+		_, err := c.Transactions.Get(context.Background(), 9)
+		var rl *escrow.RateLimitError
+		if !errors.As(err, &rl) || rl.Response == nil {
+			t.Fatalf("err = %v, want a *RateLimitError with the response", err)
+		}
+		text := fmt.Sprintf("%v %+v %s", err, rl, rl.Response.Message)
+		if strings.Contains(text, "key-7f3a9c") {
+			t.Errorf("the API key is in the error: %s", text)
+		}
+		if !strings.Contains(rl.Response.Message, "[REDACTED]") {
+			t.Errorf("message %q: the server's words are lost, not redacted", rl.Response.Message)
+		}
+	})
+}
+
+type roundTrip func(*http.Request) *http.Response
+
+func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp := f(r)
+	resp.Request = r
+	return resp, nil
+}
+
+// answer builds a response with a JSON body and header pairs.
+func answer(status int, body string, headers ...string) *http.Response {
+	h := http.Header{"Content-Type": {"application/json"}}
+	for i := 0; i+1 < len(headers); i += 2 {
+		h.Set(headers[i], headers[i+1])
+	}
+	return &http.Response{StatusCode: status, Header: h, Body: io.NopCloser(strings.NewReader(body))}
+}
+
+// heldAPI counts requests against a limit and, while hold is set, keeps each answer until
+// the test releases it: the order answers come back in is the test's to choose. Without a
+// window it sends RateLimit-Remaining only, so the client never knows when the window
+// started or ends; with one, it sends RateLimit-Limit and RateLimit-Reset too.
+type heldAPI struct {
+	mu       sync.Mutex
+	limit    int
+	used     int
+	received int
+	hold     bool
+	waiting  []chan struct{}
+	window   time.Duration
+	end      time.Time // of the current window, when window is set
+}
+
+func (s *heldAPI) RoundTrip(r *http.Request) (*http.Response, error) {
+	s.mu.Lock()
+	s.received++
+	if s.window > 0 {
+		if s.end.IsZero() {
+			s.end = time.Now().Add(s.window)
+		}
+		for !time.Now().Before(s.end) {
+			s.end, s.used = s.end.Add(s.window), 0
+		}
+	}
+	resp := answer(429, `{"error": "rate_limited"}`)
+	if s.used < s.limit {
+		s.used++
+		resp = answer(200, `{"id": 9}`, "RateLimit-Remaining", strconv.Itoa(s.limit-s.used))
+		if s.window > 0 {
+			resp.Header.Set("RateLimit-Limit", strconv.Itoa(s.limit))
+			resp.Header.Set("RateLimit-Reset", strconv.Itoa(int(math.Ceil(time.Until(s.end).Seconds()))))
+		}
+	}
+	var release chan struct{}
+	if s.hold {
+		release = make(chan struct{})
+		s.waiting = append(s.waiting, release)
+	}
+	s.mu.Unlock()
+	if release != nil {
+		<-release
+	}
+	resp.Request = r
+	return resp, nil
+}
+
+// release lets the i-th held answer (0-based) go back.
+func (s *heldAPI) release(i int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.waiting[i])
+}
+
+func (s *heldAPI) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.received
+}
+
+// TestCallsInFlightCountAgainstTheAllowance: what the server says is left does not yet count
+// the calls still on their way, so the client subtracts them; a call that would be one too
+// many waits instead of being sent to a certain 429.
+func TestCallsInFlightCountAgainstTheAllowance(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := &heldAPI{limit: 3}
+		c := fakeClient(t, api, escrow.WithMaxWait(time.Minute))
+		get := func() error { _, err := c.Transactions.Get(context.Background(), 9); return err }
+		if err := get(); err != nil { // the server answers: 2 left
+			t.Fatal(err)
+		}
+		api.mu.Lock()
+		api.hold = true
+		api.mu.Unlock()
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Go(func() {
+				if err := get(); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		synctest.Wait()
+		if n := api.count(); n != 3 {
+			t.Fatalf("%d requests sent with 2 left, want 3: two go, the third waits", n)
+		}
+		api.release(0)               // "1 left": the server had not counted the other call in flight
+		time.Sleep(30 * time.Second) // ample time for the waiting call to look again
+		synctest.Wait()
+		if n := api.count(); n != 3 {
+			t.Errorf("%d requests sent after an answer of 1 left with one call in flight, want 3", n)
+		}
+		// Let everything finish: the window resets, and every answer goes back.
+		api.mu.Lock()
+		api.hold, api.used = false, 0
+		for _, ch := range api.waiting[1:] {
+			close(ch)
+		}
+		api.mu.Unlock()
+		wg.Wait()
+	})
+}
+
+// TestOvertakenAnswerIsNoNews: answers can come back in another order than the server counted
+// the requests. An answer saying more is left than one already seen in the same window was
+// counted earlier: it must not raise the allowance, or the client would spend requests the
+// other clients of the account have taken.
+func TestOvertakenAnswerIsNoNews(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := &heldAPI{limit: 5, window: 10 * time.Second}
+		c := fakeClient(t, api, escrow.WithMaxWait(time.Minute))
+		get := func() error { _, err := c.Transactions.Get(context.Background(), 9); return err }
+		if err := get(); err != nil { // 4 left; the window ends in 10s
+			t.Fatal(err)
+		}
+		api.mu.Lock()
+		api.hold = true
+		api.mu.Unlock()
+		var wg sync.WaitGroup
+		wg.Go(func() { get() }) // counted first: 3 left
+		synctest.Wait()
+		api.mu.Lock()
+		api.used += 2 // another client of the account spends two
+		api.mu.Unlock()
+		wg.Go(func() { get() }) // counted last: 0 left
+		synctest.Wait()
+		api.release(1) // the later answer comes back first: 0 left
+		synctest.Wait()
+		api.release(0) // then the earlier one: "3 left", which is old news
+		synctest.Wait()
+		wg.Go(func() {
+			if err := get(); err != nil {
+				t.Error(err)
+			}
+		})
+		time.Sleep(5 * time.Second) // within the window
+		synctest.Wait()
+		if n := api.count(); n != 3 {
+			t.Errorf("%d requests within the window, want 3: nothing is left in it", n)
+		}
+		api.mu.Lock()
+		api.hold = false
+		api.mu.Unlock()
+		wg.Wait()
+		if n := api.count(); n != 4 {
+			t.Errorf("%d requests in all, want 4: the held call goes once the window resets", n)
+		}
+	})
+}

@@ -1,0 +1,564 @@
+// Command mutants is the half of scripts/mutate that gremlins cannot do. It
+//
+//   - makes the mutants gremlins lacks: removal of a statement, true swapped for false (and the
+//     reverse), and a function returning bool made to return a constant;
+//   - replays the mutants gremlins reported NOT COVERED, because gremlins trusts Go's coverage
+//     profile and that profile has no block for the expression of a switch case, so every
+//     mutant there is skipped unseen;
+//   - prints one table per file that adds gremlins' counts to its own.
+//
+// Each mutant is one edit of one file, written to a temporary copy and given to
+// `go test -overlay`, so the working tree is never touched and an interrupted run leaves nothing
+// behind. Only the mutated file's own package is tested, as gremlins does.
+//
+// Usage (from the module root; scripts/mutate is the usual way in):
+//
+//	go run ./scripts/mutants [-gremlins report.json] [-ops stmt,bool,ret] [-timeout 2m] \
+//	    [-survivors out.txt] [-dry] file.go...
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/scanner"
+	"go/token"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+)
+
+// Outcome of one mutant, in the words of gremlins' report where it has one.
+const (
+	killed     = "KILLED"
+	lived      = "LIVED"
+	timedOut   = "TIMED OUT"
+	notViable  = "NOT VIABLE"
+	notCovered = "NOT COVERED"
+)
+
+// mutant is one edit: bytes [start,end) of file become repl.
+type mutant struct {
+	file       string // relative to the module root
+	line, col  int
+	kind       string
+	start, end int
+	repl       string
+	status     string
+}
+
+// String is the line of a results file: position, kind and status, separated by tabs so that
+// -recheck can read it back.
+func (m mutant) String() string {
+	return fmt.Sprintf("%s:%d:%d\t%s\t%s", m.file, m.line, m.col, m.kind, m.status)
+}
+
+func main() {
+	var (
+		gremlinsReport = flag.String("gremlins", "", "gremlins JSON `report` (or its console output, for a run cut short): its counts join the table and its NOT COVERED mutants are replayed")
+		ops            = flag.String("ops", "stmt,bool,ret", "own mutation `operators`: stmt (remove a statement), bool (swap true/false), ret (return a constant bool); empty for none")
+		timeout        = flag.Duration("timeout", 2*time.Minute, "time allowed to one package's tests under one mutant")
+		survivors      = flag.String("survivors", "", "write every mutant that lived or was not covered to this `file`")
+		results        = flag.String("results", "", "write every mutant and its status to this `file`")
+		recheck        = flag.String("recheck", "", "instead of making mutants, read a -results `file` and run again only its survivors")
+		dry            = flag.Bool("dry", false, "list the mutants without running them")
+	)
+	flag.Parse()
+	// An interrupted run stops its go test and still removes its temporary files.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *gremlinsReport, *recheck, *ops, *timeout, *survivors, *results, *dry, flag.Args()); err != nil {
+		stop()
+		fmt.Fprintln(os.Stderr, "mutants:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, report, recheck, ops string, timeout time.Duration, survivorsFile, resultsFile string, dry bool, files []string) error {
+	var all []mutant // finished, from gremlins or from here
+	var todo []mutant
+	if recheck != "" {
+		done, again, err := fromResults(recheck)
+		if err != nil {
+			return err
+		}
+		all = append(all, done...)
+		todo = append(todo, again...)
+		files = nil
+	}
+	if report != "" {
+		done, replay, err := fromGremlins(report)
+		if err != nil {
+			return err
+		}
+		all = append(all, done...)
+		todo = append(todo, replay...)
+	}
+	for _, f := range files {
+		ms, err := generate(f, ops)
+		if err != nil {
+			return err
+		}
+		todo = append(todo, ms...)
+	}
+	if dry {
+		for _, m := range todo {
+			fmt.Printf("%s:%d:%d %s\n", m.file, m.line, m.col, m.kind)
+		}
+		return nil
+	}
+
+	tmp, err := os.MkdirTemp("", "mutants-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	for i := range todo {
+		m := &todo[i]
+		m.status, err = test(ctx, tmp, *m, timeout)
+		if err != nil {
+			return err
+		}
+		// One line per mutant as it finishes, so a long run shows progress.
+		fmt.Fprintf(os.Stderr, "[%d/%d] %s\n", i+1, len(todo), m)
+	}
+	all = append(all, todo...)
+
+	printTable(os.Stdout, all)
+	var surv, res bytes.Buffer
+	for _, m := range all {
+		fmt.Fprintln(&res, m)
+		if m.status == lived || m.status == notCovered {
+			fmt.Fprintln(&surv, m)
+		}
+	}
+	if survivorsFile != "" {
+		if err := os.WriteFile(survivorsFile, surv.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	if resultsFile != "" {
+		if err := os.WriteFile(resultsFile, res.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fromResults reads a -results file back: the mutants it records as detected or not viable
+// stay as they were (tests are only ever added between a run and its recheck), and the ones
+// that lived are rebuilt to be run again. A file edited since then will not rebuild: run it
+// afresh instead.
+func fromResults(path string) (done, again []mutant, err error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	own := map[string][]mutant{} // per file, every mutant of our own operators
+	for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		fields := strings.Split(l, "\t")
+		if len(fields) != 3 {
+			return nil, nil, fmt.Errorf("%s: not a results line: %q", path, l)
+		}
+		var m mutant
+		pos := strings.Split(fields[0], ":")
+		if len(pos) != 3 {
+			return nil, nil, fmt.Errorf("%s: bad position in %q", path, l)
+		}
+		m.file, m.kind, m.status = pos[0], fields[1], fields[2]
+		if _, err := fmt.Sscan(pos[1]+" "+pos[2], &m.line, &m.col); err != nil {
+			return nil, nil, fmt.Errorf("%s: bad position in %q", path, l)
+		}
+		if m.status != lived && m.status != notCovered {
+			done = append(done, m)
+			continue
+		}
+		if _, ok := gremlinsEdits[m.kind]; ok {
+			src, err := os.ReadFile(m.file)
+			if err != nil {
+				return nil, nil, err
+			}
+			if err := rebuildGremlin(&m, src); err != nil {
+				return nil, nil, err
+			}
+			again = append(again, m)
+			continue
+		}
+		if own[m.file] == nil {
+			if own[m.file], err = generate(m.file, "stmt,bool,ret"); err != nil {
+				return nil, nil, err
+			}
+		}
+		found := false
+		for _, o := range own[m.file] {
+			if o.line == m.line && o.col == m.col && o.kind == m.kind {
+				again, found = append(again, o), true
+				break
+			}
+		}
+		if !found {
+			return nil, nil, fmt.Errorf("%s:%d:%d: no %s mutant there any more; run the file afresh", m.file, m.line, m.col, m.kind)
+		}
+	}
+	return done, again, nil
+}
+
+// gremlinsJSON is the part of gremlins' -o report read here.
+type gremlinsJSON struct {
+	Files []gremlinsFile `json:"files"`
+}
+
+type gremlinsFile struct {
+	Filename  string             `json:"file_name"`
+	Mutations []gremlinsMutation `json:"mutations"`
+}
+
+type gremlinsMutation struct {
+	Type   string `json:"type"`
+	Status string `json:"status"`
+	Line   int    `json:"line"`
+	Column int    `json:"column"`
+}
+
+// fromGremlins splits a gremlins report into mutants already decided and NOT COVERED mutants
+// rebuilt as edits to be run here.
+func fromGremlins(path string) (done, replay []mutant, err error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var rep gremlinsJSON
+	if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+		if err := json.Unmarshal(raw, &rep); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
+		}
+	} else {
+		rep = fromGremlinsLog(raw)
+	}
+	for _, f := range rep.Files {
+		var src []byte
+		for _, g := range f.Mutations {
+			m := mutant{file: f.Filename, line: g.Line, col: g.Column, kind: g.Type, status: g.Status}
+			if g.Status != notCovered {
+				done = append(done, m)
+				continue
+			}
+			if src == nil {
+				if src, err = os.ReadFile(f.Filename); err != nil {
+					return nil, nil, err
+				}
+			}
+			if err := rebuildGremlin(&m, src); err != nil {
+				return nil, nil, err
+			}
+			replay = append(replay, m)
+		}
+	}
+	return done, replay, nil
+}
+
+// gremlinsLine is one mutant in gremlins' console output: "      KILLED ARITHMETIC_BASE at
+// file.go:12:5".
+var gremlinsLine = regexp.MustCompile(`^\s*(KILLED|LIVED|NOT COVERED|TIMED OUT|NOT VIABLE|SKIPPED|RUNNABLE) ([A-Z_]+) at (\S+):(\d+):(\d+)\s*$`)
+
+// fromGremlinsLog reads the mutants out of gremlins' console output, for a run stopped
+// before it wrote its report: on a busy machine a large file can take longer than one has.
+func fromGremlinsLog(raw []byte) gremlinsJSON {
+	var rep gremlinsJSON
+	index := map[string]int{}
+	for _, l := range strings.Split(string(raw), "\n") {
+		m := gremlinsLine.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		i, ok := index[m[3]]
+		if !ok {
+			i = len(rep.Files)
+			index[m[3]] = i
+			rep.Files = append(rep.Files, gremlinsFile{Filename: m[3]})
+		}
+		line, _ := strconv.Atoi(m[4])
+		col, _ := strconv.Atoi(m[5])
+		rep.Files[i].Mutations = append(rep.Files[i].Mutations, gremlinsMutation{Type: m[2], Status: m[1], Line: line, Column: col})
+	}
+	return rep
+}
+
+// gremlinsEdits is gremlins v0.6.0's table of token replacements (internal/engine/mappings.go),
+// needed to rebuild a mutant from the type, line and column its report gives.
+var gremlinsEdits = map[string]map[token.Token]token.Token{
+	"ARITHMETIC_BASE":       {token.ADD: token.SUB, token.MUL: token.QUO, token.QUO: token.MUL, token.REM: token.MUL, token.SUB: token.ADD},
+	"CONDITIONALS_BOUNDARY": {token.GEQ: token.GTR, token.GTR: token.GEQ, token.LEQ: token.LSS, token.LSS: token.LEQ},
+	"CONDITIONALS_NEGATION": {token.EQL: token.NEQ, token.GEQ: token.LSS, token.GTR: token.LEQ, token.LEQ: token.GTR, token.LSS: token.GEQ, token.NEQ: token.EQL},
+	"INCREMENT_DECREMENT":   {token.DEC: token.INC, token.INC: token.DEC},
+	"INVERT_ASSIGNMENTS":    {token.ADD_ASSIGN: token.SUB_ASSIGN, token.MUL_ASSIGN: token.QUO_ASSIGN, token.QUO_ASSIGN: token.MUL_ASSIGN, token.REM_ASSIGN: token.REM_ASSIGN, token.SUB_ASSIGN: token.ADD_ASSIGN},
+	"INVERT_BITWISE":        {token.AND: token.OR, token.OR: token.AND, token.XOR: token.AND, token.AND_NOT: token.AND, token.SHL: token.SHR, token.SHR: token.SHL},
+	"INVERT_BWASSIGN":       {token.AND_ASSIGN: token.OR_ASSIGN, token.OR_ASSIGN: token.AND_ASSIGN, token.XOR_ASSIGN: token.AND_ASSIGN, token.AND_NOT_ASSIGN: token.AND_ASSIGN, token.SHL_ASSIGN: token.SHR_ASSIGN, token.SHR_ASSIGN: token.SHL_ASSIGN},
+	"INVERT_LOGICAL":        {token.LAND: token.LOR, token.LOR: token.LAND},
+	"INVERT_LOOPCTRL":       {token.BREAK: token.CONTINUE, token.CONTINUE: token.BREAK},
+	"INVERT_NEGATIVES":      {token.SUB: token.ADD},
+	"REMOVE_SELF_ASSIGNMENTS": {token.ADD_ASSIGN: token.ASSIGN, token.AND_ASSIGN: token.ASSIGN, token.AND_NOT_ASSIGN: token.ASSIGN,
+		token.MUL_ASSIGN: token.ASSIGN, token.OR_ASSIGN: token.ASSIGN, token.QUO_ASSIGN: token.ASSIGN, token.REM_ASSIGN: token.ASSIGN,
+		token.SHL_ASSIGN: token.ASSIGN, token.SHR_ASSIGN: token.ASSIGN, token.SUB_ASSIGN: token.ASSIGN, token.XOR_ASSIGN: token.ASSIGN},
+}
+
+// rebuildGremlin finds the token at m's line and column and sets the edit gremlins would make.
+func rebuildGremlin(m *mutant, src []byte) error {
+	edits, ok := gremlinsEdits[m.kind]
+	if !ok {
+		return fmt.Errorf("%s:%d:%d: unknown gremlins mutant type %s", m.file, m.line, m.col, m.kind)
+	}
+	fset := token.NewFileSet()
+	file := fset.AddFile(m.file, -1, len(src))
+	var s scanner.Scanner
+	s.Init(file, src, nil, 0)
+	for {
+		pos, tok, lit := s.Scan()
+		if tok == token.EOF {
+			break
+		}
+		p := fset.Position(pos)
+		if p.Line != m.line || p.Column != m.col {
+			continue
+		}
+		to, ok := edits[tok]
+		if !ok {
+			return fmt.Errorf("%s:%d:%d: %s cannot apply to %q", m.file, m.line, m.col, m.kind, lit+tok.String())
+		}
+		m.start, m.end, m.repl = p.Offset, p.Offset+len(tok.String()), to.String()
+		return nil
+	}
+	return fmt.Errorf("%s:%d:%d: no token there; has the file changed since gremlins ran?", m.file, m.line, m.col)
+}
+
+// generate makes this program's own mutants of one file.
+func generate(path, ops string) ([]mutant, error) {
+	on := map[string]bool{}
+	for _, op := range strings.Split(ops, ",") {
+		on[strings.TrimSpace(op)] = true
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, src, 0)
+	if err != nil {
+		return nil, err
+	}
+	var out []mutant
+	add := func(n ast.Node, kind, repl string) {
+		p := fset.Position(n.Pos())
+		out = append(out, mutant{file: path, line: p.Line, col: p.Column, kind: kind,
+			start: p.Offset, end: fset.Position(n.End()).Offset, repl: repl})
+	}
+	var boolResult []bool // stack: does the enclosing function return exactly one bool?
+	var visit func(n ast.Node) bool
+	visit = func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncDecl:
+			boolResult = append(boolResult, returnsBool(n.Type))
+			if n.Body != nil {
+				ast.Inspect(n.Body, visit)
+			}
+			boolResult = boolResult[:len(boolResult)-1]
+			return false
+		case *ast.FuncLit:
+			boolResult = append(boolResult, returnsBool(n.Type))
+			ast.Inspect(n.Body, visit)
+			boolResult = boolResult[:len(boolResult)-1]
+			return false
+		case *ast.BlockStmt:
+			if on["stmt"] {
+				removable(n.List, add)
+			}
+		case *ast.CaseClause:
+			if on["stmt"] {
+				removable(n.Body, add)
+			}
+		case *ast.CommClause:
+			if on["stmt"] {
+				removable(n.Body, add)
+			}
+		case *ast.Ident:
+			// Only the predeclared constants: a local named true is nobody's business here.
+			if on["bool"] && n.Obj == nil && (n.Name == "true" || n.Name == "false") {
+				add(n, "BOOL_SWAP", map[string]string{"true": "false", "false": "true"}[n.Name])
+			}
+		case *ast.ReturnStmt:
+			if on["ret"] && len(boolResult) > 0 && boolResult[len(boolResult)-1] && len(n.Results) == 1 {
+				r := n.Results[0]
+				// A literal true or false is already the bool swap's.
+				if id, ok := r.(*ast.Ident); !ok || (id.Name != "true" && id.Name != "false") {
+					add(r, "RETURN_TRUE", "true")
+					add(r, "RETURN_FALSE", "false")
+				}
+			}
+		}
+		return true
+	}
+	ast.Inspect(f, visit)
+	return out, nil
+}
+
+func returnsBool(t *ast.FuncType) bool {
+	if t.Results == nil || len(t.Results.List) != 1 || len(t.Results.List[0].Names) > 1 {
+		return false
+	}
+	id, ok := t.Results.List[0].Type.(*ast.Ident)
+	return ok && id.Name == "bool"
+}
+
+// removable offers for removal the statements whose absence can still compile and whose
+// effect a test should see: calls, assignments to what already exists, ++ and --, sends,
+// defers, go statements and whole if statements (a guard, a branch of policy). Declarations
+// and returns are left alone: removing them almost never compiles.
+func removable(list []ast.Stmt, add func(ast.Node, string, string)) {
+	for _, s := range list {
+		switch s := s.(type) {
+		case *ast.ExprStmt, *ast.IncDecStmt, *ast.SendStmt, *ast.DeferStmt, *ast.GoStmt, *ast.IfStmt:
+			add(s, "REMOVE_STATEMENT", "")
+		case *ast.AssignStmt:
+			if s.Tok != token.DEFINE && !allBlank(s.Lhs) {
+				add(s, "REMOVE_STATEMENT", "")
+			}
+		}
+	}
+}
+
+func allBlank(es []ast.Expr) bool {
+	for _, e := range es {
+		if id, ok := e.(*ast.Ident); !ok || id.Name != "_" {
+			return false
+		}
+	}
+	return true
+}
+
+// test runs the tests of m's package with m applied through an overlay.
+func test(ctx context.Context, tmp string, m mutant, timeout time.Duration) (string, error) {
+	abs, err := filepath.Abs(m.file)
+	if err != nil {
+		return "", err
+	}
+	src, err := os.ReadFile(abs)
+	if err != nil {
+		return "", err
+	}
+	mutated := make([]byte, 0, len(src)+len(m.repl))
+	mutated = append(append(append(mutated, src[:m.start]...), m.repl...), src[m.end:]...)
+	mfile := filepath.Join(tmp, "mutant.go")
+	if err := os.WriteFile(mfile, mutated, 0o644); err != nil {
+		return "", err
+	}
+	overlay, err := json.Marshal(map[string]any{"Replace": map[string]string{abs: mfile}})
+	if err != nil {
+		return "", err
+	}
+	ofile := filepath.Join(tmp, "overlay.json")
+	if err := os.WriteFile(ofile, overlay, 0o644); err != nil {
+		return "", err
+	}
+
+	// The go command's own -timeout makes a hung test binary panic with a recognisable line;
+	// the context is the backstop for a hang in the build or after the panic.
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	tctx, cancel := context.WithTimeout(ctx, timeout+30*time.Second)
+	defer cancel()
+	pkg := "./" + filepath.ToSlash(filepath.Dir(m.file))
+	// -vet=off: a vet complaint about the mutant (an unused result, say) is not a test catching it.
+	cmd := exec.CommandContext(tctx, "go", "test", "-count=1", "-failfast", "-vet=off",
+		"-overlay", ofile, "-timeout", timeout.String(), pkg)
+	// In a process group of its own, so that a timeout or an interrupt ends the compiler or
+	// the test binary the go command started, not just the go command.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	text := out.String()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return lived, nil
+	case ctx.Err() != nil: // interrupted: no verdict
+		return "", ctx.Err()
+	case tctx.Err() != nil || strings.Contains(text, "panic: test timed out"):
+		return timedOut, nil
+	case strings.Contains(text, "[build failed]") || strings.Contains(text, "[setup failed]"):
+		return notViable, nil
+	case errors.As(err, &exit):
+		return killed, nil
+	default:
+		return "", fmt.Errorf("go test %s: %w", pkg, err)
+	}
+}
+
+// printTable writes one row per file. Score is the share of mutants the tests detect (killed
+// or timed out) among those that could be detected: not-viable mutants do not compile and are
+// left out, as gremlins leaves them out of its efficacy.
+func printTable(w io.Writer, all []mutant) {
+	type row struct{ killed, lived, notCovered, timedOut, notViable int }
+	rows := map[string]*row{}
+	for _, m := range all {
+		r := rows[m.file]
+		if r == nil {
+			r = &row{}
+			rows[m.file] = r
+		}
+		switch m.status {
+		case killed:
+			r.killed++
+		case lived:
+			r.lived++
+		case notCovered:
+			r.notCovered++
+		case timedOut:
+			r.timedOut++
+		case notViable:
+			r.notViable++
+		}
+	}
+	names := make([]string, 0, len(rows))
+	for n := range rows {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "file\tkilled\tsurvived\tnot covered\ttimed out\tnot viable\tscore\t")
+	var total row
+	line := func(name string, r row) {
+		score := "-"
+		if d := r.killed + r.timedOut + r.lived + r.notCovered; d > 0 {
+			score = fmt.Sprintf("%.0f%%", 100*float64(r.killed+r.timedOut)/float64(d))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n", name, r.killed, r.lived, r.notCovered, r.timedOut, r.notViable, score)
+	}
+	for _, n := range names {
+		r := *rows[n]
+		line(n, r)
+		total.killed += r.killed
+		total.lived += r.lived
+		total.notCovered += r.notCovered
+		total.timedOut += r.timedOut
+		total.notViable += r.notViable
+	}
+	line("total", total)
+	tw.Flush()
+}

@@ -1,0 +1,360 @@
+package webhook_test
+
+// Policies of the Handler that mutation testing (scripts/mutate) found unpinned. The
+// account's API is faked in process (fakeAPI), so each test sets exactly the transaction
+// the handler reads back, and the retry tests run in a synctest bubble on its fake clock.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	escrow "github.com/escrowkit/escrow-go"
+	"github.com/escrowkit/escrow-go/webhook"
+)
+
+// fakeAPI answers GET /transaction/{id} from a table, in process (no network, so that a
+// synctest bubble sees every goroutine block durably), and counts the reads.
+type fakeAPI struct {
+	mu     sync.Mutex
+	txs    map[int64]*escrow.Transaction
+	status map[int64]int // an error status to answer instead
+	reads  map[int64]int
+}
+
+func newFakeAPI() *fakeAPI {
+	return &fakeAPI{txs: map[int64]*escrow.Transaction{}, status: map[int64]int{}, reads: map[int64]int{}}
+}
+
+func (f *fakeAPI) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	f.serve(rec, r)
+	return rec.Result(), nil
+}
+
+func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	id, err := strconv.ParseInt(parts[len(parts)-1], 10, 64)
+	if r.Method != http.MethodGet || len(parts) < 2 || parts[len(parts)-2] != "transaction" || err != nil {
+		http.Error(w, `{"error": "not_found"}`, http.StatusNotFound)
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads[id]++
+	w.Header().Set("Content-Type", "application/json")
+	if s := f.status[id]; s != 0 {
+		w.WriteHeader(s)
+		fmt.Fprintf(w, `{"error": %q, "message": "as the test says"}`, http.StatusText(s))
+		return
+	}
+	tx := f.txs[id]
+	if tx == nil {
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"error": "not_found", "message": "no such transaction"}`)
+		return
+	}
+	json.NewEncoder(w).Encode(tx)
+}
+
+func (f *fakeAPI) readsOf(id int64) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reads[id]
+}
+
+func (f *fakeAPI) client(t *testing.T) *escrow.Client {
+	t.Helper()
+	c, err := escrow.NewClient("market@example.com", "key", escrow.WithBaseURL("https://api.example.com/2017-09-01/"),
+		escrow.WithHTTPClient(&http.Client{Transport: f}), escrow.WithMaxRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// sale is a transaction as the API shows it: agreed by both parties, with goods and any
+// further items given.
+func sale(id int64, items ...escrow.Item) *escrow.Transaction {
+	return &escrow.Transaction{
+		ID: id, Currency: escrow.USD, Description: "A bicycle",
+		Parties: []escrow.Party{{Role: escrow.RoleBuyer, Customer: "b@example.com", Agreed: true}, {Role: escrow.RoleSeller, Customer: "s@example.com", Agreed: true}},
+		Items:   items,
+	}
+}
+
+// item is an item of a type whose one schedule entry is secured and perhaps paid out.
+func item(id int64, typ escrow.ItemType, paid bool) escrow.Item {
+	return escrow.Item{ID: id, Type: typ, Schedule: []escrow.Schedule{{
+		Amount: escrow.MustAmount("10.00"), Status: escrow.ScheduleStatus{Secured: true, DisbursedToBeneficiary: paid},
+	}}}
+}
+
+// deliver hands the handler one delivery and returns its status.
+func deliver(h http.Handler, event string, id int64) int {
+	body := fmt.Sprintf(`{"event": %q, "event_type": "transaction", "transaction_id": %d}`, event, id)
+	req := httptest.NewRequest(http.MethodPost, "/escrow", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code
+}
+
+// calls is a callback that records what it is handed and fails while told to.
+type calls struct {
+	mu    sync.Mutex
+	got   []string // "event:transaction"
+	at    []time.Time
+	fail  error
+	block chan struct{} // when set, each call waits for it to close
+}
+
+func (c *calls) fn(ctx context.Context, ev webhook.ConfirmedEvent) error {
+	if c.block != nil {
+		select {
+		case <-c.block:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.got = append(c.got, fmt.Sprintf("%s:%d", ev.Name, ev.TransactionID))
+	c.at = append(c.at, time.Now())
+	return c.fail
+}
+
+func (c *calls) list() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.got)
+}
+
+func shutdown(t *testing.T, h *webhook.Handler) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := h.Shutdown(ctx); err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+}
+
+func flushed(t *testing.T, h *webhook.Handler) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUnfinishedTransactionsStayForReconciliation: the store marks a transaction finished
+// only once it is complete or cancelled; until then the reconciler must find it again.
+func TestUnfinishedTransactionsStayForReconciliation(t *testing.T) {
+	api := newFakeAPI()
+	open, cancelled, complete := sale(1, item(11, escrow.ItemGeneralMerchandise, false)), sale(2, item(21, escrow.ItemGeneralMerchandise, false)), sale(3, item(31, escrow.ItemGeneralMerchandise, true))
+	cancelled.IsCancelled = true
+	complete.CloseDate, _ = escrow.ParseTimestamp("2024-05-04T12:00:00Z")
+	for _, tx := range []*escrow.Transaction{open, cancelled, complete} {
+		api.txs[tx.ID] = tx
+	}
+	store := new(webhook.MemoryStore)
+	got := &calls{}
+	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
+	defer shutdown(t, h)
+	for _, d := range []struct {
+		event string
+		id    int64
+	}{{"agree", 1}, {"cancel", 2}, {"complete", 3}} {
+		if code := deliver(h, d.event, d.id); code != http.StatusOK {
+			t.Fatalf("%s: %d", d.event, code)
+		}
+	}
+	flushed(t, h)
+	ids, err := store.Unfinished(t.Context())
+	if err != nil || !slices.Equal(ids, []int64{1}) {
+		t.Errorf("Unfinished = %v, %v; want only the open transaction 1 (handed over %v)", ids, err, got.list())
+	}
+}
+
+// TestQueueBoundAnswers503: deliveries about more transactions than MaxQueued waiting are
+// refused with 503, so that the sender retries later; one about a transaction already
+// waiting is taken (coalesced); all are taken again once the queue drains. The default bound
+// is 10,000 transactions.
+func TestQueueBoundAnswers503(t *testing.T) {
+	for _, tc := range []struct {
+		max, accepted int
+	}{{2, 2}, {0, 10_000}} {
+		// In a bubble: ten thousand transactions take a while under -race, and the waits
+		// of Flush and Shutdown must not depend on the machine's speed.
+		t.Run(strconv.Itoa(tc.max), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				api := newFakeAPI()
+				for id := range int64(tc.accepted + 1) {
+					api.txs[id+1] = sale(id+1, item(11, escrow.ItemGeneralMerchandise, false))
+				}
+				got := &calls{block: make(chan struct{})}
+				h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxQueued: tc.max})
+				defer shutdown(t, h)
+				for id := range int64(tc.accepted) {
+					if code := deliver(h, "create", id+1); code != http.StatusOK {
+						t.Fatalf("delivery about transaction %d of %d answered %d", id+1, tc.accepted, code)
+					}
+				}
+				if code := deliver(h, "create", int64(tc.accepted+1)); code != http.StatusServiceUnavailable {
+					t.Errorf("delivery about one transaction more answered %d, want 503", code)
+				}
+				if code := deliver(h, "agree", 1); code != http.StatusOK {
+					t.Errorf("delivery about a transaction already waiting answered %d, want 200", code)
+				}
+				close(got.block)
+				flushed(t, h)
+				if code := deliver(h, "create", int64(tc.accepted+1)); code != http.StatusOK {
+					t.Errorf("delivery after the queue drained answered %d", code)
+				}
+			})
+		})
+	}
+}
+
+// TestRetriesThenGivesUp: a failing callback is tried MaxAttempts times (8 by default),
+// waiting between tries from RetryWait (500ms by default) doubling up to MaxRetryWait (30s by
+// default), less up to half for jitter; then the event is left to reconciliation.
+func TestRetriesThenGivesUp(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		opt       webhook.Options
+		attempts  int
+		base, cap time.Duration // the waits the options should mean
+	}{
+		{"defaults", webhook.Options{}, 8, 500 * time.Millisecond, 30 * time.Second},
+		// Many tries at the default cap: with jitter, a cap a little off would show in one.
+		{"default cap", webhook.Options{MaxAttempts: 200}, 200, 500 * time.Millisecond, 30 * time.Second},
+		{"set", webhook.Options{MaxAttempts: 3, RetryWait: time.Second, MaxRetryWait: 90 * time.Second}, 3, time.Second, 90 * time.Second},
+		{"capped", webhook.Options{MaxAttempts: 4, RetryWait: time.Minute, MaxRetryWait: 90 * time.Second}, 4, time.Minute, 90 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				api := newFakeAPI()
+				api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+				got := &calls{fail: errors.New("the order system is down")}
+				h := webhook.NewHandler(api.client(t), got.fn, tc.opt)
+				deliver(h, "create", 1)
+				if err := h.Flush(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				if len(got.at) != tc.attempts {
+					t.Fatalf("%d tries, want %d", len(got.at), tc.attempts)
+				}
+				for i := range tc.attempts - 1 {
+					longest := min(tc.base<<min(i, 20), tc.cap)
+					if wait := got.at[i+1].Sub(got.at[i]); wait < longest/2 || wait > longest {
+						t.Fatalf("wait before try %d: %v, want between %v and %v", i+2, wait, longest/2, longest)
+					}
+				}
+				if err := h.Shutdown(t.Context()); err != nil {
+					t.Error(err)
+				}
+			})
+		})
+	}
+}
+
+// TestUnreadableTransactionDropped: a delivery about a transaction the account may not read
+// (403) or that does not exist (404) is dropped at once, not retried: no retry can make it
+// readable, and a forged delivery must not cost more than one read. A server error, by
+// contrast, is worth retrying. (In a bubble: the retries' waits pass on the fake clock.)
+func TestUnreadableTransactionDropped(t *testing.T) {
+	for _, tc := range []struct {
+		status, reads int
+	}{{http.StatusForbidden, 1}, {http.StatusNotFound, 1}, {http.StatusInternalServerError, 3}} {
+		t.Run(strconv.Itoa(tc.status), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				api := newFakeAPI()
+				api.status[1] = tc.status
+				got := &calls{}
+				h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxAttempts: 3})
+				defer shutdown(t, h)
+				deliver(h, "create", 1)
+				flushed(t, h)
+				if n := api.readsOf(1); n != tc.reads || len(got.list()) != 0 {
+					t.Errorf("%d reads and handed over %v; want %d reads and nothing", n, got.list(), tc.reads)
+				}
+			})
+		})
+	}
+}
+
+// failingStore fails Done, the recording of a hand-over, a given number of times.
+type failingStore struct {
+	webhook.MemoryStore
+	mu    sync.Mutex
+	fails int
+}
+
+func (s *failingStore) Done(ctx context.Context, c webhook.Claim) error {
+	s.mu.Lock()
+	if s.fails > 0 {
+		s.fails--
+		s.mu.Unlock()
+		return errors.New("database unavailable")
+	}
+	s.mu.Unlock()
+	return s.MemoryStore.Done(ctx, c)
+}
+
+// TestFailedRecordIsRetried: when the store cannot record a hand-over (Done), the event is tried
+// again until it is recorded (the callback may see it twice: at least once, never lost);
+// once recorded, a repeated delivery is not handed over again.
+func TestFailedRecordIsRetried(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		store := &failingStore{fails: 1}
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		flushed(t, h)
+		handed, err := store.Handed(t.Context(), 1)
+		if err != nil || !handed["create"] {
+			t.Fatalf("after a failed Record: handed %v, %v; want create recorded", handed, err)
+		}
+		if n := len(got.list()); n != 2 {
+			t.Errorf("handed over %d times, want twice: once failing to record, once recorded", n)
+		}
+		deliver(h, "create", 1)
+		flushed(t, h)
+		if n := len(got.list()); n != 2 {
+			t.Errorf("a repeated delivery was handed over again (%d in all)", n)
+		}
+	})
+}
+
+// TestCompletionReadFromEveryItem: without a close date, completion is read from the items:
+// every good accepted and every item owed paid out. A fee item listed before the goods is
+// read like the others.
+func TestCompletionReadFromEveryItem(t *testing.T) {
+	api := newFakeAPI()
+	goods := item(11, escrow.ItemGeneralMerchandise, true)
+	goods.Status = escrow.ItemStatus{Shipped: true, Received: true, Accepted: true}
+	api.txs[1] = sale(1, item(12, escrow.ItemShippingFee, true), goods)
+	got := &calls{}
+	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{})
+	defer shutdown(t, h)
+	deliver(h, "complete", 1)
+	flushed(t, h)
+	if !slices.Contains(got.list(), "complete:1") {
+		t.Errorf("handed over %v; want complete", got.list())
+	}
+}

@@ -184,6 +184,13 @@ func readEntity(s string, pos *int, next func() (byte, bool)) (byte, bool) {
 			*pos = mark
 			break
 		}
+		// Stop before a digit that would leave ASCII: a secret is printable ASCII, and the
+		// digits that follow may be the next character's own escape (`&#x31` then `&#X37;`
+		// spells "17", not U+0317, when a ';' is left out).
+		if v*base+d >= 0x80 {
+			*pos = mark
+			break
+		}
 		v = v*base + d
 		digits++
 	}

@@ -23,8 +23,10 @@
 // This package lives in the escrow-go module and is the only code in it that imports
 // go-redis. Go compiles only the packages a program imports, so a program that uses the SDK
 // alone never compiles go-redis; with module-graph pruning (go 1.17 and later go.mod files)
-// it does not download go-redis's source either (only its go.mod file), though go-redis
-// appears in escrow-go's go.mod and go.sum.
+// it does not download go-redis either, though go-redis appears in escrow-go's go.mod and
+// go.sum. Measured on a module that imports escrow and webhook only, with an empty module
+// cache: `go mod tidy` fetched nothing of go-redis, pgx or modernc (not even their go.mod
+// files), its go.sum names none of them, and its binary lists four dependencies.
 //
 // A nested module (escrow-go/redislimit with its own go.mod) would keep go-redis out of the
 // SDK's go.mod altogether. It was weighed and not chosen: the CLI (cmd/escrow) and the

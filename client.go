@@ -292,8 +292,11 @@ type requestOptions struct {
 }
 
 // AsCustomer makes an approved partner act for the customer with this e-mail address (the
-// As-Customer header). The API permits agree, ship, receive, reject, ship_return,
-// receive_return and reject_return, and listing and choosing payment methods, for a party.
+// As-Customer header). The live API permits agree, ship, receive, reject, ship_return and
+// receive_return, and the buyer's payment steps (listing and choosing payment methods,
+// marking a wire sent); it refuses accept, accept_return, reject_return and cancel, which
+// stay with the party (or, for cancel, the partner as itself). The emulator enforces the
+// same matrix: escrowtest.AsCustomerActions lists it and TestAsCustomerMatrix pins it.
 func AsCustomer(email string) RequestOption {
 	return func(o *requestOptions) { o.asCustomer = email }
 }

@@ -300,6 +300,9 @@ func exitCode(stderr io.Writer, name string, err error) int {
 // print writes v as indented JSON with --json, else what human writes: the one place the
 // two forms of output part. It returns the exit code.
 func (a *apiFlags) print(stdout, stderr io.Writer, name string, v any, human func(w io.Writer)) int {
+	if a.json && v == nil {
+		return 0 // an answer without a body (204) prints nothing, not "null"
+	}
 	if a.json {
 		return exitCode(stderr, name, writeJSON(stdout, v))
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -191,15 +190,9 @@ func controlCommand(ctx context.Context, name, synopsis string, args []string, s
 	if flags != nil {
 		flags(fs)
 	}
-	positional, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err == nil {
-		err = check(positional)
-	}
-	if err != nil {
-		return exitCode(stderr, name, err)
+	_, code, ok := parseChecked(fs, name, args, check, stderr)
+	if !ok {
+		return code
 	}
 	c, release, err := cf.connect()
 	if err != nil {

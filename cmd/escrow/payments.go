@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,15 +23,9 @@ func apiCommand(ctx context.Context, name, synopsis string, args []string, stdou
 	if flags != nil {
 		flags(fs)
 	}
-	positional, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err == nil {
-		err = check(positional)
-	}
-	if err != nil {
-		return exitCode(stderr, name, err)
+	_, code, ok := parseChecked(fs, name, args, check, stderr)
+	if !ok {
+		return code
 	}
 	client, release, err := api.connect(stderr)
 	if err != nil {

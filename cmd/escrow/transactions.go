@@ -216,20 +216,27 @@ func parseID(what, s string) (int64, error) {
 	return id, nil
 }
 
+// parseChecked parses a command's flags and checks its positional arguments with check.
+// When ok is false the command ends with code: -h was answered, or a usage error reported.
+func parseChecked(fs *flag.FlagSet, name string, args []string, check func([]string) error, stderr io.Writer) (positional []string, code int, ok bool) {
+	positional, err := parseFlags(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil, 0, false
+	}
+	if err == nil {
+		err = check(positional)
+	}
+	if err != nil {
+		return nil, exitCode(stderr, name, err), false
+	}
+	return positional, 0, true
+}
+
 // parseNone parses flags of a command that takes no positional argument. When ok is false
 // the command ends with code.
 func parseNone(fs *flag.FlagSet, name string, args []string, stderr io.Writer) (code int, ok bool) {
-	positional, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0, false
-	}
-	if err == nil && len(positional) > 0 {
-		err = usagef("unexpected argument %q", positional[0])
-	}
-	if err != nil {
-		return exitCode(stderr, name, err), false
-	}
-	return 0, true
+	_, code, ok = parseChecked(fs, name, args, want(), stderr)
+	return code, ok
 }
 
 // printTransaction shows a transaction for people: its terms, parties, items and sums.

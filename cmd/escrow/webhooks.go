@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -33,58 +32,38 @@ var webhooksCommands = map[string]command{
 
 // runWebhooksList is "escrow webhooks list".
 func runWebhooksList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	const name = "escrow webhooks list"
-	fs := newFlagSet(name, "escrow webhooks list [api flags]", stderr)
-	var api apiFlags
-	api.register(fs, false)
-	if code, ok := parseNone(fs, name, args, stderr); !ok {
-		return code
-	}
-	client, release, err := api.connect(stderr)
-	if err != nil {
-		return exitCode(stderr, name, err)
-	}
-	defer release()
-	hooks, err := client.Webhooks.List(ctx, escrow.Me)
-	if err != nil {
-		return exitCode(stderr, name, err)
-	}
-	return api.print(stdout, stderr, name, hooks, func(w io.Writer) {
-		tw := newTable(w)
-		fmt.Fprintln(tw, "ID\tURL")
-		for _, h := range hooks.Webhooks {
-			fmt.Fprintf(tw, "%d\t%s\n", h.ID, h.URL)
-		}
-		tw.Flush()
-	})
+	return apiCommand(ctx, "escrow webhooks list", "escrow webhooks list", args, stdout, stderr, false, nil, want(),
+		func(ctx context.Context, client *escrow.Client, opts []escrow.RequestOption) (any, func(io.Writer), error) {
+			hooks, err := client.Webhooks.List(ctx, escrow.Me, opts...)
+			return hooks, func(w io.Writer) {
+				tw := newTable(w)
+				fmt.Fprintln(tw, "ID\tURL")
+				for _, h := range hooks.Webhooks {
+					fmt.Fprintf(tw, "%d\t%s\n", h.ID, h.URL)
+				}
+				tw.Flush()
+			}, err
+		})
 }
 
 // runWebhooksAdd is "escrow webhooks add URL".
 func runWebhooksAdd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	const name = "escrow webhooks add"
-	fs := newFlagSet(name, "escrow webhooks add URL [api flags]", stderr)
-	var api apiFlags
-	api.register(fs, false)
-	positional, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err == nil {
-		err = checkWebhookURL(positional)
-	}
-	if err != nil {
-		return exitCode(stderr, name, err)
-	}
-	client, release, err := api.connect(stderr)
-	if err != nil {
-		return exitCode(stderr, name, err)
-	}
-	defer release()
-	h, err := client.Webhooks.Create(ctx, escrow.Me, positional[0])
-	if err != nil {
-		return exitCode(stderr, name, err)
-	}
-	return api.print(stdout, stderr, name, h, func(w io.Writer) { fmt.Fprintf(w, "Added webhook %d: %s\n", h.ID, h.URL) })
+	var hookURL string
+	return apiCommand(ctx, "escrow webhooks add", "escrow webhooks add URL", args, stdout, stderr, false, nil,
+		func(positional []string) error {
+			if err := checkWebhookURL(positional); err != nil {
+				return err
+			}
+			hookURL = positional[0]
+			return nil
+		},
+		func(ctx context.Context, client *escrow.Client, opts []escrow.RequestOption) (any, func(io.Writer), error) {
+			h, err := client.Webhooks.Create(ctx, escrow.Me, hookURL, opts...)
+			if err != nil {
+				return nil, nil, err
+			}
+			return h, func(w io.Writer) { fmt.Fprintf(w, "Added webhook %d: %s\n", h.ID, h.URL) }, nil
+		})
 }
 
 // checkWebhookURL wants one absolute http(s) URL, the only kind the API can call.
@@ -102,37 +81,18 @@ func checkWebhookURL(positional []string) error {
 // runWebhooksRemove is "escrow webhooks rm ID". It prints nothing with --json: the API
 // answers 204 with no body.
 func runWebhooksRemove(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	const name = "escrow webhooks rm"
-	fs := newFlagSet(name, "escrow webhooks rm ID [api flags]", stderr)
-	var api apiFlags
-	api.register(fs, false)
-	positional, err := parseFlags(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
 	var id int64
-	if err == nil {
-		if len(positional) != 1 {
-			err = usagef("want one webhook id, got %d arguments", len(positional))
-		} else {
-			id, err = parseID("webhook id", positional[0])
-		}
-	}
-	if err != nil {
-		return exitCode(stderr, name, err)
-	}
-	client, release, err := api.connect(stderr)
-	if err != nil {
-		return exitCode(stderr, name, err)
-	}
-	defer release()
-	if err := client.Webhooks.Delete(ctx, escrow.Me, id); err != nil {
-		return exitCode(stderr, name, err)
-	}
-	if !api.json {
-		fmt.Fprintf(stdout, "Removed webhook %d.\n", id)
-	}
-	return 0
+	return apiCommand(ctx, "escrow webhooks rm", "escrow webhooks rm ID", args, stdout, stderr, false, nil,
+		func(positional []string) (err error) {
+			if err = want("a webhook id")(positional); err == nil {
+				id, err = parseID("webhook id", positional[0])
+			}
+			return err
+		},
+		func(ctx context.Context, client *escrow.Client, opts []escrow.RequestOption) (any, func(io.Writer), error) {
+			err := client.Webhooks.Delete(ctx, escrow.Me, id, opts...)
+			return nil, func(w io.Writer) { fmt.Fprintf(w, "Removed webhook %d.\n", id) }, err
+		})
 }
 
 // runWebhooksListen is "escrow webhooks listen": a receiver for the account's webhooks,

@@ -113,3 +113,102 @@ func TestAmountErrorsStayShort(t *testing.T) {
 		t.Errorf("ParseAmount of 10000 digits: %.120v", err)
 	}
 }
+
+// TestTimestampTextDecodedAsJSONDoes: the text a Timestamp keeps (Raw) is the JSON string
+// exactly as encoding/json decodes it: escapes resolved (even a string of nothing but
+// backslashes), invalid UTF-8 replaced, the edges of printable ASCII kept.
+func TestTimestampTextDecodedAsJSONDoes(t *testing.T) {
+	for _, tok := range []string{
+		`"\\"`, `"\\\\"`, `"2024-01-02\u0054"`, `"\""`, `"é"`, "\"\xff\"", "\"\xff\xfe\"",
+		`" "`, `"~"`, `"!"`, `"2024-01-02"`, `""`,
+	} {
+		var want string
+		if err := json.Unmarshal([]byte(tok), &want); err != nil {
+			t.Fatalf("%s: %v", tok, err)
+		}
+		var doc struct{ D escrow.Timestamp }
+		if err := json.Unmarshal([]byte(`{"D":`+tok+`}`), &doc); err != nil {
+			t.Errorf("%s: %v", tok, err)
+			continue
+		}
+		if doc.D.Raw() != want {
+			t.Errorf("%s: Raw() = %q, want %q", tok, doc.D.Raw(), want)
+		}
+	}
+}
+
+// TestUnmarshalJSONRefusesWhatIsNotJSON: UnmarshalJSON is public, and decoders other than
+// encoding/json call it with whatever bytes they hold. A token that is not a JSON number,
+// string or null is refused, not read as the nearest thing that parses.
+func TestUnmarshalJSONRefusesWhatIsNotJSON(t *testing.T) {
+	for _, in := range []string{`+5`, `.5`, `Inf`, `"12`, `12"`, `"""`, "\"\x01\"", `'1'`} {
+		var a escrow.Amount
+		if err := a.UnmarshalJSON([]byte(in)); err == nil {
+			t.Errorf("Amount %q decoded as %s", in, a)
+		}
+		var s escrow.Split
+		if err := s.UnmarshalJSON([]byte(in)); err == nil {
+			t.Errorf("Split %q decoded as %v", in, s)
+		}
+	}
+	for _, in := range []string{`"2024-01-02`, `2024-01-02"`, `"""`, "\"\x01\"", `x"`} {
+		var ts escrow.Timestamp
+		if err := ts.UnmarshalJSON([]byte(in)); err == nil {
+			t.Errorf("Timestamp %q decoded as %v (raw %q)", in, ts.Time, ts.Raw())
+		}
+	}
+}
+
+// TestAmountErrorQuotesAShortLiteralWhole: a refused literal of up to 64 characters is
+// quoted whole, with no ellipsis claiming something was cut.
+func TestAmountErrorQuotesAShortLiteralWhole(t *testing.T) {
+	lit := "1" + strings.Repeat("0", 62) + "x" // 64 characters
+	_, err := escrow.ParseAmount(lit)
+	if err == nil || !strings.Contains(err.Error(), `"`+lit+`"`) || strings.Contains(err.Error(), "…") {
+		t.Errorf("ParseAmount(%d characters): %v", len(lit), err)
+	}
+	var a escrow.Amount
+	err = a.UnmarshalJSON([]byte(lit))
+	if err == nil || !strings.Contains(err.Error(), lit) || strings.Contains(err.Error(), "…") {
+		t.Errorf("UnmarshalJSON(%d characters): %v", len(lit), err)
+	}
+}
+
+// TestUnmarshalJSONTakesSpaceAroundAToken: JSON allows white space around a value, and a
+// decoder calling UnmarshalJSON may pass it along.
+func TestUnmarshalJSONTakesSpaceAroundAToken(t *testing.T) {
+	for _, in := range []string{" 12.50", "12.50\n", "\t\"12.50\" "} {
+		var a escrow.Amount
+		if err := a.UnmarshalJSON([]byte(in)); err != nil || a.String() != "12.50" {
+			t.Errorf("Amount %q: %v, %s", in, err, a)
+		}
+		var s escrow.Split
+		if err := s.UnmarshalJSON([]byte(strings.Replace(in, "12.50", "0.5", 1))); err != nil || s != escrow.SplitHalf {
+			t.Errorf("Split %q: %v, %v", in, err, s)
+		}
+	}
+	a, s := escrow.MustAmount("3.00"), escrow.SplitWhole
+	if err := a.UnmarshalJSON([]byte(" null ")); err != nil || a.String() != "3.00" {
+		t.Errorf("Amount \" null \": %v, %s", err, a)
+	}
+	if err := s.UnmarshalJSON([]byte(" null\n")); err != nil || s != escrow.SplitWhole {
+		t.Errorf("Split \" null\": %v, %v", err, s)
+	}
+}
+
+// TestTimestampNullBothWays: the zero time encodes as null, and null decodes to the zero
+// time whatever the field held before (a due date the server has since removed).
+func TestTimestampNullBothWays(t *testing.T) {
+	b, err := json.Marshal(struct{ Due escrow.Timestamp }{})
+	if err != nil || string(b) != `{"Due":null}` {
+		t.Errorf("zero time: %s, %v; want null", b, err)
+	}
+	ts, err := escrow.ParseTimestamp("2026-01-02T03:04:05Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := struct{ Due escrow.Timestamp }{ts}
+	if err := json.Unmarshal([]byte(`{"Due": null}`), &doc); err != nil || !doc.Due.IsZero() || doc.Due.Raw() != "" {
+		t.Errorf("null over %v: %v, %v (raw %q); want the zero time", ts.Time, err, doc.Due.Time, doc.Due.Raw())
+	}
+}

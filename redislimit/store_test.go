@@ -205,13 +205,13 @@ func TestReplicasShareOneBudget(t *testing.T) {
 	}
 }
 
-// TestRedisStoppedMidRunFailsNoCall: Redis stops under load; every call still succeeds,
-// and each client logs the outage once.
-func TestRedisStoppedMidRunFailsNoCall(t *testing.T) {
-	t.Parallel()
+// loggedReplicasOnRedis starts a Redis and two replicas sharing it, each logging to its own
+// lines, against an emulator whose limit the load cannot spend: the outage tests are about
+// Redis going, not about pacing.
+func loggedReplicasOnRedis(t *testing.T) (*redisserver.Server, *redis.Client, []*escrow.Client, *[2]logLines) {
+	t.Helper()
 	rs := redisserver.Start(t)
 	rdb := redisClient(t, rs)
-	// A limit the load cannot spend: these tests are about Redis going, not about pacing.
 	srv, acct := emulator(t, escrowtest.WithRateLimit(1_000_000, time.Minute))
 	var logs [2]logLines
 	var clients []*escrow.Client
@@ -219,6 +219,14 @@ func TestRedisStoppedMidRunFailsNoCall(t *testing.T) {
 		logger := slog.New(slog.NewTextHandler(&logs[i], &slog.HandlerOptions{Level: slog.LevelInfo}))
 		clients = append(clients, replica(t, srv, acct, srv.Client().Transport, newStore(rdb), logger))
 	}
+	return rs, rdb, clients, &logs
+}
+
+// TestRedisStoppedMidRunFailsNoCall: Redis stops under load; every call still succeeds,
+// and each client logs the outage once.
+func TestRedisStoppedMidRunFailsNoCall(t *testing.T) {
+	t.Parallel()
+	rs, _, clients, logs := loggedReplicasOnRedis(t)
 	l := startLoad(clients, 2)
 	until(t, 10*time.Second, "calls through Redis", func() bool { return l.ok.Load() >= 20 })
 	rs.Stop()
@@ -236,16 +244,7 @@ func TestRedisStoppedMidRunFailsNoCall(t *testing.T) {
 // holds the budget again.
 func TestRedisRestartedIsTakenUpAgain(t *testing.T) {
 	t.Parallel()
-	rs := redisserver.Start(t)
-	rdb := redisClient(t, rs)
-	// A limit the load cannot spend: these tests are about Redis going, not about pacing.
-	srv, acct := emulator(t, escrowtest.WithRateLimit(1_000_000, time.Minute))
-	var logs [2]logLines
-	var clients []*escrow.Client
-	for i := range logs {
-		logger := slog.New(slog.NewTextHandler(&logs[i], &slog.HandlerOptions{Level: slog.LevelInfo}))
-		clients = append(clients, replica(t, srv, acct, srv.Client().Transport, newStore(rdb), logger))
-	}
+	rs, rdb, clients, logs := loggedReplicasOnRedis(t)
 	l := startLoad(clients, 1)
 	until(t, 10*time.Second, "calls through Redis", func() bool { return l.ok.Load() >= 10 })
 	rs.Stop()

@@ -85,7 +85,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrDSN, err)
 	}
-	if err := db.PingContext(ctx); err != nil {
+	if err := connect(ctx, db, d); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlstore: connecting to the %s store: %w", d, err)
 	}
@@ -131,6 +131,34 @@ func redact(dsn string) string {
 		return "…" + dsn[i:]
 	}
 	return dsn
+}
+
+// connect opens the first connection. Switching a new SQLite file to WAL takes a lock
+// that SQLite's busy handler does not wait for, so replicas opening one file at once can
+// be refused with SQLITE_BUSY while connecting; that is retried with a growing wait for as
+// long as busy_timeout would have waited, or until ctx ends. Any other error is final.
+func connect(ctx context.Context, db *sql.DB, d Dialect) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		err := db.PingContext(ctx)
+		if err == nil || d != SQLite || !sqliteBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+// sqliteBusy reports SQLITE_BUSY (primary code 5) from the modernc driver, whose errors
+// carry their result code.
+func sqliteBusy(err error) bool {
+	var coded interface{ Code() int }
+	return errors.As(err, &coded) && coded.Code()&0xff == 5
 }
 
 // New makes a Store of a database the caller opened (with the "pgx" or the "sqlite"

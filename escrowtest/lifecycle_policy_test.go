@@ -1,0 +1,45 @@
+package escrowtest
+
+// Policies of lifecycle.go and ledger.go (the table form) that scripts/mutate found
+// unpinned. As in policy_test.go, each test drives the emulator over HTTP, or through the
+// Server's own methods, as a user of the package does.
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+	"testing"
+)
+
+// TestEmptyActionRefused: an empty action names no action; it is refused like an unknown
+// one, at "action", and the transaction is left as it was.
+func TestEmptyActionRefused(t *testing.T) {
+	w := newWorld(t)
+	id := w.at("funded")
+	before := eventsOf(t, w.b, id)
+	item := w.b.must(http.StatusOK, http.MethodGet, txPath(id), nil).id("items.0.id")
+	for _, path := range []string{txPath(id), txPath(id, "item", strconv.FormatInt(item, 10))} {
+		r := w.s.must(http.StatusUnprocessableEntity, http.MethodPatch, path, body{"action": ""})
+		if got := r.errorPaths(); !slices.Equal(got, []string{"action"}) {
+			t.Errorf("PATCH %s with an empty action: errors at %v, want action", path, got)
+		}
+	}
+	if got := eventsOf(t, w.b, id); got != before {
+		t.Errorf("events %q after refused actions, want %q", got, before)
+	}
+}
+
+// TestNoAgreeingToACancelledTransaction: a party that had not agreed when the transaction
+// was cancelled cannot agree to it afterwards: 400, the state "cancelled", and no agree
+// event announcing a deal that is off.
+func TestNoAgreeingToACancelledTransaction(t *testing.T) {
+	w := newWorld(t)
+	id := w.at("cancelled") // the buyer created it and cancelled before the seller agreed
+	r := w.s.act(http.StatusBadRequest, id, 0, action("agree"))
+	if r.str("error") != "invalid_state" || r.str("state") != "cancelled" {
+		t.Errorf("the seller agreeing to a cancelled transaction: %s", r.raw)
+	}
+	if got := eventsOf(t, w.s, id); got != "create cancel" {
+		t.Errorf("events %q, want %q", got, "create cancel")
+	}
+}

@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestEmptyActionRefused: an empty action names no action; it is refused like an unknown
@@ -41,5 +43,22 @@ func TestNoAgreeingToACancelledTransaction(t *testing.T) {
 	}
 	if got := eventsOf(t, w.s, id); got != "create cancel" {
 		t.Errorf("events %q, want %q", got, "create cancel")
+	}
+}
+
+// TestCompletionAnnouncedOnce: a transaction completes once. A party choosing a
+// disbursement method afterwards (here the seller of a fully returned deal, who was paid
+// nothing) does not complete it again: one complete event, and the close date stays.
+func TestCompletionAnnouncedOnce(t *testing.T) {
+	w := newWorld(t)
+	id := w.at("returned")
+	closedAt := w.b.must(http.StatusOK, http.MethodGet, txPath(id), nil).str("close_date")
+	w.srv.Advance(time.Hour)
+	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	if got := eventsOf(t, w.b, id); strings.Count(got, "complete") != 1 {
+		t.Errorf("events %q, want one complete", got)
+	}
+	if got := w.b.must(http.StatusOK, http.MethodGet, txPath(id), nil).str("close_date"); got != closedAt {
+		t.Errorf("close date %s after a late disbursement method, want %s", got, closedAt)
 	}
 }

@@ -126,3 +126,28 @@ func TestConciergeIsABoolean(t *testing.T) {
 		t.Errorf("concierge \"yes\": errors at %v", got)
 	}
 }
+
+// TestEscrowFeeEntryWithoutSplitIsWhole: an escrow fee entry given without a split is the
+// whole fee (split "1.0"), paid by its payer.
+func TestEscrowFeeEntryWithoutSplitIsWhole(t *testing.T) {
+	w := newWorld(t)
+	r := w.b.must(http.StatusCreated, http.MethodPost, "transaction", set(merchandise(), "items.0.fees", []any{body{"type": "escrow", "payer_customer": "seller@example.com"}}))
+	want := []any{map[string]any{"type": "escrow", "payer_customer": "seller@example.com", "split": "1.0", "amount": "32.50", "amount_without_taxes": "32.50"}}
+	if got := r.list("items.0.fees"); !jsonEqual(got, want) {
+		t.Errorf("fees %v, want the seller paying the whole escrow fee", got)
+	}
+}
+
+// TestFeeEntryNeedsAType: a fee entry without a type is refused at its type, even beside a
+// valid escrow fee entry.
+func TestFeeEntryNeedsAType(t *testing.T) {
+	w := newWorld(t)
+	b := set(merchandise(), "items.0.fees", []any{
+		body{"type": "escrow", "payer_customer": "me"},
+		body{"payer_customer": "seller@example.com"},
+	})
+	r := w.b.must(http.StatusUnprocessableEntity, http.MethodPost, "transaction", b)
+	if got := r.errorPaths(); !slices.Equal(got, []string{"items.0.fees.1.type"}) {
+		t.Errorf("a fee entry without a type: errors at %v", got)
+	}
+}

@@ -62,3 +62,15 @@ func TestCompletionAnnouncedOnce(t *testing.T) {
 		t.Errorf("close date %s after a late disbursement method, want %s", got, closedAt)
 	}
 }
+
+// TestCancelAnnouncesTheRefund: cancelling a funded transaction announces payment_refunded,
+// whatever item is listed last: here a commission the seller pays, which was never paid
+// in and so gives nothing back itself.
+func TestCancelAnnouncesTheRefund(t *testing.T) {
+	w, id := brokerWorld(t)
+	payment(w, id)
+	w.k.act(http.StatusOK, id, 0, action("cancel"))
+	if got := eventsOf(t, w.k, id); !strings.HasSuffix(got, " cancel payment_refunded") {
+		t.Errorf("events %q, want the cancel and then payment_refunded", got)
+	}
+}

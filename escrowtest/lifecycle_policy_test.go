@@ -74,3 +74,19 @@ func TestCancelAnnouncesTheRefund(t *testing.T) {
 		t.Errorf("events %q, want the cancel and then payment_refunded", got)
 	}
 }
+
+// TestAcceptedMilestonePaidInFull: a milestone accepted is paid to the seller in full; the
+// milestones still in escrow are the buyer's money, not something the seller owes, and
+// nothing is withheld against them.
+func TestAcceptedMilestonePaidInFull(t *testing.T) {
+	w := newWorld(t)
+	id, tx := w.funded(milestones())
+	first := tx.id("items.0.id")
+	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	w.s.act(http.StatusOK, id, first, action("ship"))
+	w.b.act(http.StatusOK, id, first, action("receive"))
+	w.b.act(http.StatusOK, id, first, action("accept"))
+	// In: 300.00 + 200.00 and the buyer's escrow fees, 10.73 + 7.15. Out: the first
+	// milestone, whole. Held: the second and its fee.
+	wantLedger(t, balanced(t, w.srv, id, "the first milestone"), Ledger{In: "517.88", Out: "300.00", Fees: "10.73", Held: "207.15"}, "the first milestone accepted")
+}

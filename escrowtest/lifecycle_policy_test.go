@@ -90,3 +90,24 @@ func TestAcceptedMilestonePaidInFull(t *testing.T) {
 	// milestone, whole. Held: the second and its fee.
 	wantLedger(t, balanced(t, w.srv, id, "the first milestone"), Ledger{In: "517.88", Out: "300.00", Fees: "10.73", Held: "207.15"}, "the first milestone accepted")
 }
+
+// TestSellerPaidFeesAllWithheld: with two commissions the seller pays, the seller's payout
+// is the price less both, and each reaches the broker whole.
+func TestSellerPaidFeesAllWithheld(t *testing.T) {
+	w := newWorld(t)
+	b := sellerPaysCommission()
+	second := clone(get(b, "items.1").(map[string]any))
+	set(second, "schedule.0.amount", "10.00")
+	b["items"] = append(b["items"].([]any), second)
+	id := w.k.create(b)
+	w.b.act(http.StatusOK, id, 0, action("agree"))
+	w.s.act(http.StatusOK, id, 0, action("agree"))
+	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	for _, s := range []step{payment, ships, receives, accepts} {
+		s(w, id)
+	}
+	// The seller gets 1000.00 less 51.37 and 10.00; both are held for the broker.
+	wantLedger(t, balanced(t, w.srv, id, "acceptance"), Ledger{In: "1032.50", Out: "938.63", Fees: "32.50", Held: "61.37"}, "the seller's payout")
+	w.k.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	wantLedger(t, balanced(t, w.srv, id, "completion"), Ledger{In: "1032.50", Out: "1000.00", Fees: "32.50", Held: "0.00"}, "the broker's payout")
+}

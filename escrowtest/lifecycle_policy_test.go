@@ -111,3 +111,80 @@ func TestSellerPaidFeesAllWithheld(t *testing.T) {
 	w.k.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
 	wantLedger(t, balanced(t, w.srv, id, "completion"), Ledger{In: "1032.50", Out: "1000.00", Fees: "32.50", Held: "0.00"}, "the broker's payout")
 }
+
+// milestonesWithCommission is sellerPaysCommission with two milestones, of the given
+// amounts, and the seller-paid commission of 20.00 listed first or last.
+func milestonesWithCommission(first, second float64, commissionFirst bool) body {
+	b := sellerPaysCommission()
+	m := func(title string, amount float64) body {
+		return body{"title": title, "type": "milestone", "inspection_period": 86400,
+			"schedule": []any{body{"amount": amount, "payer_customer": "buyer@example.com", "beneficiary_customer": "seller@example.com", "due_date": "2024-06-01T00:00:00Z"}}}
+	}
+	fee := body{"type": "broker_fee", "visibility": body{"hidden_from": []any{"buyer@example.com"}},
+		"schedule": []any{body{"amount": 20, "payer_customer": "seller@example.com", "beneficiary_customer": "me"}}}
+	b["items"] = []any{m("Design", first), m("Build", second), fee}
+	if commissionFirst {
+		b["items"] = []any{fee, m("Design", first), m("Build", second)}
+	}
+	return b
+}
+
+// milestoneWorld creates a milestonesWithCommission deal as the broker, every party agreed,
+// both payees with a disbursement method, funded; it returns the milestones' ids.
+func milestoneWorld(t *testing.T, b body) (w *world, id, first, second int64) {
+	w = newWorld(t)
+	id = w.k.create(b)
+	w.b.act(http.StatusOK, id, 0, action("agree"))
+	w.s.act(http.StatusOK, id, 0, action("agree"))
+	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	w.k.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	payment(w, id)
+	var ms []int64
+	for _, it := range w.k.must(http.StatusOK, http.MethodGet, txPath(id), nil).list("items") {
+		if it.(map[string]any)["type"] == "milestone" {
+			ms = append(ms, int64(it.(map[string]any)["id"].(float64)))
+		}
+	}
+	return w, id, ms[0], ms[1]
+}
+
+// TestCommissionPaidFromWhatWasWithheldWhateverTheOrder: the commission listed before the
+// milestones is paid from what the first milestone's payout withheld, when the last one is
+// accepted, and the transaction completes.
+func TestCommissionPaidFromWhatWasWithheldWhateverTheOrder(t *testing.T) {
+	w, id, first, second := milestoneWorld(t, milestonesWithCommission(300, 200, true))
+	for _, it := range []int64{first, second} {
+		w.s.act(http.StatusOK, id, it, action("ship"))
+		w.b.act(http.StatusOK, id, it, action("receive"))
+		w.b.act(http.StatusOK, id, it, action("accept"))
+	}
+	if !closed(t, w.k, id) || !paidOut(t, w.k, id, 0) {
+		t.Errorf("both milestones accepted: commission paid %v, closed %v; want both", paidOut(t, w.k, id, 0), closed(t, w.k, id))
+	}
+	// In: 500.00 and the buyer's escrow fees, 10.73 + 7.15. Out: the seller 500.00 less
+	// the commission, the broker 20.00.
+	wantLedger(t, balanced(t, w.srv, id, "completion"), Ledger{In: "517.88", Out: "500.00", Fees: "17.88", Held: "0.00"}, "completion")
+}
+
+// TestCommissionCappedAtWhatWasWithheld: when the seller's proceeds are less than the
+// commission it pays (a 10.00 milestone accepted, the other returned), the broker gets what
+// could be withheld, and the transaction completes rather than waiting for money that will
+// never come.
+func TestCommissionCappedAtWhatWasWithheld(t *testing.T) {
+	w, id, first, second := milestoneWorld(t, milestonesWithCommission(10, 200, false))
+	w.s.act(http.StatusOK, id, first, action("ship"))
+	w.b.act(http.StatusOK, id, first, action("receive"))
+	w.b.act(http.StatusOK, id, first, action("accept"))
+	for _, a := range []struct {
+		c   *client
+		act string
+	}{{w.s, "ship"}, {w.b, "receive"}, {w.b, "reject"}, {w.b, "ship_return"}, {w.s, "receive_return"}, {w.s, "accept_return"}} {
+		a.c.act(http.StatusOK, id, second, action(a.act))
+	}
+	if !closed(t, w.k, id) || !paidOut(t, w.k, id, 2) {
+		t.Errorf("after one milestone accepted and one returned: commission paid %v, closed %v; want both", paidOut(t, w.k, id, 2), closed(t, w.k, id))
+	}
+	if l := balanced(t, w.srv, id, "completion"); l.Held != "0.00" {
+		t.Errorf("completed with %s held", l.Held)
+	}
+}

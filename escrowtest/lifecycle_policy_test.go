@@ -188,3 +188,25 @@ func TestCommissionCappedAtWhatWasWithheld(t *testing.T) {
 		t.Errorf("completed with %s held", l.Held)
 	}
 }
+
+// TestReturnRefundsEveryScheduleEntry: a milestone paid in two instalments and returned
+// gives the buyer back both, and its escrow fee.
+func TestReturnRefundsEveryScheduleEntry(t *testing.T) {
+	w := newWorld(t)
+	b := set(milestones(), "items", []any{milestoneItem("Design", 300)})
+	entry := clone(get(b, "items.0.schedule.0").(map[string]any))
+	set(entry, "amount", 200)
+	set(b, "items.0.schedule", append(get(b, "items.0.schedule").([]any), entry))
+	id, tx := w.funded(b)
+	it := tx.id("items.0.id")
+	for _, a := range []struct {
+		c   *client
+		act string
+	}{{w.s, "ship"}, {w.b, "receive"}, {w.b, "reject"}, {w.b, "ship_return"}, {w.s, "receive_return"}, {w.s, "accept_return"}} {
+		a.c.act(http.StatusOK, id, it, action(a.act))
+	}
+	l := balanced(t, w.srv, id, "the return")
+	if l.Out != l.In || l.Held != "0.00" {
+		t.Errorf("after the return: %+v, want everything paid in given back", l)
+	}
+}

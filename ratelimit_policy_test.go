@@ -7,6 +7,8 @@ package escrow_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -490,4 +492,52 @@ func TestOvertakenAnswerIsNoNews(t *testing.T) {
 			t.Errorf("%d requests in all, want 4: the held call goes once the window resets", n)
 		}
 	})
+}
+
+// failingTransport fails every request with err, counting them.
+type failingTransport struct {
+	mu  sync.Mutex
+	n   int
+	err error
+}
+
+func (f *failingTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	return nil, f.err
+}
+
+// TestCertificateFailuresAreNeverRetried: a server whose certificate cannot be verified will
+// not become trustworthy by asking again, whatever the verifier objects to: the call fails
+// after one attempt, a read as much as a write.
+func TestCertificateFailuresAreNeverRetried(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"unknown authority", &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}},
+		{"wrong host", &tls.CertificateVerificationError{Err: x509.HostnameError{Host: "api.example.com"}}},
+		{"expired", &tls.CertificateVerificationError{Err: x509.CertificateInvalidError{Reason: x509.Expired}}},
+		{"no system roots", &tls.CertificateVerificationError{Err: x509.SystemRootsError{}}},
+		{"unhandled critical extension", &tls.CertificateVerificationError{Err: x509.UnhandledCriticalExtension{}}},
+		{"bare unknown authority", x509.UnknownAuthorityError{}},
+		{"bare wrong host", x509.HostnameError{Host: "api.example.com"}},
+		{"bare expired", x509.CertificateInvalidError{Reason: x509.Expired}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rt := &failingTransport{err: tc.err}
+				c := fakeClient(t, rt, escrow.WithMaxRetries(3))
+				_, err := c.Transactions.Get(context.Background(), 9)
+				var te *escrow.TransportError
+				if !errors.As(err, &te) {
+					t.Fatalf("err = %v, want a *TransportError", err)
+				}
+				if rt.n != 1 || te.Attempts != 1 {
+					t.Errorf("%d requests (%d attempts reported) for a certificate failure, want 1", rt.n, te.Attempts)
+				}
+			})
+		})
+	}
 }

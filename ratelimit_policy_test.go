@@ -541,3 +541,129 @@ func TestCertificateFailuresAreNeverRetried(t *testing.T) {
 		})
 	}
 }
+
+// TestOthersSpendingShowsInTheFirstWindow: from the first answer that delimits a window, the
+// client reads what the other clients of the account spend in it: once an answer says only
+// two are left, five callers at once send two requests and wait for the reset, rather than
+// five requests of which three are refused.
+func TestOthersSpendingShowsInTheFirstWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := &heldAPI{limit: 10, window: 10 * time.Second}
+		c := fakeClient(t, api, escrow.WithMaxWait(time.Minute))
+		get := func() error { _, err := c.Transactions.Get(context.Background(), 9); return err }
+		if err := get(); err != nil { // 9 left; the window ends in 10s
+			t.Fatal(err)
+		}
+		api.mu.Lock()
+		api.used += 6 // another client of the account spends six
+		api.mu.Unlock()
+		if err := get(); err != nil { // 2 left
+			t.Fatal(err)
+		}
+		api.mu.Lock()
+		api.hold = true // the callers go together, before any answer
+		api.mu.Unlock()
+		var wg sync.WaitGroup
+		for range 5 {
+			wg.Go(func() {
+				if err := get(); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		time.Sleep(time.Second) // within the window
+		synctest.Wait()
+		if n := api.count(); n != 4 {
+			t.Errorf("%d requests within the window, want 4: the two left, no more", n)
+		}
+		api.mu.Lock()
+		api.hold = false
+		for _, ch := range api.waiting {
+			close(ch)
+		}
+		api.mu.Unlock()
+		wg.Wait()
+	})
+}
+
+// TestWindowResetGivesBackTheLimit: when a window whose limit the server told resets, the
+// client expects that limit and no more: of four callers held for the reset, two go (the
+// limit), and the others wait for their answers instead of all four going at once.
+func TestWindowResetGivesBackTheLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := &heldAPI{limit: 2, window: 10 * time.Second}
+		c := fakeClient(t, api, escrow.WithMaxWait(time.Minute))
+		get := func() error { _, err := c.Transactions.Get(context.Background(), 9); return err }
+		for range 2 { // the window's two requests: none left until it ends in 10s
+			if err := get(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		api.mu.Lock()
+		api.hold = true
+		api.mu.Unlock()
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				if err := get(); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		time.Sleep(10 * time.Second) // the reset
+		synctest.Wait()
+		if n := api.count(); n != 4 {
+			t.Errorf("%d requests by the reset with answers outstanding, want 4: two in the first window, two in the next", n)
+		}
+		api.mu.Lock()
+		api.hold = false
+		for _, ch := range api.waiting {
+			close(ch)
+		}
+		api.mu.Unlock()
+		wg.Wait()
+	})
+}
+
+// TestWindowResetWithoutALimitFreesTheEndpoint: when the server never said the limit, a
+// window's reset leaves the client knowing nothing of the next one: every caller held for
+// the reset goes at once, none waits behind a probe.
+func TestWindowResetWithoutALimitFreesTheEndpoint(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		n := 0
+		rt := roundTrip(func(r *http.Request) *http.Response {
+			mu.Lock()
+			n++
+			first := n == 1
+			mu.Unlock()
+			if first { // exhausted until the reset in 5s; no RateLimit-Limit
+				return answer(200, `{"id": 9}`, "RateLimit-Remaining", "0", "RateLimit-Reset", "5")
+			}
+			time.Sleep(time.Second) // answers take a second: a probe would hold the others that long
+			return answer(200, `{"id": 9}`, "RateLimit-Remaining", "50")
+		})
+		c := fakeClient(t, rt, escrow.WithMaxWait(time.Minute))
+		get := func() error { _, err := c.Transactions.Get(context.Background(), 9); return err }
+		if err := get(); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Go(func() {
+				if err := get(); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		time.Sleep(5 * time.Second) // the reset
+		synctest.Wait()
+		mu.Lock()
+		sent := n
+		mu.Unlock()
+		if sent != 4 {
+			t.Errorf("%d requests at the reset, want 4: the three held callers go together", sent)
+		}
+		wg.Wait()
+	})
+}

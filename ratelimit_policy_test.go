@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -665,5 +666,60 @@ func TestWindowResetWithoutALimitFreesTheEndpoint(t *testing.T) {
 			t.Errorf("%d requests at the reset, want 4: the three held callers go together", sent)
 		}
 		wg.Wait()
+	})
+}
+
+// TestAGigasecondIsACountOfSeconds: only values beyond 10⁹ are read as a Unix time; a
+// Retry-After of exactly 1000000000 asks for over thirty years, clamped to one, beyond the
+// maximum wait: the call fails at once instead of retrying as though the wait were over.
+func TestAGigasecondIsACountOfSeconds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var sent atomic.Int32
+		c := fakeClient(t, roundTrip(func(r *http.Request) *http.Response {
+			sent.Add(1)
+			return answer(429, `{}`, "Retry-After", "1000000000")
+		}), escrow.WithMaxWait(time.Minute))
+		_, err := c.Transactions.Get(context.Background(), 9)
+		var rl *escrow.RateLimitError
+		if !errors.As(err, &rl) || rl.RetryAfter != 365*24*time.Hour {
+			t.Fatalf("err = %v, want a *RateLimitError asking for a year", err)
+		}
+		if n := sent.Load(); n != 1 {
+			t.Errorf("%d requests, want 1", n)
+		}
+	})
+}
+
+// TestLateAnswerOfAnEndedWindowHoldsNothing: an answer that comes back after its window has
+// reset speaks of that window: its "none left, reset in 9s" must not hold the calls of the
+// new window, which has its whole limit.
+func TestLateAnswerOfAnEndedWindowHoldsNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := &heldAPI{limit: 2, window: 10 * time.Second}
+		c := fakeClient(t, api, escrow.WithMaxWait(time.Minute))
+		get := func() error { _, err := c.Transactions.Get(context.Background(), 9); return err }
+		if err := get(); err != nil { // 1 left; the window ends in 10s
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		api.mu.Lock()
+		api.hold = true
+		api.mu.Unlock()
+		var wg sync.WaitGroup
+		wg.Go(func() { get() }) // counted at 1s: none left, reset in 9s
+		synctest.Wait()
+		time.Sleep(10 * time.Second) // the window resets while the answer is on its way
+		api.mu.Lock()
+		api.hold = false
+		api.mu.Unlock()
+		api.release(0)
+		wg.Wait()
+		start := time.Now()
+		if err := get(); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != 0 {
+			t.Errorf("a call of the new window was held %v by the late answer of the old one", d)
+		}
 	})
 }

@@ -723,3 +723,28 @@ func TestLateAnswerOfAnEndedWindowHoldsNothing(t *testing.T) {
 		}
 	})
 }
+
+// TestUnknownLimitPacesOnWhatIsLeft: a server that says what is left and when the window
+// resets, but not the limit, is paced on what it says is left: calls go at once while
+// requests remain.
+func TestUnknownLimitPacesOnWhatIsLeft(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		left := 10
+		c := fakeClient(t, roundTrip(func(r *http.Request) *http.Response {
+			mu.Lock()
+			defer mu.Unlock()
+			left--
+			return answer(200, `{"id": 9}`, "RateLimit-Remaining", strconv.Itoa(left), "RateLimit-Reset", "10")
+		}), escrow.WithMaxWait(time.Minute))
+		start := time.Now()
+		for range 5 {
+			if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if d := time.Since(start); d != 0 {
+			t.Errorf("five calls with requests left took %v, want no wait", d)
+		}
+	})
+}

@@ -81,3 +81,20 @@ func TestServerErrorThenCancelLeavesTheOutcomeUnknown(t *testing.T) {
 		}
 	})
 }
+
+// TestHeldCallIsLogged: a call held for an exhausted endpoint says so at Info, with the wait.
+func TestHeldCallIsLogged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs logLines
+		c, mt := setup(t, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		mt.RegisterResponder("GET", testBase+"transaction/9", respond(200, `{"id": 9}`, "RateLimit-Remaining", "0", "RateLimit-Reset", "3"))
+		for range 2 {
+			if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := logs.count(`msg="escrow: holding call, no requests remaining"`); n != 1 || logs.count("wait=3s") != 1 {
+			t.Errorf("the held call logged %d holds:\n%s", n, logs.buf.String())
+		}
+	})
+}

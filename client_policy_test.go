@@ -1,0 +1,51 @@
+package escrow
+
+// Client policies that hand-applied mutants of client.go (the mechanism of scripts/mutate)
+// showed unpinned.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"testing/synctest"
+)
+
+// TestFiveRedirectsFollowedNotSix: a chain of redirects on the API's own host is followed
+// five times, as the error for a longer one says ("more than 5 redirects"); the sixth is
+// refused.
+func TestFiveRedirectsFollowedNotSix(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, mt := setup(t)
+		// transaction/1 redirects to 2, 2 to 3, ...; 6 (five redirects on) answers, and so does 13.
+		for i := 1; i <= 12; i++ {
+			if i == 6 {
+				continue
+			}
+			mt.RegisterResponder("GET", fmt.Sprintf("%stransaction/%d", testBase, i),
+				respond(307, ``, "Location", fmt.Sprintf("%stransaction/%d", testBase, i+1)))
+		}
+		mt.RegisterResponder("GET", testBase+"transaction/6", respond(200, `{"id": 6}`))
+		mt.RegisterResponder("GET", testBase+"transaction/13", respond(200, `{"id": 13}`))
+		if tx, err := c.Transactions.Get(context.Background(), 1); err != nil || tx.ID != 6 {
+			t.Errorf("five redirects: %v, %v; want transaction 6", tx, err)
+		}
+		if _, err := c.Transactions.Get(context.Background(), 7); !errors.Is(err, ErrRedirectRefused) {
+			t.Errorf("six redirects: err = %v, want ErrRedirectRefused", err)
+		}
+	})
+}
+
+// TestUserAgentKeepsAProductWithSpaces: a product such as "acme-market/2.1 (+https://…)"
+// carries spaces, which are not control characters: it leads the User-Agent. One carrying
+// a line break is dropped.
+func TestUserAgentKeepsAProductWithSpaces(t *testing.T) {
+	const product = "acme-market/2.1 (+https://acme.example)"
+	if ua := userAgent(product); !strings.HasPrefix(ua, product+" escrow-go/") {
+		t.Errorf("User-Agent %q, want it to start with %q", ua, product)
+	}
+	if ua := userAgent("acme\r\nX-Evil: 1"); !strings.HasPrefix(ua, "escrow-go/") {
+		t.Errorf("User-Agent %q carries a product with a line break", ua)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -47,5 +48,28 @@ func TestUserAgentKeepsAProductWithSpaces(t *testing.T) {
 	}
 	if ua := userAgent("acme\r\nX-Evil: 1"); !strings.HasPrefix(ua, "escrow-go/") {
 		t.Errorf("User-Agent %q carries a product with a line break", ua)
+	}
+}
+
+// TestReportDownloadHandsBackEveryRedirectAndOnlyRedirects: a report download hands back
+// any 3xx with its Location, 300 included, and a 400 is an error, not a redirect.
+func TestReportDownloadHandsBackEveryRedirectAndOnlyRedirects(t *testing.T) {
+	c, mt := setup(t)
+	const where = "https://reports.escrow-files.example/rpt_9f2c.csv"
+	mt.RegisterResponder("GET", downloadPath, respond(http.StatusMultipleChoices, ``, "Location", where))
+	if d, err := c.Partner.DownloadReport(context.Background(), "rpt_9f2c", nil); err != nil || d.URL != where {
+		t.Errorf("300: %+v, %v; want the URL %s", d, err, where)
+	}
+	mt.RegisterResponder("GET", downloadPath, respond(http.StatusBadRequest, `{"error": "bad task"}`, "Location", where))
+	var apiErr *APIError
+	if _, err := c.Partner.DownloadReport(context.Background(), "rpt_9f2c", nil); !errors.As(err, &apiErr) || apiErr.StatusCode != 400 {
+		t.Errorf("400: err = %v, want an *APIError of status 400", err)
+	}
+}
+
+// TestLocalhostInAnyCase: plain HTTP is allowed to localhost however it is spelt.
+func TestLocalhostInAnyCase(t *testing.T) {
+	if _, err := NewClient(testEmail, testKey, WithBaseURL("http://LocalHost:8080/")); err != nil {
+		t.Errorf("http://LocalHost:8080/ refused: %v", err)
 	}
 }

@@ -210,3 +210,19 @@ func TestReturnRefundsEveryScheduleEntry(t *testing.T) {
 		t.Errorf("after the return: %+v, want everything paid in given back", l)
 	}
 }
+
+// TestSellerPaysItsEscrowFeeBesideOtherFees: the seller's escrow fee is taken from its
+// payout even when the item lists another fee the seller pays after it (a wire
+// disbursement fee, which costs nothing here).
+func TestSellerPaysItsEscrowFeeBesideOtherFees(t *testing.T) {
+	w := newWorld(t)
+	id, _ := w.funded(set(merchandise(), "items.0.fees", []any{
+		body{"type": "escrow", "payer_customer": "seller@example.com"},
+		body{"type": "wire_disbursement", "payer_customer": "seller@example.com"},
+	}))
+	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	for _, s := range []step{ships, receives, accepts} {
+		s(w, id)
+	}
+	wantLedger(t, balanced(t, w.srv, id, "acceptance"), Ledger{In: "1000.00", Out: "967.50", Fees: "32.50", Held: "0.00"}, "acceptance")
+}

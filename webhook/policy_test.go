@@ -358,3 +358,41 @@ func TestCompletionReadFromEveryItem(t *testing.T) {
 		t.Errorf("handed over %v; want complete", got.list())
 	}
 }
+
+// TestHintNamesAtEveryRangeEdge: a hint's name is 1 to 64 of a-z, 0-9 and "_", starting
+// with a letter. A name made of each range's first or last character reaches
+// OnUnconfirmedHint; one with the character just outside a range never does.
+func TestHintNamesAtEveryRangeEdge(t *testing.T) {
+	names := map[string]bool{
+		"zulu": true, "xa": true, "xz": true, "x0": true, "x9": true, "x_": true, "a": true,
+		"`x": false, "{x": false, "x`": false, "x{": false, "x/": false, "x:": false, "_x": false, "0x": false,
+	}
+	api := newFakeAPI()
+	var mu sync.Mutex
+	hinted := map[string]bool{}
+	got := &calls{}
+	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{OnUnconfirmedHint: func(_ context.Context, h webhook.Hint) {
+		mu.Lock()
+		defer mu.Unlock()
+		hinted[string(h.Event)] = true
+	}})
+	defer shutdown(t, h)
+	ids := map[string]int64{} // a transaction per name: one fetch, one hint each
+	for name := range names {
+		ids[name] = int64(len(ids) + 1)
+		api.txs[ids[name]] = sale(ids[name], item(11, escrow.ItemGeneralMerchandise, false))
+	}
+	for name, id := range ids {
+		if code := deliver(h, name, id); code != http.StatusOK {
+			t.Errorf("%q answered %d", name, code)
+		}
+	}
+	flushed(t, h)
+	mu.Lock()
+	defer mu.Unlock()
+	for name, want := range names {
+		if hinted[name] != want {
+			t.Errorf("hint %q passed on: %v, want %v", name, hinted[name], want)
+		}
+	}
+}

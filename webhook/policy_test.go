@@ -30,10 +30,11 @@ type fakeAPI struct {
 	txs    map[int64]*escrow.Transaction
 	status map[int64]int // an error status to answer instead
 	reads  map[int64]int
+	readAt map[int64][]time.Time
 }
 
 func newFakeAPI() *fakeAPI {
-	return &fakeAPI{txs: map[int64]*escrow.Transaction{}, status: map[int64]int{}, reads: map[int64]int{}}
+	return &fakeAPI{txs: map[int64]*escrow.Transaction{}, status: map[int64]int{}, reads: map[int64]int{}, readAt: map[int64][]time.Time{}}
 }
 
 func (f *fakeAPI) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -52,6 +53,7 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reads[id]++
+	f.readAt[id] = append(f.readAt[id], time.Now())
 	w.Header().Set("Content-Type", "application/json")
 	if s := f.status[id]; s != 0 {
 		w.WriteHeader(s)
@@ -71,6 +73,17 @@ func (f *fakeAPI) readsOf(id int64) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.reads[id]
+}
+
+// gapsOf returns the time between consecutive reads of a transaction.
+func (f *fakeAPI) gapsOf(id int64) []time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var gaps []time.Duration
+	for i := 1; i < len(f.readAt[id]); i++ {
+		gaps = append(gaps, f.readAt[id][i].Sub(f.readAt[id][i-1]))
+	}
+	return gaps
 }
 
 func (f *fakeAPI) client(t *testing.T) *escrow.Client {
@@ -395,4 +408,106 @@ func TestHintNamesAtEveryRangeEdge(t *testing.T) {
 			t.Errorf("hint %q passed on: %v, want %v", name, hinted[name], want)
 		}
 	}
+}
+
+// TestReplaysArePaced: while replays of an event already handed over keep arriving, the
+// transaction is fetched after Refetch (250ms by default), then four times longer each
+// time up to MaxRefetch (5s by default; at least Refetch); the replays in between are
+// coalesced into those fetches. A fetch that finds something new resets the pace.
+func TestReplaysArePaced(t *testing.T) {
+	const s, ms = time.Second, time.Millisecond
+	for _, tc := range []struct {
+		name string
+		opt  webhook.Options
+		gaps []time.Duration
+	}{
+		{"defaults", webhook.Options{}, []time.Duration{250 * ms, s, 4 * s, 5 * s, 5 * s}},
+		{"max equal to refetch", webhook.Options{Refetch: s, MaxRefetch: s}, []time.Duration{s, s, s, s, s}},
+		{"refetch above the default max", webhook.Options{Refetch: 8 * s}, []time.Duration{8 * s, 8 * s}},
+		{"max below refetch", webhook.Options{Refetch: 2 * s, MaxRefetch: s}, []time.Duration{2 * s, 5 * s, 5 * s}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				api := newFakeAPI()
+				api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+				store := new(webhook.MemoryStore)
+				handed := webhook.Claim{TransactionID: 1, Facts: []string{"create"}, Owner: "earlier", Expires: time.Now().Add(time.Hour)}
+				if ok, err := store.Claim(t.Context(), handed, time.Now()); !ok || err != nil {
+					t.Fatal(ok, err)
+				}
+				if err := store.Done(t.Context(), handed); err != nil {
+					t.Fatal(err)
+				}
+				got := &calls{}
+				h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store, Refetch: tc.opt.Refetch, MaxRefetch: tc.opt.MaxRefetch})
+				defer shutdown(t, h)
+				var total time.Duration
+				for _, g := range tc.gaps {
+					total += g
+				}
+				for range total / (100 * ms) { // a replay every 100ms, until the last fetch
+					deliver(h, "create", 1)
+					time.Sleep(100 * ms)
+				}
+				flushed(t, h)
+				if gaps := api.gapsOf(1); !slices.Equal(gaps[:min(len(gaps), len(tc.gaps))], tc.gaps) {
+					t.Errorf("fetched after %v, want %v", gaps[:min(len(gaps), len(tc.gaps)+2)], tc.gaps)
+				}
+				if n := len(got.list()); n != 0 {
+					t.Errorf("a replay was handed over %d times", n)
+				}
+			})
+		})
+	}
+}
+
+// TestClaimHoldsOtherReplicasForTheLease: while one replica's callback runs, another
+// replica sharing the store does not hand the same event over, until the claim's lease
+// (ClaimLease, 2 minutes by default) has ended; then it takes the event over. Replicas
+// left to name themselves get distinct names, so they never take each other's claims as
+// their own.
+func TestClaimHoldsOtherReplicasForTheLease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		store := new(webhook.MemoryStore)
+		t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+		entered := make(chan struct{})
+		first := &calls{block: make(chan struct{})}
+		a := webhook.NewHandler(api.client(t), func(ctx context.Context, ev webhook.ConfirmedEvent) error {
+			close(entered)
+			return first.fn(ctx, ev)
+		}, webhook.Options{Store: store, Now: func() time.Time { return t0 }})
+		defer shutdown(t, a)
+		var mu sync.Mutex
+		now := t0
+		second := &calls{}
+		b := webhook.NewHandler(api.client(t), second.fn, webhook.Options{Store: store, MaxAttempts: 1, Now: func() time.Time {
+			mu.Lock()
+			defer mu.Unlock()
+			return now
+		}})
+		defer shutdown(t, b)
+		if a.Replica() == "" || a.Replica() == b.Replica() {
+			t.Errorf("replicas named %q and %q", a.Replica(), b.Replica())
+		}
+		deliver(a, "create", 1)
+		<-entered // a's callback holds the claim
+		for _, tc := range []struct {
+			after time.Duration
+			want  []string
+		}{{0, nil}, {2*time.Minute - time.Millisecond, nil}, {2 * time.Minute, []string{"create:1"}}} {
+			mu.Lock()
+			now = t0.Add(tc.after)
+			mu.Unlock()
+			time.Sleep(time.Minute) // past the pace of b's previous fetch
+			deliver(b, "create", 1)
+			flushed(t, b)
+			if got := second.list(); !slices.Equal(got, tc.want) {
+				t.Errorf("%v into a's lease, the other replica handed over %v, want %v", tc.after, got, tc.want)
+			}
+		}
+		close(first.block)
+		flushed(t, a)
+	})
 }

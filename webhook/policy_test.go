@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -31,6 +32,7 @@ type fakeAPI struct {
 	status map[int64]int // an error status to answer instead
 	reads  map[int64]int
 	readAt map[int64][]time.Time
+	lists  int // pages of the paged list served
 }
 
 func newFakeAPI() *fakeAPI {
@@ -45,6 +47,25 @@ func (f *fakeAPI) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/transaction") { // the paged list: one page
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.lists++
+		page := escrow.TransactionList{Page: 1, PageCount: 1}
+		for _, id := range slices.Sorted(maps.Keys(f.txs)) {
+			page.Transactions = append(page.Transactions, *f.txs[id])
+		}
+		page.PerPage = len(page.Transactions)
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(page)
+		return
+	}
+	if strings.HasSuffix(r.URL.Path, "/partner/transactions") { // not a partner
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		fmt.Fprint(w, `{"error": "forbidden", "message": "not a partner"}`)
+		return
+	}
 	id, err := strconv.ParseInt(parts[len(parts)-1], 10, 64)
 	if r.Method != http.MethodGet || len(parts) < 2 || parts[len(parts)-2] != "transaction" || err != nil {
 		http.Error(w, `{"error": "not_found"}`, http.StatusNotFound)
@@ -510,4 +531,99 @@ func TestClaimHoldsOtherReplicasForTheLease(t *testing.T) {
 		close(first.block)
 		flushed(t, a)
 	})
+}
+
+// TestBatchKeepsEachNameOnceUpTo24: deliveries that wait for one transaction's next fetch
+// are coalesced: each distinct name is kept once (a hint is passed on once per fetch,
+// however often it was delivered), and at most 24 distinct names are kept, the first ones.
+func TestBatchKeepsEachNameOnceUpTo24(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		var mu sync.Mutex
+		var hinted []string
+		got := &calls{block: make(chan struct{})}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{OnUnconfirmedHint: func(_ context.Context, h webhook.Hint) {
+			mu.Lock()
+			defer mu.Unlock()
+			hinted = append(hinted, string(h.Event))
+		}})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		synctest.Wait() // the callback holds the first batch; what follows waits for the next
+		var want []string
+		for i := range 30 {
+			name := fmt.Sprintf("hint_%02d", i)
+			for range 3 {
+				deliver(h, name, 1)
+			}
+			if i < 24 {
+				want = append(want, name)
+			}
+		}
+		close(got.block)
+		flushed(t, h)
+		mu.Lock()
+		defer mu.Unlock()
+		slices.Sort(hinted)
+		if !slices.Equal(hinted, want) {
+			t.Errorf("hints passed on: %v, want each of the first 24 names once", hinted)
+		}
+	})
+}
+
+// TestShutdownGivesUpWaitingWork: work still waiting when Shutdown's context ends is given
+// up on, so that Flush, whether already waiting or called afterwards, returns instead of
+// waiting for work that will never be done.
+func TestShutdownGivesUpWaitingWork(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Refetch: time.Hour})
+		deliver(h, "create", 1)
+		flushed(t, h)
+		deliver(h, "create", 1) // a replay: fetched, it sets the next fetch an hour away
+		synctest.Wait()
+		deliver(h, "create", 1) // so this one waits
+		waiting := make(chan error, 1)
+		go func() { waiting <- h.Flush(context.Background()) }()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := h.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Shutdown with work waiting: %v", err)
+		}
+		if err := <-waiting; err != nil {
+			t.Errorf("Flush waiting during Shutdown: %v", err)
+		}
+		ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := h.Flush(ctx); err != nil {
+			t.Errorf("Flush after Shutdown: %v", err)
+		}
+	})
+}
+
+// TestReconcileHandsOverFromTheListing: the states the reconciler reads from the account's
+// listing are handed over as read, without reading each transaction again.
+func TestReconcileHandsOverFromTheListing(t *testing.T) {
+	api := newFakeAPI()
+	for id := range int64(3) {
+		api.txs[id+1] = sale(id+1, item(11, escrow.ItemGeneralMerchandise, false))
+	}
+	got := &calls{}
+	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{})
+	defer shutdown(t, h)
+	if err := h.Reconcile(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	flushed(t, h)
+	if n := len(got.list()); n != 9 || api.lists != 1 {
+		t.Fatalf("handed over %v after %d listings, want create, agree and payment_approved of each of 3", got.list(), api.lists)
+	}
+	for id := range int64(3) {
+		if n := api.readsOf(id + 1); n != 0 {
+			t.Errorf("transaction %d read %d times after the listing", id+1, n)
+		}
+	}
 }

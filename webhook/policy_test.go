@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -626,4 +627,143 @@ func TestReconcileHandsOverFromTheListing(t *testing.T) {
 			t.Errorf("transaction %d read %d times after the listing", id+1, n)
 		}
 	}
+}
+
+// TestNanosecondRetryWait: the smallest retry waits are taken as given: a callback
+// failing with RetryWait and MaxRetryWait of 1ns is tried MaxAttempts times.
+func TestNanosecondRetryWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		got := &calls{fail: errors.New("the order system is down")}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxAttempts: 4, RetryWait: time.Nanosecond, MaxRetryWait: time.Nanosecond})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		flushed(t, h)
+		if n := len(got.list()); n != 4 {
+			t.Errorf("%d tries, want 4", n)
+		}
+	})
+}
+
+// logLines is a Logger's output, safe for concurrent use.
+type logLines struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logLines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *logLines) count(substr string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Count(l.buf.String(), substr)
+}
+
+// releaseFailing is a store whose Release fails.
+type releaseFailing struct{ webhook.MemoryStore }
+
+func (*releaseFailing) Release(context.Context, webhook.Claim) error {
+	return errors.New("database unavailable")
+}
+
+// TestWarningsSayWhatWasDropped: the log warns of deliveries dropped because the account
+// cannot read their transaction, and only then; a tracked transaction found unreadable is
+// no longer tracked, after one read, with its own warning; a claim that could not be
+// released after a failing callback is warned of, and only then.
+func TestWarningsSayWhatWasDropped(t *testing.T) {
+	const dropped, untracked, unreleased = "unconfirmed deliveries dropped", "no longer tracked", "releasing a claim failed"
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		store := new(webhook.MemoryStore)
+		var log logLines
+		h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Store: store, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		defer shutdown(t, h)
+		deliver(h, "create", 404)
+		flushed(t, h)
+		if log.count(dropped) != 1 || log.count(untracked) != 0 {
+			t.Errorf("a delivery about an unreadable transaction logged:\n%s", log.String())
+		}
+		if err := store.Track(t.Context(), []int64{2}); err != nil { // tracked, now unreadable
+			t.Fatal(err)
+		}
+		if err := h.Reconcile(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		flushed(t, h)
+		if log.count(dropped) != 1 || log.count(untracked) != 1 || api.readsOf(2) != 1 {
+			t.Errorf("a tracked transaction found unreadable after %d reads logged:\n%s", api.readsOf(2), log.String())
+		}
+		if ids, err := store.Unfinished(t.Context()); err != nil || slices.Contains(ids, 2) {
+			t.Errorf("Unfinished = %v, %v: the unreadable transaction is still tracked", ids, err)
+		}
+
+		for _, tc := range []struct {
+			store webhook.Store
+			warns int
+		}{{new(webhook.MemoryStore), 0}, {new(releaseFailing), 1}} {
+			var log logLines
+			failing := &calls{fail: errors.New("the order system is down")}
+			h := webhook.NewHandler(api.client(t), failing.fn, webhook.Options{Store: tc.store, MaxAttempts: 1, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+			deliver(h, "create", 1)
+			flushed(t, h)
+			shutdown(t, h)
+			if n := log.count(unreleased); n != tc.warns {
+				t.Errorf("store %T: %d warnings of a failed release, want %d:\n%s", tc.store, n, tc.warns, log.String())
+			}
+		}
+	})
+}
+
+// staleStore answers its first Handed as it stood before another replica handed over
+// "create": the race between reading what was handed over and claiming.
+type staleStore struct {
+	webhook.MemoryStore
+	read bool
+}
+
+func (s *staleStore) Handed(ctx context.Context, id int64) (map[string]bool, error) {
+	if !s.read {
+		s.read = true
+		return map[string]bool{}, nil
+	}
+	return s.MemoryStore.Handed(ctx, id)
+}
+
+// TestEventHandedOverMeanwhileIsSkipped: when another replica hands an event over between
+// this one's reading of the store and its claim, this one skips that event and hands over
+// the next at once, without waiting for a retry.
+func TestEventHandedOverMeanwhileIsSkipped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		store := new(staleStore)
+		other := webhook.Claim{TransactionID: 1, Facts: []string{"create"}, Owner: "other", Expires: time.Now().Add(time.Minute)}
+		if ok, err := store.Claim(t.Context(), other, time.Now()); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+		if err := store.Done(t.Context(), other); err != nil {
+			t.Fatal(err)
+		}
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
+		defer shutdown(t, h)
+		start := time.Now()
+		deliver(h, "agree", 1)
+		flushed(t, h)
+		if l := got.list(); !slices.Equal(l, []string{"agree:1"}) || got.at[0] != start {
+			t.Errorf("handed over %v at %v, want agree at once", l, got.at)
+		}
+	})
 }

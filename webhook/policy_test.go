@@ -34,6 +34,7 @@ type fakeAPI struct {
 	reads  map[int64]int
 	readAt map[int64][]time.Time
 	lists  int // pages of the paged list served
+	header http.Header // rate-limit headers of every answer about a transaction
 }
 
 func newFakeAPI() *fakeAPI {
@@ -76,6 +77,9 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	defer f.mu.Unlock()
 	f.reads[id]++
 	f.readAt[id] = append(f.readAt[id], time.Now())
+	for k, v := range f.header {
+		w.Header()[k] = v
+	}
 	w.Header().Set("Content-Type", "application/json")
 	if s := f.status[id]; s != 0 {
 		w.WriteHeader(s)
@@ -766,4 +770,46 @@ func TestEventHandedOverMeanwhileIsSkipped(t *testing.T) {
 			t.Errorf("handed over %v at %v, want agree at once", l, got.at)
 		}
 	})
+}
+
+// TestSpentWindowIsWaitedOut: an answer saying the window is down to the application's
+// reserve (by default a tenth of the limit, rounded down) makes the handler wait for the
+// reset before its next fetch; when nothing is left (0 of 5), it waits instead of sending
+// one the client would refuse (a try lost). An answer that states a reset but not what
+// remains pauses nothing.
+func TestSpentWindowIsWaitedOut(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		header http.Header
+		wait   time.Duration
+	}{
+		{"spent", http.Header{"Ratelimit-Limit": {"5"}, "Ratelimit-Remaining": {"0"}, "Ratelimit-Reset": {"60"}}, time.Minute},
+		{"down to a tenth of the limit", http.Header{"Ratelimit-Limit": {"20"}, "Ratelimit-Remaining": {"2"}, "Ratelimit-Reset": {"60"}}, time.Minute},
+		{"above a tenth", http.Header{"Ratelimit-Limit": {"20"}, "Ratelimit-Remaining": {"3"}, "Ratelimit-Reset": {"60"}}, 0},
+		{"remaining unknown", http.Header{"Ratelimit-Reset": {"60"}}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				api := newFakeAPI()
+				api.header = tc.header
+				api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+				api.txs[2] = sale(2, item(21, escrow.ItemGeneralMerchandise, false))
+				got := &calls{}
+				h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxAttempts: 1})
+				defer shutdown(t, h)
+				start := time.Now()
+				deliver(h, "create", 1)
+				flushed(t, h)
+				deliver(h, "create", 2)
+				ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+				defer cancel()
+				if err := h.Flush(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if l := got.list(); !slices.Equal(l, []string{"create:1", "create:2"}) || got.at[1].Sub(start) != tc.wait {
+					t.Errorf("handed over %v at %v, want the second after %v", l, got.at, tc.wait)
+				}
+			})
+		})
+	}
 }

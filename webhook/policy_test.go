@@ -33,7 +33,7 @@ type fakeAPI struct {
 	status map[int64]int // an error status to answer instead
 	reads  map[int64]int
 	readAt map[int64][]time.Time
-	lists  int // pages of the paged list served
+	lists  int         // pages of the paged list served
 	header http.Header // rate-limit headers of every answer about a transaction
 }
 
@@ -540,7 +540,8 @@ func TestClaimHoldsOtherReplicasForTheLease(t *testing.T) {
 
 // TestBatchKeepsEachNameOnceUpTo24: deliveries that wait for one transaction's next fetch
 // are coalesced: each distinct name is kept once (a hint is passed on once per fetch,
-// however often it was delivered), and at most 24 distinct names are kept, the first ones.
+// however often it was delivered), and at most 24 distinct names are kept, the first ones,
+// confirmable or not.
 func TestBatchKeepsEachNameOnceUpTo24(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := newFakeAPI()
@@ -556,13 +557,14 @@ func TestBatchKeepsEachNameOnceUpTo24(t *testing.T) {
 		defer shutdown(t, h)
 		deliver(h, "create", 1)
 		synctest.Wait() // the callback holds the first batch; what follows waits for the next
+		deliver(h, "agree", 1)
 		var want []string
 		for i := range 30 {
 			name := fmt.Sprintf("hint_%02d", i)
 			for range 3 {
 				deliver(h, name, 1)
 			}
-			if i < 24 {
+			if i < 23 { // and agree: 24 names
 				want = append(want, name)
 			}
 		}
@@ -572,7 +574,10 @@ func TestBatchKeepsEachNameOnceUpTo24(t *testing.T) {
 		defer mu.Unlock()
 		slices.Sort(hinted)
 		if !slices.Equal(hinted, want) {
-			t.Errorf("hints passed on: %v, want each of the first 24 names once", hinted)
+			t.Errorf("hints passed on: %v, want each of the first 23 hint names once", hinted)
+		}
+		if l := got.list(); !slices.Equal(l, []string{"create:1", "agree:1"}) {
+			t.Errorf("handed over %v", l)
 		}
 	})
 }
@@ -682,7 +687,8 @@ func (*releaseFailing) Release(context.Context, webhook.Claim) error {
 }
 
 // TestWarningsSayWhatWasDropped: the log warns of deliveries dropped because the account
-// cannot read their transaction, and only then; a tracked transaction found unreadable is
+// cannot read their transaction, and only then, and of a delivered event the transaction
+// does not show, and only then; a tracked transaction found unreadable is
 // no longer tracked, after one read, with its own warning; a claim that could not be
 // released after a failing callback is warned of, and only then.
 func TestWarningsSayWhatWasDropped(t *testing.T) {
@@ -698,6 +704,14 @@ func TestWarningsSayWhatWasDropped(t *testing.T) {
 		flushed(t, h)
 		if log.count(dropped) != 1 || log.count(untracked) != 0 {
 			t.Errorf("a delivery about an unreadable transaction logged:\n%s", log.String())
+		}
+		const unshown = "delivery dropped as unconfirmed"
+		deliver(h, "create", 1)
+		flushed(t, h)
+		deliver(h, "accept", 1)
+		flushed(t, h)
+		if n := log.count(unshown); n != 1 || !strings.Contains(log.String(), "event=accept") {
+			t.Errorf("create (shown) and accept (not shown) delivered: %d warnings of a delivery dropped:\n%s", n, log.String())
 		}
 		if err := store.Track(t.Context(), []int64{2}); err != nil { // tracked, now unreadable
 			t.Fatal(err)
@@ -812,4 +826,29 @@ func TestSpentWindowIsWaitedOut(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestUnpassedHintsLoggedAtDebug: without OnUnconfirmedHint, each unconfirmable name of a
+// batch is logged at debug level, whatever comes before it.
+func TestUnpassedHintsLoggedAtDebug(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		var log logLines
+		got := &calls{block: make(chan struct{})}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		synctest.Wait() // the callback holds the first batch; the next takes the rest
+		for _, name := range []string{"payment_sent", "agree", "party_verification_approved", "payment_refunded"} {
+			deliver(h, name, 1)
+		}
+		close(got.block)
+		flushed(t, h)
+		for _, name := range []string{"payment_sent", "party_verification_approved", "payment_refunded"} {
+			if n := log.count("unconfirmable event dropped"); n != 3 || !strings.Contains(log.String(), "event="+name) {
+				t.Errorf("%d debug lines; %s not logged:\n%s", n, name, log.String())
+			}
+		}
+	})
 }

@@ -686,8 +686,9 @@ func (*releaseFailing) Release(context.Context, webhook.Claim) error {
 	return errors.New("database unavailable")
 }
 
-// TestWarningsSayWhatWasDropped: the log warns of deliveries dropped because the account
-// cannot read their transaction, and only then, and of a delivered event the transaction
+// TestWarningsSayWhatWasDropped: the log warns of malformed deliveries and invalid event
+// names, of deliveries dropped because the account cannot read their transaction, and
+// only then, and of a delivered event the transaction
 // does not show, and only then; a tracked transaction found unreadable is
 // no longer tracked, after one read, with its own warning; a claim that could not be
 // released after a failing callback is warned of, and only then.
@@ -704,6 +705,12 @@ func TestWarningsSayWhatWasDropped(t *testing.T) {
 		flushed(t, h)
 		if log.count(dropped) != 1 || log.count(untracked) != 0 {
 			t.Errorf("a delivery about an unreadable transaction logged:\n%s", log.String())
+		}
+		if code := deliver(h, "create", -1); code/100 != 4 || log.count("refused delivery") != 1 {
+			t.Errorf("a malformed delivery answered %d and logged:\n%s", code, log.String())
+		}
+		if code := deliver(h, "Funds", 1); code != http.StatusOK || log.count("invalid event name") != 1 {
+			t.Errorf("a delivery with an invalid name answered %d and logged:\n%s", code, log.String())
 		}
 		const unshown = "delivery dropped as unconfirmed"
 		deliver(h, "create", 1)

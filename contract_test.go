@@ -10,12 +10,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"io"
 	"net/http"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -27,66 +23,18 @@ import (
 	"github.com/escrowkit/escrow-go/escrowtest"
 )
 
-// emulatorRoutes reads the routes the emulator serves from its source: every composite
-// literal of its route type, with the method and pattern it gives. escrowtest exports no
-// list of routes, and reading them this way needs nothing of it. The routes are then
-// checked against the running emulator (TestEndpointTableCoversTheEmulator), so a route
-// this reading invents or misses shows up as a failure.
+// emulatorRoutes returns the routes the emulator serves, from the table it routes by
+// (escrowtest.Endpoints), in the SDK's route shape. They are also checked against the
+// running emulator (TestEndpointTableCoversTheEmulator), so that the list and the routing
+// cannot part.
 func emulatorRoutes(t *testing.T) []route {
 	t.Helper()
-	fset := token.NewFileSet()
-	files, err := filepath.Glob(filepath.Join("escrowtest", "*.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []route
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			lit, ok := n.(*ast.CompositeLit)
-			if !ok {
-				return true
-			}
-			if id, ok := lit.Type.(*ast.Ident); !ok || id.Name != "route" || len(lit.Elts) == 0 {
-				return true
-			}
-			var r route
-			for _, elt := range lit.Elts {
-				kv, ok := elt.(*ast.KeyValueExpr)
-				if !ok {
-					continue
-				}
-				key, _ := kv.Key.(*ast.Ident)
-				switch {
-				case key == nil:
-				case key.Name == "method":
-					if sel, ok := kv.Value.(*ast.SelectorExpr); ok && strings.HasPrefix(sel.Sel.Name, "Method") {
-						r.method = strings.ToUpper(strings.TrimPrefix(sel.Sel.Name, "Method"))
-					} else if s, ok := kv.Value.(*ast.BasicLit); ok {
-						r.method, _ = strconv.Unquote(s.Value)
-					}
-				case key.Name == "pattern":
-					if s, ok := kv.Value.(*ast.BasicLit); ok {
-						p, _ := strconv.Unquote(s.Value)
-						r.pattern = strings.TrimPrefix(p, "/")
-					}
-				}
-			}
-			if r.method == "" || r.pattern == "" {
-				t.Errorf("%s: a route literal without a literal method and pattern: the contract test cannot read it", fset.Position(lit.Pos()))
-			}
-			out = append(out, r)
-			return true
-		})
+	for _, e := range escrowtest.Endpoints() {
+		out = append(out, route{method: e.Method, pattern: strings.TrimPrefix(e.Pattern, "/")})
 	}
 	if len(out) < 30 {
-		t.Fatalf("read %d routes from escrowtest's source: has routes.go changed shape?", len(out))
+		t.Fatalf("escrowtest.Endpoints lists %d routes; spec part 4 has more than 30", len(out))
 	}
 	return out
 }
@@ -112,7 +60,7 @@ func samplePath(pattern string) string {
 }
 
 // TestEndpointTableCoversTheEmulator: every route of the emulator is a row of the SDK's
-// table, and every route read from the source is one the running emulator serves (an
+// table, and every route escrowtest.Endpoints lists is one the running emulator serves (an
 // unknown route answers 404 with the Allow header absent; a known path with another method
 // answers 405 listing the methods it has).
 func TestEndpointTableCoversTheEmulator(t *testing.T) {
@@ -143,7 +91,7 @@ func TestEndpointTableCoversTheEmulator(t *testing.T) {
 		resp.Body.Close()
 		allow := strings.Split(strings.ReplaceAll(resp.Header.Get("Allow"), " ", ""), ",")
 		if resp.StatusCode != http.StatusMethodNotAllowed || !slices.Contains(allow, r.method) {
-			t.Errorf("%s /%s read from the source, but the emulator answers PROPFIND %s with %d, Allow %q",
+			t.Errorf("%s /%s listed by escrowtest.Endpoints, but the emulator answers PROPFIND %s with %d, Allow %q",
 				r.method, r.pattern, samplePath(r.pattern), resp.StatusCode, resp.Header.Get("Allow"))
 		}
 	}

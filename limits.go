@@ -216,20 +216,8 @@ func (w *budgetWalker) object(t reflect.Type, generic int64) error {
 		t = nil // a mismatch: the decoder fails on it
 	}
 	for first := true; ; first = false {
-		w.skipSpace()
-		if w.pos >= len(w.data) {
-			return w.syntax()
-		}
-		if w.data[w.pos] == '}' {
-			w.pos++
-			return nil
-		}
-		if !first {
-			if w.data[w.pos] != ',' {
-				return w.syntax()
-			}
-			w.pos++
-			w.skipSpace()
+		if done, err := w.next('}', first); done || err != nil {
+			return err
 		}
 		keyStart := w.pos
 		if w.pos >= len(w.data) || w.data[w.pos] != '"' {
@@ -280,19 +268,8 @@ func (w *budgetWalker) array(t reflect.Type, generic int64) error {
 		elem, each = t, 16+32
 	}
 	for first := true; ; first = false {
-		w.skipSpace()
-		if w.pos >= len(w.data) {
-			return w.syntax()
-		}
-		if w.data[w.pos] == ']' {
-			w.pos++
-			return nil
-		}
-		if !first {
-			if w.data[w.pos] != ',' {
-				return w.syntax()
-			}
-			w.pos++
+		if done, err := w.next(']', first); done || err != nil {
+			return err
 		}
 		if err := w.charge(each); err != nil {
 			return err
@@ -301,6 +278,27 @@ func (w *budgetWalker) array(t reflect.Type, generic int64) error {
 			return err
 		}
 	}
+}
+
+// next moves to the next member of an object or array, past the comma before any but the
+// first; done reports that the closing bracket came instead, and was passed.
+func (w *budgetWalker) next(closing byte, first bool) (done bool, err error) {
+	w.skipSpace()
+	if w.pos >= len(w.data) {
+		return false, w.syntax()
+	}
+	if w.data[w.pos] == closing {
+		w.pos++
+		return true, nil
+	}
+	if !first {
+		if w.data[w.pos] != ',' {
+			return false, w.syntax()
+		}
+		w.pos++
+		w.skipSpace()
+	}
+	return false, nil
 }
 
 // skipString moves past a JSON string starting at w.pos.

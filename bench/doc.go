@@ -6,10 +6,11 @@
 //	                                      (-replicas N -redis URL: N clients of one account sharing Redis)
 //	go run ./bench/chaos                  duplicates, losses and untyped errors under injected faults
 //	go run ./bench/emulator               the emulator's throughput beside a bare TLS handler
+//	go run ./bench/storm                  what a replay storm of webhook deliveries costs a webhook.Handler
 //
-// Each command prints lines of key=value pairs. The work is done by RunPacing, RunChaos and
-// RunEmulatorLoad, which the package's tests run briefly so that they keep working; the
-// tests assert counts, never timings, which vary too much on a shared machine.
+// Each command prints lines of key=value pairs. The work is done by RunPacing, RunChaos,
+// RunEmulatorLoad and RunStorm, which the package's tests run briefly so that they keep
+// working; the tests assert counts, never timings, which vary too much on a shared machine.
 //
 // Results and the machine they ran on are in BENCHMARKS.md at the repository root.
 package bench

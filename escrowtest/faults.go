@@ -15,8 +15,8 @@ import (
 type Fault struct {
 	// Endpoint is a method and a route template below the version segment, as in
 	// "POST /transaction" or "GET /transaction/{id}" (parameter names do not matter),
-	// "POST *" for every POST, or "*" for every API request. The control API is never
-	// faulted.
+	// "POST *" for every POST, or "*" for every API request (Endpoints lists the routes).
+	// The control API is never faulted.
 	//
 	// "WEBHOOK *" faults the emulator's own webhook calls instead, and "WEBHOOK /ship" those
 	// of one event: Drop (before or after) loses the call, as a network would, and Latency

@@ -2,6 +2,28 @@ package escrowtest
 
 import "net/http"
 
+// Endpoint is one route of the API the emulator serves, named as Fault.Endpoint and the
+// rate limit name it: the method and the pattern below the version segment, with the
+// spec's parameter names ("GET", "/transaction/{id}").
+type Endpoint struct {
+	Method  string
+	Pattern string
+}
+
+// String returns the endpoint as Fault.Endpoint takes it: "GET /transaction/{id}".
+func (e Endpoint) String() string { return e.Method + " " + e.Pattern }
+
+// Endpoints returns every route of the API the emulator serves, from the table it routes
+// by: what a client of the SDK can reach, and what a Fault can name.
+func Endpoints() []Endpoint {
+	routes := apiRouter().routes
+	out := make([]Endpoint, len(routes))
+	for i, r := range routes {
+		out[i] = Endpoint{Method: r.method, Pattern: r.pattern}
+	}
+	return out
+}
+
 // apiRouter returns every endpoint of spec part 4, below versionRoot. Customer paths take
 // "me" or an id in {customer_id}.
 func apiRouter() *router {

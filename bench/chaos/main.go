@@ -9,7 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 
 	"github.com/escrowkit/escrow-go/bench"
 )
@@ -24,15 +23,15 @@ func main() {
 	flag.IntVar(&cfg.RateLimit, "limit", cfg.RateLimit, "the emulator's rate limit per endpoint per second; 0 turns it off, and injected 429s then carry no rate-limit headers")
 	flag.Parse()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	res, err := bench.RunChaos(ctx, cfg)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "chaos:", err)
-		os.Exit(1)
-	}
-	fmt.Println(res)
-	for _, u := range res.Untyped {
-		fmt.Fprintln(os.Stderr, "untyped error:", u)
-	}
+	bench.Command("chaos", func(ctx context.Context) error {
+		res, err := bench.RunChaos(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		fmt.Println(res)
+		for _, u := range res.Untyped {
+			fmt.Fprintln(os.Stderr, "untyped error:", u)
+		}
+		return nil
+	})
 }

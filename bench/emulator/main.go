@@ -8,8 +8,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
-	"os/signal"
 
 	"github.com/escrowkit/escrow-go/bench"
 )
@@ -21,14 +19,14 @@ func main() {
 	flag.DurationVar(&cfg.Duration, "duration", cfg.Duration, "length of each measurement")
 	flag.Parse()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	results, err := bench.RunEmulatorLoad(ctx, cfg)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "emulator:", err)
-		os.Exit(1)
-	}
-	for _, r := range results {
-		fmt.Println(r)
-	}
+	bench.Command("emulator", func(ctx context.Context) error {
+		results, err := bench.RunEmulatorLoad(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		for _, r := range results {
+			fmt.Println(r)
+		}
+		return nil
+	})
 }

@@ -12,8 +12,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
-	"os/signal"
 
 	"github.com/escrowkit/escrow-go/bench"
 )
@@ -28,18 +26,18 @@ func main() {
 	flag.DurationVar(&cfg.Duration, "duration", cfg.Duration, "how long each client runs")
 	flag.Parse()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	clients := []string{bench.ClientSDK, bench.ClientRetryableHTTP}
 	if cfg.RedisURL != "" {
 		clients = []string{bench.ClientSDK, bench.ClientSDKRedis, bench.ClientRetryableHTTP}
 	}
-	for _, client := range clients {
-		res, err := bench.RunPacing(ctx, cfg, client)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "pacing:", err)
-			os.Exit(1)
+	bench.Command("pacing", func(ctx context.Context) error {
+		for _, client := range clients {
+			res, err := bench.RunPacing(ctx, cfg, client)
+			if err != nil {
+				return err
+			}
+			fmt.Println(res)
 		}
-		fmt.Println(res)
-	}
+		return nil
+	})
 }

@@ -9,8 +9,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
-	"os/signal"
 
 	"github.com/escrowkit/escrow-go/bench"
 )
@@ -22,12 +20,12 @@ func main() {
 	flag.BoolVar(&cfg.Unique, "unique", false, "send a different invented event name in each copy")
 	flag.Parse()
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	res, err := bench.RunStorm(ctx, cfg)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "storm:", err)
-		os.Exit(1)
-	}
-	fmt.Println(res)
+	bench.Command("storm", func(ctx context.Context) error {
+		res, err := bench.RunStorm(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		fmt.Println(res)
+		return nil
+	})
 }

@@ -859,3 +859,37 @@ func TestUnpassedHintsLoggedAtDebug(t *testing.T) {
 		}
 	})
 }
+
+// TestNewsResetsThePace: a fetch that finds something new ends the slowed pace of replays:
+// a delivery just after it is fetched at once, not after the wait the replays had reached.
+func TestNewsResetsThePace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		store := new(webhook.MemoryStore)
+		handed := webhook.Claim{TransactionID: 1, Facts: []string{"create"}, Owner: "earlier", Expires: time.Now().Add(time.Hour)}
+		if ok, err := store.Claim(t.Context(), handed, time.Now()); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+		if err := store.Done(t.Context(), handed); err != nil {
+			t.Fatal(err)
+		}
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
+		defer shutdown(t, h)
+		const ms = time.Millisecond
+		for range 12 { // replays: fetched at 0, 250ms and 1.25s; the next wait is 4s
+			deliver(h, "create", 1)
+			time.Sleep(100 * ms)
+		}
+		time.Sleep(100 * ms)
+		deliver(h, "agree", 1) // news, fetched at 5.25s
+		time.Sleep(4050 * ms)
+		deliver(h, "create", 1) // at 5.35s
+		flushed(t, h)
+		want := []time.Duration{250 * ms, time.Second, 4 * time.Second, 100 * ms}
+		if gaps := api.gapsOf(1); !slices.Equal(gaps, want) || !slices.Equal(got.list(), []string{"agree:1"}) {
+			t.Errorf("fetched after %v, handed over %v; want %v and agree", gaps, got.list(), want)
+		}
+	})
+}

@@ -691,7 +691,8 @@ func (*releaseFailing) Release(context.Context, webhook.Claim) error {
 // only then, and of a delivered event the transaction
 // does not show, and only then; a tracked transaction found unreadable is
 // no longer tracked, after one read, with its own warning; a claim that could not be
-// released after a failing callback is warned of, and only then.
+// released after a failing callback is warned of, and only then; a retry and giving up
+// are logged.
 func TestWarningsSayWhatWasDropped(t *testing.T) {
 	const dropped, untracked, unreleased = "unconfirmed deliveries dropped", "no longer tracked", "releasing a claim failed"
 	synctest.Test(t, func(t *testing.T) {
@@ -737,15 +738,18 @@ func TestWarningsSayWhatWasDropped(t *testing.T) {
 		for _, tc := range []struct {
 			store webhook.Store
 			warns int
-		}{{new(webhook.MemoryStore), 0}, {new(releaseFailing), 1}} {
+		}{{new(webhook.MemoryStore), 0}, {new(releaseFailing), 2}} {
 			var log logLines
 			failing := &calls{fail: errors.New("the order system is down")}
-			h := webhook.NewHandler(api.client(t), failing.fn, webhook.Options{Store: tc.store, MaxAttempts: 1, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+			h := webhook.NewHandler(api.client(t), failing.fn, webhook.Options{Store: tc.store, MaxAttempts: 2, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 			deliver(h, "create", 1)
 			flushed(t, h)
 			shutdown(t, h)
 			if n := log.count(unreleased); n != tc.warns {
 				t.Errorf("store %T: %d warnings of a failed release, want %d:\n%s", tc.store, n, tc.warns, log.String())
+			}
+			if log.count("retrying") != 1 || log.count("giving up") != 1 {
+				t.Errorf("two failed tries logged:\n%s", log.String())
 			}
 		}
 	})
@@ -890,6 +894,25 @@ func TestNewsResetsThePace(t *testing.T) {
 		want := []time.Duration{250 * ms, time.Second, 4 * time.Second, 100 * ms}
 		if gaps := api.gapsOf(1); !slices.Equal(gaps, want) || !slices.Equal(got.list(), []string{"agree:1"}) {
 			t.Errorf("fetched after %v, handed over %v; want %v and agree", gaps, got.list(), want)
+		}
+	})
+}
+
+// TestGivenUpBatchKeepsThePace: a batch given up on handed nothing over, so the next
+// delivery of its transaction waits Refetch like a replay's.
+func TestGivenUpBatchKeepsThePace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		got := &calls{fail: errors.New("the order system is down")}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxAttempts: 1})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		time.Sleep(100 * time.Millisecond)
+		deliver(h, "create", 1)
+		flushed(t, h)
+		if gaps := api.gapsOf(1); !slices.Equal(gaps, []time.Duration{250 * time.Millisecond}) {
+			t.Errorf("fetched after %v, want 250ms", gaps)
 		}
 	})
 }

@@ -268,7 +268,8 @@ func TestQueueBoundAnswers503(t *testing.T) {
 
 // TestRetriesThenGivesUp: a failing callback is tried MaxAttempts times (8 by default),
 // waiting between tries from RetryWait (500ms by default) doubling up to MaxRetryWait (30s by
-// default), less up to half for jitter; then the event is left to reconciliation.
+// default), less up to half for jitter, on the state read once; then the event is left to
+// reconciliation.
 func TestRetriesThenGivesUp(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -294,6 +295,9 @@ func TestRetriesThenGivesUp(t *testing.T) {
 				}
 				if len(got.at) != tc.attempts {
 					t.Fatalf("%d tries, want %d", len(got.at), tc.attempts)
+				}
+				if n := api.readsOf(1); n != 1 {
+					t.Errorf("%d reads of the transaction; a retry of the callback reuses the state read", n)
 				}
 				for i := range tc.attempts - 1 {
 					longest := min(tc.base<<min(i, 20), tc.cap)
@@ -772,11 +776,13 @@ func (s *staleStore) Handed(ctx context.Context, id int64) (map[string]bool, err
 
 // TestEventHandedOverMeanwhileIsSkipped: when another replica hands an event over between
 // this one's reading of the store and its claim, this one skips that event and hands over
-// the next at once, without waiting for a retry.
+// the next at once, without waiting for a retry; the event counts as handed over when this
+// one decides whether the transaction is finished.
 func TestEventHandedOverMeanwhileIsSkipped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := newFakeAPI()
 		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		api.txs[1].IsCancelled = true
 		store := new(staleStore)
 		other := webhook.Claim{TransactionID: 1, Facts: []string{"create"}, Owner: "other", Expires: time.Now().Add(time.Minute)}
 		if ok, err := store.Claim(t.Context(), other, time.Now()); !ok || err != nil {
@@ -789,10 +795,13 @@ func TestEventHandedOverMeanwhileIsSkipped(t *testing.T) {
 		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
 		defer shutdown(t, h)
 		start := time.Now()
-		deliver(h, "agree", 1)
+		deliver(h, "cancel", 1)
 		flushed(t, h)
-		if l := got.list(); !slices.Equal(l, []string{"agree:1"}) || got.at[0] != start {
-			t.Errorf("handed over %v at %v, want agree at once", l, got.at)
+		if l := got.list(); !slices.Equal(l, []string{"agree:1", "payment_approved:1", "cancel:1"}) || got.at[0] != start {
+			t.Errorf("handed over %v at %v, want the rest at once", l, got.at)
+		}
+		if ids, err := store.Unfinished(t.Context()); err != nil || len(ids) != 0 {
+			t.Errorf("Unfinished = %v, %v: every fact of the cancelled transaction was handed over, one by the other replica", ids, err)
 		}
 	})
 }
@@ -913,6 +922,68 @@ func TestGivenUpBatchKeepsThePace(t *testing.T) {
 		flushed(t, h)
 		if gaps := api.gapsOf(1); !slices.Equal(gaps, []time.Duration{250 * time.Millisecond}) {
 			t.Errorf("fetched after %v, want 250ms", gaps)
+		}
+	})
+}
+
+// TestRateLimitedFetchWaitsForTheAllowance: a fetch refused with a 429 asking for a minute
+// is tried again after that minute, not sooner: tries spent while the client itself still
+// holds the endpoint back would exhaust MaxAttempts and lose the event.
+func TestRateLimitedFetchWaitsForTheAllowance(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		api.status[1] = http.StatusTooManyRequests
+		api.header = http.Header{"Retry-After": {"60"}}
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxAttempts: 2})
+		defer shutdown(t, h)
+		start := time.Now()
+		deliver(h, "create", 1)
+		synctest.Wait() // refused; waiting to try again
+		api.mu.Lock()
+		delete(api.status, 1)
+		api.header = nil
+		api.mu.Unlock()
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+		defer cancel()
+		if err := h.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if l := got.list(); !slices.Equal(l, []string{"create:1"}) || got.at[0].Sub(start) < time.Minute {
+			t.Errorf("handed over %v at %v, want create after a minute", l, got.at)
+		}
+	})
+}
+
+// partlyFailing fails the callback for one event name.
+type partlyFailing struct {
+	calls
+	name escrow.EventName
+}
+
+func (p *partlyFailing) fn(ctx context.Context, ev webhook.ConfirmedEvent) error {
+	if ev.Name == p.name {
+		return errors.New("the order system refuses " + string(ev.Name))
+	}
+	return p.calls.fn(ctx, ev)
+}
+
+// TestPartlyHandedBatchIsNews: a batch given up on after handing over part of its events
+// did find news, so the next delivery is fetched at once, not paced as a replay.
+func TestPartlyHandedBatchIsNews(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		got := &partlyFailing{name: escrow.EventAgree}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxAttempts: 1})
+		defer shutdown(t, h)
+		deliver(h, "agree", 1) // create handed over, agree refused
+		time.Sleep(100 * time.Millisecond)
+		deliver(h, "agree", 1)
+		flushed(t, h)
+		if gaps := api.gapsOf(1); !slices.Equal(gaps, []time.Duration{100 * time.Millisecond}) || !slices.Equal(got.list(), []string{"create:1"}) {
+			t.Errorf("fetched after %v, handed over %v; want 100ms and create", gaps, got.list())
 		}
 	})
 }

@@ -987,3 +987,27 @@ func TestPartlyHandedBatchIsNews(t *testing.T) {
 		}
 	})
 }
+
+// lostStore reports every claim lost when recorded: its lease ended and another replica
+// took it over while the callback ran.
+type lostStore struct{ webhook.MemoryStore }
+
+func (*lostStore) Done(context.Context, webhook.Claim) error { return webhook.ErrClaimLost }
+
+// TestClaimLostIsLoggedNotRetried: a callback that outlived its claim's lease is logged as
+// an error (another replica may have handed the event over too) and not tried again.
+func TestClaimLostIsLoggedNotRetried(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		var log logLines
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: new(lostStore), Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		flushed(t, h)
+		if n := log.count("outlived its claim's lease"); n != 1 || len(got.list()) != 1 {
+			t.Errorf("handed over %v; %d errors logged:\n%s", got.list(), n, log.String())
+		}
+	})
+}

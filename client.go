@@ -274,7 +274,7 @@ func (t roundTripperOnly) RoundTrip(req *http.Request) (*http.Response, error) {
 func (c *Client) checkRedirect(req *http.Request, via []*http.Request) error {
 	first := via[0].URL
 	switch {
-	case len(via) >= 5:
+	case len(via) > 5:
 		return fmt.Errorf("%w: more than 5 redirects", ErrRedirectRefused)
 	case !strings.EqualFold(req.URL.Host, first.Host) || req.URL.Scheme != first.Scheme:
 		return fmt.Errorf("%w: to %s://%s", ErrRedirectRefused, req.URL.Scheme, req.URL.Host)

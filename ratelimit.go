@@ -380,7 +380,9 @@ func (l *endpointLimits) learn(endpoint string, resp *http.Response, now time.Ti
 func (l *endpointLimits) observe(endpoint string, resp *http.Response, sl slot, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.observeLocked(l.get(endpoint), resp, sl, now)
+	a := l.get(endpoint)
+	a.roll(now)
+	l.observeLocked(a, resp, sl, now)
 }
 
 func (l *endpointLimits) observeLocked(a *allowance, resp *http.Response, sl slot, now time.Time) {
@@ -388,7 +390,9 @@ func (l *endpointLimits) observeLocked(a *allowance, resp *http.Response, sl slo
 	if sl.probe {
 		a.probing = false
 	}
-	if resp == nil {
+	if resp == nil || sl.window != a.window {
+		// No answer, or one of a window that has reset since: what it says is left, and
+		// when it resets, are that window's, and would hold the calls of this one.
 		return
 	}
 	if limit, ok := headerInt(resp.Header, "RateLimit-Limit"); ok && limit > 0 {
@@ -407,15 +411,15 @@ func (l *endpointLimits) observeLocked(a *allowance, resp *http.Response, sl slo
 		}
 		return
 	}
-	inWindow := !a.resetAt.IsZero() && now.Before(a.resetAt)
+	inWindow := !a.resetAt.IsZero() // and ahead: the window was rolled on arrival
 	switch {
 	case !inWindow:
 		// Where the window's end is unknown, so is its start: the server counted this
 		// request, and the ones in flight will spend from what it says is left.
 		a.known, a.remaining = true, max(remaining-a.inflight, 0)
-	case sl.window != a.window || (a.lowest >= 0 && remaining >= a.lowest):
-		// An answer of an earlier window, or one the server counted before an answer
-		// already seen (overtaken on the way back): no news.
+	case a.lowest >= 0 && remaining >= a.lowest:
+		// One the server counted before an answer already seen (overtaken on the way
+		// back): no news.
 	case a.limit > 0 && a.limit-remaining <= a.sent:
 		// The server has counted no more than this client sent in the window, so it is
 		// alone on the account: what is left is the limit less what it sent, answered or

@@ -7,6 +7,8 @@ package escrow_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -488,6 +491,260 @@ func TestOvertakenAnswerIsNoNews(t *testing.T) {
 		wg.Wait()
 		if n := api.count(); n != 4 {
 			t.Errorf("%d requests in all, want 4: the held call goes once the window resets", n)
+		}
+	})
+}
+
+// failingTransport fails every request with err, counting them.
+type failingTransport struct {
+	mu  sync.Mutex
+	n   int
+	err error
+}
+
+func (f *failingTransport) RoundTrip(*http.Request) (*http.Response, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	return nil, f.err
+}
+
+// TestCertificateFailuresAreNeverRetried: a server whose certificate cannot be verified will
+// not become trustworthy by asking again, whatever the verifier objects to: the call fails
+// after one attempt, a read as much as a write.
+func TestCertificateFailuresAreNeverRetried(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"unknown authority", &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}},
+		{"wrong host", &tls.CertificateVerificationError{Err: x509.HostnameError{Host: "api.example.com"}}},
+		{"expired", &tls.CertificateVerificationError{Err: x509.CertificateInvalidError{Reason: x509.Expired}}},
+		{"no system roots", &tls.CertificateVerificationError{Err: x509.SystemRootsError{}}},
+		{"unhandled critical extension", &tls.CertificateVerificationError{Err: x509.UnhandledCriticalExtension{}}},
+		{"bare unknown authority", x509.UnknownAuthorityError{}},
+		{"bare wrong host", x509.HostnameError{Host: "api.example.com"}},
+		{"bare expired", x509.CertificateInvalidError{Reason: x509.Expired}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				rt := &failingTransport{err: tc.err}
+				c := fakeClient(t, rt, escrow.WithMaxRetries(3))
+				_, err := c.Transactions.Get(context.Background(), 9)
+				var te *escrow.TransportError
+				if !errors.As(err, &te) {
+					t.Fatalf("err = %v, want a *TransportError", err)
+				}
+				if rt.n != 1 || te.Attempts != 1 {
+					t.Errorf("%d requests (%d attempts reported) for a certificate failure, want 1", rt.n, te.Attempts)
+				}
+			})
+		})
+	}
+}
+
+// TestOthersSpendingShowsInTheFirstWindow: from the first answer that delimits a window, the
+// client reads what the other clients of the account spend in it: once an answer says only
+// two are left, five callers at once send two requests and wait for the reset, rather than
+// five requests of which three are refused.
+func TestOthersSpendingShowsInTheFirstWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := &heldAPI{limit: 10, window: 10 * time.Second}
+		c := fakeClient(t, api, escrow.WithMaxWait(time.Minute))
+		get := func() error { _, err := c.Transactions.Get(context.Background(), 9); return err }
+		if err := get(); err != nil { // 9 left; the window ends in 10s
+			t.Fatal(err)
+		}
+		api.mu.Lock()
+		api.used += 6 // another client of the account spends six
+		api.mu.Unlock()
+		if err := get(); err != nil { // 2 left
+			t.Fatal(err)
+		}
+		api.mu.Lock()
+		api.hold = true // the callers go together, before any answer
+		api.mu.Unlock()
+		var wg sync.WaitGroup
+		for range 5 {
+			wg.Go(func() {
+				if err := get(); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		time.Sleep(time.Second) // within the window
+		synctest.Wait()
+		if n := api.count(); n != 4 {
+			t.Errorf("%d requests within the window, want 4: the two left, no more", n)
+		}
+		api.mu.Lock()
+		api.hold = false
+		for _, ch := range api.waiting {
+			close(ch)
+		}
+		api.mu.Unlock()
+		wg.Wait()
+	})
+}
+
+// TestWindowResetGivesBackTheLimit: when a window whose limit the server told resets, the
+// client expects that limit and no more: of four callers held for the reset, two go (the
+// limit), and the others wait for their answers instead of all four going at once.
+func TestWindowResetGivesBackTheLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := &heldAPI{limit: 2, window: 10 * time.Second}
+		c := fakeClient(t, api, escrow.WithMaxWait(time.Minute))
+		get := func() error { _, err := c.Transactions.Get(context.Background(), 9); return err }
+		for range 2 { // the window's two requests: none left until it ends in 10s
+			if err := get(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		api.mu.Lock()
+		api.hold = true
+		api.mu.Unlock()
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				if err := get(); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		time.Sleep(10 * time.Second) // the reset
+		synctest.Wait()
+		if n := api.count(); n != 4 {
+			t.Errorf("%d requests by the reset with answers outstanding, want 4: two in the first window, two in the next", n)
+		}
+		api.mu.Lock()
+		api.hold = false
+		for _, ch := range api.waiting {
+			close(ch)
+		}
+		api.mu.Unlock()
+		wg.Wait()
+	})
+}
+
+// TestWindowResetWithoutALimitFreesTheEndpoint: when the server never said the limit, a
+// window's reset leaves the client knowing nothing of the next one: every caller held for
+// the reset goes at once, none waits behind a probe.
+func TestWindowResetWithoutALimitFreesTheEndpoint(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		n := 0
+		rt := roundTrip(func(r *http.Request) *http.Response {
+			mu.Lock()
+			n++
+			first := n == 1
+			mu.Unlock()
+			if first { // exhausted until the reset in 5s; no RateLimit-Limit
+				return answer(200, `{"id": 9}`, "RateLimit-Remaining", "0", "RateLimit-Reset", "5")
+			}
+			time.Sleep(time.Second) // answers take a second: a probe would hold the others that long
+			return answer(200, `{"id": 9}`, "RateLimit-Remaining", "50")
+		})
+		c := fakeClient(t, rt, escrow.WithMaxWait(time.Minute))
+		get := func() error { _, err := c.Transactions.Get(context.Background(), 9); return err }
+		if err := get(); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Go(func() {
+				if err := get(); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		time.Sleep(5 * time.Second) // the reset
+		synctest.Wait()
+		mu.Lock()
+		sent := n
+		mu.Unlock()
+		if sent != 4 {
+			t.Errorf("%d requests at the reset, want 4: the three held callers go together", sent)
+		}
+		wg.Wait()
+	})
+}
+
+// TestAGigasecondIsACountOfSeconds: only values beyond 10⁹ are read as a Unix time; a
+// Retry-After of exactly 1000000000 asks for over thirty years, clamped to one, beyond the
+// maximum wait: the call fails at once instead of retrying as though the wait were over.
+func TestAGigasecondIsACountOfSeconds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var sent atomic.Int32
+		c := fakeClient(t, roundTrip(func(r *http.Request) *http.Response {
+			sent.Add(1)
+			return answer(429, `{}`, "Retry-After", "1000000000")
+		}), escrow.WithMaxWait(time.Minute))
+		_, err := c.Transactions.Get(context.Background(), 9)
+		var rl *escrow.RateLimitError
+		if !errors.As(err, &rl) || rl.RetryAfter != 365*24*time.Hour {
+			t.Fatalf("err = %v, want a *RateLimitError asking for a year", err)
+		}
+		if n := sent.Load(); n != 1 {
+			t.Errorf("%d requests, want 1", n)
+		}
+	})
+}
+
+// TestLateAnswerOfAnEndedWindowHoldsNothing: an answer that comes back after its window has
+// reset speaks of that window: its "none left, reset in 9s" must not hold the calls of the
+// new window, which has its whole limit.
+func TestLateAnswerOfAnEndedWindowHoldsNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := &heldAPI{limit: 2, window: 10 * time.Second}
+		c := fakeClient(t, api, escrow.WithMaxWait(time.Minute))
+		get := func() error { _, err := c.Transactions.Get(context.Background(), 9); return err }
+		if err := get(); err != nil { // 1 left; the window ends in 10s
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		api.mu.Lock()
+		api.hold = true
+		api.mu.Unlock()
+		var wg sync.WaitGroup
+		wg.Go(func() { get() }) // counted at 1s: none left, reset in 9s
+		synctest.Wait()
+		time.Sleep(10 * time.Second) // the window resets while the answer is on its way
+		api.mu.Lock()
+		api.hold = false
+		api.mu.Unlock()
+		api.release(0)
+		wg.Wait()
+		start := time.Now()
+		if err := get(); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != 0 {
+			t.Errorf("a call of the new window was held %v by the late answer of the old one", d)
+		}
+	})
+}
+
+// TestUnknownLimitPacesOnWhatIsLeft: a server that says what is left and when the window
+// resets, but not the limit, is paced on what it says is left: calls go at once while
+// requests remain.
+func TestUnknownLimitPacesOnWhatIsLeft(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		left := 10
+		c := fakeClient(t, roundTrip(func(r *http.Request) *http.Response {
+			mu.Lock()
+			defer mu.Unlock()
+			left--
+			return answer(200, `{"id": 9}`, "RateLimit-Remaining", strconv.Itoa(left), "RateLimit-Reset", "10")
+		}), escrow.WithMaxWait(time.Minute))
+		start := time.Now()
+		for range 5 {
+			if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if d := time.Since(start); d != 0 {
+			t.Errorf("five calls with requests left took %v, want no wait", d)
 		}
 	})
 }

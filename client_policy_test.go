@@ -1,0 +1,75 @@
+package escrow
+
+// Client policies that hand-applied mutants of client.go (the mechanism of scripts/mutate)
+// showed unpinned.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+)
+
+// TestFiveRedirectsFollowedNotSix: a chain of redirects on the API's own host is followed
+// five times, as the error for a longer one says ("more than 5 redirects"); the sixth is
+// refused.
+func TestFiveRedirectsFollowedNotSix(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, mt := setup(t)
+		// transaction/1 redirects to 2, 2 to 3, ...; 6 (five redirects on) answers, and so does 13.
+		for i := 1; i <= 12; i++ {
+			if i == 6 {
+				continue
+			}
+			mt.RegisterResponder("GET", fmt.Sprintf("%stransaction/%d", testBase, i),
+				respond(307, ``, "Location", fmt.Sprintf("%stransaction/%d", testBase, i+1)))
+		}
+		mt.RegisterResponder("GET", testBase+"transaction/6", respond(200, `{"id": 6}`))
+		mt.RegisterResponder("GET", testBase+"transaction/13", respond(200, `{"id": 13}`))
+		if tx, err := c.Transactions.Get(context.Background(), 1); err != nil || tx.ID != 6 {
+			t.Errorf("five redirects: %v, %v; want transaction 6", tx, err)
+		}
+		if _, err := c.Transactions.Get(context.Background(), 7); !errors.Is(err, ErrRedirectRefused) {
+			t.Errorf("six redirects: err = %v, want ErrRedirectRefused", err)
+		}
+	})
+}
+
+// TestUserAgentKeepsAProductWithSpaces: a product such as "acme-market/2.1 (+https://…)"
+// carries spaces, which are not control characters: it leads the User-Agent. One carrying
+// a line break is dropped.
+func TestUserAgentKeepsAProductWithSpaces(t *testing.T) {
+	const product = "acme-market/2.1 (+https://acme.example)"
+	if ua := userAgent(product); !strings.HasPrefix(ua, product+" escrow-go/") {
+		t.Errorf("User-Agent %q, want it to start with %q", ua, product)
+	}
+	if ua := userAgent("acme\r\nX-Evil: 1"); !strings.HasPrefix(ua, "escrow-go/") {
+		t.Errorf("User-Agent %q carries a product with a line break", ua)
+	}
+}
+
+// TestReportDownloadHandsBackEveryRedirectAndOnlyRedirects: a report download hands back
+// any 3xx with its Location, 300 included, and a 400 is an error, not a redirect.
+func TestReportDownloadHandsBackEveryRedirectAndOnlyRedirects(t *testing.T) {
+	c, mt := setup(t)
+	const where = "https://reports.escrow-files.example/rpt_9f2c.csv"
+	mt.RegisterResponder("GET", downloadPath, respond(http.StatusMultipleChoices, ``, "Location", where))
+	if d, err := c.Partner.DownloadReport(context.Background(), "rpt_9f2c", nil); err != nil || d.URL != where {
+		t.Errorf("300: %+v, %v; want the URL %s", d, err, where)
+	}
+	mt.RegisterResponder("GET", downloadPath, respond(http.StatusBadRequest, `{"error": "bad task"}`, "Location", where))
+	var apiErr *APIError
+	if _, err := c.Partner.DownloadReport(context.Background(), "rpt_9f2c", nil); !errors.As(err, &apiErr) || apiErr.StatusCode != 400 {
+		t.Errorf("400: err = %v, want an *APIError of status 400", err)
+	}
+}
+
+// TestLocalhostInAnyCase: plain HTTP is allowed to localhost however it is spelt.
+func TestLocalhostInAnyCase(t *testing.T) {
+	if _, err := NewClient(testEmail, testKey, WithBaseURL("http://LocalHost:8080/")); err != nil {
+		t.Errorf("http://LocalHost:8080/ refused: %v", err)
+	}
+}

@@ -415,7 +415,10 @@ func (l *endpointLimits) observeLocked(a *allowance, resp *http.Response, sl slo
 	switch {
 	case !inWindow:
 		// Where the window's end is unknown, so is its start: the server counted this
-		// request, and the ones in flight will spend from what it says is left.
+		// request, and the ones in flight will spend from what it says is left. It is the
+		// window's first answer, and so its lowest yet: one the server counted before it,
+		// arriving after it, is no news.
+		a.lowest = remaining
 		a.known, a.remaining = true, max(remaining-a.inflight, 0)
 	case a.lowest >= 0 && remaining >= a.lowest:
 		// One the server counted before an answer already seen (overtaken on the way

@@ -748,3 +748,43 @@ func TestUnknownLimitPacesOnWhatIsLeft(t *testing.T) {
 		}
 	})
 }
+
+// TestOvertakenFirstAnswerIsNoNews: the first answer of a window is news like any other, so
+// an answer the server counted before it, arriving after it, must not be read as what is
+// left. Here the first answer to come back says 1 left, and the overtaken one 4; a client
+// that took the 4 for news would think itself alone on the account with 3 left, and send
+// two calls to a certain 429.
+func TestOvertakenFirstAnswerIsNoNews(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := &heldAPI{limit: 5, window: 10 * time.Second, hold: true}
+		c := fakeClient(t, api, escrow.WithMaxWait(time.Minute))
+		get := func() error { _, err := c.Transactions.Get(context.Background(), 9); return err }
+		var wg sync.WaitGroup
+		wg.Go(func() { get() }) // counted first: 4 left
+		synctest.Wait()
+		api.mu.Lock()
+		api.used += 2 // another client of the account spends two
+		api.mu.Unlock()
+		wg.Go(func() { get() }) // counted last: 1 left
+		synctest.Wait()
+		api.release(1) // the later answer comes back first: 1 left
+		synctest.Wait()
+		api.release(0) // then the earlier one: "4 left", which is old news
+		synctest.Wait()
+		// Three callers at once, their answers held: the client sends what it thinks is left.
+		for range 3 {
+			wg.Go(func() { get() })
+		}
+		synctest.Wait()
+		if n := api.count(); n > 3 {
+			t.Errorf("%d requests within the window, want at most 3: only one was left, so %d went to a certain 429", n, n-3)
+		}
+		api.mu.Lock()
+		api.hold = false
+		for _, w := range api.waiting[2:] {
+			close(w)
+		}
+		api.mu.Unlock()
+		wg.Wait()
+	})
+}

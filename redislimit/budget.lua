@@ -58,13 +58,18 @@ local function save()
   redis.call('PEXPIRE', state, keep)
 end
 
-if op == 'reserve' then
-  if s.reset > 0 and now >= s.reset then -- a new window
+-- roll starts a new window once the current one has reset.
+local function roll()
+  if s.reset > 0 and now >= s.reset then
     s.reset = 0
     if s.limit > 0 then s.known = 1 else s.known = 0 end
     s.remaining = s.limit
     s.window, s.sent, s.lowest = s.window + 1, 0, -1
   end
+end
+
+if op == 'reserve' then
+  roll()
   local wait = -1
   local probe = 0
   if s.known == 0 then
@@ -105,6 +110,13 @@ if ARGV[9] ~= '1' then -- no answer
 end
 local window, status = tonumber(ARGV[8]), tonumber(ARGV[10])
 local limit, remaining, reset = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
+roll()
+if window ~= s.window then
+  -- An answer of a window that has reset since: what it says is left, and when it resets,
+  -- are that window's, and would hold the requests of this one.
+  save()
+  return 1
+end
 if limit > 0 then
   s.limit = limit
 end
@@ -124,10 +136,11 @@ local pending = redis.call('ZCARD', inflight)
 local inWindow = s.reset > 0 and now < s.reset
 if not inWindow then
   -- The window's end is unknown, so is its start: the requests in flight will spend
-  -- from what the server says is left.
-  s.known, s.remaining = 1, math.max(remaining - pending, 0)
-elseif window ~= s.window or (s.lowest >= 0 and remaining >= s.lowest) then
-  -- An answer of an earlier window, or one counted before an answer already seen.
+  -- from what the server says is left. It is the window's first answer, and so its
+  -- lowest yet.
+  s.lowest, s.known, s.remaining = remaining, 1, math.max(remaining - pending, 0)
+elseif s.lowest >= 0 and remaining >= s.lowest then
+  -- One the server counted before an answer already seen (overtaken on the way back).
 elseif s.limit > 0 and s.limit - remaining <= s.sent then
   -- The server counted no more than the account's clients sent through this budget.
   s.lowest, s.known, s.remaining = remaining, 1, math.max(s.limit - s.sent, 0)

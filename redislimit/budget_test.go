@@ -70,6 +70,50 @@ func TestBudgetSpendsTheWholeAllowanceWhateverTheAnswersOrder(t *testing.T) {
 	}
 }
 
+// TestBudgetOvertakenFirstAnswerIsNoNews: the first answer of a window is its lowest yet.
+// Here it says 1 left (limit 5); the answer the server counted before it comes back after
+// it and says 4. Taking the 4 for news would make the replicas think they are alone on the
+// account, with 3 left, and send two requests to a certain 429.
+func TestBudgetOvertakenFirstAnswerIsNoNews(t *testing.T) {
+	t.Parallel()
+	rdb := redisClient(t, redisserver.Start(t))
+	a, b := newStore(rdb), newStore(rdb)
+	key := budgetKey("GET /transaction/{id}")
+	answer := func(remaining int) escrow.RateLimitAnswer {
+		return escrow.RateLimitAnswer{Answered: true, Status: 200, Limit: 5, Remaining: remaining, Reset: time.Minute}
+	}
+	earlier, later := reserve(t, a, key), reserve(t, b, key) // another client spends two between them
+	record(t, b, key, later, answer(1))
+	record(t, a, key, earlier, answer(4))
+	taken := 0
+	for range 3 {
+		if reserve(t, []*redislimit.Store{a, b}[taken%2], key).OK {
+			taken++
+		}
+	}
+	if taken > 1 {
+		t.Errorf("%d more requests allowed in the window, want at most the 1 left", taken)
+	}
+}
+
+// TestBudgetAnswerOfAnEndedWindowHoldsNothing: an answer that comes back after its window
+// has reset speaks of that window: its "0 left" must not hold the new window's requests.
+func TestBudgetAnswerOfAnEndedWindowHoldsNothing(t *testing.T) {
+	t.Parallel()
+	rdb := redisClient(t, redisserver.Start(t))
+	a, b := newStore(rdb), newStore(rdb)
+	key := budgetKey("GET /transaction/{id}")
+	const window = time.Second // ample for the next reserve to fall within it on a loaded machine
+	first := reserve(t, a, key)
+	record(t, a, key, first, escrow.RateLimitAnswer{Answered: true, Status: 200, Limit: 5, Remaining: 4, Reset: window})
+	slow := reserve(t, b, key) // its answer takes longer than the window has left
+	time.Sleep(window + 50*time.Millisecond)
+	record(t, b, key, slow, escrow.RateLimitAnswer{Answered: true, Status: 200, Limit: 5, Remaining: 0, Reset: 2 * time.Second})
+	if g := reserve(t, a, key); !g.OK {
+		t.Errorf("in the new window: %+v, want the request sent: the 0 left was the old window's", g)
+	}
+}
+
 // TestBudgetHoldIsShared: a window one replica saw spent holds the other until it resets.
 func TestBudgetHoldIsShared(t *testing.T) {
 	t.Parallel()

@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -30,10 +32,13 @@ type fakeAPI struct {
 	txs    map[int64]*escrow.Transaction
 	status map[int64]int // an error status to answer instead
 	reads  map[int64]int
+	readAt map[int64][]time.Time
+	lists  int         // pages of the paged list served
+	header http.Header // rate-limit headers of every answer about a transaction
 }
 
 func newFakeAPI() *fakeAPI {
-	return &fakeAPI{txs: map[int64]*escrow.Transaction{}, status: map[int64]int{}, reads: map[int64]int{}}
+	return &fakeAPI{txs: map[int64]*escrow.Transaction{}, status: map[int64]int{}, reads: map[int64]int{}, readAt: map[int64][]time.Time{}}
 }
 
 func (f *fakeAPI) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -44,6 +49,25 @@ func (f *fakeAPI) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/transaction") { // the paged list: one page
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.lists++
+		page := escrow.TransactionList{Page: 1, PageCount: 1}
+		for _, id := range slices.Sorted(maps.Keys(f.txs)) {
+			page.Transactions = append(page.Transactions, *f.txs[id])
+		}
+		page.PerPage = len(page.Transactions)
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(page)
+		return
+	}
+	if strings.HasSuffix(r.URL.Path, "/partner/transactions") { // not a partner
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		fmt.Fprint(w, `{"error": "forbidden", "message": "not a partner"}`)
+		return
+	}
 	id, err := strconv.ParseInt(parts[len(parts)-1], 10, 64)
 	if r.Method != http.MethodGet || len(parts) < 2 || parts[len(parts)-2] != "transaction" || err != nil {
 		http.Error(w, `{"error": "not_found"}`, http.StatusNotFound)
@@ -52,6 +76,10 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reads[id]++
+	f.readAt[id] = append(f.readAt[id], time.Now())
+	for k, v := range f.header {
+		w.Header()[k] = v
+	}
 	w.Header().Set("Content-Type", "application/json")
 	if s := f.status[id]; s != 0 {
 		w.WriteHeader(s)
@@ -71,6 +99,17 @@ func (f *fakeAPI) readsOf(id int64) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.reads[id]
+}
+
+// gapsOf returns the time between consecutive reads of a transaction.
+func (f *fakeAPI) gapsOf(id int64) []time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var gaps []time.Duration
+	for i := 1; i < len(f.readAt[id]); i++ {
+		gaps = append(gaps, f.readAt[id][i].Sub(f.readAt[id][i-1]))
+	}
+	return gaps
 }
 
 func (f *fakeAPI) client(t *testing.T) *escrow.Client {
@@ -229,7 +268,8 @@ func TestQueueBoundAnswers503(t *testing.T) {
 
 // TestRetriesThenGivesUp: a failing callback is tried MaxAttempts times (8 by default),
 // waiting between tries from RetryWait (500ms by default) doubling up to MaxRetryWait (30s by
-// default), less up to half for jitter; then the event is left to reconciliation.
+// default), less up to half for jitter, on the state read once; then the event is left to
+// reconciliation.
 func TestRetriesThenGivesUp(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
@@ -255,6 +295,9 @@ func TestRetriesThenGivesUp(t *testing.T) {
 				}
 				if len(got.at) != tc.attempts {
 					t.Fatalf("%d tries, want %d", len(got.at), tc.attempts)
+				}
+				if n := api.readsOf(1); n != 1 {
+					t.Errorf("%d reads of the transaction; a retry of the callback reuses the state read", n)
 				}
 				for i := range tc.attempts - 1 {
 					longest := min(tc.base<<min(i, 20), tc.cap)
@@ -357,4 +400,614 @@ func TestCompletionReadFromEveryItem(t *testing.T) {
 	if !slices.Contains(got.list(), "complete:1") {
 		t.Errorf("handed over %v; want complete", got.list())
 	}
+}
+
+// TestHintNamesAtEveryRangeEdge: a hint's name is 1 to 64 of a-z, 0-9 and "_", starting
+// with a letter. A name made of each range's first or last character reaches
+// OnUnconfirmedHint; one with the character just outside a range never does.
+func TestHintNamesAtEveryRangeEdge(t *testing.T) {
+	names := map[string]bool{
+		"zulu": true, "xa": true, "xz": true, "x0": true, "x9": true, "x_": true, "a": true,
+		"`x": false, "{x": false, "x`": false, "x{": false, "x/": false, "x:": false, "_x": false, "0x": false,
+	}
+	api := newFakeAPI()
+	var mu sync.Mutex
+	hinted := map[string]bool{}
+	got := &calls{}
+	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{OnUnconfirmedHint: func(_ context.Context, h webhook.Hint) {
+		mu.Lock()
+		defer mu.Unlock()
+		hinted[string(h.Event)] = true
+	}})
+	defer shutdown(t, h)
+	ids := map[string]int64{} // a transaction per name: one fetch, one hint each
+	for name := range names {
+		ids[name] = int64(len(ids) + 1)
+		api.txs[ids[name]] = sale(ids[name], item(11, escrow.ItemGeneralMerchandise, false))
+	}
+	for name, id := range ids {
+		if code := deliver(h, name, id); code != http.StatusOK {
+			t.Errorf("%q answered %d", name, code)
+		}
+	}
+	flushed(t, h)
+	mu.Lock()
+	defer mu.Unlock()
+	for name, want := range names {
+		if hinted[name] != want {
+			t.Errorf("hint %q passed on: %v, want %v", name, hinted[name], want)
+		}
+	}
+}
+
+// TestReplaysArePaced: while replays of an event already handed over keep arriving, the
+// transaction is fetched after Refetch (250ms by default), then four times longer each
+// time up to MaxRefetch (5s by default; at least Refetch); the replays in between are
+// coalesced into those fetches. A fetch that finds something new resets the pace.
+func TestReplaysArePaced(t *testing.T) {
+	const s, ms = time.Second, time.Millisecond
+	for _, tc := range []struct {
+		name string
+		opt  webhook.Options
+		gaps []time.Duration
+	}{
+		{"defaults", webhook.Options{}, []time.Duration{250 * ms, s, 4 * s, 5 * s, 5 * s}},
+		{"max equal to refetch", webhook.Options{Refetch: s, MaxRefetch: s}, []time.Duration{s, s, s, s, s}},
+		{"refetch above the default max", webhook.Options{Refetch: 8 * s}, []time.Duration{8 * s, 8 * s}},
+		{"max below refetch", webhook.Options{Refetch: 2 * s, MaxRefetch: s}, []time.Duration{2 * s, 5 * s, 5 * s}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				api := newFakeAPI()
+				api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+				store := new(webhook.MemoryStore)
+				handed := webhook.Claim{TransactionID: 1, Facts: []string{"create"}, Owner: "earlier", Expires: time.Now().Add(time.Hour)}
+				if ok, err := store.Claim(t.Context(), handed, time.Now()); !ok || err != nil {
+					t.Fatal(ok, err)
+				}
+				if err := store.Done(t.Context(), handed); err != nil {
+					t.Fatal(err)
+				}
+				got := &calls{}
+				h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store, Refetch: tc.opt.Refetch, MaxRefetch: tc.opt.MaxRefetch})
+				defer shutdown(t, h)
+				var total time.Duration
+				for _, g := range tc.gaps {
+					total += g
+				}
+				for range total / (100 * ms) { // a replay every 100ms, until the last fetch
+					deliver(h, "create", 1)
+					time.Sleep(100 * ms)
+				}
+				flushed(t, h)
+				if gaps := api.gapsOf(1); !slices.Equal(gaps[:min(len(gaps), len(tc.gaps))], tc.gaps) {
+					t.Errorf("fetched after %v, want %v", gaps[:min(len(gaps), len(tc.gaps)+2)], tc.gaps)
+				}
+				if n := len(got.list()); n != 0 {
+					t.Errorf("a replay was handed over %d times", n)
+				}
+			})
+		})
+	}
+}
+
+// TestClaimHoldsOtherReplicasForTheLease: while one replica's callback runs, another
+// replica sharing the store does not hand the same event over, until the claim's lease
+// (ClaimLease, 2 minutes by default) has ended; then it takes the event over. Replicas
+// left to name themselves get distinct names, so they never take each other's claims as
+// their own.
+func TestClaimHoldsOtherReplicasForTheLease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		store := new(webhook.MemoryStore)
+		t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+		entered := make(chan struct{})
+		first := &calls{block: make(chan struct{})}
+		a := webhook.NewHandler(api.client(t), func(ctx context.Context, ev webhook.ConfirmedEvent) error {
+			close(entered)
+			return first.fn(ctx, ev)
+		}, webhook.Options{Store: store, Now: func() time.Time { return t0 }})
+		defer shutdown(t, a)
+		var mu sync.Mutex
+		now := t0
+		second := &calls{}
+		b := webhook.NewHandler(api.client(t), second.fn, webhook.Options{Store: store, MaxAttempts: 1, Now: func() time.Time {
+			mu.Lock()
+			defer mu.Unlock()
+			return now
+		}})
+		defer shutdown(t, b)
+		if a.Replica() == "" || a.Replica() == b.Replica() {
+			t.Errorf("replicas named %q and %q", a.Replica(), b.Replica())
+		}
+		deliver(a, "create", 1)
+		<-entered // a's callback holds the claim
+		for _, tc := range []struct {
+			after time.Duration
+			want  []string
+		}{{0, nil}, {2*time.Minute - time.Millisecond, nil}, {2 * time.Minute, []string{"create:1"}}} {
+			mu.Lock()
+			now = t0.Add(tc.after)
+			mu.Unlock()
+			time.Sleep(time.Minute) // past the pace of b's previous fetch
+			deliver(b, "create", 1)
+			flushed(t, b)
+			if got := second.list(); !slices.Equal(got, tc.want) {
+				t.Errorf("%v into a's lease, the other replica handed over %v, want %v", tc.after, got, tc.want)
+			}
+		}
+		close(first.block)
+		flushed(t, a)
+	})
+}
+
+// TestBatchKeepsEachNameOnceUpTo24: deliveries that wait for one transaction's next fetch
+// are coalesced: each distinct name is kept once (a hint is passed on once per fetch,
+// however often it was delivered), and at most 24 distinct names are kept, the first ones,
+// confirmable or not.
+func TestBatchKeepsEachNameOnceUpTo24(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		var mu sync.Mutex
+		var hinted []string
+		got := &calls{block: make(chan struct{})}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{OnUnconfirmedHint: func(_ context.Context, h webhook.Hint) {
+			mu.Lock()
+			defer mu.Unlock()
+			hinted = append(hinted, string(h.Event))
+		}})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		synctest.Wait() // the callback holds the first batch; what follows waits for the next
+		deliver(h, "agree", 1)
+		var want []string
+		for i := range 30 {
+			name := fmt.Sprintf("hint_%02d", i)
+			for range 3 {
+				deliver(h, name, 1)
+			}
+			if i < 23 { // and agree: 24 names
+				want = append(want, name)
+			}
+		}
+		close(got.block)
+		flushed(t, h)
+		mu.Lock()
+		defer mu.Unlock()
+		slices.Sort(hinted)
+		if !slices.Equal(hinted, want) {
+			t.Errorf("hints passed on: %v, want each of the first 23 hint names once", hinted)
+		}
+		if l := got.list(); !slices.Equal(l, []string{"create:1", "agree:1"}) {
+			t.Errorf("handed over %v", l)
+		}
+	})
+}
+
+// TestShutdownGivesUpWaitingWork: work still waiting when Shutdown's context ends is given
+// up on, so that Flush, whether already waiting or called afterwards, returns instead of
+// waiting for work that will never be done.
+func TestShutdownGivesUpWaitingWork(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Refetch: time.Hour})
+		deliver(h, "create", 1)
+		flushed(t, h)
+		deliver(h, "create", 1) // a replay: fetched, it sets the next fetch an hour away
+		synctest.Wait()
+		deliver(h, "create", 1) // so this one waits
+		waiting := make(chan error, 1)
+		go func() { waiting <- h.Flush(context.Background()) }()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := h.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Shutdown with work waiting: %v", err)
+		}
+		if err := <-waiting; err != nil {
+			t.Errorf("Flush waiting during Shutdown: %v", err)
+		}
+		ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := h.Flush(ctx); err != nil {
+			t.Errorf("Flush after Shutdown: %v", err)
+		}
+	})
+}
+
+// TestReconcileHandsOverFromTheListing: the states the reconciler reads from the account's
+// listing are handed over as read, without reading each transaction again.
+func TestReconcileHandsOverFromTheListing(t *testing.T) {
+	api := newFakeAPI()
+	for id := range int64(3) {
+		api.txs[id+1] = sale(id+1, item(11, escrow.ItemGeneralMerchandise, false))
+	}
+	got := &calls{}
+	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{})
+	defer shutdown(t, h)
+	if err := h.Reconcile(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	flushed(t, h)
+	if n := len(got.list()); n != 9 || api.lists != 1 {
+		t.Fatalf("handed over %v after %d listings, want create, agree and payment_approved of each of 3", got.list(), api.lists)
+	}
+	for id := range int64(3) {
+		if n := api.readsOf(id + 1); n != 0 {
+			t.Errorf("transaction %d read %d times after the listing", id+1, n)
+		}
+	}
+}
+
+// TestNanosecondRetryWait: the smallest retry waits are taken as given: a callback
+// failing with RetryWait and MaxRetryWait of 1ns is tried MaxAttempts times.
+func TestNanosecondRetryWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		got := &calls{fail: errors.New("the order system is down")}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxAttempts: 4, RetryWait: time.Nanosecond, MaxRetryWait: time.Nanosecond})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		flushed(t, h)
+		if n := len(got.list()); n != 4 {
+			t.Errorf("%d tries, want 4", n)
+		}
+	})
+}
+
+// logLines is a Logger's output, safe for concurrent use.
+type logLines struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logLines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *logLines) count(substr string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Count(l.buf.String(), substr)
+}
+
+// releaseFailing is a store whose Release fails.
+type releaseFailing struct{ webhook.MemoryStore }
+
+func (*releaseFailing) Release(context.Context, webhook.Claim) error {
+	return errors.New("database unavailable")
+}
+
+// TestWarningsSayWhatWasDropped: the log warns of malformed deliveries and invalid event
+// names, of deliveries dropped because the account cannot read their transaction, and
+// only then, and of a delivered event the transaction
+// does not show, and only then; a tracked transaction found unreadable is
+// no longer tracked, after one read, with its own warning; a claim that could not be
+// released after a failing callback is warned of, and only then; a retry and giving up
+// are logged.
+func TestWarningsSayWhatWasDropped(t *testing.T) {
+	const dropped, untracked, unreleased = "unconfirmed deliveries dropped", "no longer tracked", "releasing a claim failed"
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		store := new(webhook.MemoryStore)
+		var log logLines
+		h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Store: store, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		defer shutdown(t, h)
+		deliver(h, "create", 404)
+		flushed(t, h)
+		if log.count(dropped) != 1 || log.count(untracked) != 0 {
+			t.Errorf("a delivery about an unreadable transaction logged:\n%s", log.String())
+		}
+		if code := deliver(h, "create", -1); code/100 != 4 || log.count("refused delivery") != 1 {
+			t.Errorf("a malformed delivery answered %d and logged:\n%s", code, log.String())
+		}
+		if code := deliver(h, "Funds", 1); code != http.StatusOK || log.count("invalid event name") != 1 {
+			t.Errorf("a delivery with an invalid name answered %d and logged:\n%s", code, log.String())
+		}
+		const unshown = "delivery dropped as unconfirmed"
+		deliver(h, "create", 1)
+		flushed(t, h)
+		deliver(h, "accept", 1)
+		flushed(t, h)
+		if n := log.count(unshown); n != 1 || !strings.Contains(log.String(), "event=accept") {
+			t.Errorf("create (shown) and accept (not shown) delivered: %d warnings of a delivery dropped:\n%s", n, log.String())
+		}
+		if err := store.Track(t.Context(), []int64{2}); err != nil { // tracked, now unreadable
+			t.Fatal(err)
+		}
+		if err := h.Reconcile(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		flushed(t, h)
+		if log.count(dropped) != 1 || log.count(untracked) != 1 || api.readsOf(2) != 1 {
+			t.Errorf("a tracked transaction found unreadable after %d reads logged:\n%s", api.readsOf(2), log.String())
+		}
+		if ids, err := store.Unfinished(t.Context()); err != nil || slices.Contains(ids, 2) {
+			t.Errorf("Unfinished = %v, %v: the unreadable transaction is still tracked", ids, err)
+		}
+
+		for _, tc := range []struct {
+			store webhook.Store
+			warns int
+		}{{new(webhook.MemoryStore), 0}, {new(releaseFailing), 2}} {
+			var log logLines
+			failing := &calls{fail: errors.New("the order system is down")}
+			h := webhook.NewHandler(api.client(t), failing.fn, webhook.Options{Store: tc.store, MaxAttempts: 2, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+			deliver(h, "create", 1)
+			flushed(t, h)
+			shutdown(t, h)
+			if n := log.count(unreleased); n != tc.warns {
+				t.Errorf("store %T: %d warnings of a failed release, want %d:\n%s", tc.store, n, tc.warns, log.String())
+			}
+			if log.count("retrying") != 1 || log.count("giving up") != 1 {
+				t.Errorf("two failed tries logged:\n%s", log.String())
+			}
+		}
+	})
+}
+
+// staleStore answers its first Handed as it stood before another replica handed over
+// "create": the race between reading what was handed over and claiming.
+type staleStore struct {
+	webhook.MemoryStore
+	read bool
+}
+
+func (s *staleStore) Handed(ctx context.Context, id int64) (map[string]bool, error) {
+	if !s.read {
+		s.read = true
+		return map[string]bool{}, nil
+	}
+	return s.MemoryStore.Handed(ctx, id)
+}
+
+// TestEventHandedOverMeanwhileIsSkipped: when another replica hands an event over between
+// this one's reading of the store and its claim, this one skips that event and hands over
+// the next at once, without waiting for a retry; the event counts as handed over when this
+// one decides whether the transaction is finished.
+func TestEventHandedOverMeanwhileIsSkipped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		api.txs[1].IsCancelled = true
+		store := new(staleStore)
+		other := webhook.Claim{TransactionID: 1, Facts: []string{"create"}, Owner: "other", Expires: time.Now().Add(time.Minute)}
+		if ok, err := store.Claim(t.Context(), other, time.Now()); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+		if err := store.Done(t.Context(), other); err != nil {
+			t.Fatal(err)
+		}
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
+		defer shutdown(t, h)
+		start := time.Now()
+		deliver(h, "cancel", 1)
+		flushed(t, h)
+		if l := got.list(); !slices.Equal(l, []string{"agree:1", "payment_approved:1", "cancel:1"}) || got.at[0] != start {
+			t.Errorf("handed over %v at %v, want the rest at once", l, got.at)
+		}
+		if ids, err := store.Unfinished(t.Context()); err != nil || len(ids) != 0 {
+			t.Errorf("Unfinished = %v, %v: every fact of the cancelled transaction was handed over, one by the other replica", ids, err)
+		}
+	})
+}
+
+// TestSpentWindowIsWaitedOut: an answer saying the window is down to the application's
+// reserve (by default a tenth of the limit, rounded down) makes the handler wait for the
+// reset before its next fetch; when nothing is left (0 of 5), it waits instead of sending
+// one the client would refuse (a try lost). An answer that states a reset but not what
+// remains pauses nothing.
+func TestSpentWindowIsWaitedOut(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		header http.Header
+		wait   time.Duration
+	}{
+		{"spent", http.Header{"Ratelimit-Limit": {"5"}, "Ratelimit-Remaining": {"0"}, "Ratelimit-Reset": {"60"}}, time.Minute},
+		{"down to a tenth of the limit", http.Header{"Ratelimit-Limit": {"20"}, "Ratelimit-Remaining": {"2"}, "Ratelimit-Reset": {"60"}}, time.Minute},
+		{"above a tenth", http.Header{"Ratelimit-Limit": {"20"}, "Ratelimit-Remaining": {"3"}, "Ratelimit-Reset": {"60"}}, 0},
+		{"remaining unknown", http.Header{"Ratelimit-Reset": {"60"}}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				api := newFakeAPI()
+				api.header = tc.header
+				api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+				api.txs[2] = sale(2, item(21, escrow.ItemGeneralMerchandise, false))
+				got := &calls{}
+				h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxAttempts: 1})
+				defer shutdown(t, h)
+				start := time.Now()
+				deliver(h, "create", 1)
+				flushed(t, h)
+				deliver(h, "create", 2)
+				ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+				defer cancel()
+				if err := h.Flush(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if l := got.list(); !slices.Equal(l, []string{"create:1", "create:2"}) || got.at[1].Sub(start) != tc.wait {
+					t.Errorf("handed over %v at %v, want the second after %v", l, got.at, tc.wait)
+				}
+			})
+		})
+	}
+}
+
+// TestUnpassedHintsLoggedAtDebug: without OnUnconfirmedHint, each unconfirmable name of a
+// batch is logged at debug level, whatever comes before it.
+func TestUnpassedHintsLoggedAtDebug(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		var log logLines
+		got := &calls{block: make(chan struct{})}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		synctest.Wait() // the callback holds the first batch; the next takes the rest
+		for _, name := range []string{"payment_sent", "agree", "party_verification_approved", "payment_refunded"} {
+			deliver(h, name, 1)
+		}
+		close(got.block)
+		flushed(t, h)
+		for _, name := range []string{"payment_sent", "party_verification_approved", "payment_refunded"} {
+			if n := log.count("unconfirmable event dropped"); n != 3 || !strings.Contains(log.String(), "event="+name) {
+				t.Errorf("%d debug lines; %s not logged:\n%s", n, name, log.String())
+			}
+		}
+	})
+}
+
+// TestNewsResetsThePace: a fetch that finds something new ends the slowed pace of replays:
+// a delivery just after it is fetched at once, not after the wait the replays had reached.
+func TestNewsResetsThePace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		store := new(webhook.MemoryStore)
+		handed := webhook.Claim{TransactionID: 1, Facts: []string{"create"}, Owner: "earlier", Expires: time.Now().Add(time.Hour)}
+		if ok, err := store.Claim(t.Context(), handed, time.Now()); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+		if err := store.Done(t.Context(), handed); err != nil {
+			t.Fatal(err)
+		}
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
+		defer shutdown(t, h)
+		const ms = time.Millisecond
+		for range 12 { // replays: fetched at 0, 250ms and 1.25s; the next wait is 4s
+			deliver(h, "create", 1)
+			time.Sleep(100 * ms)
+		}
+		time.Sleep(100 * ms)
+		deliver(h, "agree", 1) // news, fetched at 5.25s
+		time.Sleep(4050 * ms)
+		deliver(h, "create", 1) // at 5.35s
+		flushed(t, h)
+		want := []time.Duration{250 * ms, time.Second, 4 * time.Second, 100 * ms}
+		if gaps := api.gapsOf(1); !slices.Equal(gaps, want) || !slices.Equal(got.list(), []string{"agree:1"}) {
+			t.Errorf("fetched after %v, handed over %v; want %v and agree", gaps, got.list(), want)
+		}
+	})
+}
+
+// TestGivenUpBatchKeepsThePace: a batch given up on handed nothing over, so the next
+// delivery of its transaction waits Refetch like a replay's.
+func TestGivenUpBatchKeepsThePace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		got := &calls{fail: errors.New("the order system is down")}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxAttempts: 1})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		time.Sleep(100 * time.Millisecond)
+		deliver(h, "create", 1)
+		flushed(t, h)
+		if gaps := api.gapsOf(1); !slices.Equal(gaps, []time.Duration{250 * time.Millisecond}) {
+			t.Errorf("fetched after %v, want 250ms", gaps)
+		}
+	})
+}
+
+// TestRateLimitedFetchWaitsForTheAllowance: a fetch refused with a 429 asking for a minute
+// is tried again after that minute, not sooner: tries spent while the client itself still
+// holds the endpoint back would exhaust MaxAttempts and lose the event.
+func TestRateLimitedFetchWaitsForTheAllowance(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		api.status[1] = http.StatusTooManyRequests
+		api.header = http.Header{"Retry-After": {"60"}}
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxAttempts: 2})
+		defer shutdown(t, h)
+		start := time.Now()
+		deliver(h, "create", 1)
+		synctest.Wait() // refused; waiting to try again
+		api.mu.Lock()
+		delete(api.status, 1)
+		api.header = nil
+		api.mu.Unlock()
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+		defer cancel()
+		if err := h.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if l := got.list(); !slices.Equal(l, []string{"create:1"}) || got.at[0].Sub(start) < time.Minute {
+			t.Errorf("handed over %v at %v, want create after a minute", l, got.at)
+		}
+	})
+}
+
+// partlyFailing fails the callback for one event name.
+type partlyFailing struct {
+	calls
+	name escrow.EventName
+}
+
+func (p *partlyFailing) fn(ctx context.Context, ev webhook.ConfirmedEvent) error {
+	if ev.Name == p.name {
+		return errors.New("the order system refuses " + string(ev.Name))
+	}
+	return p.calls.fn(ctx, ev)
+}
+
+// TestPartlyHandedBatchIsNews: a batch given up on after handing over part of its events
+// did find news, so the next delivery is fetched at once, not paced as a replay.
+func TestPartlyHandedBatchIsNews(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		got := &partlyFailing{name: escrow.EventAgree}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxAttempts: 1})
+		defer shutdown(t, h)
+		deliver(h, "agree", 1) // create handed over, agree refused
+		time.Sleep(100 * time.Millisecond)
+		deliver(h, "agree", 1)
+		flushed(t, h)
+		if gaps := api.gapsOf(1); !slices.Equal(gaps, []time.Duration{100 * time.Millisecond}) || !slices.Equal(got.list(), []string{"create:1"}) {
+			t.Errorf("fetched after %v, handed over %v; want 100ms and create", gaps, got.list())
+		}
+	})
+}
+
+// lostStore reports every claim lost when recorded: its lease ended and another replica
+// took it over while the callback ran.
+type lostStore struct{ webhook.MemoryStore }
+
+func (*lostStore) Done(context.Context, webhook.Claim) error { return webhook.ErrClaimLost }
+
+// TestClaimLostIsLoggedNotRetried: a callback that outlived its claim's lease is logged as
+// an error (another replica may have handed the event over too) and not tried again.
+func TestClaimLostIsLoggedNotRetried(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		var log logLines
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: new(lostStore), Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		flushed(t, h)
+		if n := log.count("outlived its claim's lease"); n != 1 || len(got.list()) != 1 {
+			t.Errorf("handed over %v; %d errors logged:\n%s", got.list(), n, log.String())
+		}
+	})
 }

@@ -94,9 +94,14 @@ func TestSchema(t *testing.T) {
 // TestBadDSN: a DSN that does not parse or a server that cannot be reached is a clear
 // error, never a panic.
 func TestBadDSN(t *testing.T) {
-	for _, dsn := range []string{"", "memory", "mysql://localhost/x", "sqlite:", "sqlite:a?b", "postgres://", "postgres://%zz"} {
-		if _, err := sqlstore.Open(t.Context(), dsn); !errors.Is(err, sqlstore.ErrDSN) {
+	for _, dsn := range []string{"", "memory", "mysql://localhost/x", "sqlite:", "sqlite:a?b", "sqlite:a#b", "sqlite://host/x.db",
+		"postgres://", "postgres://%zz", "postgres://u:secret@/x", "mysql://u:secret@h/x", "postgres://u:sec%zzret@h/x"} {
+		_, err := sqlstore.Open(t.Context(), dsn)
+		if !errors.Is(err, sqlstore.ErrDSN) {
 			t.Errorf("Open(%q) = %v, want ErrDSN", dsn, err)
+		}
+		if err != nil && strings.Contains(dsn, "sec") && strings.Contains(err.Error(), "sec") {
+			t.Errorf("Open(%q): the error shows the password: %v", dsn, err)
 		}
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
@@ -183,5 +188,38 @@ func TestTxCallback(t *testing.T) {
 				t.Errorf("Done after TxCallback: %v", err)
 			}
 		})
+	}
+}
+
+// TestNewOnTheCallersDatabase: a Store made with New on the caller's database leaves it
+// open on Close; an engine it does not know is refused by name. Open takes postgresql://
+// as well as postgres://.
+func TestNewOnTheCallersDatabase(t *testing.T) {
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "app.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := sqlstore.New(t.Context(), db, sqlstore.SQLite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.DB() != db || s.Dialect() != sqlstore.SQLite || s.Dialect().String() != "sqlite" {
+		t.Errorf("store on %v, dialect %v", s.DB(), s.Dialect())
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PingContext(t.Context()); err != nil {
+		t.Errorf("Close of a store made with New closed the caller's database: %v", err)
+	}
+	if _, err := sqlstore.New(t.Context(), db, sqlstore.Dialect(7)); err == nil || !strings.Contains(err.Error(), "Dialect(7)") {
+		t.Errorf("New with an unknown dialect: %v", err)
+	}
+
+	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
+	pgs := open(t, "postgresql://"+strings.TrimPrefix(dsn, "postgres://"))
+	if pgs.Dialect() != sqlstore.Postgres || pgs.Dialect().String() != "postgres" {
+		t.Errorf("postgresql:// opened as %v", pgs.Dialect())
 	}
 }

@@ -21,6 +21,7 @@ import (
 func Run(t *testing.T, fresh func(t *testing.T) webhook.Store) {
 	t.Run("ClaimsAreExclusiveUntilDone", func(t *testing.T) { claimsAreExclusive(t, fresh(t)) })
 	t.Run("ReleaseAndLease", func(t *testing.T) { releaseAndLease(t, fresh(t)) })
+	t.Run("DoneIsAllOrNothing", func(t *testing.T) { doneIsAllOrNothing(t, fresh(t)) })
 	t.Run("FinishedAndMark", func(t *testing.T) { finishedAndMark(t, fresh(t)) })
 	t.Run("ConcurrentClaimsGrantOnce", func(t *testing.T) { concurrentClaims(t, fresh(t)) })
 }
@@ -91,11 +92,12 @@ func releaseAndLease(t *testing.T, s webhook.Store) {
 		t.Fatal(err)
 	}
 	mustClaim(t, s, claim(7, "b", "ship:1"), t0, true)
-	// b dies holding it; after the lease, c takes it over and b's late Done is refused.
+	// b dies holding it; once the lease has ended (at Expires itself), c takes it over and
+	// b's late Done is refused.
 	mustClaim(t, s, claim(7, "c", "ship:1"), t0.Add(59*time.Second), false)
 	c := claim(7, "c", "ship:1")
 	c.Expires = t0.Add(3 * time.Minute)
-	mustClaim(t, s, c, t0.Add(61*time.Second), true)
+	mustClaim(t, s, c, t0.Add(time.Minute), true)
 	if err := s.Done(ctx, claim(7, "b", "ship:1")); !errors.Is(err, webhook.ErrClaimLost) {
 		t.Errorf("Done after takeover: %v, want ErrClaimLost", err)
 	}
@@ -110,6 +112,22 @@ func releaseAndLease(t *testing.T, s webhook.Store) {
 	}
 	if got := handed(t, s, 7); !slices.Equal(got, []string{"ship:1"}) {
 		t.Errorf("after Release of a done claim: Handed = %v", got)
+	}
+}
+
+// doneIsAllOrNothing: when another owner took over one fact of a claim after its lease,
+// the claim's Done records none of its facts: the event is handed over whole or not at all.
+func doneIsAllOrNothing(t *testing.T, s webhook.Store) {
+	a := claim(8, "a", "payment_disbursed:1", "payment_disbursed:2")
+	mustClaim(t, s, a, t0, true)
+	b := claim(8, "b", "payment_disbursed:2")
+	b.Expires = t0.Add(3 * time.Minute)
+	mustClaim(t, s, b, t0.Add(2*time.Minute), true)
+	if err := s.Done(t.Context(), a); !errors.Is(err, webhook.ErrClaimLost) {
+		t.Errorf("Done of a claim partly taken over: %v, want ErrClaimLost", err)
+	}
+	if got := handed(t, s, 8); len(got) != 0 {
+		t.Errorf("after a lost Done: Handed = %v, want nothing", got)
 	}
 }
 

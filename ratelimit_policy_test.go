@@ -392,11 +392,32 @@ func (s *heldAPI) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
+// holding sets whether answers are held until released.
+func (s *heldAPI) holding(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hold = on
+}
+
 // release lets the i-th held answer (0-based) go back.
 func (s *heldAPI) release(i int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	close(s.waiting[i])
+	s.waiting[i] = nil
+}
+
+// releaseAll stops holding answers and lets every one still held go back.
+func (s *heldAPI) releaseAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.hold = false
+	for i, ch := range s.waiting {
+		if ch != nil {
+			close(ch)
+			s.waiting[i] = nil
+		}
+	}
 }
 
 func (s *heldAPI) count() int {
@@ -416,9 +437,7 @@ func TestCallsInFlightCountAgainstTheAllowance(t *testing.T) {
 		if err := get(); err != nil { // the server answers: 2 left
 			t.Fatal(err)
 		}
-		api.mu.Lock()
-		api.hold = true
-		api.mu.Unlock()
+		api.holding(true)
 		var wg sync.WaitGroup
 		for range 3 {
 			wg.Go(func() {
@@ -439,11 +458,9 @@ func TestCallsInFlightCountAgainstTheAllowance(t *testing.T) {
 		}
 		// Let everything finish: the window resets, and every answer goes back.
 		api.mu.Lock()
-		api.hold, api.used = false, 0
-		for _, ch := range api.waiting[1:] {
-			close(ch)
-		}
+		api.used = 0
 		api.mu.Unlock()
+		api.releaseAll()
 		wg.Wait()
 	})
 }
@@ -460,9 +477,7 @@ func TestOvertakenAnswerIsNoNews(t *testing.T) {
 		if err := get(); err != nil { // 4 left; the window ends in 10s
 			t.Fatal(err)
 		}
-		api.mu.Lock()
-		api.hold = true
-		api.mu.Unlock()
+		api.holding(true)
 		var wg sync.WaitGroup
 		wg.Go(func() { get() }) // counted first: 3 left
 		synctest.Wait()
@@ -485,9 +500,7 @@ func TestOvertakenAnswerIsNoNews(t *testing.T) {
 		if n := api.count(); n != 3 {
 			t.Errorf("%d requests within the window, want 3: nothing is left in it", n)
 		}
-		api.mu.Lock()
-		api.hold = false
-		api.mu.Unlock()
+		api.holding(false)
 		wg.Wait()
 		if n := api.count(); n != 4 {
 			t.Errorf("%d requests in all, want 4: the held call goes once the window resets", n)
@@ -561,9 +574,7 @@ func TestOthersSpendingShowsInTheFirstWindow(t *testing.T) {
 		if err := get(); err != nil { // 2 left
 			t.Fatal(err)
 		}
-		api.mu.Lock()
-		api.hold = true // the callers go together, before any answer
-		api.mu.Unlock()
+		api.holding(true) // the callers go together, before any answer
 		var wg sync.WaitGroup
 		for range 5 {
 			wg.Go(func() {
@@ -577,12 +588,7 @@ func TestOthersSpendingShowsInTheFirstWindow(t *testing.T) {
 		if n := api.count(); n != 4 {
 			t.Errorf("%d requests within the window, want 4: the two left, no more", n)
 		}
-		api.mu.Lock()
-		api.hold = false
-		for _, ch := range api.waiting {
-			close(ch)
-		}
-		api.mu.Unlock()
+		api.releaseAll()
 		wg.Wait()
 	})
 }
@@ -600,9 +606,7 @@ func TestWindowResetGivesBackTheLimit(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		api.mu.Lock()
-		api.hold = true
-		api.mu.Unlock()
+		api.holding(true)
 		var wg sync.WaitGroup
 		for range 4 {
 			wg.Go(func() {
@@ -616,12 +620,7 @@ func TestWindowResetGivesBackTheLimit(t *testing.T) {
 		if n := api.count(); n != 4 {
 			t.Errorf("%d requests by the reset with answers outstanding, want 4: two in the first window, two in the next", n)
 		}
-		api.mu.Lock()
-		api.hold = false
-		for _, ch := range api.waiting {
-			close(ch)
-		}
-		api.mu.Unlock()
+		api.releaseAll()
 		wg.Wait()
 	})
 }
@@ -702,16 +701,12 @@ func TestLateAnswerOfAnEndedWindowHoldsNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Second)
-		api.mu.Lock()
-		api.hold = true
-		api.mu.Unlock()
+		api.holding(true)
 		var wg sync.WaitGroup
 		wg.Go(func() { get() }) // counted at 1s: none left, reset in 9s
 		synctest.Wait()
 		time.Sleep(10 * time.Second) // the window resets while the answer is on its way
-		api.mu.Lock()
-		api.hold = false
-		api.mu.Unlock()
+		api.holding(false)
 		api.release(0)
 		wg.Wait()
 		start := time.Now()
@@ -779,12 +774,7 @@ func TestOvertakenFirstAnswerIsNoNews(t *testing.T) {
 		if n := api.count(); n > 3 {
 			t.Errorf("%d requests within the window, want at most 3: only one was left, so %d went to a certain 429", n, n-3)
 		}
-		api.mu.Lock()
-		api.hold = false
-		for _, w := range api.waiting[2:] {
-			close(w)
-		}
-		api.mu.Unlock()
+		api.releaseAll()
 		wg.Wait()
 	})
 }

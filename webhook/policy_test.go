@@ -460,14 +460,7 @@ func TestReplaysArePaced(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				api := newFakeAPI()
 				api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
-				store := new(webhook.MemoryStore)
-				handed := webhook.Claim{TransactionID: 1, Facts: []string{"create"}, Owner: "earlier", Expires: time.Now().Add(time.Hour)}
-				if ok, err := store.Claim(t.Context(), handed, time.Now()); !ok || err != nil {
-					t.Fatal(ok, err)
-				}
-				if err := store.Done(t.Context(), handed); err != nil {
-					t.Fatal(err)
-				}
+				store := storeWithCreateHandedOver(t)
 				got := &calls{}
 				h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store, Refetch: tc.opt.Refetch, MaxRefetch: tc.opt.MaxRefetch})
 				defer shutdown(t, h)
@@ -873,20 +866,28 @@ func TestUnpassedHintsLoggedAtDebug(t *testing.T) {
 	})
 }
 
+// storeWithCreateHandedOver is a memory store in which another replica has already handed
+// over transaction 1's creation, so that deliveries of it are replays.
+func storeWithCreateHandedOver(t *testing.T) *webhook.MemoryStore {
+	t.Helper()
+	store := new(webhook.MemoryStore)
+	handed := webhook.Claim{TransactionID: 1, Facts: []string{"create"}, Owner: "earlier", Expires: time.Now().Add(time.Hour)}
+	if ok, err := store.Claim(t.Context(), handed, time.Now()); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if err := store.Done(t.Context(), handed); err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
 // TestNewsResetsThePace: a fetch that finds something new ends the slowed pace of replays:
 // a delivery just after it is fetched at once, not after the wait the replays had reached.
 func TestNewsResetsThePace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := newFakeAPI()
 		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
-		store := new(webhook.MemoryStore)
-		handed := webhook.Claim{TransactionID: 1, Facts: []string{"create"}, Owner: "earlier", Expires: time.Now().Add(time.Hour)}
-		if ok, err := store.Claim(t.Context(), handed, time.Now()); !ok || err != nil {
-			t.Fatal(ok, err)
-		}
-		if err := store.Done(t.Context(), handed); err != nil {
-			t.Fatal(err)
-		}
+		store := storeWithCreateHandedOver(t)
 		got := &calls{}
 		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
 		defer shutdown(t, h)

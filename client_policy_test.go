@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
+
+	"github.com/jarcoal/httpmock"
 )
 
 // TestFiveRedirectsFollowedNotSix: a chain of redirects on the API's own host is followed
@@ -71,5 +74,27 @@ func TestReportDownloadHandsBackEveryRedirectAndOnlyRedirects(t *testing.T) {
 func TestLocalhostInAnyCase(t *testing.T) {
 	if _, err := NewClient(testEmail, testKey, WithBaseURL("http://LocalHost:8080/")); err != nil {
 		t.Errorf("http://LocalHost:8080/ refused: %v", err)
+	}
+}
+
+// TestNanosecondMaxWaitRetries: the shortest maximum wait a client accepts, a nanosecond,
+// still lets it retry: the full-jitter draw over [0, 1ns] must not fail on the range.
+func TestNanosecondMaxWaitRetries(t *testing.T) {
+	mt := httpmock.NewMockTransport()
+	mt.RegisterResponder("GET", testBase+"transaction/1", httpmock.ResponderFromMultipleResponses([]*http.Response{
+		httpmock.NewStringResponse(http.StatusServiceUnavailable, `{"error": "down"}`),
+		httpmock.NewStringResponse(http.StatusServiceUnavailable, `{"error": "down"}`),
+		httpmock.NewStringResponse(http.StatusOK, `{"id": 1}`),
+	}))
+	c, err := NewClient(testEmail, testKey, WithBaseURL(testBase), WithHTTPClient(&http.Client{Transport: mt}), WithMaxWait(time.Nanosecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := c.Transactions.Get(context.Background(), 1)
+	if err != nil || tx.ID != 1 {
+		t.Fatalf("got %v, %v; want transaction 1 on the third attempt", tx, err)
+	}
+	if n := mt.GetTotalCallCount(); n != 3 {
+		t.Errorf("%d attempts, want 3", n)
 	}
 }

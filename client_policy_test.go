@@ -98,3 +98,25 @@ func TestNanosecondMaxWaitRetries(t *testing.T) {
 		t.Errorf("%d attempts, want 3", n)
 	}
 }
+
+// TestBaseURLKeepsItsEscapesWithoutATrailingSlash: a base URL given without its trailing
+// slash keeps the escapes of its path (a gateway's "%2F" stays one segment) when the slash
+// is added.
+func TestBaseURLKeepsItsEscapesWithoutATrailingSlash(t *testing.T) {
+	var got string
+	rt := httpmock.NewMockTransport()
+	rt.RegisterNoResponder(func(r *http.Request) (*http.Response, error) {
+		got = r.URL.EscapedPath()
+		return httpmock.NewStringResponse(http.StatusOK, `{"id": 1}`), nil
+	})
+	c, err := NewClient(testEmail, testKey, WithBaseURL("https://gateway.example.com/escrow%2Fapi/2017-09-01"), WithHTTPClient(&http.Client{Transport: rt}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Transactions.Get(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if want := "/escrow%2Fapi/2017-09-01/transaction/1"; got != want {
+		t.Errorf("requested %s, want %s", got, want)
+	}
+}

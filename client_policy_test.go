@@ -120,3 +120,33 @@ func TestBaseURLKeepsItsEscapesWithoutATrailingSlash(t *testing.T) {
 		t.Errorf("requested %s, want %s", got, want)
 	}
 }
+
+// TestStatusClassDecidesSuccess: every 2xx answer is a success, 299 included, and a 3xx
+// the client did not follow (a 300 without Location) is an error on an endpoint that does
+// not ask for its redirects. gremlins' client.go:446:47 (> made >=) and 445:31 (&& made ||)
+// lived before this test.
+func TestStatusClassDecidesSuccess(t *testing.T) {
+	c, mt := setup(t)
+	mt.RegisterResponder("GET", testBase+"transaction/1", respond(299, `{"id": 1}`))
+	mt.RegisterResponder("GET", testBase+"transaction/2", respond(300, `{"id": 2}`))
+	if tx, err := c.Transactions.Get(context.Background(), 1); err != nil || tx.ID != 1 {
+		t.Errorf("a 299 answer: tx %+v, err %v; want the transaction", tx, err)
+	}
+	var apiErr *APIError
+	if _, err := c.Transactions.Get(context.Background(), 2); !errors.As(err, &apiErr) || apiErr.StatusCode != 300 {
+		t.Errorf("an unfollowed 300 answer: err %v; want an *APIError with status 300", err)
+	}
+}
+
+// TestDecodeErrorShowsTheBody: a success body that does not decode is kept in the error, so
+// the user can see what the server sent. gremlins' client.go:477:144 (64<<10 made 64>>10,
+// an empty excerpt) lived before this test.
+func TestDecodeErrorShowsTheBody(t *testing.T) {
+	c, mt := setup(t)
+	mt.RegisterResponder("GET", testBase+"transaction/1", respond(200, `<html>maintenance</html>`))
+	_, err := c.Transactions.Get(context.Background(), 1)
+	var de *DecodeError
+	if !errors.As(err, &de) || string(de.Body) != `<html>maintenance</html>` {
+		t.Errorf("err = %v; want a *DecodeError holding the body", err)
+	}
+}

@@ -27,13 +27,7 @@ func TestOwnCallsInFlightCountWhenLearningFromTheStore(t *testing.T) {
 		}
 	}
 	l.learn(ep, answer(200, "", "5", ""), now) // the store's call: 5 left
-	taken := 0
-	for {
-		if _, _, ok := l.take(ep, now); !ok {
-			break
-		}
-		taken++
-	}
+	taken := takeAll(l, ep, now)
 	if taken != 3 {
 		t.Errorf("its own memory lets out %d more, want 3: the 5 left less its 2 in flight", taken)
 	}

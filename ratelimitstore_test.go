@@ -345,13 +345,7 @@ func TestLocalMemoryLearnsEachWindowAfresh(t *testing.T) {
 		get()
 		// What the client's own memory would let out now, were the store to go: the 3 the
 		// last answer said are left, not the 40 of the window's first answer.
-		taken := 0
-		for {
-			if _, _, ok := c.limits.take("GET /transaction/{id}", time.Now()); !ok {
-				break
-			}
-			taken++
-		}
+		taken := takeAll(c.limits, "GET /transaction/{id}", time.Now())
 		if taken != 3 {
 			t.Errorf("its own memory would send %d requests, want the 3 left", taken)
 		}

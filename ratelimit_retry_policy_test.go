@@ -13,22 +13,22 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/escrowkit/escrow-go/internal/logtest"
 )
 
 // TestRetriesAreLogged: with a Debug logger, every attempt's failure or status and every
 // retry's wait is logged, and a transport error's text is logged without the key it echoes.
 func TestRetriesAreLogged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var logs logLines
+		var logs logtest.Lines
 		c, mt := setup(t, WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 		reset := &net.OpError{Op: "read", Net: "tcp", Err: errors.New("reset by peer (key " + testKey + ")")}
 		mt.RegisterResponder("GET", testBase+"transaction/9", sequence(fail(reset), respond(503, `{}`, "Retry-After", "2"), respond(200, `{"id": 9}`)))
 		if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
 			t.Fatal(err)
 		}
-		logs.mu.Lock()
-		text := logs.buf.String()
-		logs.mu.Unlock()
+		text := logs.String()
 		for _, want := range []string{
 			`msg="escrow: request failed"`, `reset by peer`, `msg="escrow: response"`, `status=503`,
 			`status=200`, `msg="escrow: retrying"`, `wait=2s`,
@@ -50,7 +50,7 @@ func TestRetriesAreLogged(t *testing.T) {
 // no retry is announced, and the error is the context's.
 func TestCancelledAttemptIsNotRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var logs logLines
+		var logs logtest.Lines
 		c, mt := setup(t, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 		ctx, cancel := context.WithCancel(context.Background())
 		mt.RegisterResponder("GET", testBase+"transaction/9", func(req *http.Request) (*http.Response, error) {
@@ -60,7 +60,7 @@ func TestCancelledAttemptIsNotRetried(t *testing.T) {
 		if _, err := c.Transactions.Get(ctx, 9); !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}
-		if n := logs.count("retrying"); n != 0 {
+		if n := logs.Count("retrying"); n != 0 {
 			t.Errorf("a cancelled call announced %d retries", n)
 		}
 	})
@@ -85,7 +85,7 @@ func TestServerErrorThenCancelLeavesTheOutcomeUnknown(t *testing.T) {
 // TestHeldCallIsLogged: a call held for an exhausted endpoint says so at Info, with the wait.
 func TestHeldCallIsLogged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var logs logLines
+		var logs logtest.Lines
 		c, mt := setup(t, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 		mt.RegisterResponder("GET", testBase+"transaction/9", respond(200, `{"id": 9}`, "RateLimit-Remaining", "0", "RateLimit-Reset", "3"))
 		for range 2 {
@@ -93,8 +93,8 @@ func TestHeldCallIsLogged(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if n := logs.count(`msg="escrow: holding call, no requests remaining"`); n != 1 || logs.count("wait=3s") != 1 {
-			t.Errorf("the held call logged %d holds:\n%s", n, logs.buf.String())
+		if n := logs.Count(`msg="escrow: holding call, no requests remaining"`); n != 1 || logs.Count("wait=3s") != 1 {
+			t.Errorf("the held call logged %d holds:\n%s", n, logs.String())
 		}
 	})
 }

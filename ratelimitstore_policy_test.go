@@ -11,6 +11,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/escrowkit/escrow-go/internal/logtest"
 )
 
 // TestOwnCallsInFlightCountWhenLearningFromTheStore: calls this client sent on its own memory
@@ -38,7 +40,7 @@ func TestOwnCallsInFlightCountWhenLearningFromTheStore(t *testing.T) {
 func TestStoreRetriedUntilItAnswers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := &fakeStore{}
-		var logs logLines
+		var logs logtest.Lines
 		c, mt := setup(t, WithRateLimitStore(store), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 		mt.RegisterResponder("GET", testBase+"transaction/9", respond(200, `{"id": 9}`, "RateLimit-Remaining", "90"))
 		get := func() {
@@ -58,8 +60,8 @@ func TestStoreRetriedUntilItAnswers(t *testing.T) {
 		if r, w := store.counts(); r != 2 || w != 2 {
 			t.Errorf("%d reserves and %d records once the store answers, want 2 and 2", r, w)
 		}
-		if n := logs.count("answers again"); n != 1 {
-			t.Errorf("%d lines saying the store is back, want 1:\n%s", n, logs.buf.String())
+		if n := logs.Count("answers again"); n != 1 {
+			t.Errorf("%d lines saying the store is back, want 1:\n%s", n, logs.String())
 		}
 	})
 }
@@ -77,7 +79,7 @@ func (recordFailing) Record(context.Context, RateLimitKey, RateLimitGrant, RateL
 func TestFailingRecordIsAnOutage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := &fakeStore{}
-		var logs logLines
+		var logs logtest.Lines
 		c, mt := setup(t, WithRateLimitStore(recordFailing{store}), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 		mt.RegisterResponder("GET", testBase+"transaction/9", respond(200, `{"id": 9}`, "RateLimit-Remaining", "90"))
 		for range 3 {
@@ -88,8 +90,8 @@ func TestFailingRecordIsAnOutage(t *testing.T) {
 		if r, _ := store.counts(); r != 1 {
 			t.Errorf("%d reserves within the second after a failed record, want 1", r)
 		}
-		if n := logs.count("level=WARN"); n != 1 || logs.count("store down") != 1 {
-			t.Errorf("%d warnings, want 1:\n%s", n, logs.buf.String())
+		if n := logs.Count("level=WARN"); n != 1 || logs.Count("store down") != 1 {
+			t.Errorf("%d warnings, want 1:\n%s", n, logs.String())
 		}
 	})
 }

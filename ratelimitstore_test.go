@@ -1,7 +1,6 @@
 package escrow
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"github.com/jarcoal/httpmock"
+
+	"github.com/escrowkit/escrow-go/internal/logtest"
 )
 
 // fakeStore is a RateLimitStore that grants everything (or what grant says) and fails while
@@ -81,24 +82,6 @@ func (f *fakeStore) counts() (reserves, records int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.reserves, len(f.records)
-}
-
-// logLines is a concurrency-safe buffer of text log lines.
-type logLines struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logLines) count(substr string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Count(l.buf.String(), substr)
 }
 
 func TestRateLimitStoreIsAskedOnceBeforeAndOnceAfterEachAttempt(t *testing.T) {
@@ -175,7 +158,7 @@ func TestRateLimitKeyNamesTheAccountWithoutSecrets(t *testing.T) {
 func TestRateLimitStoreAwayFallsBackAndReturns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		store := &fakeStore{}
-		var logs logLines
+		var logs logtest.Lines
 		c, mt := setup(t, WithRateLimitStore(store), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 		mt.RegisterResponder("GET", testBase+"transaction/9", respond(200, `{"id": 9}`, "RateLimit-Remaining", "90"))
 		get := func() {
@@ -192,8 +175,8 @@ func TestRateLimitStoreAwayFallsBackAndReturns(t *testing.T) {
 		if r, _ := store.counts(); r != 1 {
 			t.Errorf("%d successful reserves; want only the first", r)
 		}
-		if n := logs.count("level=WARN"); n != 1 || logs.count("store down") != 1 {
-			t.Errorf("%d warnings, want 1:\n%s", n, logs.buf.String())
+		if n := logs.Count("level=WARN"); n != 1 || logs.Count("store down") != 1 {
+			t.Errorf("%d warnings, want 1:\n%s", n, logs.String())
 		}
 		store.set(false)
 		get() // within the second after the failure: still on its own memory
@@ -206,10 +189,10 @@ func TestRateLimitStoreAwayFallsBackAndReturns(t *testing.T) {
 		if r, w := store.counts(); r != 3 || w != 3 {
 			t.Errorf("after the store came back: %d reserves, %d records; want 3 and 3", r, w)
 		}
-		if n := logs.count("answers again"); n != 1 {
-			t.Errorf("%d lines saying the store is back, want 1:\n%s", n, logs.buf.String())
+		if n := logs.Count("answers again"); n != 1 {
+			t.Errorf("%d lines saying the store is back, want 1:\n%s", n, logs.String())
 		}
-		if logs.count(testKey) != 0 {
+		if logs.Count(testKey) != 0 {
 			t.Error("the API key is in the log")
 		}
 	})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	escrow "github.com/escrowkit/escrow-go"
+	"github.com/escrowkit/escrow-go/internal/logtest"
 	"github.com/escrowkit/escrow-go/internal/redisserver"
 	"github.com/escrowkit/escrow-go/redislimit"
 )
@@ -172,7 +173,7 @@ func TestRedisSlowFallsBackWithinTheTimeout(t *testing.T) {
 	rs := redisserver.Start(t)
 	rdb := redisClient(t, rs)
 	srv, acct := emulator(t)
-	var logs logLines
+	var logs logtest.Lines
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	c := replica(t, srv, acct, srv.Client().Transport, redislimit.New(rdb, redislimit.WithTimeout(100*time.Millisecond)), logger)
 	ctx := context.Background()
@@ -193,7 +194,7 @@ func TestRedisSlowFallsBackWithinTheTimeout(t *testing.T) {
 	if took >= pause {
 		t.Errorf("the call took %v: it waited for Redis, not the 100ms timeout", took)
 	}
-	if n := logs.count("level=WARN"); n != 1 {
+	if n := logs.Count("level=WARN"); n != 1 {
 		t.Errorf("%d warnings, want 1:\n%s", n, logs.String())
 	}
 }

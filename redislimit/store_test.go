@@ -1,7 +1,6 @@
 package redislimit_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -18,6 +17,7 @@ import (
 
 	escrow "github.com/escrowkit/escrow-go"
 	"github.com/escrowkit/escrow-go/escrowtest"
+	"github.com/escrowkit/escrow-go/internal/logtest"
 	"github.com/escrowkit/escrow-go/internal/redisserver"
 	"github.com/escrowkit/escrow-go/redislimit"
 )
@@ -86,26 +86,6 @@ func replica(t *testing.T, srv *escrowtest.Server, acct escrowtest.Account, rt h
 	}
 	return c
 }
-
-// logLines is a concurrency-safe log buffer.
-type logLines struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logLines) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *logLines) count(substr string) int { return strings.Count(l.String(), substr) }
 
 // load runs goroutines calling GET /customer/me on each client until stop is closed,
 // counting successes and failures.
@@ -208,12 +188,12 @@ func TestReplicasShareOneBudget(t *testing.T) {
 // loggedReplicasOnRedis starts a Redis and two replicas sharing it, each logging to its own
 // lines, against an emulator whose limit the load cannot spend: the outage tests are about
 // Redis going, not about pacing.
-func loggedReplicasOnRedis(t *testing.T) (*redisserver.Server, *redis.Client, []*escrow.Client, *[2]logLines) {
+func loggedReplicasOnRedis(t *testing.T) (*redisserver.Server, *redis.Client, []*escrow.Client, *[2]logtest.Lines) {
 	t.Helper()
 	rs := redisserver.Start(t)
 	rdb := redisClient(t, rs)
 	srv, acct := emulator(t, escrowtest.WithRateLimit(1_000_000, time.Minute))
-	var logs [2]logLines
+	var logs [2]logtest.Lines
 	var clients []*escrow.Client
 	for i := range logs {
 		logger := slog.New(slog.NewTextHandler(&logs[i], &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -234,7 +214,7 @@ func TestRedisStoppedMidRunFailsNoCall(t *testing.T) {
 	until(t, 10*time.Second, "calls without Redis", func() bool { return l.ok.Load() >= stoppedAt+60 })
 	l.end(t)
 	for i := range logs {
-		if n := logs[i].count("level=WARN"); n != 1 {
+		if n := logs[i].Count("level=WARN"); n != 1 {
 			t.Errorf("client %d logged %d warnings, want 1:\n%s", i, n, logs[i].String())
 		}
 	}
@@ -249,13 +229,13 @@ func TestRedisRestartedIsTakenUpAgain(t *testing.T) {
 	until(t, 10*time.Second, "calls through Redis", func() bool { return l.ok.Load() >= 10 })
 	rs.Stop()
 	until(t, 10*time.Second, "both clients to notice the outage", func() bool {
-		return logs[0].count("level=WARN") == 1 && logs[1].count("level=WARN") == 1
+		return logs[0].Count("level=WARN") == 1 && logs[1].Count("level=WARN") == 1
 	})
 	rs.Restart() // empty: it saved nothing
 	until(t, 10*time.Second, "both clients to take Redis up again", func() bool {
 		// At least once: a pooled connection from before the restart may fail a
 		// command afterwards, and that outage ends too.
-		return logs[0].count("answers again") >= 1 && logs[1].count("answers again") >= 1
+		return logs[0].Count("answers again") >= 1 && logs[1].Count("answers again") >= 1
 	})
 	l.end(t)
 	sent, err := rdb.HGet(context.Background(), stateKey(t, rdb), "sent").Int()

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	escrow "github.com/escrowkit/escrow-go"
+	"github.com/escrowkit/escrow-go/internal/logtest"
 	"github.com/escrowkit/escrow-go/webhook"
 )
 
@@ -652,30 +653,6 @@ func TestNanosecondRetryWait(t *testing.T) {
 	})
 }
 
-// logLines is a Logger's output, safe for concurrent use.
-type logLines struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *logLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logLines) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *logLines) count(substr string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.Count(l.buf.String(), substr)
-}
-
 // releaseFailing is a store whose Release fails.
 type releaseFailing struct{ webhook.MemoryStore }
 
@@ -696,18 +673,18 @@ func TestWarningsSayWhatWasDropped(t *testing.T) {
 		api := newFakeAPI()
 		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
 		store := new(webhook.MemoryStore)
-		var log logLines
+		var log logtest.Lines
 		h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Store: store, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 		defer shutdown(t, h)
 		deliver(h, "create", 404)
 		flushed(t, h)
-		if log.count(dropped) != 1 || log.count(untracked) != 0 {
+		if log.Count(dropped) != 1 || log.Count(untracked) != 0 {
 			t.Errorf("a delivery about an unreadable transaction logged:\n%s", log.String())
 		}
-		if code := deliver(h, "create", -1); code/100 != 4 || log.count("refused delivery") != 1 {
+		if code := deliver(h, "create", -1); code/100 != 4 || log.Count("refused delivery") != 1 {
 			t.Errorf("a malformed delivery answered %d and logged:\n%s", code, log.String())
 		}
-		if code := deliver(h, "Funds", 1); code != http.StatusOK || log.count("invalid event name") != 1 {
+		if code := deliver(h, "Funds", 1); code != http.StatusOK || log.Count("invalid event name") != 1 {
 			t.Errorf("a delivery with an invalid name answered %d and logged:\n%s", code, log.String())
 		}
 		const unshown = "delivery dropped as unconfirmed"
@@ -715,7 +692,7 @@ func TestWarningsSayWhatWasDropped(t *testing.T) {
 		flushed(t, h)
 		deliver(h, "accept", 1)
 		flushed(t, h)
-		if n := log.count(unshown); n != 1 || !strings.Contains(log.String(), "event=accept") {
+		if n := log.Count(unshown); n != 1 || !strings.Contains(log.String(), "event=accept") {
 			t.Errorf("create (shown) and accept (not shown) delivered: %d warnings of a delivery dropped:\n%s", n, log.String())
 		}
 		if err := store.Track(t.Context(), []int64{2}); err != nil { // tracked, now unreadable
@@ -725,7 +702,7 @@ func TestWarningsSayWhatWasDropped(t *testing.T) {
 			t.Fatal(err)
 		}
 		flushed(t, h)
-		if log.count(dropped) != 1 || log.count(untracked) != 1 || api.readsOf(2) != 1 {
+		if log.Count(dropped) != 1 || log.Count(untracked) != 1 || api.readsOf(2) != 1 {
 			t.Errorf("a tracked transaction found unreadable after %d reads logged:\n%s", api.readsOf(2), log.String())
 		}
 		if ids, err := store.Unfinished(t.Context()); err != nil || slices.Contains(ids, 2) {
@@ -736,16 +713,16 @@ func TestWarningsSayWhatWasDropped(t *testing.T) {
 			store webhook.Store
 			warns int
 		}{{new(webhook.MemoryStore), 0}, {new(releaseFailing), 2}} {
-			var log logLines
+			var log logtest.Lines
 			failing := &calls{fail: errors.New("the order system is down")}
 			h := webhook.NewHandler(api.client(t), failing.fn, webhook.Options{Store: tc.store, MaxAttempts: 2, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 			deliver(h, "create", 1)
 			flushed(t, h)
 			shutdown(t, h)
-			if n := log.count(unreleased); n != tc.warns {
+			if n := log.Count(unreleased); n != tc.warns {
 				t.Errorf("store %T: %d warnings of a failed release, want %d:\n%s", tc.store, n, tc.warns, log.String())
 			}
-			if log.count("retrying") != 1 || log.count("giving up") != 1 {
+			if log.Count("retrying") != 1 || log.Count("giving up") != 1 {
 				t.Errorf("two failed tries logged:\n%s", log.String())
 			}
 		}
@@ -847,7 +824,7 @@ func TestUnpassedHintsLoggedAtDebug(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := newFakeAPI()
 		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
-		var log logLines
+		var log logtest.Lines
 		got := &calls{block: make(chan struct{})}
 		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 		defer shutdown(t, h)
@@ -859,7 +836,7 @@ func TestUnpassedHintsLoggedAtDebug(t *testing.T) {
 		close(got.block)
 		flushed(t, h)
 		for _, name := range []string{"payment_sent", "party_verification_approved", "payment_refunded"} {
-			if n := log.count("unconfirmable event dropped"); n != 3 || !strings.Contains(log.String(), "event="+name) {
+			if n := log.Count("unconfirmable event dropped"); n != 3 || !strings.Contains(log.String(), "event="+name) {
 				t.Errorf("%d debug lines; %s not logged:\n%s", n, name, log.String())
 			}
 		}
@@ -1001,13 +978,13 @@ func TestClaimLostIsLoggedNotRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := newFakeAPI()
 		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
-		var log logLines
+		var log logtest.Lines
 		got := &calls{}
 		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: new(lostStore), Logger: slog.New(slog.NewTextHandler(&log, nil))})
 		defer shutdown(t, h)
 		deliver(h, "create", 1)
 		flushed(t, h)
-		if n := log.count("outlived its claim's lease"); n != 1 || len(got.list()) != 1 {
+		if n := log.Count("outlived its claim's lease"); n != 1 || len(got.list()) != 1 {
 			t.Errorf("handed over %v; %d errors logged:\n%s", got.list(), n, log.String())
 		}
 	})

@@ -25,9 +25,7 @@ func TestConcurrentClients(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			w.s.act(http.StatusOK, id, 0, action("ship"))
-			w.b.act(http.StatusOK, id, 0, action("receive"))
-			w.b.act(http.StatusOK, id, 0, action("accept"))
+			w.accepted(id, 0)
 			w.s.must(http.StatusOK, http.MethodPatch, txPath(id, "disbursement_methods"), ach())
 		})
 	}

@@ -188,6 +188,25 @@ func newWorld(t *testing.T, opts ...Option) *world {
 	return w
 }
 
+// accepted takes item of transaction id (0: the whole transaction) through the seller's
+// shipping and the buyer's receipt and acceptance.
+func (w *world) accepted(id, item int64) {
+	w.s.act(http.StatusOK, id, item, action("ship"))
+	w.b.act(http.StatusOK, id, item, action("receive"))
+	w.b.act(http.StatusOK, id, item, action("accept"))
+}
+
+// returned takes item of transaction id through shipping and receipt, the buyer's rejection
+// and return, and the seller's receipt and acceptance of the return.
+func (w *world) returned(id, item int64) {
+	for _, a := range []struct {
+		c   *client
+		act string
+	}{{w.s, "ship"}, {w.b, "receive"}, {w.b, "reject"}, {w.b, "ship_return"}, {w.s, "receive_return"}, {w.s, "accept_return"}} {
+		a.c.act(http.StatusOK, id, item, action(a.act))
+	}
+}
+
 // body is a JSON object under construction.
 type body = map[string]any
 

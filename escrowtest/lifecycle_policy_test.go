@@ -83,9 +83,7 @@ func TestAcceptedMilestonePaidInFull(t *testing.T) {
 	id, tx := w.funded(milestones())
 	first := tx.id("items.0.id")
 	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
-	w.s.act(http.StatusOK, id, first, action("ship"))
-	w.b.act(http.StatusOK, id, first, action("receive"))
-	w.b.act(http.StatusOK, id, first, action("accept"))
+	w.accepted(id, first)
 	// In: 300.00 + 200.00 and the buyer's escrow fees, 10.73 + 7.15. Out: the first
 	// milestone, whole. Held: the second and its fee.
 	wantLedger(t, balanced(t, w.srv, id, "the first milestone"), Ledger{In: "517.88", Out: "300.00", Fees: "10.73", Held: "207.15"}, "the first milestone accepted")
@@ -154,9 +152,7 @@ func milestoneWorld(t *testing.T, b body) (w *world, id, first, second int64) {
 func TestCommissionPaidFromWhatWasWithheldWhateverTheOrder(t *testing.T) {
 	w, id, first, second := milestoneWorld(t, milestonesWithCommission(300, 200, true))
 	for _, it := range []int64{first, second} {
-		w.s.act(http.StatusOK, id, it, action("ship"))
-		w.b.act(http.StatusOK, id, it, action("receive"))
-		w.b.act(http.StatusOK, id, it, action("accept"))
+		w.accepted(id, it)
 	}
 	if !closed(t, w.k, id) || !paidOut(t, w.k, id, 0) {
 		t.Errorf("both milestones accepted: commission paid %v, closed %v; want both", paidOut(t, w.k, id, 0), closed(t, w.k, id))
@@ -172,15 +168,8 @@ func TestCommissionPaidFromWhatWasWithheldWhateverTheOrder(t *testing.T) {
 // never come.
 func TestCommissionCappedAtWhatWasWithheld(t *testing.T) {
 	w, id, first, second := milestoneWorld(t, milestonesWithCommission(10, 200, false))
-	w.s.act(http.StatusOK, id, first, action("ship"))
-	w.b.act(http.StatusOK, id, first, action("receive"))
-	w.b.act(http.StatusOK, id, first, action("accept"))
-	for _, a := range []struct {
-		c   *client
-		act string
-	}{{w.s, "ship"}, {w.b, "receive"}, {w.b, "reject"}, {w.b, "ship_return"}, {w.s, "receive_return"}, {w.s, "accept_return"}} {
-		a.c.act(http.StatusOK, id, second, action(a.act))
-	}
+	w.accepted(id, first)
+	w.returned(id, second)
 	if !closed(t, w.k, id) || !paidOut(t, w.k, id, 2) {
 		t.Errorf("after one milestone accepted and one returned: commission paid %v, closed %v; want both", paidOut(t, w.k, id, 2), closed(t, w.k, id))
 	}
@@ -199,12 +188,7 @@ func TestReturnRefundsEveryScheduleEntry(t *testing.T) {
 	set(b, "items.0.schedule", append(get(b, "items.0.schedule").([]any), entry))
 	id, tx := w.funded(b)
 	it := tx.id("items.0.id")
-	for _, a := range []struct {
-		c   *client
-		act string
-	}{{w.s, "ship"}, {w.b, "receive"}, {w.b, "reject"}, {w.b, "ship_return"}, {w.s, "receive_return"}, {w.s, "accept_return"}} {
-		a.c.act(http.StatusOK, id, it, action(a.act))
-	}
+	w.returned(id, it)
 	l := balanced(t, w.srv, id, "the return")
 	if l.Out != l.In || l.Held != "0.00" {
 		t.Errorf("after the return: %+v, want everything paid in given back", l)

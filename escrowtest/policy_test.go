@@ -157,15 +157,8 @@ func TestRefundsOnlyMoneyInEscrow(t *testing.T) {
 		tx := w.p.must(http.StatusOK, http.MethodGet, txPath(id), nil)
 		first, second := tx.id("items.0.id"), tx.id("items.1.id")
 		w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
-		w.s.act(http.StatusOK, id, first, action("ship"))
-		w.b.act(http.StatusOK, id, first, action("receive"))
-		w.b.act(http.StatusOK, id, first, action("accept"))
-		for _, a := range []struct {
-			c   *client
-			act string
-		}{{w.s, "ship"}, {w.b, "receive"}, {w.b, "reject"}, {w.b, "ship_return"}, {w.s, "receive_return"}, {w.s, "accept_return"}} {
-			a.c.act(http.StatusOK, id, second, action(a.act))
-		}
+		w.accepted(id, first)
+		w.returned(id, second)
 		if !paidOut(t, w.p, id, 0) || paidOut(t, w.p, id, 1) || !closed(t, w.p, id) {
 			t.Errorf("after one milestone accepted and one returned: %s", w.p.must(http.StatusOK, http.MethodGet, txPath(id), nil).raw)
 		}
@@ -433,9 +426,7 @@ func TestOnePaymentDisbursedPerPayout(t *testing.T) {
 	id, tx := w.funded(milestones())
 	first, second := tx.id("items.0.id"), tx.id("items.1.id")
 	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
-	w.s.act(http.StatusOK, id, first, action("ship"))
-	w.b.act(http.StatusOK, id, first, action("receive"))
-	w.b.act(http.StatusOK, id, first, action("accept"))
+	w.accepted(id, first)
 	w.s.act(http.StatusOK, id, second, action("ship"))
 	w.b.act(http.StatusOK, id, second, action("receive"))
 	if got := eventsOf(t, w.b, id); strings.Count(got, "payment_disbursed") != 1 {
@@ -460,9 +451,7 @@ func TestFeeItemWaitsForEveryGood(t *testing.T) {
 	tx := w.p.must(http.StatusOK, http.MethodGet, txPath(id), nil)
 	for n, i := range []int{1, 0} {
 		it := tx.id(fmt.Sprintf("items.%d.id", i))
-		w.s.act(http.StatusOK, id, it, action("ship"))
-		w.b.act(http.StatusOK, id, it, action("receive"))
-		w.b.act(http.StatusOK, id, it, action("accept"))
+		w.accepted(id, it)
 		if !paidOut(t, w.p, id, i) {
 			t.Errorf("milestone %d accepted but not paid", i)
 		}
@@ -486,12 +475,7 @@ func TestReturnedMilestoneRefundedAtOnce(t *testing.T) {
 	byCard(w, id)
 	payment(w, id)
 	first := w.p.must(http.StatusOK, http.MethodGet, txPath(id), nil).id("items.0.id")
-	for _, a := range []struct {
-		c   *client
-		act string
-	}{{w.s, "ship"}, {w.b, "receive"}, {w.b, "reject"}, {w.b, "ship_return"}, {w.s, "receive_return"}, {w.s, "accept_return"}} {
-		a.c.act(http.StatusOK, id, first, action(a.act))
-	}
+	w.returned(id, first)
 	if got := refundsTo(t, w, w.buyer); len(got) != 1 {
 		t.Errorf("refunds to the buyer with the second milestone still open: %v, want the first milestone's", got)
 	}

@@ -31,6 +31,10 @@ type Amount struct{ d decimal.Decimal }
 const (
 	maxAmountLiteral  = 64
 	maxAmountExponent = 30
+	// maxAmountWholeDigits keeps what ParseAmount accepts printable within maxAmountLiteral
+	// once written with its sign and two decimals, so that the text an Amount marshals to
+	// parses back.
+	maxAmountWholeDigits = maxAmountLiteral - len("-.00")
 )
 
 // ErrInvalidAmount reports a value that cannot be a sum of money: not a decimal number, too
@@ -39,11 +43,15 @@ var ErrInvalidAmount = errors.New("escrow: invalid amount")
 
 // ParseAmount parses a decimal sum written as digits with an optional sign and at most two
 // decimals that are not zero: "1000", "-5", "1000.5", "1000.50" and "1000.500" parse;
-// "12.345", "1e3", "NaN", "Inf", "+5", ".5" and "" do not. Every refusal matches
+// "12.345", "1e3", "NaN", "Inf", "+5", ".5" and "" do not, nor does a literal longer than
+// 64 characters or with more than 60 digits before the point. Every refusal matches
 // [ErrInvalidAmount].
 func ParseAmount(s string) (Amount, error) {
 	if !plainDecimal(s) {
 		return Amount{}, fmt.Errorf("%w: %q is not a decimal number such as 1000.50", ErrInvalidAmount, truncate(s, maxAmountLiteral))
+	}
+	if whole, _, _ := strings.Cut(strings.TrimLeft(strings.TrimPrefix(s, "-"), "0"), "."); len(whole) > maxAmountWholeDigits {
+		return Amount{}, fmt.Errorf("%w: %q has more than %d digits before the point", ErrInvalidAmount, truncate(s, maxAmountLiteral), maxAmountWholeDigits)
 	}
 	a, err := parseLenient(s)
 	if err != nil {

@@ -55,7 +55,8 @@ func TestSplitNullLeavesValue(t *testing.T) {
 
 // TestAmountLiteralLimits: the bounds that keep a hostile response from making an Amount
 // costly hold exactly at their values: 64 characters and an exponent of ±30 are decoded,
-// one more is refused. ParseAmount, which takes no exponent, keeps the length bound.
+// one more is refused. ParseAmount, which takes no exponent, keeps the length bound and
+// refuses what would not fit it once formatted.
 func TestAmountLiteralLimits(t *testing.T) {
 	long, tooLong := "1"+strings.Repeat("0", 63), "1"+strings.Repeat("0", 64)
 	tests := []struct {
@@ -81,11 +82,20 @@ func TestAmountLiteralLimits(t *testing.T) {
 			}
 		}
 	}
-	if _, err := escrow.ParseAmount(long); err != nil {
-		t.Errorf("ParseAmount of 64 digits: %v", err)
+	// ParseAmount takes what it can give back: a literal of at most 64 characters whose
+	// value, written with its sign and two decimals, fits 64 too: 60 digits before the point.
+	widest := "-" + strings.Repeat("9", 60) + ".99"
+	for _, lit := range []string{widest, strings.Repeat("0", 60) + "1.50"} {
+		a, err := escrow.ParseAmount(lit)
+		text, _ := a.MarshalText()
+		if back, berr := escrow.ParseAmount(string(text)); err != nil || berr != nil || back.Cmp(a) != 0 {
+			t.Errorf("ParseAmount(%q) = %s, %v; parsed back: %v", lit, text, err, berr)
+		}
 	}
-	if _, err := escrow.ParseAmount(tooLong); !errors.Is(err, escrow.ErrInvalidAmount) {
-		t.Errorf("ParseAmount of 65 digits: %v, want ErrInvalidAmount", err)
+	for _, lit := range []string{tooLong, strings.Repeat("0", 61) + "1.50", "1" + strings.Repeat("0", 60), long} {
+		if _, err := escrow.ParseAmount(lit); !errors.Is(err, escrow.ErrInvalidAmount) {
+			t.Errorf("ParseAmount(%q): %v, want ErrInvalidAmount", lit, err)
+		}
 	}
 	// Space around a string's number is not part of the literal.
 	var a escrow.Amount

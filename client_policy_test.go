@@ -150,3 +150,19 @@ func TestDecodeErrorShowsTheBody(t *testing.T) {
 		t.Errorf("err = %v; want a *DecodeError holding the body", err)
 	}
 }
+
+// TestRefusedBaseURLSaysWhy: a plain-HTTP base URL is refused with the loopback exception
+// named, and another scheme with the one required, so the fix is in the message.
+// gremlins' client.go:216:16 (== made !=: each refused with the other's reason) lived
+// before this test.
+func TestRefusedBaseURLSaysWhy(t *testing.T) {
+	for raw, want := range map[string]string{
+		"http://api.escrow.com/2017-09-01/": "plain HTTP is allowed only to loopback hosts",
+		"ftp://api.escrow.com/2017-09-01/":  "scheme must be https",
+	} {
+		_, err := NewClient(testEmail, testKey, WithBaseURL(raw))
+		if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), want) {
+			t.Errorf("WithBaseURL(%q): %v; want ErrInvalidArgument saying %q", raw, err, want)
+		}
+	}
+}

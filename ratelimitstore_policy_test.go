@@ -39,16 +39,7 @@ func TestOwnCallsInFlightCountWhenLearningFromTheStore(t *testing.T) {
 // tried again a second later, and once it answers the client paces on it again.
 func TestStoreRetriedUntilItAnswers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := &fakeStore{}
-		var logs logtest.Lines
-		c, mt := setup(t, WithRateLimitStore(store), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-		mt.RegisterResponder("GET", testBase+"transaction/9", respond(200, `{"id": 9}`, "RateLimit-Remaining", "90"))
-		get := func() {
-			t.Helper()
-			if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
-				t.Fatalf("call failed: %v", err)
-			}
-		}
+		store, logs, get := storeOutageTest(t)
 		store.set(true)
 		get() // the outage starts
 		time.Sleep(time.Second)

@@ -152,21 +152,26 @@ func TestRateLimitKeyNamesTheAccountWithoutSecrets(t *testing.T) {
 	}
 }
 
+// storeOutageTest is a client pacing on store, logging to logs; get makes one call the
+// server answers with plenty left, and fails the test if the call fails.
+func storeOutageTest(t *testing.T) (store *fakeStore, logs *logtest.Lines, get func()) {
+	store, logs = &fakeStore{}, new(logtest.Lines)
+	c, mt := setup(t, WithRateLimitStore(store), WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+	mt.RegisterResponder("GET", testBase+"transaction/9", respond(200, `{"id": 9}`, "RateLimit-Remaining", "90"))
+	return store, logs, func() {
+		t.Helper()
+		if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+			t.Fatalf("call failed: %v", err)
+		}
+	}
+}
+
 // TestRateLimitStoreAwayFallsBackAndReturns: while the store fails, calls succeed on the
 // client's own memory, the outage is logged once, and the store is tried again once a
 // second until it answers.
 func TestRateLimitStoreAwayFallsBackAndReturns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		store := &fakeStore{}
-		var logs logtest.Lines
-		c, mt := setup(t, WithRateLimitStore(store), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-		mt.RegisterResponder("GET", testBase+"transaction/9", respond(200, `{"id": 9}`, "RateLimit-Remaining", "90"))
-		get := func() {
-			t.Helper()
-			if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
-				t.Fatalf("call failed: %v", err)
-			}
-		}
+		store, logs, get := storeOutageTest(t)
 		get()
 		store.set(true)
 		for range 5 {

@@ -5,10 +5,13 @@ package escrow
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -164,5 +167,86 @@ func TestRefusedBaseURLSaysWhy(t *testing.T) {
 		if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), want) {
 			t.Errorf("WithBaseURL(%q): %v; want ErrInvalidArgument saying %q", raw, err, want)
 		}
+	}
+}
+
+// TestRefusedCallLeavesNoStaleResponse: a Response reused across calls describes the last
+// call; one refused before anything is sent leaves no answer in it, not the previous one's.
+// Our own mutants client.go:381:2 and 382:3 (the reset removed) lived before this test.
+func TestRefusedCallLeavesNoStaleResponse(t *testing.T) {
+	c, mt := setup(t)
+	mt.RegisterResponder("GET", testBase+"transaction/1", respond(200, `{"id": 1}`, "RateLimit-Remaining", "7"))
+	var r Response
+	if _, err := c.Transactions.Get(context.Background(), 1, WithResponse(&r)); err != nil || r.StatusCode != 200 {
+		t.Fatalf("first call: %v, status %d", err, r.StatusCode)
+	}
+	_, err := c.Transactions.Get(context.Background(), 1, WithResponse(&r), AsCustomer("buyer@example.com\r\nX-Evil: 1"))
+	if !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("As-Customer with a line break: %v, want ErrInvalidArgument", err)
+	}
+	if r.StatusCode != 0 || r.RateLimit.Remaining != -1 || r.Header != nil {
+		t.Errorf("after a call refused before sending, Response = %+v; want no answer", r)
+	}
+}
+
+// TestInvalidMethodIsRefused: Do with a method no HTTP request can carry is an
+// ErrInvalidArgument, not a panic. Our own mutant client.go:386:2 (the error of building the
+// request ignored) lived before this test.
+func TestInvalidMethodIsRefused(t *testing.T) {
+	c, _ := setup(t)
+	if err := c.Do(context.Background(), "GET /x", "transaction/1", nil, nil); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("Do with method %q: %v, want ErrInvalidArgument", "GET /x", err)
+	}
+}
+
+// closeCounter is a response body that counts how often it is closed.
+type closeCounter struct {
+	io.Reader
+	closed *atomic.Int32
+}
+
+func (b closeCounter) Close() error { b.closed.Add(1); return nil }
+
+// TestAnswerBodiesAreClosed: every answer's body is closed, whatever becomes of the call (a
+// success, an API error, a 429 whose hint is too long to wait for), so no connection is
+// leaked. Our own mutants client.go:429:3, 430:4 and 443:2 (a Close removed) lived before
+// this test.
+func TestAnswerBodiesAreClosed(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		status  int
+		headers []string
+	}{
+		{"success", 200, nil},
+		{"API error", 404, nil},
+		{"429 with too long a hint", 429, []string{"Retry-After", "3600"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, mt := setup(t)
+			var closed atomic.Int32
+			mt.RegisterResponder("GET", testBase+"transaction/1", func(req *http.Request) (*http.Response, error) {
+				resp, err := respond(tc.status, `{"id": 1}`, tc.headers...)(req)
+				if err == nil {
+					resp.Body = closeCounter{resp.Body, &closed}
+				}
+				return resp, err
+			})
+			_, _ = c.Transactions.Get(context.Background(), 1)
+			if n := closed.Load(); n < 1 {
+				t.Errorf("the answer's body was closed %d times, want at least once", n)
+			}
+		})
+	}
+}
+
+// TestEmptyAnswerIntoRawMessage: Do into a json.RawMessage takes an empty success body as
+// no document (nil), not as malformed JSON, and leaves nothing of an earlier call in it.
+// Our own mutants client.go:492:3 and 493:4 lived before this test.
+func TestEmptyAnswerIntoRawMessage(t *testing.T) {
+	c, mt := setup(t)
+	mt.RegisterResponder("POST", testBase+"transaction/1/undocumented", respond(200, ""))
+	raw := json.RawMessage(`{"stale": true}`)
+	if err := c.Do(context.Background(), "POST", "transaction/1/undocumented", nil, &raw); err != nil || raw != nil {
+		t.Errorf("an empty answer: err %v, raw %q; want no error and nil", err, raw)
 	}
 }

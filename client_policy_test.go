@@ -250,3 +250,57 @@ func TestEmptyAnswerIntoRawMessage(t *testing.T) {
 		t.Errorf("an empty answer: err %v, raw %q; want no error and nil", err, raw)
 	}
 }
+
+// TestResourceCapIsExact: an answer of exactly MaxResourceBody bytes is read, and one byte
+// more is refused as too long, even when the bytes within the cap are a whole document
+// (here the extra byte is a space after it). With and without Content-Length, which decides
+// how the buffer grows. Our own mutant client.go:530:5 (the byte past the cap ignored)
+// lived before this test.
+func TestResourceCapIsExact(t *testing.T) {
+	doc := func(size int) string {
+		head := `{"id": 1, "description": "`
+		return head + strings.Repeat("x", size-len(head)-2) + `"}`
+	}
+	for _, withLength := range []bool{true, false} {
+		for _, tc := range []struct {
+			body string
+			ok   bool
+		}{
+			{doc(MaxResourceBody), true},
+			{doc(MaxResourceBody) + " ", false},
+		} {
+			c, mt := setup(t)
+			mt.RegisterResponder("GET", testBase+"transaction/1", func(req *http.Request) (*http.Response, error) {
+				resp, err := respond(200, tc.body)(req)
+				if err == nil {
+					resp.ContentLength = -1
+					if withLength {
+						resp.ContentLength = int64(len(tc.body))
+					}
+				}
+				return resp, err
+			})
+			_, err := c.Transactions.Get(context.Background(), 1)
+			var de *DecodeError
+			switch {
+			case tc.ok && err != nil:
+				t.Errorf("Content-Length %v: a body of %d bytes refused: %v", withLength, len(tc.body), err)
+			case !tc.ok && (!errors.As(err, &de) || !strings.Contains(err.Error(), "exceeds")):
+				t.Errorf("Content-Length %v: a body of %d bytes: %v; want a DecodeError saying it exceeds the cap", withLength, len(tc.body), err)
+			}
+		}
+	}
+}
+
+// TestCancelledContextEndsAZeroWait: a wait of zero after the caller cancelled reports the
+// cancellation rather than going ahead. Our own mutant client.go:633:2 (the zero wait made a
+// timer racing the context) lived before this test.
+func TestCancelledContextEndsAZeroWait(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 64 { // the mutant's select picks either ready case at random
+		if err := sleep(ctx, 0); !errors.Is(err, context.Canceled) {
+			t.Fatalf("sleep(cancelled, 0) = %v, want context.Canceled", err)
+		}
+	}
+}

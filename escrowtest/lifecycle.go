@@ -496,18 +496,23 @@ func due(tx *transaction, it *item) bool {
 }
 
 // disburse pays out every due schedule entry whose beneficiary can be paid: a seller or
-// broker once they have selected a disbursement method; the partner always.
+// broker once they have selected a disbursement method; the partner always. Goods are paid
+// before fee items, whatever order the items are listed in: a fee the seller pays comes
+// out of what the goods' payouts withhold, and listed first it would otherwise find less
+// withheld than it is owed and wait for payouts already made.
 func (e *Emulator) disburse(tx *transaction) {
 	paid := false
-	for _, it := range tx.items {
-		if !due(tx, it) {
-			continue
+	for _, goods := range []bool{true, false} {
+		for _, it := range tx.items {
+			if transferable(it.typ) != goods || !due(tx, it) {
+				continue
+			}
+			_, role := scheduleRoles(it.typ)
+			if p := tx.party(role); role != rolePartner && (p == nil || p.method == 0) {
+				continue
+			}
+			paid = e.payOut(tx, it) || paid
 		}
-		_, role := scheduleRoles(it.typ)
-		if p := tx.party(role); role != rolePartner && (p == nil || p.method == 0) {
-			continue
-		}
-		paid = e.payOut(tx, it) || paid
 	}
 	if paid {
 		e.emit(tx, "payment_disbursed", 0, 0, "")

@@ -210,3 +210,105 @@ func TestSellerPaysItsEscrowFeeBesideOtherFees(t *testing.T) {
 	}
 	wantLedger(t, balanced(t, w.srv, id, "acceptance"), Ledger{In: "1000.00", Out: "967.50", Fees: "32.50", Held: "0.00"}, "acceptance")
 }
+
+// TestCommissionListedFirstPaidFromLaterPayouts: a seller-paid commission listed before
+// milestones, the first of them smaller than it, is paid once the last is accepted, from
+// what both payouts withheld, and the deal completes. It used to be paid in item order,
+// before the last payout had withheld its share: it waited for a payout already made, and
+// the deal stayed open with 20.00 held for ever.
+func TestCommissionListedFirstPaidFromLaterPayouts(t *testing.T) {
+	w, id, first, second := milestoneWorld(t, milestonesWithCommission(10, 200, true))
+	w.accepted(id, first)
+	if l := balanced(t, w.srv, id, "the first milestone"); l.Out != "0.00" {
+		t.Errorf("after the first milestone: %+v; want its 10.00 withheld toward the commission", l)
+	}
+	w.accepted(id, second)
+	if !paidOut(t, w.k, id, 0) || !closed(t, w.k, id) {
+		t.Errorf("both milestones accepted: commission paid %v, closed %v; want both", paidOut(t, w.k, id, 0), closed(t, w.k, id))
+	}
+	// Out: the seller's 10.00 + 200.00 less the 20.00 commission, and the broker's 20.00.
+	if l := balanced(t, w.srv, id, "completion"); l.Out != "210.00" || l.Held != "0.00" {
+		t.Errorf("at completion: %+v; want out 210.00 and nothing held", l)
+	}
+}
+
+// TestSellerWithheldOnlyWhatItOwes: each seller payout withholds what the seller still
+// owes less what earlier payouts withheld, not more. With milestones of 10.00, 200.00 and
+// 300.00 and a 20.00 commission, the first payout withholds 10.00 and the second the other
+// 10.00. gremlins' ledger.go 155:37 (two mutants: owed plus withheld, which withheld 30.00
+// from the second) lived before this test.
+func TestSellerWithheldOnlyWhatItOwes(t *testing.T) {
+	b := milestonesWithCommission(10, 200, false)
+	items := b["items"].([]any)
+	third := set(clone(items[1].(body)), "title", "Ship")
+	set(third, "schedule.0.amount", 300)
+	b["items"] = []any{items[0], items[1], third, items[2]}
+	w, id, first, second := milestoneWorld(t, b)
+	w.accepted(id, first)
+	w.accepted(id, second)
+	if l := balanced(t, w.srv, id, "two milestones"); l.Out != "190.00" {
+		t.Errorf("two milestones paid out: %+v; want out 190.00 (210.00 less the 20.00 owed)", l)
+	}
+}
+
+// TestCommissionWaitsForTheSellersPayout: a seller-paid commission due while the seller
+// cannot be paid yet (no disbursement method) waits for the seller's payout to withhold it,
+// rather than being paid short out of nothing, and is paid in full once the seller picks a
+// method. Our own ledger.go mutant 123:4 (the wait removed) lived before this test.
+func TestCommissionWaitsForTheSellersPayout(t *testing.T) {
+	w := newWorld(t)
+	id := w.k.create(sellerPaysCommission())
+	w.b.act(http.StatusOK, id, 0, action("agree"))
+	w.s.act(http.StatusOK, id, 0, action("agree"))
+	w.k.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	payment(w, id)
+	w.accepted(id, 0)
+	if paidOut(t, w.k, id, 1) {
+		t.Error("the commission was paid before the seller's payout withheld it")
+	}
+	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	if !paidOut(t, w.k, id, 1) || !closed(t, w.k, id) {
+		t.Errorf("the seller picked a method: commission paid %v, closed %v; want both", paidOut(t, w.k, id, 1), closed(t, w.k, id))
+	}
+	wantLedger(t, balanced(t, w.srv, id, "completion"), Ledger{In: "1032.50", Out: "1000.00", Fees: "32.50", Held: "0.00"}, "completion")
+}
+
+// TestBrokersEscrowFeeShareListedFirst: when the broker takes half the escrow fee and is
+// listed before the buyer's half, the buyer's half is earned at the payout (not refunded at
+// completion), and the seller is not charged the broker's half. gremlins' ledger.go 145:26
+// (&& made ||: the broker's half taken from the seller) lived before this test.
+func TestBrokersEscrowFeeShareListedFirst(t *testing.T) {
+	w := newWorld(t)
+	id := w.k.create(set(sellerPaysCommission(), "items.0.fees", []any{
+		body{"type": "escrow", "payer_customer": "me", "split": 0.5},
+		body{"type": "escrow", "payer_customer": "buyer@example.com", "split": 0.5},
+	}))
+	w.b.act(http.StatusOK, id, 0, action("agree"))
+	w.s.act(http.StatusOK, id, 0, action("agree"))
+	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	w.k.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	payment(w, id)
+	w.accepted(id, 0)
+	l := balanced(t, w.srv, id, "completion")
+	// In: 1000.00 and the buyer's half of the fee, which is what the fees earned.
+	if in := mustCents(t, l.In); l.Out != "1000.00" || mustCents(t, l.Fees) != in-100000 || !closed(t, w.k, id) {
+		t.Errorf("at completion: %+v, closed %v; want out 1000.00 (the seller's 948.63 and the broker's 51.37) and the buyer's half earned", l, closed(t, w.k, id))
+	}
+}
+
+// TestItemPaidInInstalmentsPaidOutInFull: a milestone paid in two instalments and accepted
+// pays both to the seller. gremlins' ledger.go 119:10 (gross += made =) lived before this
+// test.
+func TestItemPaidInInstalmentsPaidOutInFull(t *testing.T) {
+	w := newWorld(t)
+	b := set(milestones(), "items", []any{milestoneItem("Design", 300)})
+	entry := clone(get(b, "items.0.schedule.0").(map[string]any))
+	set(entry, "amount", 200)
+	set(b, "items.0.schedule", append(get(b, "items.0.schedule").([]any), entry))
+	id, tx := w.funded(b)
+	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	w.accepted(id, tx.id("items.0.id"))
+	if l := balanced(t, w.srv, id, "acceptance"); l.Out != "500.00" {
+		t.Errorf("after acceptance: %+v; want both instalments, 500.00, paid out", l)
+	}
+}

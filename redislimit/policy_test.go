@@ -544,3 +544,27 @@ func TestLongerTimeoutWaitsForASlowRedis(t *testing.T) {
 		t.Errorf("with Redis paused for 600ms and a timeout of 5s: %v", err)
 	}
 }
+
+// TestAnswersOutsideTheClientsHabitsAreReadSafely: Store is public, and a caller other than
+// escrow.Client may report a limit of 0 (the client reports -1) or a 429 without a remaining
+// count (the client reports 0). A limit of 0 is no limit: the one known is kept, and the next
+// window gives it back. A 429 is nothing left, whatever the count says.
+func TestAnswersOutsideTheClientsHabitsAreReadSafely(t *testing.T) {
+	t.Parallel()
+	rdb := redisClient(t, redisserver.Start(t))
+	a, b := newStore(rdb), newStore(rdb)
+
+	key := budgetKey("GET /zero-limit")
+	record(t, a, key, reserve(t, a, key), said(3, 0, 300*time.Millisecond))
+	record(t, b, key, unasked, said(0, 0, 300*time.Millisecond))
+	time.Sleep(350 * time.Millisecond)
+	if n := takeAll(t, b, key, 5); n != 3 {
+		t.Errorf("%d requests let out in the next window after a limit of 0 was reported, want the known limit of 3", n)
+	}
+
+	key = budgetKey("GET /uncounted-429")
+	record(t, a, key, reserve(t, a, key), escrow.RateLimitAnswer{Answered: true, Status: 429, Limit: -1, Remaining: -1, Reset: 30 * time.Second})
+	if g := reserve(t, b, key); g.OK || g.Wait <= 25*time.Second {
+		t.Errorf("after a 429 asking for 30s, without a remaining count: %+v, want a hold of about 30s", g)
+	}
+}

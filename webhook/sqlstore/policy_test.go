@@ -315,9 +315,57 @@ func TestNewerSchemaLeftAsItWas(t *testing.T) {
 			if !errors.As(err, &se) || se.Found != 2 || se.Supported != sqlstore.SchemaVersion {
 				t.Fatalf("Open of a schema one version newer: %v", err)
 			}
+			if errors.Is(err, sqlstore.ErrDSN) || errors.Is(err, webhook.ErrClaimLost) || errors.Is(err, context.Canceled) {
+				t.Errorf("the newer-schema error matches another error's sentinel: %v", err)
+			}
 			var v int
 			if err := s.DB().QueryRowContext(ctx, `SELECT version FROM escrow_webhook_schema`).Scan(&v); err != nil || v != 2 {
 				t.Errorf("after the refused Open: version %d, %v; want 2", v, err)
+			}
+		})
+	}
+}
+
+// TestZeroDialectRefused: a Dialect left at its zero value names no engine, and New refuses
+// it rather than guess one.
+func TestZeroDialectRefused(t *testing.T) {
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "app.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var d sqlstore.Dialect
+	if _, err := sqlstore.New(t.Context(), db, d); err == nil || !strings.Contains(err.Error(), "Dialect(0)") {
+		t.Errorf("New with the zero Dialect: %v", err)
+	}
+}
+
+// TestForeignTableRefusedByVersion: a database already holding a table of the store's name
+// that is not the store's is refused, the error naming the version being created, and no
+// schema version is recorded.
+func TestForeignTableRefusedByVersion(t *testing.T) {
+	for name, mk := range engines(t) {
+		t.Run(name, func(t *testing.T) {
+			dsn := mk(t)
+			driver, source := "pgx", dsn
+			if name == "sqlite" {
+				driver, source = "sqlite", "file:"+strings.TrimPrefix(dsn, "sqlite:")
+			}
+			db, err := sql.Open(driver, source)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.ExecContext(t.Context(), `CREATE TABLE escrow_webhook_transactions (id BIGINT)`); err != nil {
+				t.Fatal(err)
+			}
+			_, err = sqlstore.Open(t.Context(), dsn)
+			if err == nil || !strings.Contains(err.Error(), "upgrading the schema to version 1:") {
+				t.Errorf("Open over a foreign table: %v", err)
+			}
+			var n int
+			if err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM escrow_webhook_schema`).Scan(&n); err == nil && n != 0 {
+				t.Errorf("a schema version was recorded over a foreign table")
 			}
 		})
 	}

@@ -778,3 +778,27 @@ func TestOvertakenFirstAnswerIsNoNews(t *testing.T) {
 		wg.Wait()
 	})
 }
+
+// TestMalformedRetryAfterFallsBackToTheReset: a 429 whose Retry-After cannot be read (not
+// seconds, not a date) is timed by its RateLimit-Reset, not retried at once. Our own mutant
+// ratelimit.go:219:12 (an unreadable Retry-After taken as "now") lived before this test.
+func TestMalformedRetryAfterFallsBackToTheReset(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := 0
+		rt := roundTrip(func(r *http.Request) *http.Response {
+			n++
+			if n == 1 {
+				return answer(429, `{}`, "Retry-After", "soon", "RateLimit-Remaining", "0", "RateLimit-Reset", "2")
+			}
+			return answer(200, `{"id": 9}`)
+		})
+		c := fakeClient(t, rt)
+		start := time.Now()
+		if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d < 2*time.Second || n != 2 {
+			t.Errorf("retried after %v over %d requests, want the 2s the reset said and 2", d, n)
+		}
+	})
+}

@@ -802,3 +802,86 @@ func TestMalformedRetryAfterFallsBackToTheReset(t *testing.T) {
 		}
 	})
 }
+
+// TestLate429OfAnEndedWindowHoldsNothing: a 429 counted in a window and arriving after that
+// window reset asks its own call to wait, not the calls of the new window: its Retry-After
+// was computed from the old window, and the new one has its whole limit. (An answer is
+// placed in its window on arrival; without that, the late 429 set the reset ten seconds past
+// the new window's start.)
+func TestLate429OfAnEndedWindowHoldsNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		n := 0
+		both, late := make(chan struct{}), make(chan struct{})
+		c := fakeClient(t, roundTrip(func(*http.Request) *http.Response {
+			mu.Lock()
+			n++
+			i := n
+			mu.Unlock()
+			switch i {
+			case 1: // sent beside the second; another client took the window's other call
+				<-both
+				return answer(200, `{"id": 9}`, "RateLimit-Limit", "2", "RateLimit-Remaining", "0", "RateLimit-Reset", "10")
+			case 2: // counted at once, refused, and slow to come back
+				close(both)
+				<-late
+				return answer(429, `{"error": "rate_limited"}`, "Retry-After", "10")
+			}
+			return answer(200, `{"id": 9}`, "RateLimit-Limit", "2", "RateLimit-Remaining", "1", "RateLimit-Reset", "10")
+		}), escrow.WithMaxWait(time.Minute))
+		get := func() error { _, err := c.Transactions.Get(context.Background(), 9); return err }
+		var wg sync.WaitGroup
+		wg.Go(func() { get() })
+		wg.Go(func() { get() })
+		synctest.Wait() // one answered (none left, reset in 10s), one held
+		time.Sleep(11 * time.Second)
+		close(late)
+		synctest.Wait() // the late 429 is read; its call waits out its Retry-After
+		start := time.Now()
+		if err := get(); err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(start); d != 0 {
+			t.Errorf("a call of the new window was held %v by the late 429 of the old one", d)
+		}
+		wg.Wait()
+	})
+}
+
+// TestAnswersOutOfOrderLoseNoCallOfTheWindow: three calls of a window the client knew
+// nothing of come back out of the order the server counted them. The first to arrive
+// (counted second) must be read warily, as if others spent from the window; the next
+// (counted third) shows the client is alone on the account, and gives back what the wary
+// reading held: all seven calls left go at once.
+func TestAnswersOutOfOrderLoseNoCallOfTheWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := &heldAPI{limit: 10, window: 10 * time.Second, hold: true}
+		c := fakeClient(t, api, escrow.WithMaxWait(time.Minute))
+		get := func() error { _, err := c.Transactions.Get(context.Background(), 9); return err }
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Go(func() { get() })
+		}
+		synctest.Wait() // counted: 9, 8 and 7 left
+		api.holding(false)
+		for _, i := range []int{1, 2, 0} { // 8 left, then 7, then the overtaken 9
+			api.release(i)
+			synctest.Wait()
+		}
+		wg.Wait()
+		start := time.Now()
+		for n := range 7 {
+			if err := get(); err != nil {
+				t.Fatal(err)
+			}
+			if d := time.Since(start); d != 0 {
+				t.Fatalf("call %d of the 7 left was held %v", n+1, d)
+			}
+		}
+		api.mu.Lock()
+		defer api.mu.Unlock()
+		if api.received != 10 {
+			t.Errorf("the server received %d requests, want 10 (none refused)", api.received)
+		}
+	})
+}

@@ -26,9 +26,9 @@ type fakeStore struct {
 	reserves int
 	keys     []RateLimitKey
 	records  []RateLimitAnswer
-	ids      []string      // of the records
-	calls    int           // Reserve calls, failed ones included
-	gate     chan struct{} // when set, Reserve waits for it to close (a slow store)
+	grants   []RateLimitGrant // of the records, as Record was handed them
+	calls    int              // Reserve calls, failed ones included
+	gate     chan struct{}    // when set, Reserve waits for it to close (a slow store)
 }
 
 var errStoreDown = errors.New("store down")
@@ -68,7 +68,7 @@ func (f *fakeStore) Record(ctx context.Context, key RateLimitKey, g RateLimitGra
 		return errStoreDown
 	}
 	f.records = append(f.records, a)
-	f.ids = append(f.ids, g.ID)
+	f.grants = append(f.grants, g)
 	return nil
 }
 
@@ -111,8 +111,8 @@ func TestRateLimitStoreIsAskedOnceBeforeAndOnceAfterEachAttempt(t *testing.T) {
 				t.Errorf("record %d: %+v, want %+v", i, a, want[i])
 			}
 		}
-		if store.ids[0] != "ra" || store.ids[1] != "rb" {
-			t.Errorf("records carry ids %v, want the grants' [ra rb]", store.ids)
+		if store.grants[0].ID != "ra" || store.grants[1].ID != "rb" {
+			t.Errorf("records carry grants %+v, want ids [ra rb]", store.grants)
 		}
 		if store.keys[0].Endpoint != "GET /transaction/{id}" {
 			t.Errorf("endpoint %q", store.keys[0].Endpoint)
@@ -239,18 +239,20 @@ func TestRateLimitStoreHoldIsShared(t *testing.T) {
 
 // TestCancelledCallStillReportsItsReservation: a caller cancelled after its grant reports
 // the attempt all the same, so that the store frees the reservation at once: the caller's
-// cancellation does not reach the store's context.
+// cancellation does not reach the store's context. Record is handed the grant whole, as
+// Reserve gave it.
 func TestCancelledCallStillReportsItsReservation(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
-		store := &fakeStore{grant: func(int) RateLimitGrant { cancel(); return RateLimitGrant{OK: true, ID: "late"} }}
+		granted := RateLimitGrant{OK: true, Probe: true, Window: 3, ID: "late"}
+		store := &fakeStore{grant: func(int) RateLimitGrant { cancel(); return granted }}
 		c, mt := setup(t, WithRateLimitStore(store))
 		mt.RegisterResponder("GET", testBase+"transaction/9", respond(200, `{"id": 9}`))
 		if _, err := c.Transactions.Get(ctx, 9); !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v", err)
 		}
-		if _, w := store.counts(); w != 1 || store.ids[0] != "late" {
-			t.Errorf("records %+v for ids %v; want one record of the grant", store.records, store.ids)
+		if _, w := store.counts(); w != 1 || store.grants[0] != granted {
+			t.Errorf("records %+v of grants %+v; want one record of %+v", store.records, store.grants, granted)
 		}
 	})
 }

@@ -7,6 +7,7 @@ package escrowtest
 import (
 	"fmt"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -367,6 +368,35 @@ func TestVisibilityRules(t *testing.T) {
 	}
 	set(two, "items.1.visibility", body{"hidden_from": []any{}})
 	w.k.must(http.StatusCreated, http.MethodPost, "transaction", two)
+}
+
+// TestBrokerFeeVisibilityIsASet: broker_fee items agree on their visibility when they hide
+// the fee from the same customers, in whatever order each lists them; one that hides it
+// from fewer is refused. Each item keeps the order it was given.
+func TestBrokerFeeVisibilityIsASet(t *testing.T) {
+	w := newWorld(t)
+	const broker = "broker@example.com"
+	fee := func(hidden ...any) body {
+		return body{"type": "broker_fee", "visibility": body{"hidden_from": hidden},
+			"schedule": []any{body{"amount": 100, "payer_customer": "buyer@example.com", "beneficiary_customer": broker}}}
+	}
+	// A partner creates it, as only a partner sees a fee hidden from the broker and its
+	// visibility. The broker hidden from the buyer's details lets the fee be hidden from the
+	// broker.
+	b := set(brokered(), "parties.2.customer", broker)
+	set(b, "parties.0.visibility", body{"hidden_from": []any{broker}})
+	car := get(b, "items.0")
+	b["items"] = []any{car, fee("seller@example.com", broker), fee(broker, "seller@example.com"), fee("seller@example.com", broker)}
+	p := w.p.must(http.StatusCreated, http.MethodPost, "transaction", b)
+	for i, want := range [][]any{{"seller@example.com", broker}, {broker, "seller@example.com"}} {
+		if got := p.get(fmt.Sprintf("items.%d.visibility.hidden_from", i+1)); !reflect.DeepEqual(got, want) {
+			t.Errorf("fee %d's visibility reads %v, want it as given: %v", i+1, got, want)
+		}
+	}
+	b["items"] = []any{car, fee("seller@example.com", broker), fee(broker)}
+	if got := w.p.must(http.StatusUnprocessableEntity, http.MethodPost, "transaction", b).errorPaths(); !slices.Equal(got, []string{"items.2.visibility"}) {
+		t.Errorf("fees hidden from different customers: errors at %v, want items.2.visibility", got)
+	}
 }
 
 // TestShipmentDetailsInTheTimeline: the timeline entry of a shipment tells the carrier and

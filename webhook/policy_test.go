@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -612,6 +613,33 @@ func TestShutdownGivesUpWaitingWork(t *testing.T) {
 	})
 }
 
+// TestShutdownWaitsForCancelledCallbacks: a callback still running when Shutdown gives up
+// waiting is cancelled, and Shutdown returns only after it has returned, so that the
+// application may close what the callback uses (its database) as soon as Shutdown does.
+func TestShutdownWaitsForCancelledCallbacks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		var returned atomic.Bool
+		h := webhook.NewHandler(api.client(t), func(ctx context.Context, _ webhook.ConfirmedEvent) error {
+			<-ctx.Done()
+			time.Sleep(time.Second) // rolls back what it had begun
+			returned.Store(true)
+			return ctx.Err()
+		}, webhook.Options{})
+		deliver(h, "create", 1)
+		synctest.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := h.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Shutdown with a callback running: %v", err)
+		}
+		if !returned.Load() {
+			t.Error("Shutdown returned before the cancelled callback did")
+		}
+	})
+}
+
 // TestReconcileHandsOverFromTheListing: the states the reconciler reads from the account's
 // listing are handed over as read, without reading each transaction again.
 func TestReconcileHandsOverFromTheListing(t *testing.T) {
@@ -819,7 +847,8 @@ func TestSpentWindowIsWaitedOut(t *testing.T) {
 }
 
 // TestUnpassedHintsLoggedAtDebug: without OnUnconfirmedHint, each unconfirmable name of a
-// batch is logged at debug level, whatever comes before it.
+// batch is logged at debug level, whatever comes before it, and only there: a hint is not
+// a delivery that the transaction failed to confirm, which is warned of.
 func TestUnpassedHintsLoggedAtDebug(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := newFakeAPI()
@@ -839,6 +868,9 @@ func TestUnpassedHintsLoggedAtDebug(t *testing.T) {
 			if n := log.Count("unconfirmable event dropped"); n != 3 || !strings.Contains(log.String(), "event="+name) {
 				t.Errorf("%d debug lines; %s not logged:\n%s", n, name, log.String())
 			}
+		}
+		if n := log.Count("dropped as unconfirmed"); n != 0 {
+			t.Errorf("%d hints warned of as unconfirmed deliveries:\n%s", n, log.String())
 		}
 	})
 }

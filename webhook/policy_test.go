@@ -808,7 +808,8 @@ func TestEventHandedOverMeanwhileIsSkipped(t *testing.T) {
 // reserve (by default a tenth of the limit, rounded down) makes the handler wait for the
 // reset before its next fetch; when nothing is left (0 of 5), it waits instead of sending
 // one the client would refuse (a try lost). An answer that states a reset but not what
-// remains pauses nothing.
+// remains pauses nothing. A wait is logged at debug level, so that a slow confirmation can
+// be told from a stuck one.
 func TestSpentWindowIsWaitedOut(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -827,7 +828,9 @@ func TestSpentWindowIsWaitedOut(t *testing.T) {
 				api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
 				api.txs[2] = sale(2, item(21, escrow.ItemGeneralMerchandise, false))
 				got := &calls{}
-				h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxAttempts: 1})
+				var log logtest.Lines
+				h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxAttempts: 1,
+					Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 				defer shutdown(t, h)
 				start := time.Now()
 				deliver(h, "create", 1)
@@ -840,6 +843,13 @@ func TestSpentWindowIsWaitedOut(t *testing.T) {
 				}
 				if l := got.list(); !slices.Equal(l, []string{"create:1", "create:2"}) || got.at[1].Sub(start) != tc.wait {
 					t.Errorf("handed over %v at %v, want the second after %v", l, got.at, tc.wait)
+				}
+				want := 0
+				if tc.wait > 0 {
+					want = 1
+				}
+				if n := log.Count("waiting for the rate-limit window"); n != want {
+					t.Errorf("%d waits logged, want %d:\n%s", n, want, log.String())
 				}
 			})
 		})

@@ -265,9 +265,9 @@ type allowance struct {
 	inflight  int       // calls sent and not yet answered
 	resetAt   time.Time // when the window resets (zero: the server has not said)
 	// When an endpoint is exhausted and the server does not say when it resets, one call
-	// at a time probes it, no sooner than probeAfter. Each refused probe doubles the
-	// interval (up to maxProbeInterval); an answer with requests remaining ends it.
-	probing      bool
+	// at a time probes it (the only call in flight), no sooner than probeAfter. Each refused
+	// probe doubles the interval (up to maxProbeInterval); an answer with requests
+	// remaining ends it.
 	probeAfter   time.Time
 	failedProbes int
 	// While the window's end is known, window numbers it, sent counts the calls sent in it
@@ -343,12 +343,12 @@ func (l *endpointLimits) take(endpoint string, now time.Time) (sl slot, wait tim
 		a.remaining--
 	case !a.resetAt.IsZero():
 		return slot{}, a.resetAt.Sub(now), false
-	case a.probing || a.inflight > 0: // their answers will tell more
+	case a.inflight > 0: // their answers (a probe's among them) will tell more
 		return slot{}, 0, false
 	case now.Before(a.probeAfter):
 		return slot{}, a.probeAfter.Sub(now), false
 	default:
-		a.probing, sl.probe = true, true
+		sl.probe = true
 	}
 	a.inflight++
 	a.sent++
@@ -387,9 +387,6 @@ func (l *endpointLimits) observe(endpoint string, resp *http.Response, sl slot, 
 
 func (l *endpointLimits) observeLocked(a *allowance, resp *http.Response, sl slot, now time.Time) {
 	a.inflight = max(a.inflight-1, 0)
-	if sl.probe {
-		a.probing = false
-	}
 	if resp == nil || sl.window != a.window {
 		// No answer, or one of a window that has reset since: what it says is left, and
 		// when it resets, are that window's, and would hold the calls of this one.

@@ -1,0 +1,416 @@
+package webhook_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	escrow "github.com/escrowkit/escrow-go"
+	"github.com/escrowkit/escrow-go/internal/logtest"
+	"github.com/escrowkit/escrow-go/webhook"
+)
+
+// listingAPI serves the two listings the reconciler reads (the partner listing, in pages of
+// two, and the paged list) and single transactions, counts the requests of each, and
+// answers a listing with the error statuses queued for it.
+type listingAPI struct {
+	mu       sync.Mutex
+	partner  bool
+	txs      map[int64]*escrow.Transaction
+	fail     map[string][]int // "partner" or "list": statuses to answer, one per request
+	requests map[string]int   // "partner", "partner page", "list" and "read"
+}
+
+func newListingAPI(partner bool) *listingAPI {
+	return &listingAPI{partner: partner, txs: map[int64]*escrow.Transaction{}, fail: map[string][]int{}, requests: map[string]int{}}
+}
+
+func (a *listingAPI) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	a.serve(rec, r)
+	return rec.Result(), nil
+}
+
+func (a *listingAPI) serve(w http.ResponseWriter, r *http.Request) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	refuse := func(listing string) bool {
+		if q := a.fail[listing]; len(q) > 0 {
+			a.fail[listing] = q[1:]
+			w.WriteHeader(q[0])
+			fmt.Fprintf(w, `{"error": %q, "message": "as the test says"}`, http.StatusText(q[0]))
+			return true
+		}
+		return false
+	}
+	ids := slices.Sorted(maps.Keys(a.txs))
+	switch path := r.URL.Path; {
+	case strings.HasSuffix(path, "/partner/transactions"):
+		a.requests["partner"]++
+		if refuse("partner") {
+			return
+		}
+		if !a.partner {
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprint(w, `{"error": "forbidden", "message": "not a partner"}`)
+			return
+		}
+		q := r.URL.Query()
+		if q.Get("sort_direction") == string(escrow.SortDesc) {
+			slices.Reverse(ids)
+		}
+		var page escrow.TransactionCursorList
+		for _, id := range ids {
+			tx := a.txs[id]
+			if q.Get("status") == string(escrow.StatusOngoing) && (tx.Completed() || tx.Cancelled()) {
+				continue
+			}
+			page.Transactions = append(page.Transactions, *tx)
+		}
+		// Pages of two; the cursor is the index of the next page's first transaction.
+		from, _ := strconv.Atoi(q.Get("next_cursor"))
+		if from > 0 {
+			a.requests["partner page"]++
+		}
+		page.Transactions = page.Transactions[min(from, len(page.Transactions)):]
+		if len(page.Transactions) > 2 {
+			next := int64(from + 2)
+			page.NextCursor = &next
+			page.Transactions = page.Transactions[:2]
+		}
+		json.NewEncoder(w).Encode(page)
+	case strings.HasSuffix(path, "/transaction"):
+		a.requests["list"]++
+		if refuse("list") {
+			return
+		}
+		page := escrow.TransactionList{Page: 1, PageCount: 1}
+		for _, id := range ids {
+			page.Transactions = append(page.Transactions, *a.txs[id])
+		}
+		page.PerPage = len(page.Transactions)
+		json.NewEncoder(w).Encode(page)
+	default:
+		a.requests["read"]++
+		id, _ := strconv.ParseInt(path[strings.LastIndexByte(path, '/')+1:], 10, 64)
+		if tx := a.txs[id]; tx != nil {
+			json.NewEncoder(w).Encode(tx)
+			return
+		}
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"error": "not_found", "message": "no such transaction"}`)
+	}
+}
+
+func (a *listingAPI) add(txs ...*escrow.Transaction) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, tx := range txs {
+		a.txs[tx.ID] = tx
+	}
+}
+
+func (a *listingAPI) failNext(listing string, statuses ...int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.fail[listing] = append(a.fail[listing], statuses...)
+}
+
+func (a *listingAPI) count(what string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.requests[what]
+}
+
+func (a *listingAPI) client(t *testing.T) *escrow.Client {
+	t.Helper()
+	c, err := escrow.NewClient("market@example.com", "key", escrow.WithBaseURL("https://api.example.com/2017-09-01/"),
+		escrow.WithHTTPClient(&http.Client{Transport: a}), escrow.WithMaxRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// ongoing is a transaction created and not yet agreed; ended is one cancelled.
+func ongoing(id int64) *escrow.Transaction {
+	return sale(id, item(id*10, escrow.ItemGeneralMerchandise, false))
+}
+
+func ended(id int64) *escrow.Transaction {
+	tx := ongoing(id)
+	tx.IsCancelled = true
+	return tx
+}
+
+// reconciled runs one reconciliation and waits for what it queued.
+func reconciled(t *testing.T, h *webhook.Handler) {
+	t.Helper()
+	if err := h.Reconcile(t.Context()); err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
+	flushed(t, h)
+}
+
+// TestFirstReconciliationLeavesHistoryAlone: the first reconciliation over an empty store
+// hands over the ongoing transactions and only notes where history ends, however the
+// account is read: ended transactions are not missed events, even when nothing is ongoing
+// (the mark is then the newest ended one). The next hands over what ended since, created
+// after the mark, and nothing older.
+func TestFirstReconciliationLeavesHistoryAlone(t *testing.T) {
+	for _, partner := range []bool{true, false} {
+		t.Run(fmt.Sprintf("partner=%v", partner), func(t *testing.T) {
+			api := newListingAPI(partner)
+			api.add(ended(1), ended(2), ended(3))
+			got := &calls{}
+			h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{})
+			defer shutdown(t, h)
+			reconciled(t, h)
+			if l := got.list(); len(l) != 0 {
+				t.Fatalf("history handed over: %v", l)
+			}
+			reconciled(t, h) // nothing new: still nothing
+			if l := got.list(); len(l) != 0 {
+				t.Fatalf("history handed over by the second reconciliation: %v", l)
+			}
+			api.add(ongoing(4), ended(5))
+			reconciled(t, h)
+			l := got.list()
+			for _, old := range []string{":1", ":2", ":3"} {
+				if slices.ContainsFunc(l, func(s string) bool { return strings.HasSuffix(s, old) }) {
+					t.Errorf("handed over %v: history among it", l)
+				}
+			}
+			if !slices.Contains(l, "create:4") || !slices.Contains(l, "cancel:5") {
+				t.Errorf("handed over %v, want the new ongoing transaction and the one created and ended since", l)
+			}
+		})
+	}
+}
+
+// TestPartnerReconciliationStopsAtTheMark: a partner's newer transactions are read newest
+// first down to the mark, not through the whole history: with twenty transactions and two
+// new since the last look, in pages of two, the newer walk reads the first page and the
+// one holding the mark, not the nine after it.
+func TestPartnerReconciliationStopsAtTheMark(t *testing.T) {
+	api := newListingAPI(true)
+	for id := range int64(20) {
+		api.add(ended(id + 1))
+	}
+	h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{})
+	defer shutdown(t, h)
+	reconciled(t, h)
+	api.add(ended(21), ended(22))
+	before := api.count("partner page")
+	reconciled(t, h)
+	if n := api.count("partner page") - before; n != 1 {
+		t.Errorf("%d further pages read to find two new transactions, want 1", n)
+	}
+}
+
+// TestAccountKindIsLearntOnce: an account the partner listing refuses (403) is read from
+// the paged list from then on, without asking the partner listing again; a partner whose
+// listing fails in any other way, or refuses once it is known to be a partner, gets the
+// error and stays a partner.
+func TestAccountKindIsLearntOnce(t *testing.T) {
+	t.Run("not a partner", func(t *testing.T) {
+		api := newListingAPI(false)
+		h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{})
+		defer shutdown(t, h)
+		reconciled(t, h)
+		reconciled(t, h)
+		if p, l := api.count("partner"), api.count("list"); p != 1 || l != 2 {
+			t.Errorf("partner listing asked %d times, paged list %d times; want 1 and 2", p, l)
+		}
+	})
+	for _, tc := range []struct {
+		name  string
+		known bool // the first reconciliation succeeds, so the account is known as a partner
+		fail  int
+	}{
+		{"partner, first listing fails", false, http.StatusInternalServerError},
+		{"known partner refused once", true, http.StatusForbidden},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			api := newListingAPI(true)
+			api.add(ongoing(1))
+			h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{})
+			defer shutdown(t, h)
+			if tc.known {
+				reconciled(t, h)
+			}
+			api.failNext("partner", tc.fail)
+			if err := h.Reconcile(t.Context()); err == nil {
+				t.Fatalf("a partner listing answered %d: no error", tc.fail)
+			}
+			reconciled(t, h)
+			if n := api.count("list"); n != 0 {
+				t.Errorf("the paged list read %d times: the partner was taken for another account", n)
+			}
+		})
+	}
+}
+
+// markFailingStore is a memory store whose reconciler methods fail while told to.
+type markFailingStore struct {
+	webhook.MemoryStore
+	mu   sync.Mutex
+	fail map[string]bool // "Mark", "Track", "Unfinished", "AdvanceMark"
+}
+
+var errStoreDown = errors.New("store down")
+
+func (s *markFailingStore) failing(method string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fail[method]
+}
+
+func (s *markFailingStore) set(method string, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail == nil {
+		s.fail = map[string]bool{}
+	}
+	s.fail[method] = on
+}
+
+func (s *markFailingStore) Mark(ctx context.Context) (int64, bool, error) {
+	if s.failing("Mark") {
+		return 0, false, errStoreDown
+	}
+	return s.MemoryStore.Mark(ctx)
+}
+
+func (s *markFailingStore) Track(ctx context.Context, ids []int64) error {
+	if s.failing("Track") {
+		return errStoreDown
+	}
+	return s.MemoryStore.Track(ctx, ids)
+}
+
+func (s *markFailingStore) Unfinished(ctx context.Context) ([]int64, error) {
+	if s.failing("Unfinished") {
+		return nil, errStoreDown
+	}
+	return s.MemoryStore.Unfinished(ctx)
+}
+
+func (s *markFailingStore) AdvanceMark(ctx context.Context, id int64) error {
+	if s.failing("AdvanceMark") {
+		return errStoreDown
+	}
+	return s.MemoryStore.AdvanceMark(ctx, id)
+}
+
+// TestFailedReconciliationMovesNoMark: a reconciliation whose store or listing fails
+// returns the error, and moves the mark past nothing it did not hand over: the transactions
+// created and ended meanwhile are found by the next one.
+func TestFailedReconciliationMovesNoMark(t *testing.T) {
+	for _, failing := range []string{"Mark", "Track", "Unfinished", "AdvanceMark", "listing"} {
+		t.Run(failing, func(t *testing.T) {
+			api := newListingAPI(false)
+			api.add(ended(1))
+			store := &markFailingStore{}
+			got := &calls{}
+			h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
+			defer shutdown(t, h)
+			reconciled(t, h)
+			api.add(ended(2))
+			if failing == "listing" {
+				api.failNext("list", http.StatusInternalServerError)
+			} else {
+				store.set(failing, true)
+			}
+			err := h.Reconcile(t.Context())
+			if err == nil || (failing != "listing" && !errors.Is(err, errStoreDown)) {
+				t.Fatalf("Reconcile with %s failing: %v", failing, err)
+			}
+			flushed(t, h)
+			store.set(failing, false)
+			reconciled(t, h)
+			if l := got.list(); !slices.Contains(l, "cancel:2") {
+				t.Errorf("handed over %v: the transaction ended while the reconciliation failed was lost", l)
+			}
+		})
+	}
+}
+
+// TestTrackedTransactionsRechecked: every transaction the store tracks as unfinished and
+// the listing no longer shows is read again; one the listing shows is handed over from it,
+// not read again.
+func TestTrackedTransactionsRechecked(t *testing.T) {
+	api := newListingAPI(true)
+	api.add(ended(1), ended(2), ended(3))
+	store := new(webhook.MemoryStore)
+	h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Store: store})
+	defer shutdown(t, h)
+	reconciled(t, h) // the mark at 3; nothing ongoing
+	api.add(ongoing(4))
+	if err := store.Track(t.Context(), []int64{1, 2, 3, 4}); err != nil {
+		t.Fatal(err)
+	}
+	reconciled(t, h)
+	if n := api.count("read"); n != 3 {
+		t.Errorf("%d transactions read, want the three tracked ones the listing no longer shows", n)
+	}
+	if ids, err := store.Unfinished(t.Context()); err != nil || !slices.Equal(ids, []int64{4}) {
+		t.Errorf("Unfinished = %v, %v; want [4]", ids, err)
+	}
+}
+
+// TestReconciliationFailuresLogged: RunReconciler logs a failed reconciliation, at once
+// and at each tick, and nothing for one that succeeds.
+func TestReconciliationFailuresLogged(t *testing.T) {
+	const failed = "reconciliation failed"
+	for _, failingAtFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("failing at first=%v", failingAtFirst), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				api := newListingAPI(false)
+				store := &markFailingStore{}
+				store.set("Mark", failingAtFirst)
+				var log logtest.Lines
+				h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Store: store, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+				defer shutdown(t, h)
+				ctx, cancel := context.WithCancel(t.Context())
+				done := make(chan error, 1)
+				go func() { done <- h.RunReconciler(ctx, time.Minute) }()
+				want := 0
+				check := func(when string) {
+					t.Helper()
+					synctest.Wait()
+					if n := log.Count(failed); n != want {
+						t.Errorf("%s: %d failures logged, want %d:\n%s", when, n, want, log.String())
+					}
+				}
+				if failingAtFirst {
+					want++
+				}
+				check("at the start")
+				store.set("Mark", !failingAtFirst)
+				time.Sleep(time.Minute)
+				if !failingAtFirst {
+					want++
+				}
+				check("after a tick")
+				cancel()
+				if err := <-done; !errors.Is(err, context.Canceled) {
+					t.Errorf("RunReconciler = %v after its context ended", err)
+				}
+			})
+		})
+	}
+}

@@ -414,3 +414,51 @@ func TestReconciliationFailuresLogged(t *testing.T) {
 		})
 	}
 }
+
+// gatedStore is a memory store whose Unfinished waits until gate is closed.
+type gatedStore struct {
+	webhook.MemoryStore
+	gate chan struct{}
+}
+
+func (s *gatedStore) Unfinished(ctx context.Context) ([]int64, error) {
+	select {
+	case <-s.gate:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return s.MemoryStore.Unfinished(ctx)
+}
+
+// TestListedTransactionNotReadAgain: a tracked transaction that the listing shows is
+// handed over from the listing and not queued again as a recheck, even when its worker has
+// already taken the listed state (where a second queueing would not coalesce with it, and
+// would cost a read).
+func TestListedTransactionNotReadAgain(t *testing.T) {
+	api := newListingAPI(false)
+	api.add(ongoing(4))
+	store := &gatedStore{gate: make(chan struct{})}
+	if err := store.Track(t.Context(), []int64{4}); err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var once sync.Once
+	h := webhook.NewHandler(api.client(t), func(ctx context.Context, _ webhook.ConfirmedEvent) error {
+		once.Do(func() { close(store.gate) }) // the worker has the listed state
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil
+	}, webhook.Options{Store: store})
+	defer shutdown(t, h)
+	err := h.Reconcile(t.Context())
+	close(release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flushed(t, h)
+	if n := api.count("read"); n != 0 {
+		t.Errorf("the listed transaction read %d times after the listing", n)
+	}
+}

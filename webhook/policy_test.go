@@ -55,13 +55,7 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.lists++
-		page := escrow.TransactionList{Page: 1, PageCount: 1}
-		for _, id := range slices.Sorted(maps.Keys(f.txs)) {
-			page.Transactions = append(page.Transactions, *f.txs[id])
-		}
-		page.PerPage = len(page.Transactions)
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(page)
+		writeOnePage(w, f.txs)
 		return
 	}
 	if strings.HasSuffix(r.URL.Path, "/partner/transactions") { // not a partner
@@ -114,14 +108,29 @@ func (f *fakeAPI) gapsOf(id int64) []time.Duration {
 	return gaps
 }
 
-func (f *fakeAPI) client(t *testing.T) *escrow.Client {
+func (f *fakeAPI) client(t *testing.T) *escrow.Client { return clientOver(t, f) }
+
+// clientOver is a client of the market's account whose requests rt answers, without
+// retries: each answer of a fake API is seen as it is.
+func clientOver(t *testing.T, rt http.RoundTripper) *escrow.Client {
 	t.Helper()
 	c, err := escrow.NewClient("market@example.com", "key", escrow.WithBaseURL("https://api.example.com/2017-09-01/"),
-		escrow.WithHTTPClient(&http.Client{Transport: f}), escrow.WithMaxRetries(0))
+		escrow.WithHTTPClient(&http.Client{Transport: rt}), escrow.WithMaxRetries(0))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// writeOnePage answers the paged list of transactions with all of txs, by id, on one page.
+func writeOnePage(w http.ResponseWriter, txs map[int64]*escrow.Transaction) {
+	page := escrow.TransactionList{Page: 1, PageCount: 1}
+	for _, id := range slices.Sorted(maps.Keys(txs)) {
+		page.Transactions = append(page.Transactions, *txs[id])
+	}
+	page.PerPage = len(page.Transactions)
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(page)
 }
 
 // sale is a transaction as the API shows it: agreed by both parties, with goods and any

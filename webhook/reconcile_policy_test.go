@@ -97,12 +97,7 @@ func (a *listingAPI) serve(w http.ResponseWriter, r *http.Request) {
 		if refuse("list") {
 			return
 		}
-		page := escrow.TransactionList{Page: 1, PageCount: 1}
-		for _, id := range ids {
-			page.Transactions = append(page.Transactions, *a.txs[id])
-		}
-		page.PerPage = len(page.Transactions)
-		json.NewEncoder(w).Encode(page)
+		writeOnePage(w, a.txs)
 	default:
 		a.requests["read"]++
 		id, _ := strconv.ParseInt(path[strings.LastIndexByte(path, '/')+1:], 10, 64)
@@ -135,15 +130,7 @@ func (a *listingAPI) count(what string) int {
 	return a.requests[what]
 }
 
-func (a *listingAPI) client(t *testing.T) *escrow.Client {
-	t.Helper()
-	c, err := escrow.NewClient("market@example.com", "key", escrow.WithBaseURL("https://api.example.com/2017-09-01/"),
-		escrow.WithHTTPClient(&http.Client{Transport: a}), escrow.WithMaxRetries(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
+func (a *listingAPI) client(t *testing.T) *escrow.Client { return clientOver(t, a) }
 
 // ongoing is a transaction created and not yet agreed; ended is one cancelled.
 func ongoing(id int64) *escrow.Transaction {

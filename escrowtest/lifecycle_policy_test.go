@@ -110,6 +110,15 @@ func TestSellerPaidFeesAllWithheld(t *testing.T) {
 	wantLedger(t, balanced(t, w.srv, id, "completion"), Ledger{In: "1032.50", Out: "1000.00", Fees: "32.50", Held: "0.00"}, "the broker's payout")
 }
 
+// instalments is a sale of one milestone, 500.00 paid into escrow in two schedule entries
+// (300.00 and 200.00).
+func instalments() body {
+	b := set(milestones(), "items", []any{milestoneItem("Design", 300)})
+	entry := clone(get(b, "items.0.schedule.0").(map[string]any))
+	set(entry, "amount", 200)
+	return set(b, "items.0.schedule", append(get(b, "items.0.schedule").([]any), entry))
+}
+
 // milestonesWithCommission is sellerPaysCommission with two milestones, of the given
 // amounts, and the seller-paid commission of 20.00 listed first or last.
 func milestonesWithCommission(first, second float64, commissionFirst bool) body {
@@ -182,11 +191,7 @@ func TestCommissionCappedAtWhatWasWithheld(t *testing.T) {
 // gives the buyer back both, and its escrow fee.
 func TestReturnRefundsEveryScheduleEntry(t *testing.T) {
 	w := newWorld(t)
-	b := set(milestones(), "items", []any{milestoneItem("Design", 300)})
-	entry := clone(get(b, "items.0.schedule.0").(map[string]any))
-	set(entry, "amount", 200)
-	set(b, "items.0.schedule", append(get(b, "items.0.schedule").([]any), entry))
-	id, tx := w.funded(b)
+	id, tx := w.funded(instalments())
 	it := tx.id("items.0.id")
 	w.returned(id, it)
 	l := balanced(t, w.srv, id, "the return")
@@ -301,11 +306,7 @@ func TestBrokersEscrowFeeShareListedFirst(t *testing.T) {
 // test.
 func TestItemPaidInInstalmentsPaidOutInFull(t *testing.T) {
 	w := newWorld(t)
-	b := set(milestones(), "items", []any{milestoneItem("Design", 300)})
-	entry := clone(get(b, "items.0.schedule.0").(map[string]any))
-	set(entry, "amount", 200)
-	set(b, "items.0.schedule", append(get(b, "items.0.schedule").([]any), entry))
-	id, tx := w.funded(b)
+	id, tx := w.funded(instalments())
 	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
 	w.accepted(id, tx.id("items.0.id"))
 	if l := balanced(t, w.srv, id, "acceptance"); l.Out != "500.00" {

@@ -20,8 +20,14 @@ func budgetKey(endpoint string) escrow.RateLimitKey {
 	return escrow.RateLimitKey{Account: strings.Repeat("0f", 16), Endpoint: endpoint}
 }
 
-func ok(remaining int, reset time.Duration) escrow.RateLimitAnswer {
-	return escrow.RateLimitAnswer{Answered: true, Status: 200, Limit: 20, Remaining: remaining, Reset: reset}
+// ok is a success in a window of twenty.
+func ok(remaining int, reset time.Duration) escrow.RateLimitAnswer { return said(20, remaining, reset) }
+
+// twoReplicas is two Stores on one fresh Redis server, as two replicas of one application.
+func twoReplicas(t *testing.T) (a, b *redislimit.Store) {
+	t.Helper()
+	rdb := redisClient(t, redisserver.Start(t))
+	return newStore(rdb), newStore(rdb)
 }
 
 func reserve(t *testing.T, s *redislimit.Store, key escrow.RateLimitKey) escrow.RateLimitGrant {
@@ -44,8 +50,7 @@ func record(t *testing.T, s *redislimit.Store, key escrow.RateLimitKey, g escrow
 // requests in a window of twenty have nine left, whatever order the answers came back in.
 func TestBudgetSpendsTheWholeAllowanceWhateverTheAnswersOrder(t *testing.T) {
 	t.Parallel()
-	rdb := redisClient(t, redisserver.Start(t))
-	a, b := newStore(rdb), newStore(rdb)
+	a, b := twoReplicas(t)
 	key := budgetKey("GET /transaction/{id}")
 	first := reserve(t, a, key)
 	record(t, a, key, first, ok(19, time.Minute))
@@ -77,15 +82,11 @@ func TestBudgetSpendsTheWholeAllowanceWhateverTheAnswersOrder(t *testing.T) {
 // account, with 3 left, and send two requests to a certain 429.
 func TestBudgetOvertakenFirstAnswerIsNoNews(t *testing.T) {
 	t.Parallel()
-	rdb := redisClient(t, redisserver.Start(t))
-	a, b := newStore(rdb), newStore(rdb)
+	a, b := twoReplicas(t)
 	key := budgetKey("GET /transaction/{id}")
-	answer := func(remaining int) escrow.RateLimitAnswer {
-		return escrow.RateLimitAnswer{Answered: true, Status: 200, Limit: 5, Remaining: remaining, Reset: time.Minute}
-	}
 	earlier, later := reserve(t, a, key), reserve(t, b, key) // another client spends two between them
-	record(t, b, key, later, answer(1))
-	record(t, a, key, earlier, answer(4))
+	record(t, b, key, later, said(5, 1, time.Minute))
+	record(t, a, key, earlier, said(5, 4, time.Minute))
 	taken := 0
 	for range 3 {
 		if reserve(t, []*redislimit.Store{a, b}[taken%2], key).OK {
@@ -101,8 +102,7 @@ func TestBudgetOvertakenFirstAnswerIsNoNews(t *testing.T) {
 // has reset speaks of that window: its "0 left" must not hold the new window's requests.
 func TestBudgetAnswerOfAnEndedWindowHoldsNothing(t *testing.T) {
 	t.Parallel()
-	rdb := redisClient(t, redisserver.Start(t))
-	a, b := newStore(rdb), newStore(rdb)
+	a, b := twoReplicas(t)
 	key := budgetKey("GET /transaction/{id}")
 	const window = time.Second // ample for the next reserve to fall within it on a loaded machine
 	first := reserve(t, a, key)
@@ -118,8 +118,7 @@ func TestBudgetAnswerOfAnEndedWindowHoldsNothing(t *testing.T) {
 // TestBudgetHoldIsShared: a window one replica saw spent holds the other until it resets.
 func TestBudgetHoldIsShared(t *testing.T) {
 	t.Parallel()
-	rdb := redisClient(t, redisserver.Start(t))
-	a, b := newStore(rdb), newStore(rdb)
+	a, b := twoReplicas(t)
 	key := budgetKey("GET /customer/{customer_id}")
 	g := reserve(t, a, key)
 	record(t, a, key, g, ok(0, 30*time.Second))
@@ -139,8 +138,7 @@ func TestBudgetHoldIsShared(t *testing.T) {
 // request at a time probes, no sooner than the probe interval, and a success ends it.
 func TestBudgetBare429ProbesOneAtATime(t *testing.T) {
 	t.Parallel()
-	rdb := redisClient(t, redisserver.Start(t))
-	a, b := newStore(rdb), newStore(rdb)
+	a, b := twoReplicas(t)
 	key := budgetKey("GET /transaction")
 	g := reserve(t, a, key)
 	record(t, a, key, g, escrow.RateLimitAnswer{Answered: true, Status: 429, Limit: -1, Remaining: 0, Reset: -1})

@@ -191,8 +191,7 @@ func nextProbe(t *testing.T, s *redislimit.Store, key escrow.RateLimitKey) escro
 // once, as ordinary requests, and no more than the limit.
 func TestWindowResetGivesBackTheLimit(t *testing.T) {
 	t.Parallel()
-	rdb := redisClient(t, redisserver.Start(t))
-	a, b := newStore(rdb), newStore(rdb)
+	a, b := twoReplicas(t)
 	key := budgetKey(meEndpoint)
 	record(t, a, key, reserve(t, a, key), said(3, 0, 300*time.Millisecond))
 	time.Sleep(350 * time.Millisecond)
@@ -205,8 +204,7 @@ func TestWindowResetGivesBackTheLimit(t *testing.T) {
 // frees the endpoint when it resets: the calls go, not one probe at a time.
 func TestWindowResetWithoutALimitFreesTheEndpoint(t *testing.T) {
 	t.Parallel()
-	rdb := redisClient(t, redisserver.Start(t))
-	a, b := newStore(rdb), newStore(rdb)
+	a, b := twoReplicas(t)
 	key := budgetKey(meEndpoint)
 	record(t, a, key, reserve(t, a, key), said(-1, 0, 300*time.Millisecond))
 	time.Sleep(350 * time.Millisecond)
@@ -220,8 +218,7 @@ func TestWindowResetWithoutALimitFreesTheEndpoint(t *testing.T) {
 // and the new window's answers are heeded.
 func TestNewWindowStartsItsOwnCount(t *testing.T) {
 	t.Parallel()
-	rdb := redisClient(t, redisserver.Start(t))
-	a, b := newStore(rdb), newStore(rdb)
+	a, b := twoReplicas(t)
 	key := budgetKey(meEndpoint)
 	var old []escrow.RateLimitGrant
 	for range 3 {
@@ -244,8 +241,7 @@ func TestNewWindowStartsItsOwnCount(t *testing.T) {
 // two other requests are on their way; those may spend the 2, so nothing more goes out.
 func TestFirstAnswerCountsTheRequestsInFlight(t *testing.T) {
 	t.Parallel()
-	rdb := redisClient(t, redisserver.Start(t))
-	a, b := newStore(rdb), newStore(rdb)
+	a, b := twoReplicas(t)
 	key := budgetKey(meEndpoint)
 	first := reserve(t, a, key)
 	reserve(t, b, key)
@@ -261,8 +257,7 @@ func TestFirstAnswerCountsTheRequestsInFlight(t *testing.T) {
 // flight, is what goes out, and an answer overtaken on the way back changes nothing.
 func TestOthersSpendingShows(t *testing.T) {
 	t.Parallel()
-	rdb := redisClient(t, redisserver.Start(t))
-	a, b := newStore(rdb), newStore(rdb)
+	a, b := twoReplicas(t)
 	key := budgetKey(meEndpoint)
 	record(t, a, key, reserve(t, a, key), said(10, 9, time.Minute))
 	g1, g2 := reserve(t, a, key), reserve(t, b, key)
@@ -278,8 +273,7 @@ func TestOthersSpendingShows(t *testing.T) {
 // earlier and saying 2 does not reopen the window.
 func TestSpentWindowIgnoresOvertakenAnswers(t *testing.T) {
 	t.Parallel()
-	rdb := redisClient(t, redisserver.Start(t))
-	a, b := newStore(rdb), newStore(rdb)
+	a, b := twoReplicas(t)
 	key := budgetKey(meEndpoint)
 	var gs []escrow.RateLimitGrant
 	for range 4 {
@@ -296,8 +290,7 @@ func TestSpentWindowIgnoresOvertakenAnswers(t *testing.T) {
 // the server says is left, not none.
 func TestUnknownLimitPacesOnWhatIsLeft(t *testing.T) {
 	t.Parallel()
-	rdb := redisClient(t, redisserver.Start(t))
-	a, b := newStore(rdb), newStore(rdb)
+	a, b := twoReplicas(t)
 	key := budgetKey(meEndpoint)
 	record(t, a, key, reserve(t, a, key), said(-1, 9, time.Minute))
 	g := reserve(t, b, key)
@@ -312,8 +305,7 @@ func TestUnknownLimitPacesOnWhatIsLeft(t *testing.T) {
 // frees the endpoint.
 func TestBare429WaitsForTheAnswersInFlight(t *testing.T) {
 	t.Parallel()
-	rdb := redisClient(t, redisserver.Start(t))
-	a, b := newStore(rdb), newStore(rdb)
+	a, b := twoReplicas(t)
 	key := budgetKey(meEndpoint)
 	refused, inFlight := reserve(t, a, key), reserve(t, b, key)
 	record(t, a, key, refused, bare429)
@@ -332,8 +324,7 @@ func TestBare429WaitsForTheAnswersInFlight(t *testing.T) {
 // one go after its interval, not after its lease.
 func TestRefusedProbesAreSpacedFurtherApart(t *testing.T) {
 	t.Parallel()
-	rdb := redisClient(t, redisserver.Start(t))
-	a, b := newStore(rdb), newStore(rdb)
+	a, b := twoReplicas(t)
 	for _, c := range []struct {
 		refusals int
 		min, max time.Duration
@@ -380,8 +371,7 @@ func TestRefusedProbesAreSpacedFurtherApart(t *testing.T) {
 // after the longer one the earlier refusals had reached.
 func TestEachBare429EpisodeStartsAtTheFirstInterval(t *testing.T) {
 	t.Parallel()
-	rdb := redisClient(t, redisserver.Start(t))
-	a, b := newStore(rdb), newStore(rdb)
+	a, b := twoReplicas(t)
 	ended := map[string]func(key escrow.RateLimitKey){
 		"a probe answered with requests left": func(key escrow.RateLimitKey) {
 			record(t, a, key, reserve(t, a, key), bare429)
@@ -419,8 +409,7 @@ func TestEachBare429EpisodeStartsAtTheFirstInterval(t *testing.T) {
 // window has reset: the next call goes at once, as an ordinary request.
 func TestWindowSaidToResetNowIsNotWaitedFor(t *testing.T) {
 	t.Parallel()
-	rdb := redisClient(t, redisserver.Start(t))
-	a, b := newStore(rdb), newStore(rdb)
+	a, b := twoReplicas(t)
 	for what, answer := range map[string]escrow.RateLimitAnswer{
 		"429, Retry-After: 0":       {Answered: true, Status: 429, Limit: -1, Remaining: 0, Reset: 0},
 		"0 left, RateLimit-Reset 0": said(5, 0, 0),
@@ -437,8 +426,7 @@ func TestWindowSaidToResetNowIsNotWaitedFor(t *testing.T) {
 // the earliest end is kept; an answer that leaves the header out moves it neither way.
 func TestWindowEndIsTheEarliestSaid(t *testing.T) {
 	t.Parallel()
-	rdb := redisClient(t, redisserver.Start(t))
-	a, b := newStore(rdb), newStore(rdb)
+	a, b := twoReplicas(t)
 	key := budgetKey(meEndpoint)
 	record(t, a, key, reserve(t, a, key), said(5, 0, 31*time.Second))
 	record(t, b, key, unasked, said(5, 0, 30*time.Second))
@@ -469,8 +457,7 @@ func TestHoldOutlivesTheIdleTTL(t *testing.T) {
 // said is left; and a client error without headers ends nothing.
 func TestBareAnswersLiftOnlyAnUnexplainedExhaustion(t *testing.T) {
 	t.Parallel()
-	rdb := redisClient(t, redisserver.Start(t))
-	a, b := newStore(rdb), newStore(rdb)
+	a, b := twoReplicas(t)
 	key := budgetKey("GET /held")
 	record(t, a, key, reserve(t, a, key), said(5, 0, 30*time.Second))
 	record(t, b, key, unasked, bareOK)
@@ -569,8 +556,7 @@ func TestLongerTimeoutWaitsForASlowRedis(t *testing.T) {
 // window gives it back. A 429 is nothing left, whatever the count says.
 func TestAnswersOutsideTheClientsHabitsAreReadSafely(t *testing.T) {
 	t.Parallel()
-	rdb := redisClient(t, redisserver.Start(t))
-	a, b := newStore(rdb), newStore(rdb)
+	a, b := twoReplicas(t)
 
 	key := budgetKey("GET /zero-limit")
 	record(t, a, key, reserve(t, a, key), said(3, 0, 300*time.Millisecond))

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -283,19 +282,7 @@ func TestBadDSNSaysWhatIsWanted(t *testing.T) {
 func TestReplicasStartingAtOnceAllOpen(t *testing.T) {
 	srv := pgtest.Need(t, pg, pgErr)
 	for range 3 {
-		dsn := srv.NewDatabase(t)
-		var wg sync.WaitGroup
-		for range 8 {
-			wg.Go(func() {
-				s, err := sqlstore.Open(t.Context(), dsn)
-				if err != nil {
-					t.Errorf("Open by one of 8 replicas at once: %v", err)
-					return
-				}
-				s.Close()
-			})
-		}
-		wg.Wait()
+		openAtOnce(t, srv.NewDatabase(t), 8)
 	}
 }
 

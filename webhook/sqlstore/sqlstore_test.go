@@ -52,18 +52,7 @@ func TestSchema(t *testing.T) {
 	for name, mk := range engines(t) {
 		t.Run(name, func(t *testing.T) {
 			dsn := mk(t)
-			var wg sync.WaitGroup
-			for range 4 {
-				wg.Go(func() {
-					s, err := sqlstore.Open(t.Context(), dsn)
-					if err != nil {
-						t.Errorf("concurrent Open: %v", err)
-						return
-					}
-					s.Close()
-				})
-			}
-			wg.Wait()
+			openAtOnce(t, dsn, 4)
 			s := open(t, dsn)
 			c := webhook.Claim{TransactionID: 1, Facts: []string{"create"}, Owner: "a", Expires: time.Now().Add(time.Minute)}
 			if ok, err := s.Claim(t.Context(), c, time.Now()); !ok || err != nil {
@@ -222,4 +211,22 @@ func TestNewOnTheCallersDatabase(t *testing.T) {
 	if pgs.Dialect() != sqlstore.Postgres || pgs.Dialect().String() != "postgres" {
 		t.Errorf("postgresql:// opened as %v", pgs.Dialect())
 	}
+}
+
+// openAtOnce opens the store n times at the same moment, as n replicas starting together,
+// and fails the test for each Open that fails.
+func openAtOnce(t *testing.T, dsn string, n int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			s, err := sqlstore.Open(t.Context(), dsn)
+			if err != nil {
+				t.Errorf("Open by one of %d replicas at once: %v", n, err)
+				return
+			}
+			s.Close()
+		})
+	}
+	wg.Wait()
 }

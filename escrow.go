@@ -44,7 +44,9 @@
 // accepted, returning, in dispute, disbursed, complete, cancelled), with the predicates
 // [Transaction.AllAgreed], [Transaction.Funded], [Transaction.Completed] and
 // [Transaction.Cancelled], and [Transaction.Totals] says what each party pays, receives and
-// nets. They are the one place these facts are derived.
+// nets. [Transaction.NextSteps] says who must do what for the transaction to move on
+// ("seller@example.com (seller) selects a disbursement method"), including the step a
+// stalled payout waits on. They are the one place these facts are derived.
 //
 // # Beyond the typed methods
 //

@@ -1,5 +1,10 @@
 package escrow
 
+import (
+	"fmt"
+	"slices"
+)
+
 // The API names no transaction-level state (spec part 3 shows only item flags, schedule
 // flags and the partner filter values), so this file derives one from what every reader
 // can see. It is the one place lifecycle facts are derived: the CLI, the webhook package
@@ -329,4 +334,200 @@ func (t *Transaction) Totals() Totals {
 	}
 	tot.Total = tot.Items.Add(tot.Fees)
 	return tot
+}
+
+// NextAction is what a party must do for a transaction to move on: one of the API's
+// actions (the names PATCH takes), or NextPay or NextSelectDisbursementMethod, which are
+// done through the payment and disbursement endpoints. It is an open string type like
+// the API's enums.
+type NextAction string
+
+// Next actions, in the order a sale and its return path go through them.
+const (
+	NextAgree                    NextAction = "agree"
+	NextPay                      NextAction = "pay"
+	NextShip                     NextAction = "ship"
+	NextReceive                  NextAction = "receive"
+	NextAccept                   NextAction = "accept"
+	NextReject                   NextAction = "reject"
+	NextShipReturn               NextAction = "ship_return"
+	NextReceiveReturn            NextAction = "receive_return"
+	NextAcceptReturn             NextAction = "accept_return"
+	NextRejectReturn             NextAction = "reject_return"
+	NextSelectDisbursementMethod NextAction = "select_disbursement_method"
+)
+
+// nextActionPhrases say what each next action asks for, after the customer's address.
+var nextActionPhrases = map[NextAction]string{
+	NextAgree:                    "agrees to the terms",
+	NextPay:                      "pays",
+	NextShip:                     "ships the goods",
+	NextReceive:                  "marks the goods received",
+	NextAccept:                   "accepts the goods",
+	NextReject:                   "rejects the goods",
+	NextShipReturn:               "ships the rejected goods back",
+	NextReceiveReturn:            "marks the returned goods received",
+	NextAcceptReturn:             "accepts the returned goods",
+	NextRejectReturn:             "rejects the returned goods",
+	NextSelectDisbursementMethod: "selects a disbursement method",
+}
+
+// Phrase says what the action asks for, in the third person ("ships the goods").
+func (a NextAction) Phrase() string {
+	if p, ok := nextActionPhrases[a]; ok {
+		return p
+	}
+	return "does " + string(a)
+}
+
+// Action returns the API action to send with PATCH, and false for NextPay and
+// NextSelectDisbursementMethod, which have endpoints of their own.
+func (a NextAction) Action() (Action, bool) {
+	switch a {
+	case NextPay, NextSelectDisbursementMethod, "":
+		return "", false
+	}
+	return Action(a), true
+}
+
+// NextStep is one thing a party must do for the transaction to move on.
+type NextStep struct {
+	// Role is the party's role; Customer names it as the transaction does (an e-mail
+	// address, "me", or "hidden" when its details are concealed from the reader).
+	Role     Role
+	Customer string
+	Action   NextAction
+	// ItemID is the milestone the action is taken on, through the item endpoint (see
+	// [TransactionsService.ActOnItem]); 0 when the action is on the whole transaction.
+	// A disbursement method is chosen once for the whole transaction, milestones too.
+	ItemID int64
+}
+
+// String says who must do what: "seller@example.com (seller) ships the goods".
+func (s NextStep) String() string {
+	str := s.Customer
+	if str == "" {
+		str = "the " + string(s.Role)
+	} else if s.Role != "" {
+		str += " (" + string(s.Role) + ")"
+	}
+	str += " " + s.Action.Phrase()
+	if s.ItemID != 0 {
+		str += fmt.Sprintf(" of item %d", s.ItemID)
+	}
+	return str
+}
+
+// NextSteps returns who must do what for the transaction to move on, in the order the
+// transaction's parties and items are listed: every party that has not agreed; once all
+// agreed, the buyer's payment; once funded, for each good what its state asks for (the
+// seller ships, the buyer marks it received, then accepts or rejects it, and on the return
+// path the reverse), per item for milestones; and, for a payout owed and not made, the
+// beneficiary's choice of a disbursement method when the transaction shows it not made
+// (disbursement_method_selected). A step is listed only once what it waits for has
+// happened. A closed transaction, or one in dispute (the provider arbitrates), has none;
+// so has a payout whose beneficiary has chosen a method: the provider owes the next move.
+//
+// Like [Transaction.State], the answer is as good as what the reader sees: a party hidden
+// from the reader is named "hidden", and a reader that is not shown
+// disbursement_method_selected sees a payout wait on a method already chosen.
+func (t *Transaction) NextSteps() []NextStep {
+	if t.Cancelled() || t.Completed() {
+		return nil
+	}
+	var steps []NextStep
+	add := func(role Role, action NextAction, itemID int64) {
+		s := NextStep{Role: role, Action: action, ItemID: itemID}
+		if p, ok := t.Party(role); ok {
+			s.Customer = p.Customer
+		}
+		if !slices.Contains(steps, s) {
+			steps = append(steps, s)
+		}
+	}
+	if !t.AllAgreed() {
+		for _, p := range t.Parties {
+			if !p.Agreed {
+				add(p.Role, NextAgree, 0)
+			}
+		}
+		return steps
+	}
+	if !t.Funded() {
+		add(RoleBuyer, NextPay, 0)
+		return steps
+	}
+	for i := range t.Items {
+		it := &t.Items[i]
+		if !it.Type.Transferable() || it.Status.Canceled {
+			continue
+		}
+		var itemID int64
+		if it.Type == ItemMilestone {
+			itemID = it.ID
+		}
+		for _, a := range it.goodsSteps() {
+			add(a.role, a.action, itemID)
+		}
+	}
+	t.payoutSteps(add)
+	return steps
+}
+
+// goodsStep is one next action on a good.
+type goodsStep struct {
+	role   Role
+	action NextAction
+}
+
+// goodsSteps are the next actions a funded good's flags ask for.
+func (it *Item) goodsSteps() []goodsStep {
+	s := it.Status
+	switch {
+	case s.InDispute || s.RejectedReturned || s.AcceptedReturned:
+		return nil
+	case s.ReceivedReturned:
+		return []goodsStep{{RoleSeller, NextAcceptReturn}, {RoleSeller, NextRejectReturn}}
+	case s.ShippedReturned:
+		return []goodsStep{{RoleSeller, NextReceiveReturn}}
+	case s.Rejected:
+		return []goodsStep{{RoleBuyer, NextShipReturn}}
+	case s.Accepted:
+		return nil
+	case s.Received:
+		return []goodsStep{{RoleBuyer, NextAccept}, {RoleBuyer, NextReject}}
+	case s.Shipped:
+		return []goodsStep{{RoleBuyer, NextReceive}}
+	}
+	return []goodsStep{{RoleSeller, NextShip}}
+}
+
+// payoutSteps adds the disbursement methods that payouts owed and not made wait on: the
+// goods once accepted (to the seller), fee items once every good is settled and one was
+// accepted (shipping fees to the seller, broker fees to the broker; partner fees need no
+// method).
+func (t *Transaction) payoutSteps(add func(Role, NextAction, int64)) {
+	feesOwed := t.settled() && t.anyAccepted()
+	for i := range t.Items {
+		it := &t.Items[i]
+		owed := it.Status.Accepted
+		if !it.Type.Transferable() {
+			owed = feesOwed
+		}
+		if !owed || it.Status.Canceled || it.Disbursed() {
+			continue
+		}
+		var role Role
+		switch it.Type {
+		case ItemBrokerFee:
+			role = RoleBroker
+		case ItemPartnerFee:
+			continue
+		default:
+			role = RoleSeller
+		}
+		if p, ok := t.Party(role); ok && !p.DisbursementMethodSelected {
+			add(role, NextSelectDisbursementMethod, 0)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package escrow
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -223,5 +224,109 @@ func TestTotalsAreExact(t *testing.T) {
 	}}}}
 	if got := tx.Totals().Items; got.Cmp(MustAmount("0.30")) != 0 {
 		t.Errorf("items = %s", got)
+	}
+}
+
+// TestNextSteps pins who must do what through every state of the brokered sale, its
+// return path, its ends and a milestone contract.
+func TestNextSteps(t *testing.T) {
+	const buyer, seller = "buyer@example.com", "seller@example.com"
+	var (
+		agreeSeller  = NextStep{Role: RoleSeller, Customer: seller, Action: NextAgree}
+		pay          = NextStep{Role: RoleBuyer, Customer: buyer, Action: NextPay}
+		ship         = NextStep{Role: RoleSeller, Customer: seller, Action: NextShip}
+		receive      = NextStep{Role: RoleBuyer, Customer: buyer, Action: NextReceive}
+		accept       = NextStep{Role: RoleBuyer, Customer: buyer, Action: NextAccept}
+		reject       = NextStep{Role: RoleBuyer, Customer: buyer, Action: NextReject}
+		shipReturn   = NextStep{Role: RoleBuyer, Customer: buyer, Action: NextShipReturn}
+		receiveRet   = NextStep{Role: RoleSeller, Customer: seller, Action: NextReceiveReturn}
+		acceptRet    = NextStep{Role: RoleSeller, Customer: seller, Action: NextAcceptReturn}
+		rejectRet    = NextStep{Role: RoleSeller, Customer: seller, Action: NextRejectReturn}
+		sellerMethod = NextStep{Role: RoleSeller, Customer: seller, Action: NextSelectDisbursementMethod}
+		brokerMethod = NextStep{Role: RoleBroker, Customer: "me", Action: NextSelectDisbursementMethod}
+		onItem       = func(s NextStep, id int64) NextStep { s.ItemID = id; return s }
+		chose        = func(role Role) func(*Transaction) {
+			return func(tx *Transaction) {
+				for i := range tx.Parties {
+					if tx.Parties[i].Role == role {
+						tx.Parties[i].DisbursementMethodSelected = true
+					}
+				}
+			}
+		}
+		hideSeller = func(tx *Transaction) { tx.Parties[1].Customer = "hidden" }
+		buyerAlone = func(tx *Transaction) { tx.Parties[0].Agreed = false }
+		partnerFee = func(tx *Transaction) { tx.Items[1].Type = ItemPartnerFee }
+	)
+	tests := []struct {
+		name string
+		tx   *Transaction
+		want []NextStep
+	}{
+		{"a party has not agreed", brokered(unagreed), []NextStep{agreeSeller}},
+		{"two parties have not agreed", brokered(unagreed, buyerAlone), []NextStep{{Role: RoleBuyer, Customer: buyer, Action: NextAgree}, agreeSeller}},
+		{"agreed, not funded", brokered(), []NextStep{pay}},
+		{"funded", brokered(funded), []NextStep{ship}},
+		{"shipped", brokered(funded, shipped), []NextStep{receive}},
+		{"received", brokered(funded, shipped, received), []NextStep{accept, reject}},
+		// Accepted: the goods' payout waits on the seller's method, and the commission,
+		// owed now, on the broker's.
+		{"accepted, no method chosen", brokered(funded, shipped, received, accepted), []NextStep{sellerMethod, brokerMethod}},
+		{"accepted, the seller chose", brokered(funded, shipped, received, accepted, chose(RoleSeller)), []NextStep{brokerMethod}},
+		{"accepted, both chose: the provider pays", brokered(funded, shipped, received, accepted, chose(RoleSeller), chose(RoleBroker)), nil},
+		{"seller paid, broker fee owed", brokered(funded, shipped, received, accepted, sellerPaid), []NextStep{brokerMethod}},
+		{"seller paid, partner fee owed: no method needed", brokered(partnerFee, funded, shipped, received, accepted, sellerPaid), nil},
+		{"everyone paid", brokered(funded, shipped, received, accepted, sellerPaid, brokerPaid), nil},
+		{"closed by the API", brokered(funded, shipped, received, accepted, closed), nil},
+		{"rejected", brokered(funded, shipped, received, rejected), []NextStep{shipReturn}},
+		{"shipped back", brokered(funded, shipped, received, rejected, shippedR), []NextStep{receiveRet}},
+		{"received back", brokered(funded, shipped, received, rejected, shippedR, receivedR), []NextStep{acceptRet, rejectRet}},
+		{"returned", brokered(funded, shipped, received, rejected, shippedR, receivedR, acceptedR), nil},
+		{"in dispute: the provider arbitrates", brokered(funded, shipped, received, rejected, shippedR, receivedR, disputed), nil},
+		{"cancelled", brokered(cancelled, closed), nil},
+		{"every item canceled", brokered(funded, allCanceled), nil},
+		{"cancelled before agreement", brokered(unagreed, cancelled), nil},
+		{"a hidden seller is named as the reader sees it", brokered(hideSeller, funded), []NextStep{{Role: RoleSeller, Customer: "hidden", Action: NextShip}}},
+		// Milestones: each takes its own actions, through the item endpoint.
+		{"milestones funded", brokered(milestones, funded), []NextStep{onItem(ship, 20), onItem(ship, 21), onItem(ship, 22)}},
+		{"first milestone shipped", brokered(milestones, funded, shipped), []NextStep{onItem(receive, 20), onItem(ship, 21), onItem(ship, 22)}},
+		{"first accepted, its payout waits", brokered(milestones, funded, shipped, received, accepted), []NextStep{onItem(ship, 21), onItem(ship, 22), sellerMethod}},
+		{"second in inspection", brokered(milestones, funded, shipped, received, accepted, chose(RoleSeller), onMilestone(1, shipped, received)),
+			[]NextStep{onItem(accept, 21), onItem(reject, 21), onItem(ship, 22)}},
+		{"a dispute leaves the others moving", brokered(milestones, funded, shipped, onMilestone(1, shipped, received, rejected, shippedR, receivedR, disputed)),
+			[]NextStep{onItem(receive, 20), onItem(ship, 22)}},
+		{"one returned, two accepted and paid, fee owed", brokered(milestones, funded,
+			onMilestone(0, shipped, received, rejected, shippedR, receivedR, acceptedR),
+			onMilestone(1, shipped, received, accepted, sellerPaid),
+			onMilestone(2, shipped, received, accepted, sellerPaid)), []NextStep{brokerMethod}},
+		{"nothing visible", &Transaction{}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.tx.NextSteps(); !slices.Equal(got, tc.want) {
+				t.Errorf("NextSteps() =\n  %v\nwant\n  %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestNextStepString(t *testing.T) {
+	for _, c := range []struct {
+		step NextStep
+		want string
+	}{
+		{NextStep{Role: RoleSeller, Customer: "seller@example.com", Action: NextSelectDisbursementMethod}, "seller@example.com (seller) selects a disbursement method"},
+		{NextStep{Role: RoleBuyer, Customer: "b@example.com", Action: NextAccept, ItemID: 7}, "b@example.com (buyer) accepts the goods of item 7"},
+		{NextStep{Role: RoleBuyer, Action: NextPay}, "the buyer pays"},
+		{NextStep{Role: RoleBuyer, Customer: "b@example.com", Action: "appeal"}, "b@example.com (buyer) does appeal"},
+	} {
+		if got := c.step.String(); got != c.want {
+			t.Errorf("String() = %q, want %q", got, c.want)
+		}
+	}
+	for a, want := range map[NextAction]bool{NextShip: true, NextAcceptReturn: true, NextPay: false, NextSelectDisbursementMethod: false} {
+		if got, ok := a.Action(); ok != want || (ok && string(got) != string(a)) {
+			t.Errorf("%s.Action() = %q, %v", a, got, ok)
+		}
 	}
 }

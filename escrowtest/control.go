@@ -50,6 +50,8 @@ var controlRoutes = []controlRoute{
 		"the buyer's payment fails"}, (*Emulator).controlRejectPayment},
 	{ControlEndpoint{http.MethodGet, "/_emulator/transactions/{id}/ledger", "", `200 {"in", "out", "fees", "held"}`,
 		"the transaction's money: in always equals out + fees + held"}, (*Emulator).controlLedger},
+	{ControlEndpoint{http.MethodGet, "/_emulator/transactions/{id}/next_steps", "", `200 {"transaction_id", "state", "next_steps": [{"role", "customer", "action", "item_id", "auto_at"}], "disbursed", "unpaid": [{"item_id", "role", "customer", "amount", "reason"}], "waiting"}`,
+		"who must do what next, and why money owed has not been paid out"}, (*Emulator).controlNextSteps},
 	{ControlEndpoint{http.MethodPost, "/_emulator/clock/advance", `{"seconds"}`, `200 {"now"}`,
 		"move the emulator's clock forward; inspection periods that end are applied"}, (*Emulator).controlAdvance},
 	{ControlEndpoint{http.MethodPost, "/_emulator/rate_limit", `{"limit", "window_seconds"}`, `200 {"ok": true}`,
@@ -216,6 +218,19 @@ func (e *Emulator) controlLedger(r *http.Request, _ []byte) (response, error) {
 		return response{}, err
 	}
 	return success(l), nil
+}
+
+// controlNextSteps serves GET /_emulator/transactions/{id}/next_steps.
+func (e *Emulator) controlNextSteps(r *http.Request, _ []byte) (response, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		return response{}, notFound("no transaction %q", r.PathValue("id"))
+	}
+	p, err := e.NextSteps(id)
+	if err != nil {
+		return response{}, err
+	}
+	return success(p), nil
 }
 
 // controlClearFaults serves DELETE /_emulator/faults.

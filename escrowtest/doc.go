@@ -364,6 +364,8 @@
 //	POST   /_emulator/transactions/{id}/approve_payment 200 {"ok": true}
 //	POST   /_emulator/transactions/{id}/reject_payment  200 {"ok": true}
 //	GET    /_emulator/transactions/{id}/ledger          200 {"in", "out", "fees", "held"}
+//	GET    /_emulator/transactions/{id}/next_steps      200 {"transaction_id", "state", "next_steps",
+//	       "disbursed", "unpaid", "waiting"} (NextSteps)
 //	POST   /_emulator/clock/advance {"seconds"}         200 {"now": "…"}
 //	POST   /_emulator/rate_limit {"limit", "window_seconds"} 200 {"ok": true}
 //	POST   /_emulator/faults {"endpoint", "status", "probability", "drop", "latency_ms",

@@ -1,0 +1,250 @@
+package escrowtest
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Who must do what next, as the emulator knows it. The SDK derives the same from what a
+// reader is shown (escrow's Transaction.NextSteps); this is the emulator's own derivation,
+// from its state and its table of actions, so that a test can check one against the other,
+// and so that a test waiting for a sale to complete can fail with the reason rather than
+// a timeout.
+
+// NextStep is one thing a party must do for a transaction to move on.
+type NextStep struct {
+	// Role is the party's role: buyer, seller, broker or partner.
+	Role string `json:"role"`
+	// Customer is the party's e-mail address.
+	Customer string `json:"customer"`
+	// Action is an API action name (agree, ship, receive, accept, reject, ship_return,
+	// receive_return, accept_return, reject_return), "pay" (the buyer's funds have not
+	// arrived) or "select_disbursement_method" (a payout waits on it).
+	Action string `json:"action"`
+	// ItemID is the milestone the action is taken on, through the item endpoint; 0 when
+	// it is taken on the whole transaction.
+	ItemID int64 `json:"item_id,omitempty"`
+	// AutoAt is when the emulator takes the step itself if nobody does: the end of an
+	// inspection period (accept) or of a return inspection (accept_return); zero
+	// otherwise.
+	AutoAt time.Time `json:"auto_at,omitzero"`
+}
+
+// nextPhrases say what each next action asks for, after the customer's address.
+var nextPhrases = map[string]string{
+	"agree":                      "agrees to the terms",
+	"pay":                        "pays",
+	"ship":                       "ships the goods",
+	"receive":                    "marks the goods received",
+	"accept":                     "accepts the goods",
+	"reject":                     "rejects the goods",
+	"ship_return":                "ships the rejected goods back",
+	"receive_return":             "marks the returned goods received",
+	"accept_return":              "accepts the returned goods",
+	"reject_return":              "rejects the returned goods",
+	"select_disbursement_method": "selects a disbursement method",
+}
+
+// String says who must do what: "seller@example.com (seller) selects a disbursement
+// method", with the item and the time the emulator takes the step itself, if any.
+func (s NextStep) String() string {
+	phrase, ok := nextPhrases[s.Action]
+	if !ok {
+		phrase = "does " + s.Action
+	}
+	str := fmt.Sprintf("%s (%s) %s", s.Customer, s.Role, phrase)
+	if s.ItemID != 0 {
+		str += fmt.Sprintf(" of item %d", s.ItemID)
+	}
+	if !s.AutoAt.IsZero() {
+		str += " (accepted by itself at " + formatTime(s.AutoAt) + ")"
+	}
+	return str
+}
+
+// Unpaid is money owed to a beneficiary and not paid out.
+type Unpaid struct {
+	ItemID   int64  `json:"item_id"`
+	Role     string `json:"role"`
+	Customer string `json:"customer"`
+	Amount   string `json:"amount"`
+	// Reason says why it has not gone out.
+	Reason string `json:"reason"`
+}
+
+// Progress is where a transaction stands, who must act for it to move on, and why money
+// owed has not been paid out. Its JSON is the control API's answer.
+type Progress struct {
+	TransactionID int64 `json:"transaction_id"`
+	// State is the transaction's state as error bodies name it: awaiting_agreement,
+	// awaiting_payment, funded, complete or cancelled.
+	State string `json:"state"`
+	// Steps are who must do what, in the order of the parties and the items; none when
+	// the transaction is closed, or in dispute (the provider arbitrates).
+	Steps []NextStep `json:"next_steps"`
+	// Disbursed is what has been paid out to beneficiaries so far (refunds not counted).
+	Disbursed string `json:"disbursed"`
+	// Unpaid is every payout owed and not made, with its reason.
+	Unpaid []Unpaid `json:"unpaid"`
+	// Waiting says in one sentence what the transaction waits for, and why nothing (or
+	// not everything) has been paid out; "" once it is closed.
+	Waiting string `json:"waiting"`
+}
+
+// String is the transaction's id and state, and what it waits for.
+func (p Progress) String() string {
+	s := fmt.Sprintf("transaction %d is %s", p.TransactionID, p.State)
+	if p.Waiting != "" {
+		s += ": " + p.Waiting
+	}
+	return s
+}
+
+// NextSteps returns who must do what for a transaction to move on, and why money owed has
+// not gone out. It takes the emulator's lock once and reads nothing but the transaction,
+// so it is cheap to call for every transaction of a list.
+func (e *Emulator) NextSteps(txID int64) (Progress, error) {
+	e.lock()
+	defer e.mu.Unlock()
+	tx := e.st.txs[txID]
+	if tx == nil {
+		return Progress{}, notFound("no transaction %d", txID)
+	}
+	return e.progress(tx), nil
+}
+
+// progress derives a transaction's Progress; the lock is held.
+func (e *Emulator) progress(tx *transaction) Progress {
+	p := Progress{TransactionID: tx.id, State: tx.state(), Steps: []NextStep{}, Unpaid: []Unpaid{}}
+	var disbursed cents
+	for _, it := range tx.items {
+		for _, s := range it.schedule {
+			if s.disbursed {
+				disbursed += s.amount
+			}
+		}
+	}
+	p.Disbursed = disbursed.String()
+	if tx.isClosed() {
+		return p
+	}
+	add := func(role, action string, itemID int64, autoAt time.Time) {
+		s := NextStep{Role: role, Action: action, ItemID: itemID, AutoAt: autoAt}
+		if pt := tx.party(role); pt != nil {
+			s.Customer = e.st.accounts[pt.account].email
+		}
+		for _, have := range p.Steps {
+			if have.Role == s.Role && have.Action == s.Action && have.ItemID == s.ItemID {
+				return
+			}
+		}
+		p.Steps = append(p.Steps, s)
+	}
+	switch {
+	case !tx.allAgreed():
+		for _, pt := range tx.parties {
+			if !pt.agreed {
+				add(pt.role, "agree", 0, time.Time{})
+			}
+		}
+	case !tx.funded:
+		add(roleBuyer, "pay", 0, time.Time{})
+	default:
+		e.goodsSteps(tx, add)
+		p.Unpaid = e.unpaid(tx, add)
+	}
+	p.Waiting = waiting(tx, p)
+	return p
+}
+
+// goodsSteps adds, for each good, the actions of the lifecycle table its flags allow, by
+// the role the table names; milestones are acted on one item at a time.
+func (e *Emulator) goodsSteps(tx *transaction, add func(role, action string, itemID int64, autoAt time.Time)) {
+	perItem := tx.milestone()
+	for _, it := range tx.goods() {
+		var itemID int64
+		if perItem {
+			itemID = it.id
+		}
+		for _, rule := range lifecycle {
+			if rule.whole || !rule.allows(it) {
+				continue
+			}
+			var autoAt time.Time
+			for _, auto := range autoAccepts {
+				if auto.action == rule.name {
+					autoAt = auto.ends(it)
+				}
+			}
+			add(rule.role, rule.name, itemID, autoAt)
+		}
+	}
+}
+
+// unpaid lists the payouts owed and not made, and adds the disbursement methods they
+// wait on.
+func (e *Emulator) unpaid(tx *transaction, add func(role, action string, itemID int64, autoAt time.Time)) []Unpaid {
+	out := []Unpaid{}
+	for _, it := range tx.items {
+		if !due(tx, it) {
+			continue
+		}
+		var owed cents
+		for _, s := range it.schedule {
+			if !s.disbursed && !s.refunded {
+				owed += s.amount
+			}
+		}
+		if owed == 0 {
+			continue
+		}
+		_, role := scheduleRoles(it.typ)
+		u := Unpaid{ItemID: it.id, Role: role, Amount: owed.String()}
+		pt := tx.party(role)
+		if pt != nil {
+			u.Customer = e.st.accounts[pt.account].email
+		}
+		switch {
+		case role != rolePartner && (pt == nil || pt.method == 0):
+			u.Reason = "no disbursement method selected"
+			add(role, "select_disbursement_method", 0, time.Time{})
+		case transferable(it.typ):
+			u.Reason = "the payout is under way"
+		default:
+			u.Reason = "it waits for money withheld from the seller's payouts"
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// waiting says in one sentence what an open transaction waits for.
+func waiting(tx *transaction, p Progress) string {
+	var parts []string
+	if len(p.Steps) > 0 {
+		var who []string
+		for _, s := range p.Steps {
+			who = append(who, s.String())
+		}
+		parts = append(parts, "next: "+strings.Join(who, "; "))
+	}
+	for _, u := range p.Unpaid {
+		parts = append(parts, fmt.Sprintf("%s owed to %s (%s) for item %d is not paid out: %s", u.Amount, u.Customer, u.Role, u.ItemID, u.Reason))
+	}
+	switch {
+	case !tx.allAgreed() || !tx.funded:
+		parts = append(parts, "nothing is paid out before the buyer's funds arrive (ApprovePayment, or 'escrow emulator approve')")
+	case len(p.Unpaid) == 0 && p.Disbursed == "0.00" && len(p.Steps) > 0:
+		parts = append(parts, "nothing is owed to anyone until the buyer accepts the goods or an inspection period ends")
+	}
+	if len(parts) == 0 {
+		for _, it := range tx.goods() {
+			if it.flags&flagInDispute != 0 {
+				return "the seller rejected the returned goods: the provider arbitrates, and nothing moves until then"
+			}
+		}
+		return "nothing is left for a party to do"
+	}
+	return strings.Join(parts, "; ")
+}

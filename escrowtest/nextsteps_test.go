@@ -1,0 +1,172 @@
+package escrowtest
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// steps is what a transaction waits on, shortly: "seller:ship", "buyer:accept@300001".
+func (w *world) steps(id int64) []string {
+	w.t.Helper()
+	p, err := w.srv.NextSteps(id)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	out := []string{}
+	for _, s := range p.Steps {
+		str := s.Role + ":" + s.Action
+		if s.ItemID != 0 {
+			str += fmt.Sprintf("@%d", s.ItemID)
+		}
+		out = append(out, str)
+	}
+	return out
+}
+
+func (w *world) wantSteps(id int64, want ...string) {
+	w.t.Helper()
+	if want == nil {
+		want = []string{}
+	}
+	if got := w.steps(id); !slices.Equal(got, want) {
+		p, _ := w.srv.NextSteps(id)
+		w.t.Errorf("next steps = %v, want %v\n%s", got, want, p)
+	}
+}
+
+// TestNextStepsThroughASale: every step of a sale names who acts, and a sale whose seller
+// chose no disbursement method says that is why nothing was paid out.
+func TestNextStepsThroughASale(t *testing.T) {
+	w := newWorld(t)
+	id := w.b.create(merchandise())
+	w.wantSteps(id, "seller:agree")
+	if p, _ := w.srv.NextSteps(id); p.Steps[0].Customer != "seller@example.com" || !strings.Contains(p.Waiting, "before the buyer's funds arrive") {
+		t.Errorf("progress = %+v", p)
+	}
+	w.s.act(http.StatusOK, id, 0, action("agree"))
+	w.wantSteps(id, "buyer:pay")
+	if err := w.srv.ApprovePayment(id); err != nil {
+		t.Fatal(err)
+	}
+	w.wantSteps(id, "seller:ship")
+	w.s.act(http.StatusOK, id, 0, action("ship"))
+	w.wantSteps(id, "buyer:receive")
+	w.b.act(http.StatusOK, id, 0, action("receive"))
+	w.wantSteps(id, "buyer:accept", "buyer:reject")
+	p, _ := w.srv.NextSteps(id)
+	if want := testStart.Add(3 * 24 * time.Hour); !p.Steps[0].AutoAt.Equal(want) || !p.Steps[1].AutoAt.IsZero() {
+		t.Errorf("accept is taken by itself at %v, reject at %v; want %v and never", p.Steps[0].AutoAt, p.Steps[1].AutoAt, want)
+	}
+
+	w.srv.Advance(3 * 24 * time.Hour) // the inspection period ends: accepted
+	w.wantSteps(id, "seller:select_disbursement_method")
+	p, _ = w.srv.NextSteps(id)
+	if p.Disbursed != "0.00" || len(p.Unpaid) != 1 || p.Unpaid[0].Amount != "1000.00" || p.Unpaid[0].Reason != "no disbursement method selected" {
+		t.Errorf("progress = %+v", p)
+	}
+	want := "next: seller@example.com (seller) selects a disbursement method; 1000.00 owed to seller@example.com (seller)"
+	if !strings.Contains(p.String(), want) {
+		t.Errorf("String() = %q, want it to say %q", p, want)
+	}
+
+	w.s.must(http.StatusOK, http.MethodPatch, txPath(id, "disbursement_methods"), ach())
+	w.wantSteps(id)
+	p, _ = w.srv.NextSteps(id)
+	if p.State != "complete" || p.Disbursed != "1000.00" || p.Waiting != "" || len(p.Unpaid) != 0 {
+		t.Errorf("complete: %+v", p)
+	}
+}
+
+// TestNextStepsThroughAReturn: the return path alternates between the buyer and the
+// seller, and a returned sale owes no one.
+func TestNextStepsThroughAReturn(t *testing.T) {
+	w := newWorld(t)
+	id, _ := w.funded(merchandise())
+	for _, s := range []struct {
+		c    *client
+		act  string
+		want []string
+	}{
+		{w.s, "ship", []string{"buyer:receive"}},
+		{w.b, "receive", []string{"buyer:accept", "buyer:reject"}},
+		{w.b, "reject", []string{"buyer:ship_return"}},
+		{w.b, "ship_return", []string{"seller:receive_return"}},
+		{w.s, "receive_return", []string{"seller:accept_return", "seller:reject_return"}},
+		{w.s, "accept_return", nil},
+	} {
+		s.c.act(http.StatusOK, id, 0, action(s.act))
+		w.wantSteps(id, s.want...)
+	}
+	if p, _ := w.srv.NextSteps(id); p.State != "complete" {
+		t.Errorf("a returned sale is %s", p.State)
+	}
+}
+
+// TestNextStepsInDispute: once the seller rejects the return, no party can act.
+func TestNextStepsInDispute(t *testing.T) {
+	w := newWorld(t)
+	id, _ := w.funded(merchandise())
+	for _, s := range []struct {
+		c   *client
+		act string
+	}{{w.s, "ship"}, {w.b, "receive"}, {w.b, "reject"}, {w.b, "ship_return"}, {w.s, "receive_return"}, {w.s, "reject_return"}} {
+		s.c.act(http.StatusOK, id, 0, action(s.act))
+	}
+	w.wantSteps(id)
+	if p, _ := w.srv.NextSteps(id); !strings.Contains(p.Waiting, "arbitrates") {
+		t.Errorf("waiting = %q", p.Waiting)
+	}
+}
+
+// TestNextStepsOfMilestones: each milestone is acted on alone, and the payout of the
+// first waits on the seller while the second is still to ship.
+func TestNextStepsOfMilestones(t *testing.T) {
+	w := newWorld(t)
+	id, tx := w.funded(milestones())
+	first, second := tx.id("items.0.id"), tx.id("items.1.id")
+	at := func(s string, item int64) string { return fmt.Sprintf("%s@%d", s, item) }
+	w.wantSteps(id, at("seller:ship", first), at("seller:ship", second))
+	w.accepted(id, first)
+	w.wantSteps(id, at("seller:ship", second), "seller:select_disbursement_method")
+	w.s.act(http.StatusOK, id, second, action("ship"))
+	w.wantSteps(id, at("buyer:receive", second), "seller:select_disbursement_method")
+	w.s.must(http.StatusOK, http.MethodPatch, txPath(id, "disbursement_methods"), ach())
+	w.wantSteps(id, at("buyer:receive", second))
+	if p, _ := w.srv.NextSteps(id); p.Disbursed != "300.00" {
+		t.Errorf("disbursed %s, want the first milestone's 300.00", p.Disbursed)
+	}
+}
+
+// TestNextStepsOfABrokerFee: the commission waits on the broker's method once the goods
+// are accepted, and a cancelled or unknown transaction has nothing to wait for.
+func TestNextStepsOfABrokerFee(t *testing.T) {
+	w := newWorld(t)
+	b := merchandise()
+	b["parties"] = append(b["parties"].([]any), body{"role": "broker", "customer": "broker@example.com"})
+	b["items"] = append(b["items"].([]any), body{"type": "broker_fee",
+		"schedule": []any{body{"amount": 50.0, "payer_customer": "me", "beneficiary_customer": "broker@example.com"}}})
+	id := w.b.create(b)
+	w.wantSteps(id, "seller:agree", "broker:agree")
+	w.s.act(http.StatusOK, id, 0, action("agree"))
+	w.k.act(http.StatusOK, id, 0, action("agree"))
+	if err := w.srv.ApprovePayment(id); err != nil {
+		t.Fatal(err)
+	}
+	w.s.must(http.StatusOK, http.MethodPatch, txPath(id, "disbursement_methods"), ach())
+	w.accepted(id, 0)
+	w.wantSteps(id, "broker:select_disbursement_method")
+	if p, _ := w.srv.NextSteps(id); p.Disbursed != "1000.00" || len(p.Unpaid) != 1 || p.Unpaid[0].Customer != "broker@example.com" {
+		t.Errorf("progress = %+v", p)
+	}
+
+	other := w.b.create(merchandise())
+	w.b.act(http.StatusOK, other, 0, action("cancel"))
+	w.wantSteps(other)
+	if _, err := w.srv.NextSteps(1); err == nil {
+		t.Error("NextSteps of an unknown transaction: no error")
+	}
+}

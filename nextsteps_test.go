@@ -83,6 +83,9 @@ func follow(t *testing.T, srv *escrowtest.Server, clients map[string]*escrow.Cli
 	return nil
 }
 
+// An escrowtest.Server is what WithEmulator takes.
+var _ escrow.TestServer = (*escrowtest.Server)(nil)
+
 // cast is an emulator with a partner, a buyer, a seller and a broker, and a client each.
 func cast(t *testing.T) (*escrowtest.Server, map[string]*escrow.Client) {
 	srv := escrowtest.NewServer()
@@ -93,7 +96,7 @@ func cast(t *testing.T) (*escrowtest.Server, map[string]*escrow.Client) {
 		if email == "market@example.com" {
 			a = srv.AddPartner(email)
 		}
-		c, err := escrow.NewClient(a.Email, a.APIKey, escrow.WithBaseURL(srv.URL), escrow.WithHTTPClient(srv.Client()))
+		c, err := escrow.NewClient(a.Email, a.APIKey, escrow.WithEmulator(srv))
 		if err != nil {
 			t.Fatal(err)
 		}

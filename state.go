@@ -222,6 +222,17 @@ func (it *Item) State() TransactionState {
 	return StateAwaitingPayment
 }
 
+// ItemState is the state of one of the transaction's items, knowing what the item alone
+// does not: before every party agreed, an item not yet funded awaits agreement, as its
+// transaction does, rather than payment.
+func (t *Transaction) ItemState(it *Item) TransactionState {
+	s := it.State()
+	if s == StateAwaitingPayment && !t.AllAgreed() {
+		return StateAwaitingAgreement
+	}
+	return s
+}
+
 // Funded reports whether every schedule entry of the item is secured.
 func (it *Item) Funded() bool {
 	for _, s := range it.Schedule {

@@ -171,6 +171,12 @@ func TestItemState(t *testing.T) {
 			t.Errorf("%s: State() = %s, want %s", tc.name, got, tc.want)
 		}
 	}
+	if tx := brokered(unagreed); tx.ItemState(&tx.Items[0]) != StateAwaitingAgreement {
+		t.Errorf("an item of an unagreed transaction: %s, want awaiting_agreement", tx.ItemState(&tx.Items[0]))
+	}
+	if tx := brokered(funded); tx.ItemState(&tx.Items[0]) != StateFunded {
+		t.Errorf("ItemState of a funded item: %s", tx.ItemState(&tx.Items[0]))
+	}
 	it := brokered(funded, allCanceled).Items[0]
 	if !it.Funded() || it.Disbursed() || !it.Cancelled() {
 		t.Errorf("canceled funded item: Funded %v, Disbursed %v, Cancelled %v", it.Funded(), it.Disbursed(), it.Cancelled())

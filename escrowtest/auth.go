@@ -70,6 +70,10 @@ func issuePassword(a *account) string {
 	return pw
 }
 
+// notApprovedPartner is the live API's answer (403) to As-Customer from an account that
+// is not an approved partner, word for word, as two public clients recorded it.
+const notApprovedPartner = "Partner account not authorized to perform actions on behalf of customers."
+
 // actor is who an action is performed as: the caller, or the party an approved partner
 // names in As-Customer.
 type actor struct {
@@ -86,7 +90,7 @@ func (e *Emulator) actorFor(req *request, tx *transaction) (actor, error) {
 		return actor{account: req.caller}, nil
 	}
 	if !req.caller.partner {
-		return actor{}, forbidden("only approved partners may use %s", asCustomerHeader)
+		return actor{}, forbidden(notApprovedPartner)
 	}
 	if !tx.hasRole(req.caller.id, rolePartner) {
 		return actor{}, forbidden("only the partner of transaction %d may act for its parties", tx.id)

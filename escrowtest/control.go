@@ -52,8 +52,8 @@ var controlRoutes = []controlRoute{
 		"the transaction's money: in always equals out + fees + held"}, (*Emulator).controlLedger},
 	{ControlEndpoint{http.MethodGet, "/_emulator/transactions/{id}/next_steps", "", `200 {"transaction_id", "state", "next_steps": [{"role", "customer", "action", "item_id", "auto_at"}], "disbursed", "unpaid": [{"item_id", "role", "customer", "amount", "reason"}], "waiting"}`,
 		"who must do what next, and why money owed has not been paid out"}, (*Emulator).controlNextSteps},
-	{ControlEndpoint{http.MethodPost, "/_emulator/clock/advance", `{"seconds"}`, `200 {"now"}`,
-		"move the emulator's clock forward; inspection periods that end are applied"}, (*Emulator).controlAdvance},
+	{ControlEndpoint{http.MethodPost, "/_emulator/clock/advance", `{"seconds"}`, `200 {"now", "transactions": [next_steps answers]}`,
+		"move the emulator's clock forward; inspection periods that end are applied, and the transactions they changed say what they wait for"}, (*Emulator).controlAdvance},
 	{ControlEndpoint{http.MethodPost, "/_emulator/rate_limit", `{"limit", "window_seconds"}`, `200 {"ok": true}`,
 		"set the rate limit per account and endpoint (limit 0 turns it off)"}, (*Emulator).controlRateLimit},
 	{ControlEndpoint{http.MethodPost, "/_emulator/faults", `{"endpoint", "status", "probability", "drop", "latency_ms", "latency_after_ms"}`, `200 {"ok": true}`,
@@ -163,6 +163,8 @@ type controlAccount struct {
 
 type controlClock struct {
 	Now string `json:"now"`
+	// Transactions are those the move changed, and what each waits for now.
+	Transactions []Progress `json:"transactions"`
 }
 
 type controlDeliveries struct {
@@ -256,8 +258,8 @@ func (e *Emulator) controlAdvance(_ *http.Request, body []byte) (response, error
 	if err := o.errs.orNil(); err != nil {
 		return response{}, err
 	}
-	e.Advance(time.Duration(seconds) * time.Second)
-	return success(controlClock{Now: formatTime(e.Now())}), nil
+	changed := e.advanceReporting(time.Duration(seconds) * time.Second)
+	return success(controlClock{Now: formatTime(e.Now()), Transactions: changed}), nil
 }
 
 // controlRateLimit serves POST /_emulator/rate_limit {"limit", "window_seconds"}; the

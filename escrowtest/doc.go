@@ -1,33 +1,86 @@
 // Package escrowtest is a stateful local emulator of the escrow API (version 2017-09-01),
 // for tests that follow an escrow through its whole lifecycle without the network.
 //
-// NewServer starts it over HTTPS on a loopback address, as net/http/httptest does for a
+// # What a test calls
+//
+//	srv := escrowtest.NewServer()            // HTTPS on 127.0.0.1; srv.URL is the base URL
+//	defer srv.Close()
+//	buyer := srv.AddCustomer("buyer@example.com") // credentials: buyer.Email, buyer.APIKey
+//	market := srv.AddPartner("market@example.com") // an approved partner: As-Customer
+//	client, err := escrow.NewClient(buyer.Email, buyer.APIKey, escrow.WithEmulator(srv))
+//	...                                      // create, agree, ship, receive with the SDK
+//	srv.ApprovePayment(id)                   // the buyer's funds arrive
+//	srv.Advance(72 * time.Hour)              // inspection periods end: goods are accepted
+//	p, err := srv.NextSteps(id)              // who must do what next, and why nothing was
+//	                                         // paid out: t.Fatal(p) says it
+//	l, err := srv.Ledger(id)                 // in = out + fees + held
+//	srv.Deliveries()                         // the webhook calls made
+//
+// The methods live on Emulator, which Server embeds: AddCustomer, AddPartner,
+// VerifyCustomer, ApprovePayment, RejectPayment, Advance, Now, NextSteps, Ledger,
+// Deliveries, FlushWebhooks, InjectFault, ClearFaults, SetRateLimit and Reset. NewServer
+// starts the emulator over HTTPS on a loopback address, as net/http/httptest does for a
 // handler; NewEmulator returns it as an http.Handler to serve on a listener of one's own
-// (the `escrow emulator` command does). Tests seed accounts with AddCustomer and
-// AddPartner, fund transactions with ApprovePayment, move the clock with Advance, inject
-// faults with InjectFault and read webhook calls with Deliveries.
+// (the `escrow emulator` command does). A seller is paid out only once it has selected a
+// disbursement method: NextSteps names that step when a payout waits on it.
 //
 // The emulator is an independent implementation of the server side of the spec: it has
 // its own JSON shapes and does not import the SDK, so that a wrong JSON tag on either
 // side fails a test.
 //
-// # Where the spec and the clients that use the API disagree
+// # Departures from the spec, and their sources
 //
-// Requests replayed from third-party clients and the provider's plugins showed where the
-// spec and what production accepts part. The emulator accepts what the live API is known
-// to accept, and otherwise keeps the spec:
+// Where the spec and what production does part, the emulator does what the live API is
+// known to do, and otherwise keeps the spec. Every departure, with its source:
 //
 //   - integers as numeric strings and extra_attributes booleans as "true"/"false":
-//     accepted, as the live API does, though the spec types them integer and boolean;
+//     accepted, though the spec types them integer and boolean. Source: production .NET,
+//     PHP and plugin clients send them and create on the sandbox (API notes, "What real
+//     clients send");
 //   - a shipping_fee item without fee entries beside goods with them: accepted; fee rule 3
-//     binds the goods;
-//   - currencies gbp and cad, which five clients offer: accepted (the spec's set "may be
-//     extended");
+//     binds the goods. Source: the provider's e-commerce plugins (API notes);
+//   - currencies gbp and cad: accepted (the spec's set "may be extended"). Source: five
+//     public clients offer them (API notes);
+//   - accept, accept_return and cancel: taken as actions, though the spec's action list
+//     omits them. Source: the provider's docs and its event list (API notes, "Actions");
+//   - reject_return As-Customer, which spec part 5 permits: refused (403), as are accept,
+//     accept_return and cancel. Source: the live API refuses them for a partner (API notes,
+//     "Actions"), so that what passes here does not fail in production;
+//   - As-Customer from an account that is not an approved partner: 403 with the live
+//     API's message, "Partner account not authorized to perform actions on behalf of
+//     customers.", on every route, before anything else about the request is checked.
+//     Source: two independent public clients recorded it in 2026, on PATCH
+//     /transaction/{id} (agree) and on GET /transaction/{id}/web_link/agree (API notes,
+//     "What the live API answered");
+//   - GET /transaction/{id}/web_link/{action} (and its item form) takes As-Customer from
+//     the transaction's approved partner, which the spec does not list among the delegated
+//     calls. Source: the provider's agree guide, quoted by a public client, calls the web
+//     link "most useful when performed on behalf of another customer";
+//   - a minimum escrow fee of 50.00 (in the transaction's currency), enforced at creation:
+//     a transaction whose buyer pays less than its escrow fee, or than the minimum, is
+//     refused with 422 at "items.all": "The amount paid by the buyer (15.00) must be at
+//     least the amount of the escrow fee (50.00)". The spec states no minimum. Source: the
+//     live API refused a 15.00 sale with that message in 2026; the same client traced it
+//     to a 50.00 minimum standard fee on the provider's fee calculator and says the
+//     minimum sale is about 50.00. The fee table is not raised to the minimum: the fees
+//     observed on the live API (32.50 on 1000.00) sit below it, and the emulator keeps
+//     reproducing them (see Escrow fee);
+//   - categories are checked per item type, with the live API's message ("This is not a
+//     valid category for a general_merchandise item", at items.N.category): the spec's
+//     list for general_merchandise less business_and_internet; the spec's whole list for
+//     milestone and for domain_name with content; the spec's motor-vehicle list for
+//     motor_vehicle; none on other types. Source: the live API refused
+//     business_and_internet on a general_merchandise item in 2026 though the docs list
+//     it (API notes); nothing recorded shows another category refused, so the other lists
+//     stay the spec's;
+//   - a creator who is neither buyer, seller nor broker, approved partner or not, is made
+//     the partner party, as spec part 4 rule 1 says; spec part 1 rule 3 ("the customer
+//     creating a transaction must be a party in it") is met by that partner entry. Only
+//     As-Customer, partner fees and the partner endpoints need an approved partner. Source:
+//     a public client's account, not an approved partner, created transactions live and in
+//     the sandbox, and the parties received the provider's e-mails (API notes);
 //   - a milestone or domain_name_holding schedule entry without due_date, which a public
 //     client sends: refused (422), as the spec requires it;
-//   - reject_return As-Customer, which spec part 5 permits and the live API refuses:
-//     refused, so that what passes here does not fail in production; cancel As-Customer,
-//     which neither permits: refused;
 //   - an upper-case currency ("USD"), an amount on a fee entry at creation, a split other
 //     than 0.5 or 1, a "partner" entry in parties: refused, as the spec and the live API
 //     do.
@@ -69,8 +122,8 @@
 // {"errors": {"items": {"0": {"schedule": {"1": {"amount": ["..."]}}}}}}. Parties are
 // reported as the spec shows, a list of messages per index naming the field
 // ("parties": {"1": ["customer: ..."]}). Messages about a whole list sit under the key
-// "all": "parties.all" (a missing buyer or seller, a creator who is not a party),
-// "items.all" (no transferable item), "items.N.fees.all" (splits that do not sum to 1.0,
+// "all": "parties.all" (a missing buyer or seller), "items.all" (no transferable
+// item, a buyer paying less than the escrow fee), "items.N.fees.all" (splits that do not sum to 1.0,
 // a fee schedule that differs between items) and "items.N.schedule.all" (several
 // entries on an item type that takes one, more than 100, a total too large). A reference
 // to a party whose own entry failed is not reported again. Query parameters are reported
@@ -81,7 +134,7 @@
 // are optional (quantity 1 by default); inspection_period is whole days in seconds, from
 // 86400 to 365 days, 259200 (3 days) by default on transferable items; one transferable
 // item type per transaction (domain_name and domain_name_holding do not mix either) and at
-// least one transferable item; categories only where the spec lists them (domain_name only
+// least one transferable item; categories by item type as listed above (domain_name only
 // with extra_attributes.with_content); motor-vehicle attributes only on motor_vehicle
 // items, with_content only on domain_name; goods and shipping fees are paid by the buyer to
 // the seller, broker fees by the buyer or the seller to the broker, partner fees (approved
@@ -221,15 +274,16 @@
 // cancel_information.cancellation_reason is recorded in the timeline.
 //
 // As-Customer. Only an approved partner that is the transaction's partner party may send
-// it, naming another party of that transaction (403 otherwise, and 403 on every route
-// that does not take it). The matrix (AsCustomerActions, pinned by TestAsCustomerMatrix):
+// it, naming another party of that transaction (403 otherwise, with the live API's
+// message when the caller is not an approved partner at all, and 403 on every route that
+// does not take it). The matrix (AsCustomerActions, pinned by TestAsCustomerMatrix):
 // agree, ship, receive, reject, ship_return and receive_return are taken; accept,
 // accept_return, reject_return and cancel answer 403. Spec part 5 lists reject_return
 // and the live API refuses it, as it refuses accept and accept_return: the emulator
 // refuses it, so that a test passing here does not fail in production. Neither source
 // permits cancel; the partner cancels as itself. GET .../payment_methods, POST
 // .../payment_methods/{name} and POST .../payment_methods/wire_transfer take it too,
-// acting for the buyer. Answers are rendered for the partner.
+// acting for the buyer, and so do the web links. Answers are rendered for the partner.
 //
 // Customers. GET /customer/{id} answers the caller in full (with webhooks and saved
 // disbursement methods). An approved partner sees a customer's profile (names, phone,
@@ -366,7 +420,8 @@
 //	GET    /_emulator/transactions/{id}/ledger          200 {"in", "out", "fees", "held"}
 //	GET    /_emulator/transactions/{id}/next_steps      200 {"transaction_id", "state", "next_steps",
 //	       "disbursed", "unpaid", "waiting"} (NextSteps)
-//	POST   /_emulator/clock/advance {"seconds"}         200 {"now": "…"}
+//	POST   /_emulator/clock/advance {"seconds"}         200 {"now": "…", "transactions": [the
+//	       next_steps answer of each transaction the move changed]}
 //	POST   /_emulator/rate_limit {"limit", "window_seconds"} 200 {"ok": true}
 //	POST   /_emulator/faults {"endpoint", "status", "probability", "drop", "latency_ms",
 //	       "latency_after_ms"}                          200

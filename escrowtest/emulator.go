@@ -212,6 +212,8 @@ func (e *Emulator) answer(r *http.Request, c call, quota quota, caller *account,
 		err := newError(http.StatusUnauthorized, "unauthorized", "HTTP Basic authentication with an e-mail address and a password or API key is required")
 		err.header = http.Header{"Www-Authenticate": {`Basic realm="escrow"`}}
 		return err.response()
+	case r.Header.Get(asCustomerHeader) != "" && !caller.partner:
+		return forbidden(notApprovedPartner).response()
 	case r.Header.Get(asCustomerHeader) != "" && !c.route.delegable:
 		return forbidden("%s is not accepted on %s", asCustomerHeader, c.endpoint).response()
 	}

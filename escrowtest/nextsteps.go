@@ -2,6 +2,8 @@ package escrowtest
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -62,6 +64,10 @@ func (s NextStep) String() string {
 	}
 	return str
 }
+
+// ReasonNoDisbursementMethod is the Reason of a payout that waits on its beneficiary's
+// choice of a disbursement method.
+const ReasonNoDisbursementMethod = "no disbursement method selected"
 
 // Unpaid is money owed to a beneficiary and not paid out.
 type Unpaid struct {
@@ -207,7 +213,7 @@ func (e *Emulator) unpaid(tx *transaction, add func(role, action string, itemID 
 		}
 		switch {
 		case role != rolePartner && (pt == nil || pt.method == 0):
-			u.Reason = "no disbursement method selected"
+			u.Reason = ReasonNoDisbursementMethod
 			add(role, "select_disbursement_method", 0, time.Time{})
 		case transferable(it.typ):
 			u.Reason = "the payout is under way"
@@ -247,4 +253,26 @@ func waiting(tx *transaction, p Progress) string {
 		return "nothing is left for a party to do"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// advanceReporting moves the clock forward by d, as Advance does, and returns the
+// progress of every transaction the move changed (an inspection period that ended), in
+// id order: what `escrow emulator advance` shows.
+func (e *Emulator) advanceReporting(d time.Duration) []Progress {
+	e.lock()
+	before := map[int64]int{}
+	for id, tx := range e.st.inspecting {
+		before[id] = len(tx.timeline)
+	}
+	e.mu.Unlock()
+	e.Advance(d)
+	e.lock()
+	defer e.mu.Unlock()
+	out := []Progress{}
+	for _, id := range slices.Sorted(maps.Keys(before)) {
+		if tx := e.st.txs[id]; tx != nil && len(tx.timeline) != before[id] {
+			out = append(out, e.progress(tx))
+		}
+	}
+	return out
 }

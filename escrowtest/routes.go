@@ -57,8 +57,8 @@ func apiRouter() *router {
 		&route{method: http.MethodPost, pattern: "/transaction/{id}/payment_methods/{payment_method_name}", handle: (*Emulator).choosePaymentMethod, delegable: true},
 		&route{method: http.MethodGet, pattern: "/transaction/{id}/payment_methods/wire_transfer", handle: (*Emulator).wireDetails},
 		&route{method: http.MethodPost, pattern: "/transaction/{id}/payment_methods/wire_transfer", handle: (*Emulator).markWireSent, delegable: true},
-		&route{method: http.MethodGet, pattern: "/transaction/{id}/web_link/{action}", handle: (*Emulator).webLink},
-		&route{method: http.MethodGet, pattern: "/transaction/{id}/item/{item_id}/web_link/{action}", handle: (*Emulator).webLink},
+		&route{method: http.MethodGet, pattern: "/transaction/{id}/web_link/{action}", handle: (*Emulator).webLink, delegable: true},
+		&route{method: http.MethodGet, pattern: "/transaction/{id}/item/{item_id}/web_link/{action}", handle: (*Emulator).webLink, delegable: true},
 
 		// Partners (listings.go, partner.go).
 		&route{method: http.MethodGet, pattern: "/partner/transactions", handle: (*Emulator).partnerTransactions},

@@ -43,3 +43,7 @@ func (s *Server) Close() {
 	s.Emulator.Close()
 	s.ts.Close()
 }
+
+// BaseURL returns URL, the API's base URL: with escrow.WithEmulator, it points an SDK
+// client at the server.
+func (s *Server) BaseURL() string { return s.URL }

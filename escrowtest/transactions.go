@@ -214,6 +214,11 @@ func (e *Emulator) webLink(req *request) (response, error) {
 	if err != nil {
 		return response{}, err
 	}
+	// As-Customer opens the page for the party named (the provider's docs call the web
+	// link most useful that way); the same rules as for actions decide who may send it.
+	if _, err := e.actorFor(req, tx); err != nil {
+		return response{}, err
+	}
 	path := fmt.Sprintf("/transaction/%d", tx.id)
 	if _, onItem := req.params["item_id"]; onItem {
 		it, err := tx.itemFor(req)

@@ -63,6 +63,7 @@ type apiFlags struct {
 	sandbox    bool
 	caCert     string
 	asCustomer string
+	as         string
 	json       bool
 	verbose    bool
 }
@@ -78,6 +79,7 @@ func (f *apiFlags) register(fs *flag.FlagSet, actAs bool) {
 	if actAs {
 		fs.StringVar(&f.asCustomer, "as-customer", "", "act for the party with this `email` (approved partners only)")
 	}
+	fs.StringVar(&f.as, "as", "", "act as this emulator account (`email`) with a key the emulator gives it: no credentials to copy (emulators only)")
 }
 
 // credentialVars returns the names of the variables holding the e-mail and the API key.
@@ -101,7 +103,7 @@ func (f *apiFlags) requestOptions() []escrow.RequestOption {
 // are usage errors.
 func (f *apiFlags) connect(stderr io.Writer) (client *escrow.Client, release func(), err error) {
 	if f.sandbox && f.baseURL != "" {
-		return nil, nil, usagef("--sandbox and --base-url cannot be used together")
+		return nil, nil, usagef("--sandbox and --base-url cannot be used together: --sandbox is the provider's sandbox at its own URL; drop it to use --base-url (or %s), or drop --base-url", envBaseURL)
 	}
 	f.fromEnvironment()
 	if hint := versionHint(f.baseURL); hint != "" {
@@ -109,8 +111,13 @@ func (f *apiFlags) connect(stderr io.Writer) (client *escrow.Client, release fun
 		// known server (production, sandbox, the emulator) needs the segment.
 		fmt.Fprintf(stderr, "escrow: warning: %s\n", hint)
 	}
-	emailVar, keyVar := f.credentialVars()
-	email, key, err := credentials(emailVar, keyVar, f.environment())
+	var email, key string
+	if f.as != "" {
+		email, key, err = f.emulatorAccount()
+	} else {
+		emailVar, keyVar := f.credentialVars()
+		email, key, err = credentials(emailVar, keyVar, f.environment())
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -220,7 +227,7 @@ func newTransport(caFile string) (*http.Transport, error) {
 		roots = x509.NewCertPool()
 	}
 	if !roots.AppendCertsFromPEM(pemBytes) {
-		return nil, usagef("--ca-cert: %s holds no PEM certificate", caFile)
+		return nil, usagef("--ca-cert: %s holds no PEM certificate: pass the file 'escrow emulator --cert-out' (or --env) wrote", caFile)
 	}
 	t.TLSClientConfig.RootCAs = roots
 	return t, nil
@@ -243,7 +250,7 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 				usage()
 				return nil, err
 			}
-			return nil, &usageError{msg: err.Error()}
+			return nil, explainFlagError(fs, err)
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {

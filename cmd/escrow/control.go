@@ -57,7 +57,7 @@ func (f *controlFlags) connect() (c *controlClient, release func(), err error) {
 	}
 	u, err := url.Parse(base)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-		return nil, nil, usagef("--base-url %q is not an http or https URL", base)
+		return nil, nil, usagef("--base-url %q is not an http or https URL: pass the URL 'escrow emulator' prints, such as https://127.0.0.1:8443/2017-09-01/", base)
 	}
 	transport, err := newTransport(caCert)
 	if err != nil {
@@ -265,17 +265,43 @@ func runEmulatorLedger(ctx context.Context, args []string, stdout, stderr io.Wri
 			return err
 		},
 		func(ctx context.Context, c *controlClient) (any, func(io.Writer), error) {
-			var l escrowtest.Ledger
-			err := c.call(ctx, http.MethodGet, fmt.Sprintf("transactions/%d/ledger", id), nil, nil, &l)
-			return l, func(w io.Writer) {
+			var answer struct {
+				escrowtest.Ledger
+				Progress escrowtest.Progress `json:"next_steps"`
+			}
+			err := c.call(ctx, http.MethodGet, fmt.Sprintf("transactions/%d/ledger", id), nil, nil, &answer.Ledger)
+			if err == nil {
+				err = c.call(ctx, http.MethodGet, fmt.Sprintf("transactions/%d/next_steps", id), nil, nil, &answer.Progress)
+			}
+			return answer, func(w io.Writer) {
+				l := answer.Ledger
 				tw := newTable(w)
 				fmt.Fprintf(tw, "In\t%s\tpaid in by the buyer\n", l.In)
 				fmt.Fprintf(tw, "Out\t%s\tpaid out and refunded\n", l.Out)
 				fmt.Fprintf(tw, "Fees\t%s\tescrow fees earned\n", l.Fees)
 				fmt.Fprintf(tw, "Held\t%s\tstill in escrow\n", l.Held)
 				tw.Flush()
+				printProgress(w, answer.Progress)
 			}, err
 		})
+}
+
+// printProgress says what a transaction waits for, as the emulator knows it: who must act
+// next, and each payout owed and not made with its reason.
+func printProgress(w io.Writer, p escrowtest.Progress) {
+	fmt.Fprintf(w, "\ntransaction %d: %s, paid out %s\n", p.TransactionID, p.State, p.Disbursed)
+	for _, s := range p.Steps {
+		fmt.Fprintf(w, "  next: %s\n", s)
+	}
+	for _, u := range p.Unpaid {
+		fmt.Fprintf(w, "  not paid out: %s owed to %s (%s) for item %d: %s\n", u.Amount, u.Customer, u.Role, u.ItemID, u.Reason)
+		if u.Reason == escrowtest.ReasonNoDisbursementMethod {
+			fmt.Fprintf(w, "    %s selects one with 'escrow transactions disbursement add %d --as %s …'\n", u.Customer, p.TransactionID, u.Customer)
+		}
+	}
+	if len(p.Steps) == 0 && len(p.Unpaid) == 0 && p.Waiting != "" {
+		fmt.Fprintf(w, "  %s\n", p.Waiting)
+	}
 }
 
 // runEmulatorAdvance is "escrow emulator advance DURATION": time passes for the emulator,
@@ -292,11 +318,15 @@ func runEmulatorAdvance(ctx context.Context, args []string, stdout, stderr io.Wr
 		},
 		func(ctx context.Context, c *controlClient) (any, func(io.Writer), error) {
 			var clock struct {
-				Now string `json:"now"`
+				Now          string                `json:"now"`
+				Transactions []escrowtest.Progress `json:"transactions"`
 			}
 			err := c.call(ctx, http.MethodPost, "clock/advance", nil, map[string]int64{"seconds": int64(d / time.Second)}, &clock)
 			return clock, func(w io.Writer) {
 				fmt.Fprintf(w, "the emulator's clock moved %s: it is now %s\n", showDuration(d), clock.Now)
+				for _, p := range clock.Transactions {
+					printProgress(w, p)
+				}
 			}, err
 		})
 }
@@ -350,9 +380,9 @@ the emulator's own webhook calls; clear removes every fault`, args, stdout, stde
 		func(fs *flag.FlagSet) {
 			fs.IntVar(&status, "status", 0, "answer this HTTP `status` (400 to 599) instead of handling the request")
 			fs.StringVar(&drop, "drop", "", "drop the connection `before` handling the request or `after` it")
-			fs.DurationVar(&latency, "latency", 0, "wait this `long` before handling the request")
-			fs.DurationVar(&latencyAfter, "latency-after", 0, "wait this `long` after handling the request, before answering")
-			fs.Float64Var(&probability, "probability", 0, "fire with this chance, from 0 to 1 (`p`; 0: always)")
+			fs.DurationVar(&latency, "latency", 0, "wait this `duration` (such as 2s) before handling the request")
+			fs.DurationVar(&latencyAfter, "latency-after", 0, "wait this `duration` after handling the request, before answering")
+			fs.Float64Var(&probability, "probability", 0, "fire with this `chance`, from 0 to 1 (default: always)")
 		},
 		func(positional []string) error {
 			if err := want("an endpoint or clear")(positional); err != nil {
@@ -360,7 +390,7 @@ the emulator's own webhook calls; clear removes every fault`, args, stdout, stde
 			}
 			endpoint = positional[0]
 			if endpoint == "clear" && (status != 0 || drop != "" || latency != 0 || latencyAfter != 0 || probability != 0) {
-				return usagef("clear takes no flag but --json")
+				return usagef("clear removes every fault and takes no flag but --json: leave out --status, --drop, --latency, --latency-after and --probability")
 			}
 			return nil
 		},
@@ -408,7 +438,7 @@ func runEmulatorRateLimit(ctx context.Context, args []string, stdout, stderr io.
 				return usagef("limit %q is not a count of requests", positional[0])
 			}
 			if window < time.Second || window%time.Second != 0 {
-				return usagef("--window must be whole seconds, at least 1s")
+				return usagef("--window must be whole seconds, at least 1s: the emulator counts windows in seconds; use 1s, 30s or 1m")
 			}
 			return nil
 		},

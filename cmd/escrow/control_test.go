@@ -171,12 +171,12 @@ func TestEmulatorControlUsage(t *testing.T) {
 		{[]string{"advance", "0s"}, "the duration must be positive"},
 		{[]string{"advance", "1.5s"}, "whole seconds"},
 		{[]string{"fault"}, "want an endpoint or clear, got 0 arguments"},
-		{[]string{"fault", "clear", "--status", "500"}, "clear takes no flag"},
+		{[]string{"fault", "clear", "--status", "500"}, "clear removes every fault and takes no flag"},
 		{[]string{"rate-limit", "many"}, `limit "many" is not a count of requests`},
 		{[]string{"rate-limit", "5", "--window", "500ms"}, "--window must be whole seconds"},
 		{[]string{"deliveries", "now"}, `unexpected argument "now"`},
 		{[]string{"customer"}, "want an e-mail address, got 0 arguments"},
-		{[]string{"reset", "--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"reset", "--bogus"}, "no flag --bogus here"},
 		{[]string{"teleport"}, `unknown command "teleport"`},
 		{[]string{"approve", "1", "--base-url", "::"}, `--base-url "::" is not an http or https URL`},
 		{[]string{"approve", "1", "--ca-cert", "/nonexistent.pem"}, "--ca-cert: open /nonexistent.pem"},
@@ -278,7 +278,7 @@ func TestEmulatorEnv(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "shop@example.com") || !strings.Contains(out, base) {
 		t.Errorf("customers me: exit %d\n%s%s", code, out, errOut)
 	}
-	code, out, errOut = cli(t, "transactions", "create", "--buyer", "b@example.com", "--seller", "s@example.com", "--amount", "10", "--title", "Pen", "--json")
+	code, out, errOut = cli(t, "transactions", "create", "--buyer", "b@example.com", "--seller", "s@example.com", "--amount", "100", "--title", "Pen", "--json")
 	var tx escrow.Transaction
 	if err := json.Unmarshal([]byte(out), &tx); code != 0 || err != nil {
 		t.Fatalf("create: exit %d, %v\n%s%s", code, err, out, errOut)
@@ -321,6 +321,7 @@ func TestEmulatorControlCoverage(t *testing.T) {
 		"POST /_emulator/transactions/{id}/approve_payment": "approve",
 		"POST /_emulator/transactions/{id}/reject_payment":  "reject-payment",
 		"GET /_emulator/transactions/{id}/ledger":           "ledger",
+		"GET /_emulator/transactions/{id}/next_steps":       "ledger",
 		"POST /_emulator/clock/advance":                     "advance",
 		"POST /_emulator/rate_limit":                        "rate-limit",
 		"POST /_emulator/faults":                            "fault",

@@ -74,7 +74,7 @@ func (f *createFlags) request(fs *flag.FlagSet) (*escrow.CreateTransactionReques
 		return nil, usagef("--amount: %q is not a positive sum with at most two decimals", f.amount)
 	}
 	if f.inspectionDays < 0 {
-		return nil, usagef("--inspection-days must not be negative")
+		return nil, usagef("--inspection-days must not be negative: give a whole number of days, or 0 for the default of 3")
 	}
 	descr := f.descr
 	if descr == "" {
@@ -113,7 +113,7 @@ func runTransactionsCreate(ctx context.Context, args []string, stdout, stderr io
 			fs.StringVar(&f.title, "title", "", "the item's `title`")
 			fs.StringVar(&f.itemType, "type", string(escrow.ItemGeneralMerchandise), "the item's `type`: general_merchandise, domain_name, motor_vehicle, milestone, …")
 			fs.StringVar(&f.descr, "description", "", "the transaction's `description` (default the title)")
-			fs.StringVar(&f.currency, "currency", string(escrow.USD), "`currency`: usd, aud or euro")
+			fs.StringVar(&f.currency, "currency", string(escrow.USD), "`currency`: usd, aud, euro, gbp or cad")
 			fs.StringVar(&f.reference, "reference", "", "your own `reference`, unique among your transactions; it also makes a retried create safe")
 			fs.IntVar(&f.inspectionDays, "inspection-days", 0, "the buyer's inspection period in `days` (default the API's, 3 days)")
 		},

@@ -31,7 +31,7 @@ func TestTransactionsCreateFromFlags(t *testing.T) {
 
 	// People get the transaction as 'transactions get' shows it.
 	code, out, _ = e.api(t, 2, "transactions", "create", "--buyer", "buyer@example.com", "--seller", "seller@example.com",
-		"--amount", "20.00", "--title", "Bell", "--type", "general_merchandise")
+		"--amount", "80.00", "--title", "Bell", "--type", "general_merchandise")
 	if code != 0 || !strings.HasPrefix(out, "created transaction ") || !strings.Contains(out, "State        awaiting_agreement") {
 		t.Errorf("exit %d\n%s", code, out)
 	}

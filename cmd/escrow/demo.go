@@ -78,7 +78,7 @@ func checkDemoArgs(positional []string, milestone, domain bool, buyer, seller st
 	case len(positional) > 0:
 		return usagef("unexpected argument %q", positional[0])
 	case milestone && domain:
-		return usagef("--milestone and --domain cannot be used together")
+		return usagef("--milestone and --domain cannot be used together: the demo runs one kind of sale; pick one, or neither for general merchandise")
 	case strings.EqualFold(buyer, seller):
 		return usagef("the buyer and the seller must be different customers")
 	}

@@ -75,7 +75,7 @@ func runEmulator(ctx context.Context, args []string, subs map[string]command, st
 		}
 	}
 	if *envFile == "" && isSet(fs, "partner") {
-		return exitCode(stderr, name, usagef("--partner goes with --env"))
+		return exitCode(stderr, name, usagef("--partner goes with --env: it names the partner whose key the --env file holds; add --env FILE, or make an account with 'escrow emulator customer EMAIL --partner'"))
 	}
 	level := slog.LevelInfo
 	if *verbose {

@@ -23,7 +23,7 @@ func TestUsageErrors(t *testing.T) {
 		{nil, exitUsage, "usage: escrow <command>"},
 		{[]string{"frobnicate"}, exitUsage, `unknown command "frobnicate"`},
 		{[]string{"help"}, 0, "emulator"},
-		{[]string{"emulator", "--bogus"}, exitUsage, "flag provided but not defined"},
+		{[]string{"emulator", "--bogus"}, exitUsage, "no flag --bogus here"},
 		{[]string{"emulator", "extra"}, exitUsage, `escrow emulator: unknown command "extra"`},
 		{[]string{"emulator", "--addr", "127.0.0.1:0", "extra"}, exitUsage, `unexpected argument "extra"`},
 		{[]string{"emulator", "-h"}, 0, "reject-payment"},

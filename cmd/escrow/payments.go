@@ -188,10 +188,14 @@ func runDisbursementSelect(ctx context.Context, args []string, stdout, stderr io
 		},
 		func(ctx context.Context, client *escrow.Client, opts []escrow.RequestOption) (any, func(io.Writer), error) {
 			m, err := client.Transactions.SelectDisbursementMethod(ctx, id, &escrow.DisbursementMethod{ID: method}, opts...)
+			if err != nil {
+				return nil, nil, err
+			}
+			outcome := payoutOutcome(ctx, client, id)
 			return m, func(w io.Writer) {
-				fmt.Fprintf(w, "method %d selected: the funds go out once the goods are accepted.\n\n", method)
+				fmt.Fprintf(w, "method %d selected: %s\n\n", method, outcome)
 				printDisbursementMethods(w, m)
-			}, err
+			}, nil
 		})
 }
 
@@ -246,11 +250,28 @@ func runDisbursementAdd(ctx context.Context, args []string, stdout, stderr io.Wr
 		},
 		func(ctx context.Context, client *escrow.Client, opts []escrow.RequestOption) (any, func(io.Writer), error) {
 			m, err := client.Transactions.SelectDisbursementMethod(ctx, id, &dm, opts...)
+			if err != nil {
+				return nil, nil, err
+			}
+			outcome := payoutOutcome(ctx, client, id)
 			return m, func(w io.Writer) {
-				fmt.Fprintf(w, "%s added and selected: the funds go out once the goods are accepted.\n\n", dm.Type)
+				fmt.Fprintf(w, "%s added and selected: %s\n\n", dm.Type, outcome)
 				printDisbursementMethods(w, m)
-			}, err
+			}, nil
 		})
+}
+
+// payoutOutcome says what selecting a method did, from the transaction read afresh: the
+// funds of goods already accepted went out at once; otherwise they go out on acceptance.
+func payoutOutcome(ctx context.Context, client *escrow.Client, id int64) string {
+	tx, err := client.Transactions.Get(ctx, id)
+	if err != nil {
+		return "the funds go out once the goods are accepted."
+	}
+	if paid := tx.Totals().Disbursed; !paid.IsZero() {
+		return fmt.Sprintf("the transaction is %s, paid out %s %s.", tx.State(), paid, tx.Currency)
+	}
+	return "the funds go out once the goods are accepted."
 }
 
 // printDisbursementMethods shows what the caller may be paid by, with the totals, their

@@ -169,7 +169,7 @@ func TestDisbursement(t *testing.T) {
 		{[]string{"add", id, "--file", file, "--bank-name", "x"}, "--file holds the whole method"},
 		{[]string{"select", id}, "want a transaction id and a saved method's id, got 1 argument"},
 		{[]string{"select", id, "first"}, `method id "first" is not a positive integer`},
-		{[]string{"list", id, "--as-customer", "seller@example.com"}, "flag provided but not defined: -as-customer"},
+		{[]string{"list", id, "--as-customer", "seller@example.com"}, "no flag --as-customer here: the API takes As-Customer only"},
 	} {
 		code, _, errOut := e.api(t, 3, append([]string{"transactions", "disbursement"}, tc.args...)...)
 		if code != exitUsage || !strings.Contains(errOut, tc.want) {

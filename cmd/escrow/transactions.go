@@ -27,7 +27,7 @@ func runTransactionsList(ctx context.Context, args []string, stdout, stderr io.W
 		return code
 	}
 	if *perPage < 1 || *perPage > 100 || *limit < 0 {
-		return exitCode(stderr, name, usagef("--per-page must be from 1 to 100 and --limit not negative"))
+		return exitCode(stderr, name, usagef("--per-page must be from 1 to 100 (the API's page size) and --limit not negative (0: no limit)"))
 	}
 	client, release, err := api.connect(stderr)
 	if err != nil {
@@ -136,7 +136,7 @@ func runTransactionsAct(ctx context.Context, args []string, stdout, stderr io.Wr
 		id, req, err = actionRequest(positional, *carrier, *tracking, *contact, *authorization, *reason)
 	}
 	if err == nil && *item < 0 {
-		err = usagef("--item must be a positive id")
+		err = usagef("--item must be a positive id: a milestone's id, as 'escrow transactions get ID' lists it")
 	}
 	if err != nil {
 		return exitCode(stderr, name, err)
@@ -188,9 +188,9 @@ func actionRequest(positional []string, carrier, tracking, contact, authorizatio
 	shipping := carrier != "" || tracking != "" || contact != "" || authorization != ""
 	switch {
 	case shipping && action != escrow.ActionShip && action != escrow.ActionShipReturn:
-		return 0, nil, usagef("--carrier, --tracking, --carrier-contact and --authorization go with ship and ship_return only")
+		return 0, nil, usagef("--carrier, --tracking, --carrier-contact and --authorization go with ship and ship_return only: the other actions carry no shipping information; leave them out")
 	case reason != "" && action != escrow.ActionCancel:
-		return 0, nil, usagef("--reason goes with cancel only")
+		return 0, nil, usagef("--reason goes with cancel only: leave it out, or cancel with 'act ID cancel --reason TEXT'")
 	case shipping:
 		req.ShippingInformation = &escrow.ShippingInformation{AuthorizationType: escrow.AuthorizationType(authorization)}
 		if carrier != "" || tracking != "" || contact != "" {
@@ -262,7 +262,9 @@ func printTransaction(w io.Writer, tx *escrow.Transaction) {
 	fmt.Fprintln(w)
 	tw = newTable(w)
 	fmt.Fprintln(tw, "ITEM\tTYPE\tTITLE\tAMOUNT\tFEES\tSECURED\tPAID OUT\tSTATE")
-	for _, it := range tx.Items {
+	var scheduled escrow.Amount
+	for i := range tx.Items {
+		it := &tx.Items[i]
 		var amount, fees, secured, paid escrow.Amount
 		for _, s := range it.Schedule {
 			amount = amount.Add(s.Amount)
@@ -276,13 +278,40 @@ func printTransaction(w io.Writer, tx *escrow.Transaction) {
 		for _, f := range it.Fees {
 			fees = fees.Add(f.Amount)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.ID, it.Type, orDash(it.Title), amount, fees, secured, paid, it.State())
+		scheduled = scheduled.Add(amount)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", it.ID, it.Type, orDash(it.Title), amount, fees, secured, paid, tx.ItemState(it))
 	}
 	tw.Flush()
 
+	// Secured and paid out are counted on the items' schedules, the fees aside: set them
+	// beside the schedules' sum, not beside the total with fees.
 	a := tx.Totals()
-	fmt.Fprintf(w, "\nItems %s, broker fee %s, escrow fee %s: total %s %s; secured %s, paid out %s.\n",
-		a.Items, a.BrokerFee, a.EscrowFee, a.Total, tx.Currency, a.Secured, a.Disbursed)
+	fmt.Fprintf(w, "\nItems %s, broker fee %s, escrow fee %s: total %s %s.\n", a.Items, a.BrokerFee, a.EscrowFee, a.Total, tx.Currency)
+	fmt.Fprintf(w, "Of the items' %s: secured %s, paid out %s.\n", scheduled, a.Secured, a.Disbursed)
+	printNextSteps(w, tx)
+}
+
+// printNextSteps says who must do what next, one line each ("next: seller@example.com
+// (seller) selects a disbursement method"), and why nothing was paid out when that is
+// what the transaction waits for.
+func printNextSteps(w io.Writer, tx *escrow.Transaction) {
+	steps := tx.NextSteps()
+	if len(steps) == 0 {
+		switch tx.State() {
+		case escrow.StateInDispute:
+			fmt.Fprintln(w, "next: no party can act: the provider arbitrates the dispute.")
+		case escrow.StateComplete, escrow.StateCancelled:
+		default:
+			fmt.Fprintln(w, "next: the provider: the parties have done their part.")
+		}
+		return
+	}
+	for _, s := range steps {
+		fmt.Fprintf(w, "next: %s\n", s)
+		if s.Action == escrow.NextSelectDisbursementMethod {
+			fmt.Fprintf(w, "      nothing owed to %s is paid out until then: 'escrow transactions disbursement add %d'\n", s.Customer, tx.ID)
+		}
+	}
 }
 
 // plural writes a count with the noun in the number it takes: "1 transaction", "2

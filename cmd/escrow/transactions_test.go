@@ -155,7 +155,7 @@ func TestTransactionsUsage(t *testing.T) {
 		{[]string{"transactions", "get"}, "give a transaction id or --reference"},
 		{[]string{"transactions", "get", "7", "--reference", "x"}, "give a transaction id or --reference"},
 		{[]string{"transactions", "get", "seven"}, `transaction id "seven" is not a positive integer`},
-		{[]string{"transactions", "get", "7", "--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"transactions", "get", "7", "--bogus"}, "no flag --bogus here: its flags are"},
 		{[]string{"transactions", "list", "--per-page", "500"}, "--per-page must be from 1 to 100"},
 		{[]string{"transactions", "list", "extra"}, `unexpected argument "extra"`},
 		{[]string{"transactions", "act", "7"}, "want a transaction id and an action, got 1"},

@@ -99,6 +99,7 @@ func (f *createFlags) request(fs *flag.FlagSet) (*escrow.CreateTransactionReques
 func runTransactionsCreate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	const name = "escrow transactions create"
 	var f createFlags
+	var quiet bool
 	var req *escrow.CreateTransactionRequest
 	var fs *flag.FlagSet
 	return apiCommand(ctx, name, name+" (--file F | --buyer email --seller email --amount n --title t [--type t] [--description d] [--currency c] [--reference r] [--inspection-days n])\n\n"+
@@ -116,6 +117,7 @@ func runTransactionsCreate(ctx context.Context, args []string, stdout, stderr io
 			fs.StringVar(&f.currency, "currency", string(escrow.USD), "`currency`: usd, aud, euro, gbp or cad")
 			fs.StringVar(&f.reference, "reference", "", "your own `reference`, unique among your transactions; it also makes a retried create safe")
 			fs.IntVar(&f.inspectionDays, "inspection-days", 0, "the buyer's inspection period in `days` (default the API's, 3 days)")
+			fs.BoolVar(&quiet, "quiet", false, "print the new transaction's id alone, for scripts: ID=$(escrow transactions create … --quiet)")
 		},
 		func(positional []string) (err error) {
 			if err = want()(positional); err == nil {
@@ -126,6 +128,10 @@ func runTransactionsCreate(ctx context.Context, args []string, stdout, stderr io
 		func(ctx context.Context, client *escrow.Client, opts []escrow.RequestOption) (any, func(io.Writer), error) {
 			tx, err := client.Transactions.Create(ctx, req, opts...)
 			return tx, func(w io.Writer) {
+				if quiet {
+					fmt.Fprintln(w, tx.ID)
+					return
+				}
 				fmt.Fprintf(w, "created transaction %d.\n\n", tx.ID)
 				printTransaction(w, tx)
 			}, err

@@ -345,6 +345,13 @@ func (d *demo) row(ctx context.Context, step, actor string, tx *escrow.Transacti
 	for _, n := range notes {
 		d.note(n)
 	}
+	if steps := tx.NextSteps(); len(steps) > 0 {
+		next := make([]string, len(steps))
+		for i, s := range steps {
+			next[i] = s.String()
+		}
+		d.note("next: " + strings.Join(next, "; "))
+	}
 	return d.settle(ctx)
 }
 

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"math/big"
 	"net"
@@ -72,6 +71,15 @@ func runEmulator(ctx context.Context, args []string, subs map[string]command, st
 		*certOut = strings.TrimSuffix(*envFile, filepath.Ext(*envFile)) + ".pem"
 		if *certOut == *envFile {
 			*certOut += ".pem"
+		}
+	}
+	if *envFile != "" {
+		// A file left by an earlier emulator would point a shell at a key that no longer
+		// works: remove it before anything else, so that 'escrow emulator wait' and '. FILE'
+		// find this emulator's file or none.
+		if err := os.Remove(*envFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(stderr, "%s: %v\n", name, err)
+			return exitAPI
 		}
 	}
 	if *envFile == "" && isSet(fs, "partner") {
@@ -173,12 +181,45 @@ func writeEnvFile(file, baseURL, certFile string, partner escrowtest.Account) er
 	for _, kv := range [][2]string{{envBaseURL, baseURL}, {envCACert, certPath}, {envEmail, partner.Email}, {envAPIKey, partner.APIKey}} {
 		fmt.Fprintf(&b, "export %s=%s\n", kv[0], shellQuote(kv[1]))
 	}
-	// Remove first: WriteFile keeps the mode of a file that exists, and an older file
-	// might be readable by others.
-	if err := os.Remove(file); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	// Written whole under another name, then renamed: a shell that loads the file never
+	// finds half of it, and the new file has its own mode (0600, from CreateTemp) whatever
+	// an older one had.
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".escrow-env-*")
+	if err != nil {
 		return err
 	}
-	return os.WriteFile(file, []byte(b.String()), 0o600)
+	defer os.Remove(tmp.Name()) // a no-op once renamed
+	if _, err := tmp.WriteString(b.String()); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), file)
+}
+
+// readEnvFile reads the base URL and the certificate's path from a file writeEnvFile
+// wrote; ok is false when the file is missing or not yet whole.
+func readEnvFile(file string) (baseURL, certFile string, ok bool) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", "", false
+	}
+	for line := range strings.Lines(string(data)) {
+		k, v, found := strings.Cut(strings.TrimSpace(strings.TrimPrefix(line, "export ")), "=")
+		if !found {
+			continue
+		}
+		v = strings.ReplaceAll(strings.Trim(v, "'"), `'\''`, "'")
+		switch k {
+		case envBaseURL:
+			baseURL = v
+		case envCACert:
+			certFile = v
+		}
+	}
+	return baseURL, certFile, baseURL != "" && certFile != ""
 }
 
 // shellQuote quotes s for a POSIX shell.
@@ -228,4 +269,49 @@ func selfSignedCertificate(host string) (tls.Certificate, []byte, error) {
 		return tls.Certificate{}, nil, err
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
+}
+
+// runEmulatorWait is "escrow emulator wait FILE": it returns once an emulator started with
+// --env FILE has written the file and answers, so that a script can start one in the
+// background and load the file without a race.
+func runEmulatorWait(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	const name = "escrow emulator wait"
+	fs := newFlagSet(name, name+" FILE [--timeout d]\n\nFILE is the --env file of an 'escrow emulator' starting in the background", stderr)
+	timeout := fs.Duration("timeout", 30*time.Second, "give up after this `duration`")
+	positional, code, ok := parseChecked(fs, name, args, want("the --env file"), stderr)
+	if !ok {
+		return code
+	}
+	file := positional[0]
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if base, cert, ok := readEnvFile(file); ok && emulatorAnswers(ctx, base, cert) {
+			fmt.Fprintln(stdout, base)
+			return 0
+		}
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.Canceled) {
+				return exitCode(stderr, name, ctx.Err())
+			}
+			fmt.Fprintf(stderr, "%s: no emulator wrote %s and answered within %s: is 'escrow emulator --env %[2]s' running? Its log on stderr says why it stopped.\n", name, file, *timeout)
+			return exitAPI
+		case <-tick.C:
+		}
+	}
+}
+
+// emulatorAnswers reports whether the emulator at baseURL answers its control API.
+func emulatorAnswers(ctx context.Context, baseURL, certFile string) bool {
+	c, release, err := (&controlFlags{baseURL: baseURL, caCert: certFile}).connect()
+	if err != nil {
+		return false
+	}
+	defer release()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	return c.call(ctx, http.MethodGet, "/", nil, nil, nil) == nil
 }

@@ -77,6 +77,7 @@ var commands = map[string]command{
 		"deliveries":     {summary: "list the webhook calls the emulator made", run: runEmulatorDeliveries},
 		"reset":          {summary: "forget every account, transaction, fault and delivery", run: runEmulatorReset},
 		"customer":       {args: "EMAIL", summary: "make an account (--partner: a partner) and print its credentials", run: runEmulatorCustomer},
+		"wait":           {args: "FILE", summary: "wait until an emulator started with --env FILE has written it and answers", run: runEmulatorWait},
 	}),
 	"transactions": group("escrow transactions", "create, list, show, pay for and act on transactions", map[string]command{
 		"list":   {summary: "list the account's transactions", run: runTransactionsList},

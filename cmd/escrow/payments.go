@@ -119,8 +119,21 @@ func runPayWire(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return apiCommand(ctx, name, name+" ID", args, stdout, stderr, false, nil, transactionID(&id),
 		func(ctx context.Context, client *escrow.Client, opts []escrow.RequestOption) (any, func(io.Writer), error) {
 			d, err := client.Transactions.GetWireTransferDetails(ctx, id, opts...)
+			if err != nil {
+				return nil, nil, err
+			}
+			// The amount to wire is the wire method's total, which the payment methods give.
+			amount := "-"
+			if m, err := client.Transactions.GetPaymentMethods(ctx, id, opts...); err == nil {
+				for _, a := range m.AvailablePaymentMethods {
+					if a.Type == escrow.PaymentWireTransfer {
+						amount = strings.TrimSpace(a.Total.String() + " " + string(a.Currency))
+					}
+				}
+			}
 			return d, func(w io.Writer) {
 				tw := newTable(w)
+				fmt.Fprintf(tw, "Amount to wire\t%s\n", amount)
 				fmt.Fprintf(tw, "Bank\t%s\n", d.BankName)
 				fmt.Fprintf(tw, "Bank address\t%s\n", orDash(d.BankAddress))
 				fmt.Fprintf(tw, "Routing number\t%s\n", orDash(d.RoutingNumber))
@@ -130,7 +143,7 @@ func runPayWire(ctx context.Context, args []string, stdout, stderr io.Writer) in
 				fmt.Fprintf(tw, "Instructions\t%s\n", orDash(d.AdditionalInstructions))
 				tw.Flush()
 				fmt.Fprintf(w, "\nOnce the wire is sent at the bank: escrow transactions pay wire-sent %d\n", id)
-			}, err
+			}, nil
 		})
 }
 

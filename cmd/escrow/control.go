@@ -379,7 +379,7 @@ ENDPOINT is a route template ("GET /transaction/{id}"), "POST *", "*", or "WEBHO
 the emulator's own webhook calls; clear removes every fault`, args, stdout, stderr,
 		func(fs *flag.FlagSet) {
 			fs.IntVar(&status, "status", 0, "answer this HTTP `status` (400 to 599) instead of handling the request")
-			fs.StringVar(&drop, "drop", "", "drop the connection `before` handling the request or `after` it")
+			fs.StringVar(&drop, "drop", "", "drop the connection `when`: before handling the request (nothing changes) or after it (the change is made, the answer lost)")
 			fs.DurationVar(&latency, "latency", 0, "wait this `duration` (such as 2s) before handling the request")
 			fs.DurationVar(&latencyAfter, "latency-after", 0, "wait this `duration` after handling the request, before answering")
 			fs.Float64Var(&probability, "probability", 0, "fire with this `chance`, from 0 to 1 (default: always)")
@@ -428,7 +428,7 @@ func runEmulatorRateLimit(ctx context.Context, args []string, stdout, stderr io.
 	var window time.Duration
 	return controlCommand(ctx, name, name+" N [--window d] (0 turns limiting off)", args, stdout, stderr,
 		func(fs *flag.FlagSet) {
-			fs.DurationVar(&window, "window", time.Minute, "the `length` of a rate-limit window, in whole seconds")
+			fs.DurationVar(&window, "window", time.Minute, "the `duration` of a rate-limit window, in whole seconds")
 		},
 		func(positional []string) (err error) {
 			if err = want("a limit")(positional); err != nil {

@@ -1,6 +1,7 @@
 package escrowtest
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -68,30 +69,57 @@ func TestAsCustomerFromAnUnapprovedAccount(t *testing.T) {
 }
 
 // A sale too small to pay its escrow fee is refused at creation, as the live API refused
-// a 15.00 sale; the minimum is 50.00.
+// a 15.00 sale; the minimum is 25.00 unless WithMinimumEscrowFee says otherwise.
 func TestMinimumEscrowFeeAtCreation(t *testing.T) {
-	w := newWorld(t)
 	for _, c := range []struct {
-		amount float64
-		status int
-	}{{15, http.StatusUnprocessableEntity}, {49.99, http.StatusUnprocessableEntity}, {50, http.StatusCreated}, {1000, http.StatusCreated}} {
-		r := w.b.do(http.MethodPost, "transaction", set(merchandise(), "items.0.schedule.0.amount", c.amount))
-		if r.status != c.status {
-			t.Errorf("a %.2f sale: %d, want %d\n%s", c.amount, r.status, c.status, r.raw)
-			continue
-		}
-		if c.status == http.StatusUnprocessableEntity {
-			msgs, _ := r.get("errors.items.all").([]any)
-			if len(msgs) != 1 || !strings.Contains(msgs[0].(string), "amount paid by the buyer") || !strings.Contains(msgs[0].(string), "must be at least the amount of the escrow fee (50.00)") {
-				t.Errorf("a %.2f sale: %s", c.amount, r.raw)
+		name    string
+		opts    []Option
+		amount  float64
+		status  int
+		minimum string
+	}{
+		{"the live API's refusal", nil, 15, http.StatusUnprocessableEntity, "25.00"},
+		{"a cent short", nil, 24.99, http.StatusUnprocessableEntity, "25.00"},
+		{"the minimum", nil, 25, http.StatusCreated, ""},
+		{"a small sale", nil, 40, http.StatusCreated, ""},
+		{"the client's figure", []Option{WithMinimumEscrowFee("50.00")}, 49.99, http.StatusUnprocessableEntity, "50.00"},
+		{"above the client's figure", []Option{WithMinimumEscrowFee("50.00")}, 50, http.StatusCreated, ""},
+		// Without a minimum the fee itself still binds: 3.25 % of 0.10 rounds to 0.00.
+		{"no minimum", []Option{WithMinimumEscrowFee("0")}, 0.10, http.StatusCreated, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t, c.opts...)
+			r := w.b.do(http.MethodPost, "transaction", set(merchandise(), "items.0.schedule.0.amount", c.amount))
+			if r.status != c.status {
+				t.Fatalf("a %.2f sale: %d, want %d\n%s", c.amount, r.status, c.status, r.raw)
 			}
-		}
+			if c.status != http.StatusUnprocessableEntity {
+				return
+			}
+			msgs, _ := r.get("errors.items.all").([]any)
+			want := fmt.Sprintf("The amount paid by the buyer (%.2f) must be at least the amount of the escrow fee (%s)", c.amount, c.minimum)
+			if len(msgs) != 1 || msgs[0] != want || len(r.errorPaths()) != 1 {
+				t.Errorf("got %s, want %q", r.raw, want)
+			}
+		})
 	}
-	// What the buyer pays counts, whatever the item: a 40.00 sale with a 20.00 shipping fee
-	// is 60.00 paid by the buyer.
-	b := set(merchandise(), "items.0.schedule.0.amount", 40)
-	b["items"] = append(b["items"].([]any), body{"type": "shipping_fee", "schedule": []any{body{"amount": 20.0, "payer_customer": "me", "beneficiary_customer": "seller@example.com"}}})
+	// What the buyer pays counts, whatever the item: a 20.00 sale with a 10.00 shipping fee
+	// is 30.00 paid by the buyer.
+	w := newWorld(t)
+	b := set(merchandise(), "items.0.schedule.0.amount", 20)
+	b["items"] = append(b["items"].([]any), body{"type": "shipping_fee", "schedule": []any{body{"amount": 10.0, "payer_customer": "me", "beneficiary_customer": "seller@example.com"}}})
 	w.b.must(http.StatusCreated, http.MethodPost, "transaction", b)
+	// A seller's payment does not count: a 20.00 sale with a 10.00 broker fee the seller pays.
+	bf := set(merchandise(), "items.0.schedule.0.amount", 20)
+	bf["parties"] = append(bf["parties"].([]any), body{"role": "broker", "customer": "broker@example.com"})
+	bf["items"] = append(bf["items"].([]any), body{"type": "broker_fee", "schedule": []any{body{"amount": 10.0, "payer_customer": "seller@example.com", "beneficiary_customer": "broker@example.com"}}})
+	w.b.must(http.StatusUnprocessableEntity, http.MethodPost, "transaction", bf)
+	defer func() {
+		if recover() == nil {
+			t.Error("WithMinimumEscrowFee(\"ten\") did not panic")
+		}
+	}()
+	WithMinimumEscrowFee("ten")
 }
 
 // Categories are checked per item type: business_and_internet, which the docs list, is

@@ -1,6 +1,7 @@
 package escrowtest
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -18,6 +19,8 @@ type config struct {
 	webhookClient  *http.Client
 	webhookTimeout time.Duration
 	logger         *slog.Logger
+	// minimumEscrowFee: a buyer must pay at least this, and at least the escrow fee.
+	minimumEscrowFee cents
 }
 
 // Defaults: see the package comment.
@@ -30,12 +33,13 @@ const (
 
 func newConfig(opts []Option) config {
 	c := config{
-		start:          time.Now(),
-		rateLimit:      defaultRateLimit,
-		rateWindow:     defaultRateWindow,
-		seed:           defaultSeed,
-		webhookTimeout: defaultWebhookTimeout,
-		logger:         slog.New(slog.DiscardHandler),
+		start:            time.Now(),
+		rateLimit:        defaultRateLimit,
+		rateWindow:       defaultRateWindow,
+		seed:             defaultSeed,
+		webhookTimeout:   defaultWebhookTimeout,
+		logger:           slog.New(slog.DiscardHandler),
+		minimumEscrowFee: defaultMinimumEscrowFee,
 	}
 	for _, o := range opts {
 		o(&c)
@@ -79,4 +83,21 @@ func WithWebhookTimeout(d time.Duration) Option {
 // default. Credentials are never logged.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) { c.logger = l }
+}
+
+// WithMinimumEscrowFee sets the minimum escrow fee, a decimal amount such as "50.00" in
+// the transaction's currency: a transaction whose buyer pays less than it, or less than its
+// escrow fee, is refused at creation (422 at items.all), as the live API refused a 15.00
+// sale. The default is 25.00 (the package comment says why); "0" turns the minimum off,
+// leaving only the escrow fee itself. It panics when amount is not such an amount.
+func WithMinimumEscrowFee(amount string) Option {
+	minimum := cents(0)
+	if amount != "0" && amount != "0.00" {
+		c, err := parseCents(amount)
+		if err != nil {
+			panic(fmt.Sprintf("escrowtest: WithMinimumEscrowFee(%q): %v", amount, err))
+		}
+		minimum = c
+	}
+	return func(c *config) { c.minimumEscrowFee = minimum }
 }

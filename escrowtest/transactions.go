@@ -26,7 +26,7 @@ func (e *Emulator) createTransaction(req *request) (response, error) {
 	if err != nil {
 		return response{}, err
 	}
-	d := parseCreation(o, req.caller)
+	d := parseCreation(o, req.caller, e.cfg.minimumEscrowFee)
 	if d.reference != "" && slices.ContainsFunc(e.st.txOrder, func(t *transaction) bool {
 		return t.creator == req.caller.id && t.reference == d.reference
 	}) {

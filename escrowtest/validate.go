@@ -183,7 +183,7 @@ func (c *creation) hasRole(role string) bool {
 
 // parseCreation validates a creation body and returns the draft; the draft is usable
 // only when o.errs stays empty.
-func parseCreation(o object, creator *account) draft {
+func parseCreation(o object, creator *account, minimumFee cents) draft {
 	c := &creation{creator: creator, errs: o.errs, roles: map[string]string{}, hidden: map[string]bool{}, listed: map[string]bool{}}
 	d := draft{reference: o.str("reference")}
 	if o.required("currency") {
@@ -197,18 +197,18 @@ func parseCreation(o object, creator *account) draft {
 	d.parties = c.parties(o)
 	d.items = c.items(o)
 	if len(c.errs) == 0 {
-		c.minimumEscrowFee(d)
+		c.minimumEscrowFee(d, minimumFee)
 	}
 	return d
 }
 
-// minimumEscrowFee is the smallest escrow fee the emulator lets a transaction carry: the
-// package comment ("Minimum escrow fee") gives the figure's sources.
-const minimumEscrowFee cents = 50_00
+// defaultMinimumEscrowFee is the smallest escrow fee a transaction may carry unless
+// WithMinimumEscrowFee says otherwise; the package comment gives the figure's sources.
+const defaultMinimumEscrowFee cents = 25_00
 
 // minimumEscrowFee refuses a transaction whose buyer pays less than its escrow fee, or
 // than the minimum fee, as the live API refused a 15.00 sale: the fee would eat the sale.
-func (c *creation) minimumEscrowFee(d draft) {
+func (c *creation) minimumEscrowFee(d draft, minimum cents) {
 	var buyer string
 	for _, p := range d.parties {
 		if p.role == roleBuyer {
@@ -228,7 +228,7 @@ func (c *creation) minimumEscrowFee(d draft) {
 			fee += escrowFee(amount, it.typ)
 		}
 	}
-	if least := max(fee, minimumEscrowFee); pays < least {
+	if least := max(fee, minimum); pays < least {
 		c.errs.add(fmt.Sprintf("The amount paid by the buyer (%s) must be at least the amount of the escrow fee (%s)", pays, least), "items", "all")
 	}
 }

@@ -539,6 +539,7 @@ func runEmulatorCustomer(ctx context.Context, args []string, stdout, stderr io.W
 				}
 				tw.Flush()
 				fmt.Fprintf(w, "\nTo act as this account:\n  export %s=%s %s=%s\n", envEmail, shellQuote(a.Email), envAPIKey, shellQuote(a.APIKey))
+				fmt.Fprintf(w, "or add --as %s to any API command against this emulator: no key to copy.\n", a.Email)
 			}, err
 		})
 }

@@ -82,6 +82,17 @@
 //     As-Customer, partner fees and the partner endpoints need an approved partner. Source:
 //     a public client's account, not an approved partner, created transactions live and in
 //     the sandbox, and the parties received the provider's e-mails (API notes);
+//   - PATCH /customer/{me|id} is served, though spec part 4 lists no such route. Source:
+//     the provider's docs show it, with the spec's "Customer patch shape" as its body (API
+//     notes);
+//   - events payment_sent, payment_received, payment_refunded and payment_disbursed are
+//     sent beside the spec's table, and answers carry fields the spec leaves out
+//     (is_cancelled, is_draft, item category, fee amount_without_taxes, the customer's
+//     display_name, shipping_address and verification objects). Source: the live API's
+//     answers and the provider's plugins (API notes);
+//   - POST /customer/{me|id}/api_key creates an API key: the emulator's own extension, with
+//     no source, so that tests can make keys; the live API makes them in the account's
+//     settings;
 //   - a milestone or domain_name_holding schedule entry without due_date, which a public
 //     client sends: refused (422), as the spec requires it;
 //   - an upper-case currency ("USD"), an amount on a fee entry at creation, a split other

@@ -26,8 +26,10 @@ func (e *Emulator) AddCustomer(email string) Account {
 }
 
 // AddPartner is AddCustomer for an approved partner, which may call the partner
-// endpoints, create transactions it is not a party to, and act As-Customer for the parties
-// of its transactions. An existing account becomes a partner.
+// endpoints, add partner fees, and act As-Customer for the parties of its transactions.
+// (Any customer may create a transaction it is not a buyer, seller or broker of, and is
+// then its partner party; only an approved partner has these powers.) An existing account
+// becomes a partner.
 func (e *Emulator) AddPartner(email string) Account {
 	return e.addAccount(email, true)
 }

@@ -45,7 +45,7 @@
 // [Transaction.AllAgreed], [Transaction.Funded], [Transaction.Completed] and
 // [Transaction.Cancelled], and [Transaction.Totals] says what each party pays, receives and
 // nets. [Transaction.NextSteps] says who must do what for the transaction to move on
-// ("seller@example.com (seller) selects a disbursement method"), including the step a
+// ("seller@example.com selects a disbursement method"), including the step a
 // stalled payout waits on. They are the one place these facts are derived.
 //
 // # Beyond the typed methods

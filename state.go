@@ -414,13 +414,13 @@ type NextStep struct {
 	ItemID int64
 }
 
-// String says who must do what: "seller@example.com (seller) ships the goods".
+// String says who must do what: "seller@example.com selects a disbursement method",
+// naming the party by its role when the reader is not shown its address ("the seller
+// ships the goods").
 func (s NextStep) String() string {
 	str := s.Customer
-	if str == "" {
+	if str == "" || str == "hidden" {
 		str = "the " + string(s.Role)
-	} else if s.Role != "" {
-		str += " (" + string(s.Role) + ")"
 	}
 	str += " " + s.Action.Phrase()
 	if s.ItemID != 0 {

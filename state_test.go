@@ -321,10 +321,11 @@ func TestNextStepString(t *testing.T) {
 		step NextStep
 		want string
 	}{
-		{NextStep{Role: RoleSeller, Customer: "seller@example.com", Action: NextSelectDisbursementMethod}, "seller@example.com (seller) selects a disbursement method"},
-		{NextStep{Role: RoleBuyer, Customer: "b@example.com", Action: NextAccept, ItemID: 7}, "b@example.com (buyer) accepts the goods of item 7"},
+		{NextStep{Role: RoleSeller, Customer: "seller@example.com", Action: NextSelectDisbursementMethod}, "seller@example.com selects a disbursement method"},
+		{NextStep{Role: RoleBuyer, Customer: "b@example.com", Action: NextAccept, ItemID: 7}, "b@example.com accepts the goods of item 7"},
 		{NextStep{Role: RoleBuyer, Action: NextPay}, "the buyer pays"},
-		{NextStep{Role: RoleBuyer, Customer: "b@example.com", Action: "appeal"}, "b@example.com (buyer) does appeal"},
+		{NextStep{Role: RoleSeller, Customer: "hidden", Action: NextShip}, "the seller ships the goods"},
+		{NextStep{Role: RoleBuyer, Customer: "b@example.com", Action: "appeal"}, "b@example.com does appeal"},
 	} {
 		if got := c.step.String(); got != c.want {
 			t.Errorf("String() = %q, want %q", got, c.want)

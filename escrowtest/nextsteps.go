@@ -48,14 +48,18 @@ var nextPhrases = map[string]string{
 	"select_disbursement_method": "selects a disbursement method",
 }
 
-// String says who must do what: "seller@example.com (seller) selects a disbursement
-// method", with the item and the time the emulator takes the step itself, if any.
+// String says who must do what: "seller@example.com selects a disbursement method",
+// with the item and the time the emulator takes the step itself, if any.
 func (s NextStep) String() string {
 	phrase, ok := nextPhrases[s.Action]
 	if !ok {
 		phrase = "does " + s.Action
 	}
-	str := fmt.Sprintf("%s (%s) %s", s.Customer, s.Role, phrase)
+	who := s.Customer
+	if who == "" {
+		who = "the " + s.Role
+	}
+	str := who + " " + phrase
 	if s.ItemID != 0 {
 		str += fmt.Sprintf(" of item %d", s.ItemID)
 	}

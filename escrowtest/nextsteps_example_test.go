@@ -46,7 +46,7 @@ func ExampleEmulator_NextSteps() {
 	tx, _ = asBuyer.Transactions.Get(ctx, tx.ID)
 	fmt.Println(tx.State(), tx.NextSteps())
 	// Output:
-	// next: seller@example.com (seller) selects a disbursement method
+	// next: seller@example.com selects a disbursement method
 	// unpaid: 1500.00 to seller@example.com: no disbursement method selected
-	// accepted [seller@example.com (seller) selects a disbursement method]
+	// accepted [seller@example.com selects a disbursement method]
 }

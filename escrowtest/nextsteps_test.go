@@ -68,7 +68,7 @@ func TestNextStepsThroughASale(t *testing.T) {
 	if p.Disbursed != "0.00" || len(p.Unpaid) != 1 || p.Unpaid[0].Amount != "1000.00" || p.Unpaid[0].Reason != "no disbursement method selected" {
 		t.Errorf("progress = %+v", p)
 	}
-	want := "next: seller@example.com (seller) selects a disbursement method; 1000.00 owed to seller@example.com (seller)"
+	want := "next: seller@example.com selects a disbursement method; 1000.00 owed to seller@example.com (seller)"
 	if !strings.Contains(p.String(), want) {
 		t.Errorf("String() = %q, want it to say %q", p, want)
 	}

@@ -292,7 +292,7 @@ func printTransaction(w io.Writer, tx *escrow.Transaction) {
 }
 
 // printNextSteps says who must do what next, one line each ("next: seller@example.com
-// (seller) selects a disbursement method"), and why nothing was paid out when that is
+// selects a disbursement method"), and why nothing was paid out when that is
 // what the transaction waits for.
 func printNextSteps(w io.Writer, tx *escrow.Transaction) {
 	steps := tx.NextSteps()

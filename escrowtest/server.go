@@ -8,8 +8,19 @@ import (
 )
 
 // Server is an Emulator served over HTTPS on a loopback address, as
-// httptest.NewTLSServer serves a handler. Its methods (AddCustomer, ApprovePayment,
-// Advance, …) are the Emulator's.
+// httptest.NewTLSServer serves a handler. The methods a test calls are the Emulator's,
+// which Server embeds (go doc …/escrowtest.Emulator shows them):
+//
+//	AddCustomer, AddPartner   accounts, with an API key each
+//	ApprovePayment            the buyer's funds arrive (RejectPayment: they do not)
+//	Advance, Now              the clock: inspection periods end
+//	NextSteps                 who must do what next, and why nothing was paid out
+//	Ledger                    the transaction's money: in = out + fees + held
+//	Deliveries, FlushWebhooks the webhook calls made
+//	InjectFault, SetRateLimit faults and rate limits; Reset forgets everything
+//
+// An SDK client for an account is one line: escrow.NewClient(a.Email, a.APIKey,
+// escrow.WithEmulator(srv)).
 type Server struct {
 	*Emulator
 	// URL is the API's base URL, with the version segment and a trailing slash:

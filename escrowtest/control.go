@@ -50,7 +50,7 @@ var controlRoutes = []controlRoute{
 		"the buyer's payment fails"}, (*Emulator).controlRejectPayment},
 	{ControlEndpoint{http.MethodGet, "/_emulator/transactions/{id}/ledger", "", `200 {"in", "out", "fees", "held"}`,
 		"the transaction's money: in always equals out + fees + held"}, (*Emulator).controlLedger},
-	{ControlEndpoint{http.MethodGet, "/_emulator/transactions/{id}/next_steps", "", `200 {"transaction_id", "state", "next_steps": [{"role", "customer", "action", "item_id", "auto_at"}], "disbursed", "unpaid": [{"item_id", "role", "customer", "amount", "reason"}], "waiting"}`,
+	{ControlEndpoint{http.MethodGet, "/_emulator/transactions/{id}/next_steps", "", `200 {"transaction_id", "state", "next_steps": [{"role", "customer", "action", "item_id", "auto_at"}], "goods": [{"item_id", "state"}], "disbursed", "unpaid": [{"item_id", "role", "customer", "amount", "reason"}], "waiting"}`,
 		"who must do what next, and why money owed has not been paid out"}, (*Emulator).controlNextSteps},
 	{ControlEndpoint{http.MethodPost, "/_emulator/clock/advance", `{"seconds"}`, `200 {"now", "transactions": [next_steps answers]}`,
 		"move the emulator's clock forward; inspection periods that end are applied, and the transactions they changed say what they wait for"}, (*Emulator).controlAdvance},

@@ -433,7 +433,7 @@
 //	POST   /_emulator/transactions/{id}/reject_payment  200 {"ok": true}
 //	GET    /_emulator/transactions/{id}/ledger          200 {"in", "out", "fees", "held"}
 //	GET    /_emulator/transactions/{id}/next_steps      200 {"transaction_id", "state", "next_steps",
-//	       "disbursed", "unpaid", "waiting"} (NextSteps)
+//	       "goods", "disbursed", "unpaid", "waiting"} (NextSteps)
 //	POST   /_emulator/clock/advance {"seconds"}         200 {"now": "…", "transactions": [the
 //	       next_steps answer of each transaction the move changed]}
 //	POST   /_emulator/rate_limit {"limit", "window_seconds"} 200 {"ok": true}

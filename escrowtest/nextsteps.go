@@ -93,6 +93,10 @@ type Progress struct {
 	// Steps are who must do what, in the order of the parties and the items; none when
 	// the transaction is closed, or in dispute (the provider arbitrates).
 	Steps []NextStep `json:"next_steps"`
+	// Goods are the transaction's goods (its transferable items) and where each stands:
+	// its latest status flag (shipped, received, accepted, …) or awaiting_shipment, as
+	// error bodies name an item's state.
+	Goods []GoodState `json:"goods"`
 	// Disbursed is what has been paid out to beneficiaries so far (refunds not counted).
 	Disbursed string `json:"disbursed"`
 	// Unpaid is every payout owed and not made, with its reason.
@@ -100,6 +104,12 @@ type Progress struct {
 	// Waiting says in one sentence what the transaction waits for, and why nothing (or
 	// not everything) has been paid out; "" once it is closed.
 	Waiting string `json:"waiting"`
+}
+
+// GoodState is where one of a transaction's goods stands.
+type GoodState struct {
+	ItemID int64  `json:"item_id"`
+	State  string `json:"state"`
 }
 
 // String is the transaction's id and state, and what it waits for.
@@ -126,7 +136,10 @@ func (e *Emulator) NextSteps(txID int64) (Progress, error) {
 
 // progress derives a transaction's Progress; the lock is held.
 func (e *Emulator) progress(tx *transaction) Progress {
-	p := Progress{TransactionID: tx.id, State: tx.state(), Steps: []NextStep{}, Unpaid: []Unpaid{}}
+	p := Progress{TransactionID: tx.id, State: tx.state(), Steps: []NextStep{}, Unpaid: []Unpaid{}, Goods: []GoodState{}}
+	for _, it := range tx.goods() {
+		p.Goods = append(p.Goods, GoodState{ItemID: it.id, State: it.state(tx)})
+	}
 	var disbursed cents
 	for _, it := range tx.items {
 		for _, s := range it.schedule {

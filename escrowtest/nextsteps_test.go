@@ -65,7 +65,8 @@ func TestNextStepsThroughASale(t *testing.T) {
 	w.srv.Advance(3 * 24 * time.Hour) // the inspection period ends: accepted
 	w.wantSteps(id, "seller:select_disbursement_method")
 	p, _ = w.srv.NextSteps(id)
-	if p.Disbursed != "0.00" || len(p.Unpaid) != 1 || p.Unpaid[0].Amount != "1000.00" || p.Unpaid[0].Reason != "no disbursement method selected" {
+	if p.Disbursed != "0.00" || len(p.Unpaid) != 1 || p.Unpaid[0].Amount != "1000.00" || p.Unpaid[0].Reason != ReasonNoDisbursementMethod ||
+		len(p.Goods) != 1 || p.Goods[0].State != "accepted" {
 		t.Errorf("progress = %+v", p)
 	}
 	want := "next: seller@example.com selects a disbursement method; 1000.00 owed to seller@example.com (seller)"

@@ -289,7 +289,15 @@ func runEmulatorLedger(ctx context.Context, args []string, stdout, stderr io.Wri
 // printProgress says what a transaction waits for, as the emulator knows it: who must act
 // next, and each payout owed and not made with its reason.
 func printProgress(w io.Writer, p escrowtest.Progress) {
-	fmt.Fprintf(w, "\ntransaction %d: %s, paid out %s\n", p.TransactionID, p.State, p.Disbursed)
+	state := p.State
+	if len(p.Goods) > 0 {
+		var goods []string
+		for _, g := range p.Goods {
+			goods = append(goods, fmt.Sprintf("item %d %s", g.ItemID, g.State))
+		}
+		state += " (" + strings.Join(goods, ", ") + ")"
+	}
+	fmt.Fprintf(w, "\ntransaction %d: %s, paid out %s\n", p.TransactionID, state, p.Disbursed)
 	for _, s := range p.Steps {
 		fmt.Fprintf(w, "  next: %s\n", s)
 	}

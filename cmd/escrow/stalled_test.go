@@ -40,7 +40,7 @@ func TestCLIExplainsAStalledSale(t *testing.T) {
 
 	code, out, errOut := e.api(t, 2, "emulator", "advance", "1d")
 	want := []string{
-		"transaction " + id + ": funded, paid out 0.00",
+		"transaction " + id + ": funded (item " + fmt.Sprint(tx.Items[0].ID) + " accepted), paid out 0.00",
 		"next: seller@example.com selects a disbursement method",
 		"not paid out: 250.00 owed to seller@example.com (seller) for item",
 		"no disbursement method selected",

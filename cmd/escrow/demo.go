@@ -346,11 +346,7 @@ func (d *demo) row(ctx context.Context, step, actor string, tx *escrow.Transacti
 		d.note(n)
 	}
 	if steps := tx.NextSteps(); len(steps) > 0 {
-		next := make([]string, len(steps))
-		for i, s := range steps {
-			next[i] = s.String()
-		}
-		d.note("next: " + strings.Join(next, "; "))
+		d.note("next: " + strings.Join(describeSteps(steps), "; "))
 	}
 	return d.settle(ctx)
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	escrow "github.com/escrowkit/escrow-go"
 )
 
 // TestCLIExplainsAStalledSale: a sale whose seller chose no payout method stalls after
@@ -90,5 +92,28 @@ func TestAsNeedsAnEmulator(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, want %q in %s", c.args, code, c.want, errOut)
 		}
+	}
+}
+
+// TestDescribeStepsJoinsAChoice: accept and reject of one good are one choice, on one line;
+// steps of other goods or parties stay apart.
+func TestDescribeStepsJoinsAChoice(t *testing.T) {
+	b, s := "b@example.com", "s@example.com"
+	got := describeSteps([]escrow.NextStep{
+		{Role: escrow.RoleBuyer, Customer: b, Action: escrow.NextAccept, ItemID: 7},
+		{Role: escrow.RoleBuyer, Customer: b, Action: escrow.NextReject, ItemID: 7},
+		{Role: escrow.RoleSeller, Customer: s, Action: escrow.NextAcceptReturn},
+		{Role: escrow.RoleSeller, Customer: s, Action: escrow.NextRejectReturn},
+		{Role: escrow.RoleBuyer, Customer: b, Action: escrow.NextAccept, ItemID: 8},
+		{Role: escrow.RoleSeller, Customer: s, Action: escrow.NextShip, ItemID: 9},
+	})
+	want := []string{
+		"b@example.com accepts or rejects the goods of item 7",
+		"s@example.com accepts or rejects the returned goods",
+		"b@example.com accepts the goods of item 8",
+		"s@example.com ships the goods of item 9",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

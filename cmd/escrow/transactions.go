@@ -306,12 +306,41 @@ func printNextSteps(w io.Writer, tx *escrow.Transaction) {
 		}
 		return
 	}
+	for _, line := range describeSteps(steps) {
+		fmt.Fprintf(w, "next: %s\n", line)
+	}
 	for _, s := range steps {
-		fmt.Fprintf(w, "next: %s\n", s)
 		if s.Action == escrow.NextSelectDisbursementMethod {
-			fmt.Fprintf(w, "      nothing owed to %s is paid out until then: 'escrow transactions disbursement add %d'\n", s.Customer, tx.ID)
+			fmt.Fprintf(w, "      nothing owed to %s is paid out until then: 'escrow transactions disbursement add %d --as %[1]s' on an emulator\n", s.Customer, tx.ID)
 		}
 	}
+}
+
+// alternatives are next actions that are one choice: the buyer accepts or rejects the
+// goods, the seller the returned goods.
+var alternatives = map[escrow.NextAction]escrow.NextAction{
+	escrow.NextAccept:       escrow.NextReject,
+	escrow.NextAcceptReturn: escrow.NextRejectReturn,
+}
+
+// describeSteps says the steps for people, one line each, with a choice between
+// alternatives on one line: "buyer@example.com accepts or rejects the goods".
+func describeSteps(steps []escrow.NextStep) []string {
+	var lines []string
+	for i := 0; i < len(steps); i++ {
+		s := steps[i]
+		line := s.String()
+		if alt, ok := alternatives[s.Action]; ok && i+1 < len(steps) {
+			if n := steps[i+1]; n.Action == alt && n.Customer == s.Customer && n.ItemID == s.ItemID {
+				accept, reject := s.Action.Phrase(), alt.Phrase()
+				verb, _, _ := strings.Cut(reject, " ")
+				line = strings.Replace(line, accept, strings.Replace(accept, " ", " or "+verb+" ", 1), 1)
+				i++
+			}
+		}
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 // plural writes a count with the noun in the number it takes: "1 transaction", "2

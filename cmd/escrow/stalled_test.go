@@ -62,6 +62,11 @@ func TestCLIExplainsAStalledSale(t *testing.T) {
 		t.Errorf("get: exit %d\n%s", code, out)
 	}
 
+	code, out, _ = e.api(t, 2, "transactions", "list")
+	if code != 0 || !strings.Contains(out, "NEXT") || !strings.Contains(out, "seller@example.com selects a disbursement method") {
+		t.Errorf("list: exit %d\n%s", code, out)
+	}
+
 	// The seller chooses, as itself, through --as: the emulator hands the CLI its key.
 	code, out, errOut = e.api(t, 3, "transactions", "disbursement", "add", id, "--as", "seller@example.com",
 		"--type", "ach", "--account-name", "Sam Seller", "--account-type", "checking",

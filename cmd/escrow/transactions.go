@@ -62,10 +62,10 @@ func runTransactionsList(ctx context.Context, args []string, stdout, stderr io.W
 	}
 	return api.print(stdout, stderr, name, txs, func(w io.Writer) {
 		tw := newTable(w)
-		fmt.Fprintln(tw, "ID\tREFERENCE\tSTATE\tAMOUNT\tCURRENCY\tCREATED\tDESCRIPTION")
+		fmt.Fprintln(tw, "ID\tREFERENCE\tSTATE\tAMOUNT\tCURRENCY\tCREATED\tNEXT\tDESCRIPTION")
 		for _, tx := range txs {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", tx.ID, orDash(tx.Reference), tx.State(),
-				tx.Totals().Items, tx.Currency, date(tx.CreationDate), tx.Description)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", tx.ID, orDash(tx.Reference), tx.State(),
+				tx.Totals().Items, tx.Currency, date(tx.CreationDate), nextColumn(tx), tx.Description)
 		}
 		tw.Flush()
 	})
@@ -314,6 +314,19 @@ func printNextSteps(w io.Writer, tx *escrow.Transaction) {
 			fmt.Fprintf(w, "      nothing owed to %s is paid out until then: 'escrow transactions disbursement add %d --as %[1]s' on an emulator\n", s.Customer, tx.ID)
 		}
 	}
+}
+
+// nextColumn is the listing's short word on who must act next: the first step, and how
+// many more there are.
+func nextColumn(tx *escrow.Transaction) string {
+	lines := describeSteps(tx.NextSteps())
+	switch len(lines) {
+	case 0:
+		return "-"
+	case 1:
+		return lines[0]
+	}
+	return fmt.Sprintf("%s (+%d)", lines[0], len(lines)-1)
 }
 
 // alternatives are next actions that are one choice: the buyer accepts or rejects the

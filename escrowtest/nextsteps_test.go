@@ -171,3 +171,26 @@ func TestNextStepsOfABrokerFee(t *testing.T) {
 		t.Error("NextSteps of an unknown transaction: no error")
 	}
 }
+
+// TestNextStepString says a step as a person would, with its item and when the emulator
+// takes it itself.
+func TestNextStepString(t *testing.T) {
+	at := time.Date(2024, 5, 4, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		step NextStep
+		want string
+	}{
+		{NextStep{Role: "seller", Customer: "s@example.com", Action: "select_disbursement_method"}, "s@example.com selects a disbursement method"},
+		{NextStep{Role: "buyer", Customer: "b@example.com", Action: "accept", ItemID: 7, AutoAt: at},
+			"b@example.com accepts the goods of item 7 (accepted by itself at 2024-05-04T12:00:00.000000+00:00)"},
+		{NextStep{Role: "buyer", Action: "pay"}, "the buyer pays"},
+		{NextStep{Role: "buyer", Customer: "b@example.com", Action: "appeal"}, "b@example.com does appeal"},
+	} {
+		if got := c.step.String(); got != c.want {
+			t.Errorf("String() = %q, want %q", got, c.want)
+		}
+	}
+	if got := (Progress{TransactionID: 7, State: "complete"}).String(); got != "transaction 7 is complete" {
+		t.Errorf("Progress.String() = %q", got)
+	}
+}

@@ -73,6 +73,10 @@ func (s NextStep) String() string {
 // choice of a disbursement method.
 const ReasonNoDisbursementMethod = "no disbursement method selected"
 
+// ReasonWithheld is the Reason of a fee the seller pays (a broker's commission) that waits
+// for the seller's payouts, out of which it is withheld.
+const ReasonWithheld = "it waits for the seller's payouts, out of which it is withheld"
+
 // Unpaid is money owed to a beneficiary and not paid out.
 type Unpaid struct {
 	ItemID   int64  `json:"item_id"`
@@ -228,14 +232,13 @@ func (e *Emulator) unpaid(tx *transaction, add func(role, action string, itemID 
 		if pt != nil {
 			u.Customer = e.st.accounts[pt.account].email
 		}
-		switch {
-		case role != rolePartner && (pt == nil || pt.method == 0):
+		// A due entry whose beneficiary can be paid is paid at once (disburse), but for a fee
+		// the seller pays, which waits for the seller's payouts to withhold it from.
+		if role != rolePartner && (pt == nil || pt.method == 0) {
 			u.Reason = ReasonNoDisbursementMethod
 			add(role, "select_disbursement_method", 0, time.Time{})
-		case transferable(it.typ):
-			u.Reason = "the payout is under way"
-		default:
-			u.Reason = "it waits for money withheld from the seller's payouts"
+		} else {
+			u.Reason = ReasonWithheld
 		}
 		out = append(out, u)
 	}

@@ -55,6 +55,9 @@ func TestNextStepsThroughASale(t *testing.T) {
 	w.wantSteps(id, "seller:ship")
 	w.s.act(http.StatusOK, id, 0, action("ship"))
 	w.wantSteps(id, "buyer:receive")
+	if p, _ := w.srv.NextSteps(id); !strings.HasSuffix(p.Waiting, "nothing is owed to anyone until the buyer accepts the goods or an inspection period ends") {
+		t.Errorf("shipped: waiting = %q", p.Waiting)
+	}
 	w.b.act(http.StatusOK, id, 0, action("receive"))
 	w.wantSteps(id, "buyer:accept", "buyer:reject")
 	p, _ := w.srv.NextSteps(id)
@@ -192,5 +195,33 @@ func TestNextStepString(t *testing.T) {
 	}
 	if got := (Progress{TransactionID: 7, State: "complete"}).String(); got != "transaction 7 is complete" {
 		t.Errorf("Progress.String() = %q", got)
+	}
+}
+
+// TestNextStepsOfACommissionTheSellerPays: the broker chose a method, the seller did not;
+// the commission, paid out of the seller's proceeds, waits for them, and says so.
+func TestNextStepsOfACommissionTheSellerPays(t *testing.T) {
+	w := newWorld(t)
+	b := merchandise()
+	b["parties"] = append(b["parties"].([]any), body{"role": "broker", "customer": "broker@example.com"})
+	b["items"] = append(b["items"].([]any), body{"type": "broker_fee",
+		"schedule": []any{body{"amount": 50.0, "payer_customer": "seller@example.com", "beneficiary_customer": "broker@example.com"}}})
+	id := w.b.create(b)
+	w.s.act(http.StatusOK, id, 0, action("agree"))
+	w.k.act(http.StatusOK, id, 0, action("agree"))
+	if err := w.srv.ApprovePayment(id); err != nil {
+		t.Fatal(err)
+	}
+	w.k.must(http.StatusOK, http.MethodPatch, txPath(id, "disbursement_methods"), ach())
+	w.accepted(id, 0)
+	w.wantSteps(id, "seller:select_disbursement_method")
+	p, _ := w.srv.NextSteps(id)
+	if len(p.Unpaid) != 2 || p.Unpaid[0].Reason != ReasonNoDisbursementMethod || p.Unpaid[1].Reason != ReasonWithheld ||
+		p.Unpaid[1].Customer != "broker@example.com" || p.Unpaid[1].Amount != "50.00" {
+		t.Errorf("unpaid = %+v", p.Unpaid)
+	}
+	w.s.must(http.StatusOK, http.MethodPatch, txPath(id, "disbursement_methods"), ach())
+	if p, _ := w.srv.NextSteps(id); p.State != "complete" || len(p.Unpaid) != 0 {
+		t.Errorf("after the seller chose: %+v", p)
 	}
 }

@@ -59,8 +59,8 @@
 //   - a minimum escrow fee, 25.00 by default (in the transaction's currency;
 //     WithMinimumEscrowFee changes it), enforced at creation: a transaction whose buyer
 //     pays less than its escrow fee, or than the minimum, is refused with 422 at
-//     "items.all": "The amount paid by the buyer (15.00) must be at least the amount of
-//     the escrow fee (25.00)". The spec states no minimum. Source: the live API refused a
+//     "items.all": "The amount paid by the buyer must be at least the amount of the escrow
+//     fee: the buyer pays 15.00, the escrow fee is 25.00". The spec states no minimum. Source: the live API refused a
 //     15.00 sale with that message in 2026. Why 25.00: the same client read a 50.00
 //     minimum off the provider's fee calculator and puts the smallest sale at about
 //     50.00, but the fees the live API charged contradict a 50.00 floor (32.50 on a

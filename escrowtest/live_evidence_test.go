@@ -97,7 +97,7 @@ func TestMinimumEscrowFeeAtCreation(t *testing.T) {
 				return
 			}
 			msgs, _ := r.get("errors.items.all").([]any)
-			want := fmt.Sprintf("The amount paid by the buyer (%.2f) must be at least the amount of the escrow fee (%s)", c.amount, c.minimum)
+			want := fmt.Sprintf("The amount paid by the buyer must be at least the amount of the escrow fee: the buyer pays %.2f, the escrow fee is %s", c.amount, c.minimum)
 			if len(msgs) != 1 || msgs[0] != want || len(r.errorPaths()) != 1 {
 				t.Errorf("got %s, want %q", r.raw, want)
 			}

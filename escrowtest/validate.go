@@ -229,7 +229,8 @@ func (c *creation) minimumEscrowFee(d draft, minimum cents) {
 		}
 	}
 	if least := max(fee, minimum); pays < least {
-		c.errs.add(fmt.Sprintf("The amount paid by the buyer (%s) must be at least the amount of the escrow fee (%s)", pays, least), "items", "all")
+		// The live API's words first, whole, as clients match them; then the figures.
+		c.errs.add(fmt.Sprintf("The amount paid by the buyer must be at least the amount of the escrow fee: the buyer pays %s, the escrow fee is %s", pays, least), "items", "all")
 	}
 }
 

@@ -599,10 +599,11 @@ func pathSegment(p any) (string, error) {
 	case CustomerRef:
 		return v.segment()
 	case string:
-		if v == "" || v == "." || v == ".." {
-			return "", fmt.Errorf("%q cannot be a path segment", v)
+		seg := url.PathEscape(v)
+		if v == "" || !safeSegment(seg) { // see do.go: "a/../../x" would climb where %2F is decoded
+			return "", fmt.Errorf("%q cannot be a path segment", truncate(v, 64))
 		}
-		return url.PathEscape(v), nil
+		return seg, nil
 	}
 	return "", fmt.Errorf("unsupported parameter type %T", p)
 }

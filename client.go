@@ -480,7 +480,11 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 	if buf == nil {
 		buf = new([]byte)
 	}
-	body, err := readCapped(resp, responseCap(&k), (*buf)[:0]) // see limits.go
+	limit := responseCap(&k)
+	body, err := readCapped(resp, limit, (*buf)[:0]) // see limits.go
+	if err != nil && limit == MaxListBody {
+		err = fmt.Errorf("%w: a page of a listing; ask for smaller pages (ListTransactionsOptions.PerPage, the partner options' Limit)", err)
+	}
 	if err == nil {
 		err = decodeBody(resp, body, k.out)
 	}

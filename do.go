@@ -83,7 +83,7 @@ func relativePath(path string) (escaped, rawQuery string, err error) {
 	escaped = u.EscapedPath()
 	for seg := range strings.SplitSeq(escaped, "/") {
 		if s, err := url.PathUnescape(seg); err != nil || s == "" || !safeSegment(seg) {
-			return "", "", fmt.Errorf("%w: path %q has an empty or unprintable segment, or one a server could read as \".\" or \"..\"", ErrInvalidArgument, truncate(path, 200))
+			return "", "", fmt.Errorf("%w: path %q has an empty, \".\", \"..\" or unprintable segment, or one a server could read as \".\" or \"..\"", ErrInvalidArgument, truncate(path, 200))
 		}
 	}
 	return escaped, u.RawQuery, nil

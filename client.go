@@ -162,7 +162,7 @@ func NewClient(email, apiKey string, opts ...Option) (*Client, error) {
 	token := base64.StdEncoding.EncodeToString([]byte(email + ":" + apiKey))
 	c := &Client{
 		baseURL:    base,
-		auth:       &credentials{header: "Basic " + token, email: email, redact: &redactor{secrets: []string{apiKey, token}}},
+		auth:       &credentials{header: "Basic " + token, email: email, redact: newRedactor(email, apiKey)},
 		userAgent:  userAgent(s.userAgent),
 		maxRetries: s.maxRetries,
 		maxWait:    s.maxWait,

@@ -324,14 +324,42 @@ func (s *TransactionsService) settleDisbursement(ctx context.Context, id int64, 
 }
 
 // sameMethod reports whether a selected method is the one asked for: the same id when a
-// saved one was selected, else the same type and account.
+// saved one was selected, else the same type and every detail the caller gave. A method
+// that differs in any of them (an old IBAN, sort code or account name) is another account:
+// taking it for the caller's would pay out to it. A detail the caller left empty is not
+// compared, since the server may fill it in (a bank's name from its routing number); the
+// cost of a false "not the same" is only one more write setting the same method.
 func sameMethod(sel, want *DisbursementMethod) bool {
 	if want.ID != 0 {
 		return sel.ID == want.ID
 	}
-	return sel.Type == want.Type && sel.AccountName == want.AccountName &&
-		sel.BankAccountNumber == want.BankAccountNumber && sel.BankIBAN == want.BankIBAN &&
-		sel.BankSwiftCode == want.BankSwiftCode && sel.BankABARoutingNumber == want.BankABARoutingNumber
+	if sel.Type != want.Type {
+		return false
+	}
+	for _, detail := range methodDetails {
+		if w := detail(want); w != "" && detail(sel) != w {
+			return false
+		}
+	}
+	return true
+}
+
+// methodDetails are the text details of a disbursement method that name its account.
+var methodDetails = []func(*DisbursementMethod) string{
+	func(m *DisbursementMethod) string { return string(m.Currency) },
+	func(m *DisbursementMethod) string { return m.AccountName },
+	func(m *DisbursementMethod) string { return m.AccountType },
+	func(m *DisbursementMethod) string { return m.BankABARoutingNumber },
+	func(m *DisbursementMethod) string { return m.BankAccountNumber },
+	func(m *DisbursementMethod) string { return m.BankBranchNumber },
+	func(m *DisbursementMethod) string { return m.BankIBAN },
+	func(m *DisbursementMethod) string { return m.BankName },
+	func(m *DisbursementMethod) string { return m.BankSwiftCode },
+	func(m *DisbursementMethod) string { return m.BankSortCode },
+	func(m *DisbursementMethod) string { return m.InternationalRoutingCode },
+	func(m *DisbursementMethod) string { return m.AdditionalInformation },
+	func(m *DisbursementMethod) string { return string(m.ClearingSystemCode) },
+	func(m *DisbursementMethod) string { return m.MemberID },
 }
 
 // settleWebhook registers a webhook and settles an ambiguous failure by reading the

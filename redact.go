@@ -488,7 +488,10 @@ func (r *redactor) header(h http.Header) http.Header {
 		for i, v := range vs {
 			rv[i] = r.string(v)
 		}
-		out[r.redact(k, true)] = rv // Go changes a name's case: match in any case
+		// Go changes a name's case: match in any case. Two names redacted alike keep both
+		// their values.
+		name := r.redact(k, true)
+		out[name] = append(out[name], rv...)
 	}
 	return out
 }

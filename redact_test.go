@@ -483,3 +483,96 @@ func FuzzRedactBase64Forms(f *testing.F) {
 		}
 	})
 }
+
+// eachChar encodes every character of s with form.
+func eachChar(s string, form func(c byte) string) string {
+	return encodeEach(s, func(_ int, c byte) string { return form(c) })
+}
+
+// TestRedactionOfFormsUsersMeet: the forms of a key that a server's echo takes, each in a
+// header value and an error body, with a key that hides none of them by coincidence ('/',
+// '+', '=', '_' and a letter first). Each form is built here, independently of the
+// redactor's tables.
+func TestRedactionOfFormsUsersMeet(t *testing.T) {
+	names := map[byte]string{'/': "sol", '+': "plus", '=': "equals", '_': "lowbar", '-': "hyphen"}
+	forms := map[string]string{
+		// A JSON escape of an HTML reference of a percent-escape: three layers, as an
+		// echo of a query value, put in an HTML page, put in a JSON string writes it.
+		"three layers deep": eachChar(hostileKey, func(c byte) string {
+			return strings.ReplaceAll(strings.ReplaceAll(fmt.Sprintf("%%%02X", c), "%", "&#37;"), "&", `\u0026`)
+		}),
+		"named references": eachChar(hostileKey, func(c byte) string {
+			if name, ok := names[c]; ok && c != '-' {
+				return "&" + name + ";"
+			}
+			return string(c)
+		}),
+		"decimal references zero-padded to 7 digits": eachChar(hostileKey, func(c byte) string { return fmt.Sprintf("&#%07d;", c) }),
+		"hex references zero-padded to 6 digits":     eachChar(hostileKey, func(c byte) string { return fmt.Sprintf("&#x%06x;", c) }),
+		"percent-encoded from its first character":   eachChar(hostileKey, func(c byte) string { return fmt.Sprintf("%%%02X", c) }),
+		"percent-encoded, lower case":                eachChar(hostileKey, func(c byte) string { return fmt.Sprintf("%%%02x", c) }),
+	}
+	for name, form := range forms {
+		t.Run(name, func(t *testing.T) {
+			if !strings.Contains(reveal(form), hostileKey) {
+				t.Fatalf("the form %q does not decode to the key", form)
+			}
+			c, mt := setupWithKey(t, hostileEmail, hostileKey, WithMaxRetries(0))
+			mt.RegisterResponder("GET", testBase+"transaction/1", respond(400, `{"message":"echo: `+strings.ReplaceAll(form, `\`, `\\`)+`"}`, "X-Echo", form))
+			mt.RegisterResponder("GET", testBase+"transaction/2", respond(200, `{"id":2}`, "X-Echo", form))
+			_, err := c.Transactions.Get(context.Background(), 1)
+			var ae *APIError
+			if !errors.As(err, &ae) {
+				t.Fatalf("want an *APIError, got %v", err)
+			}
+			var r Response
+			if _, err := c.Transactions.Get(context.Background(), 2, WithResponse(&r)); err != nil {
+				t.Fatal(err)
+			}
+			for what, out := range map[string]string{"Error()": err.Error(), "Message": ae.Message, "Body": string(ae.Body),
+				"Header": fmt.Sprint(ae.Header), "WithResponse's Header": fmt.Sprint(r.Header)} {
+				if leaksKey(out, hostileKey) {
+					t.Errorf("%s shows the key: %s", what, out)
+				}
+			}
+		})
+	}
+}
+
+// TestKeyInAHeaderNameIsRedactedWhateverItsCase: a server that sends the key as a header's
+// name has its case changed by Go (X-Kq9-Zxvb_lm0prat77weq for kQ9-zXvb_Lm0pRaT77wEq): the
+// name is still redacted, in an error's Header and in WithResponse's.
+func TestKeyInAHeaderNameIsRedactedWhateverItsCase(t *testing.T) {
+	for _, key := range []string{"kQ9-zXvb_Lm0pRaT77wEq", hostileKey} {
+		c, mt := setupWithKey(t, hostileEmail, key, WithMaxRetries(0))
+		named := func(status int) httpmock.Responder {
+			return func(req *http.Request) (*http.Response, error) {
+				resp := httpmock.NewStringResponse(status, `{"id":1}`)
+				resp.Header.Set("X-"+key, "1")                         // canonicalized when the key is a token
+				resp.Header["X-"+strings.ToUpper(key)] = []string{"2"} // as a server may write it
+				resp.Header["x-"+hex.EncodeToString([]byte(key))] = []string{"3"}
+				return resp, nil
+			}
+		}
+		mt.RegisterResponder("GET", testBase+"transaction/1", named(403))
+		mt.RegisterResponder("GET", testBase+"transaction/2", named(200))
+		var ae *APIError
+		if _, err := c.Transactions.Get(context.Background(), 1); !errors.As(err, &ae) {
+			t.Fatalf("want an *APIError, got %v", err)
+		}
+		var r Response
+		if _, err := c.Transactions.Get(context.Background(), 2, WithResponse(&r)); err != nil {
+			t.Fatal(err)
+		}
+		for what, h := range map[string]http.Header{"APIError.Header": ae.Header, "WithResponse's Header": r.Header} {
+			if n := len(h["X-[REDACTED]"]) + len(h["x-[REDACTED]"]); n != 3 {
+				t.Errorf("%s lost headers: %v", what, h)
+			}
+			for name := range h {
+				if low := strings.ToLower(name); strings.Contains(low, strings.ToLower(key)) || strings.Contains(low, hex.EncodeToString([]byte(key))) {
+					t.Errorf("%s has the key in the name %q", what, name)
+				}
+			}
+		}
+	}
+}

@@ -167,10 +167,10 @@ func TestWritesSettleThemselves(t *testing.T) {
 }
 
 // settleWith runs one covered write against a mock where the write answers writes in turn
-// and the state read answers reads in turn; it returns the call's result and the number of
-// writes and reads sent.
+// and the state read answers reads in turn; it returns the call's result, the number of
+// writes and reads sent, and the call's error.
 func settleWith(t *testing.T, opts []Option, writeMethod, writePath string, writes []httpmock.Responder, readPath string, reads []httpmock.Responder,
-	call func(c *Client) (any, error)) (got any, err error, nWrites, nReads int) {
+	call func(c *Client) (any, error)) (got any, nWrites, nReads int, err error) {
 	t.Helper()
 	synctest.Test(t, func(t *testing.T) {
 		c, mt := setup(t, opts...)
@@ -180,7 +180,7 @@ func settleWith(t *testing.T, opts []Option, writeMethod, writePath string, writ
 		got, err = call(c)
 		nWrites, nReads = w.count(), r.count()
 	})
-	return got, err, nWrites, nReads
+	return got, nWrites, nReads, err
 }
 
 // TestSettleStopsAtTheRetryBound: a write that fails ambiguously and reads back as not
@@ -189,7 +189,7 @@ func settleWith(t *testing.T, opts []Option, writeMethod, writePath string, writ
 func TestSettleStopsAtTheRetryBound(t *testing.T) {
 	dropped := fail(&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET})
 	for retries := range 3 {
-		_, err, writes, _ := settleWith(t, []Option{WithMaxRetries(retries)}, "PATCH", "transaction/77", []httpmock.Responder{dropped},
+		_, writes, _, err := settleWith(t, []Option{WithMaxRetries(retries)}, "PATCH", "transaction/77", []httpmock.Responder{dropped},
 			"transaction/77", []httpmock.Responder{respond(200, carSaleAsRendered(77))},
 			func(c *Client) (any, error) {
 				return c.Transactions.Ship(context.Background(), 77, nil, AsCustomer(seller))
@@ -208,7 +208,7 @@ func TestSettleStopsAtTheRetryBound(t *testing.T) {
 // before it) is the caller's answer as it is: the state is not read, and an effect that
 // shows there (someone else's) does not turn the refusal into a success.
 func TestPlainRefusalIsNotReadBack(t *testing.T) {
-	got, err, writes, reads := settleWith(t, nil, "PATCH", "transaction/77", []httpmock.Responder{respond(400, `{"error":"invalid_state"}`)},
+	got, writes, reads, err := settleWith(t, nil, "PATCH", "transaction/77", []httpmock.Responder{respond(400, `{"error":"invalid_state"}`)},
 		"transaction/77", []httpmock.Responder{respond(200, shippedTx(77))},
 		func(c *Client) (any, error) {
 			return c.Transactions.Ship(context.Background(), 77, nil, AsCustomer(seller))
@@ -241,7 +241,7 @@ func TestEffectOfAnotherRoleIsNotTheActors(t *testing.T) {
 		{"a partner acting for the buyer, who is also the broker", strings.Replace(withBuyer(shippedTx(77)), "broker@test.escrow.com", buyer, 1), []RequestOption{AsCustomer(buyer)}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err, writes, _ := settleWith(t, nil, "PATCH", "transaction/77", []httpmock.Responder{respond(502, `{}`)},
+			got, writes, _, err := settleWith(t, nil, "PATCH", "transaction/77", []httpmock.Responder{respond(502, `{}`)},
 				"transaction/77", []httpmock.Responder{respond(200, tt.read)},
 				func(c *Client) (any, error) { return c.Transactions.Ship(context.Background(), 77, nil, tt.opts...) })
 			if !errors.Is(err, ErrOutcomeUnknown) || writes != 1 {
@@ -280,7 +280,7 @@ func TestWholeTransactionActionMustShowOnEveryGoodsItem(t *testing.T) {
 		{"shipped on neither", twoGoods(false, false), false, 2, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err, writes, _ := settleWith(t, nil, "PATCH", "transaction/77", []httpmock.Responder{respond(502, `{}`), respond(200, twoGoods(true, true))},
+			got, writes, _, err := settleWith(t, nil, "PATCH", "transaction/77", []httpmock.Responder{respond(502, `{}`), respond(200, twoGoods(true, true))},
 				"transaction/77", []httpmock.Responder{respond(200, tt.read)},
 				func(c *Client) (any, error) {
 					return c.Transactions.Ship(context.Background(), 77, nil, AsCustomer(seller))
@@ -306,7 +306,7 @@ func TestWholeTransactionActionMustShowOnEveryGoodsItem(t *testing.T) {
 func TestWebhookSettledToTheNewestRegistration(t *testing.T) {
 	const url = "https://hooks.test/escrow?secret=a%2Fb"
 	list := `{"webhooks":[{"id":4,"url":"` + url + `"},{"id":7,"url":"https://hooks.test/other"},{"id":12,"url":"` + url + `"},{"id":15,"url":"https://hooks.test/third"}]}`
-	got, err, writes, _ := settleWith(t, nil, "POST", "customer/me/webhook", []httpmock.Responder{respond(503, `{}`)},
+	got, writes, _, err := settleWith(t, nil, "POST", "customer/me/webhook", []httpmock.Responder{respond(503, `{}`)},
 		"customer/me/webhook", []httpmock.Responder{respond(200, list)},
 		func(c *Client) (any, error) { return c.Webhooks.Create(context.Background(), Me, url) })
 	w, _ := got.(*Webhook)
@@ -348,7 +348,7 @@ func TestDisbursementDetailsMustMatchInEveryField(t *testing.T) {
 			change(&old)
 			sel, _ := json.Marshal(map[string]any{"selected_disbursement_method": old})
 			again, _ := json.Marshal(map[string]any{"selected_disbursement_method": want})
-			_, err, writes, _ := settleWith(t, nil, "PATCH", "transaction/77/disbursement_methods", []httpmock.Responder{dropped, respond(200, string(again))},
+			_, writes, _, err := settleWith(t, nil, "PATCH", "transaction/77/disbursement_methods", []httpmock.Responder{dropped, respond(200, string(again))},
 				"transaction/77/disbursement_methods", []httpmock.Responder{respond(200, string(sel))},
 				func(c *Client) (any, error) {
 					m := want

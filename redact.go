@@ -50,7 +50,11 @@ var namedEntities = map[string]byte{
 //     is a token wrapped across lines (its tail, cut at a 4-character boundary, decodes to
 //     the key), cut in pieces, or cut short of its padding. A piece shorter than that holds
 //     at most 3 bytes of the key.
-//  4. Hex of the key, in lower, upper or mixed case: how bytes are dumped.
+//  4. Hex of the key, in lower, upper or mixed case: how bytes are dumped. A dump whose
+//     byte pairs are spread out (hex.Dump, xxd: "6b 51 2f", "6b51 2f39", "6b:51") is read
+//     as bytes, and a run of pairs that holds 4 bytes of the key in a row goes whole; so
+//     does any piece of 8 characters of the key as it is, such as a dump's text column
+//     ("|kQ/9+zX=vb_Lm-0p|").
 //  5. Any of the above in a header name, whatever its case: Go canonicalizes names.
 //
 // Beyond these, an echo would be the server transforming the secret (hashing, encrypting,
@@ -62,7 +66,15 @@ type redactor struct {
 	secrets, folded []string
 	// grams holds every piece of 4 to gramLen characters of the key's base64 cores (3).
 	grams map[string]struct{}
+	// key is the key itself, for its pieces (4); keyGrams holds every 4 bytes of it in a
+	// row, keyPieces every keyPieceLen.
+	key                 string
+	keyGrams, keyPieces map[string]struct{}
 }
+
+// keyPieceLen is the length of a piece of the key, as it is, that is redacted wherever it
+// appears: a dump's text column cuts the key in lines of 16.
+const keyPieceLen = 8
 
 // gramLen is the length of a base64 run of the key's core that removes the run it is in:
 // five characters carry 3.75 bytes of the key, and a chance match of five random
@@ -98,6 +110,13 @@ func newRedactor(email, key string) *redactor {
 	}
 	r.secrets = dedupe(r.secrets) // unpadded forms equal padded ones at some lengths
 	r.folded = []string{hex.EncodeToString([]byte(key))}
+	r.key, r.keyGrams, r.keyPieces = key, make(map[string]struct{}), make(map[string]struct{})
+	for i := 0; i+4 <= len(key); i++ {
+		r.keyGrams[key[i:i+4]] = struct{}{}
+	}
+	for i := 0; i+keyPieceLen <= len(key); i++ {
+		r.keyPieces[key[i:i+keyPieceLen]] = struct{}{}
+	}
 	return r
 }
 
@@ -366,7 +385,91 @@ func (r *redactor) redact(s string, foldAll bool) string {
 		b.WriteString(s[last:])
 		s = b.String()
 	}
-	return r.base64Runs(s)
+	return r.removeKeyPieces(r.hexRuns(r.base64Runs(s)))
+}
+
+// removeKeyPieces removes every piece of keyPieceLen characters or more of the key as it
+// is.
+func (r *redactor) removeKeyPieces(s string) string {
+	if len(r.keyPieces) == 0 || len(s) < keyPieceLen {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i+keyPieceLen <= len(s); i++ {
+		if _, ok := r.keyPieces[s[i:i+keyPieceLen]]; !ok {
+			continue
+		}
+		j := i + keyPieceLen
+		for j < len(s) && strings.Contains(r.key, s[i:j+1]) {
+			j++
+		}
+		b.WriteString(s[last:i])
+		b.WriteString(redacted)
+		last, i = j, j-1
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// hexRuns removes every run of hex byte pairs (contiguous, or apart by up to two spaces, a
+// colon or a hyphen, as dumps print them) that decodes, read from either of its first two
+// digits, to 4 bytes of the key in a row.
+func (r *redactor) hexRuns(s string) string {
+	if len(r.keyGrams) == 0 {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i+8 <= len(s); {
+		if hexVal(s[i]) < 0 {
+			i++
+			continue
+		}
+		end, carries := r.hexRunAt(s, i)
+		if carries {
+			b.WriteString(s[last:i])
+			b.WriteString(redacted)
+			last = end
+		}
+		i = max(end, i+1)
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// hexRunAt reads the run of hex pairs that starts at s[i], at both alignments, and reports
+// where the longer reading ends and whether either holds 4 bytes of the key in a row.
+func (r *redactor) hexRunAt(s string, i int) (end int, carries bool) {
+	end = i
+	for align := range 2 {
+		var bs []byte
+		j := i + align
+		for j+1 < len(s) && hexVal(s[j]) >= 0 && hexVal(s[j+1]) >= 0 {
+			bs = append(bs, byte(hexVal(s[j])<<4|hexVal(s[j+1])))
+			j += 2
+			end = max(end, j)
+			k := j
+			for k < len(s) && k-j < 2 && (s[k] == ' ' || s[k] == ':' || s[k] == '-') {
+				k++
+			}
+			if k+1 < len(s) && hexVal(s[k]) >= 0 && hexVal(s[k+1]) >= 0 {
+				j = k
+			}
+		}
+		for n := 0; n+4 <= len(bs); n++ {
+			if _, ok := r.keyGrams[string(bs[n:n+4])]; ok {
+				carries = true
+			}
+		}
+	}
+	return end, carries
 }
 
 // matchAny reports where the first secret that begins at s[i] ends.

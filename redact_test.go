@@ -339,6 +339,18 @@ func credentialForms(email, key string) map[string]string {
 	}
 	h := hex.EncodeToString([]byte(key))
 	forms["hex"], forms["HEX"] = h, strings.ToUpper(h)
+	forms["hex.Dump"] = hex.Dump([]byte(key))
+	forms["HEX.DUMP"] = strings.ToUpper(hex.Dump([]byte(key)))
+	var pairs, quads []string
+	for i := 0; i < len(key); i++ {
+		pairs = append(pairs, h[2*i:2*i+2])
+		if i%2 == 1 {
+			quads = append(quads, h[2*i-2:2*i+2])
+		}
+	}
+	forms["hex, colon-separated"] = strings.Join(pairs, ":")
+	forms["hex, as xxd groups it"] = strings.Join(quads, " ")
+	forms["hex, wrapped at 20"] = h[:20] + "\n" + h[20:]
 	forms["hex, mixed case"] = strings.Map(func(r rune) rune {
 		if r%2 == 0 {
 			return unicode.ToUpper(r)
@@ -349,13 +361,23 @@ func credentialForms(email, key string) map[string]string {
 }
 
 // leaksKey reports whether text shows the key in any of credentialForms' forms: the key
-// itself, its hex in any case, or at least 4 bytes of it in a decoding of any base64 run
-// of the text, at any alignment and in either alphabet. It decodes independently of the
+// itself or 8 characters of it, its hex in any case (8 bytes of it, separators aside), or
+// at least 4 bytes of it in a decoding of any base64 run of the text, at any alignment and
+// in either alphabet. It decodes independently of the
 // redactor's code; reveal undoes the escapes first.
 func leaksKey(text, key string) bool {
+	hexKey := hex.EncodeToString([]byte(key))
 	for _, s := range []string{text, reveal(text)} {
-		if strings.Contains(s, key) || strings.Contains(strings.ToLower(s), hex.EncodeToString([]byte(key))) {
+		if strings.Contains(s, key) || strings.Contains(strings.ToLower(s), hexKey) {
 			return true
+		}
+		// 8 characters of the key as it is (a dump's text column), or 4 bytes of its hex
+		// once the separators a dump prints are squeezed out.
+		squeezed := strings.NewReplacer(" ", "", ":", "", "-", "").Replace(strings.ToLower(s))
+		for i := 0; i+8 <= len(key); i++ {
+			if strings.Contains(s, key[i:i+8]) || strings.Contains(squeezed, hexKey[2*i:2*i+16]) {
+				return true
+			}
 		}
 		runs := strings.FieldsFunc(s, func(r rune) bool {
 			return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || strings.ContainsRune("+/-_", r))

@@ -3,6 +3,7 @@ package escrow
 import (
 	"errors"
 	"fmt"
+	"math"
 )
 
 // DefaultMaxPages is how many pages an iterator (TransactionsService.All,
@@ -52,15 +53,22 @@ var ErrListingRepeats = errors.New("escrow: the listing came back to elements al
 
 // pageGuard keeps a walk honest: it yields no element twice, ends the walk on a page that
 // brings nothing new, and stops it at the page limit. It remembers the id of every element
-// yielded, so its memory is bounded by the page limit times the page size (about 16 bytes
-// an id: 16 MB at the default limit and page size, for a walk of a million elements).
+// yielded, at most the page limit times the page size asked for (a server that answers
+// larger pages than asked reaches the bound sooner, with ErrPageLimit): some 40 MB at the
+// defaults, for a walk of a million elements, whatever the server sends.
 type pageGuard struct {
 	limit, fetched int
+	maxIDs         int
 	seen           map[int64]struct{}
 }
 
-func newPageGuard(opts []RequestOption) *pageGuard {
-	return &pageGuard{limit: maxPagesOf(opts), seen: make(map[int64]struct{})}
+func newPageGuard(opts []RequestOption, pageSize int) *pageGuard {
+	limit := maxPagesOf(opts)
+	maxIDs := math.MaxInt
+	if pageSize > 0 && limit <= math.MaxInt/pageSize {
+		maxIDs = limit * pageSize
+	}
+	return &pageGuard{limit: limit, maxIDs: maxIDs, seen: make(map[int64]struct{})}
 }
 
 // yieldPage yields the elements of a fetched page that the walk has not yielded yet. It
@@ -73,6 +81,10 @@ func yieldPage[T any](g *pageGuard, items []T, id func(*T) int64, yield func(*T,
 		k := id(&items[i])
 		if _, dup := g.seen[k]; dup {
 			continue
+		}
+		if len(g.seen) >= g.maxIDs {
+			yield(nil, fmt.Errorf("%w (%d elements: more than %d pages of the size asked hold)", ErrPageLimit, len(g.seen), g.limit))
+			return false
 		}
 		g.seen[k] = struct{}{}
 		fresh++

@@ -260,3 +260,18 @@ func TestOversizedPageSaysAskForSmallerPages(t *testing.T) {
 		t.Errorf("a single resource over its cap: %v; want a DecodeError that does not talk of pages", err)
 	}
 }
+
+// TestWalkMemoryIsBoundedByThePageLimit: a server that answers far larger pages than asked,
+// each of new ids, cannot make a walk remember more ids than the page limit times the page
+// size asked: the walk ends with ErrPageLimit there.
+func TestWalkMemoryIsBoundedByThePageLimit(t *testing.T) {
+	c, mt := setup(t)
+	var calls atomic.Int64
+	mt.RegisterResponder(http.MethodGet, "=~^"+testBase+"partner/transactions", endless(&calls, func(n int64, _ *http.Request) string {
+		return fmt.Sprintf(`{"next_cursor":%d,"transactions":[%s]}`, 100+n, txJSON(10*n, 10*n+1, 10*n+2, 10*n+3, 10*n+4))
+	}))
+	got, errs := collect(c.Partner.AllTransactions(context.Background(), &PartnerTransactionsOptions{Limit: 2}, MaxPages(3)), txIDOf)
+	if len(got) != 6 || len(errs) != 1 || !errors.Is(errs[0], ErrPageLimit) {
+		t.Errorf("%d ids and errors %v, want 6 (3 pages of 2) and ErrPageLimit", len(got), errs)
+	}
+}

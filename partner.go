@@ -302,7 +302,7 @@ func (s *PartnerService) AllTransactions(ctx context.Context, opt *PartnerTransa
 			return nil, nil, err
 		}
 		return list.Transactions, list.NextCursor, nil
-	}, func(o *PartnerTransactionsOptions) int64 { return o.NextCursor }, txIDOf, opts)
+	}, func(o *PartnerTransactionsOptions) int64 { return o.NextCursor }, txIDOf, pageSizeOf(opt), opts)
 }
 
 // Customers returns one page of the partner's customers.
@@ -323,13 +323,32 @@ func (s *PartnerService) AllCustomers(ctx context.Context, opt *PartnerCustomers
 			return nil, nil, err
 		}
 		return list.Customers, list.NextCursor, nil
-	}, func(o *PartnerCustomersOptions) int64 { return o.NextCursor }, func(c *Customer) int64 { return c.ID }, opts)
+	}, func(o *PartnerCustomersOptions) int64 { return o.NextCursor }, func(c *Customer) int64 { return c.ID }, pageSizeOf(opt), opts)
+}
+
+// pageSizeOf is the limit a partner iterator asks for: the caller's, or DefaultPageSize.
+func pageSizeOf[O PartnerTransactionsOptions | PartnerCustomersOptions](opt *O) int {
+	size := 0
+	switch o := any(opt).(type) {
+	case *PartnerTransactionsOptions:
+		if o != nil {
+			size = o.Limit
+		}
+	case *PartnerCustomersOptions:
+		if o != nil {
+			size = o.Limit
+		}
+	}
+	if size <= 0 {
+		return DefaultPageSize
+	}
+	return size
 }
 
 // followCursor yields the elements of page after page. Each range copies the caller's
 // options O and fetches each page with the cursor the previous one returned, until the
 // cursor is null; a cursor already followed ends the walk with ErrListingRepeats.
-func followCursor[O, T any](opt *O, fetchPage func(page *O, cursor int64) ([]T, *int64, error), start func(*O) int64, id func(*T) int64, opts []RequestOption) iter.Seq2[*T, error] {
+func followCursor[O, T any](opt *O, fetchPage func(page *O, cursor int64) ([]T, *int64, error), start func(*O) int64, id func(*T) int64, pageSize int, opts []RequestOption) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
 		var page O
 		if opt != nil {
@@ -337,7 +356,7 @@ func followCursor[O, T any](opt *O, fetchPage func(page *O, cursor int64) ([]T, 
 		}
 		cursor := start(&page)
 		followed := map[int64]bool{cursor: true}
-		guard := newPageGuard(opts) // see iterate.go
+		guard := newPageGuard(opts, pageSize) // see iterate.go
 		for {
 			items, next, err := fetchPage(&page, cursor)
 			if err != nil {

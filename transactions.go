@@ -372,7 +372,7 @@ func (s *TransactionsService) All(ctx context.Context, opt *ListTransactionsOpti
 		if page.PerPage <= 0 {
 			page.PerPage = DefaultPageSize
 		}
-		guard := newPageGuard(opts) // see iterate.go
+		guard := newPageGuard(opts, page.PerPage) // see iterate.go
 		for {
 			list, err := s.List(ctx, &page, opts...)
 			if err != nil {

@@ -266,17 +266,8 @@ func readEntity(s string, pos *int, next func() (byte, bool)) (byte, bool) {
 		return 0, false
 	}
 	if c != '#' {
-		// A named reference: letters up to ';'. Names are plain in every encoding seen.
 		*pos = start
-		end := start
-		for end < len(s) && end-start < 10 && (s[end] >= 'a' && s[end] <= 'z' || s[end] >= 'A' && s[end] <= 'Z') {
-			end++
-		}
-		if v, known := namedEntities[s[start:end]]; known && end < len(s) && s[end] == ';' {
-			*pos = end + 1
-			return v, true
-		}
-		return 0, false
+		return readNamedEntity(s, pos)
 	}
 	base := 10
 	mark := *pos
@@ -285,9 +276,36 @@ func readEntity(s string, pos *int, next func() (byte, bool)) (byte, bool) {
 	} else {
 		*pos = mark
 	}
-	v, digits := 0, 0
+	v, digits := readEntityDigits(pos, next, base)
+	if digits == 0 || v >= 0x80 {
+		return 0, false
+	}
+	mark = *pos
+	if c, ok := next(); !ok || c != ';' {
+		*pos = mark
+	}
+	return byte(v), true
+}
+
+// readNamedEntity reads a named reference at s[*pos]: letters up to ';'. Names are plain
+// in every encoding seen.
+func readNamedEntity(s string, pos *int) (byte, bool) {
+	start, end := *pos, *pos
+	for end < len(s) && end-start < 10 && (s[end] >= 'a' && s[end] <= 'z' || s[end] >= 'A' && s[end] <= 'Z') {
+		end++
+	}
+	if v, known := namedEntities[s[start:end]]; known && end < len(s) && s[end] == ';' {
+		*pos = end + 1
+		return v, true
+	}
+	return 0, false
+}
+
+// readEntityDigits reads up to 8 digits of a numeric reference in base (10 or 16), zero
+// padding included.
+func readEntityDigits(pos *int, next func() (byte, bool), base int) (v, digits int) {
 	for digits < 8 {
-		mark = *pos
+		mark := *pos
 		c, ok := next()
 		d := hexVal(c)
 		if !ok || d < 0 || (base == 10 && d > 9) {
@@ -304,14 +322,7 @@ func readEntity(s string, pos *int, next func() (byte, bool)) (byte, bool) {
 		v = v*base + d
 		digits++
 	}
-	if digits == 0 || v >= 0x80 {
-		return 0, false
-	}
-	mark = *pos
-	if c, ok := next(); !ok || c != ';' {
-		*pos = mark
-	}
-	return byte(v), true
+	return v, digits
 }
 
 // matchAt reports where a secret that begins at s[i] ends, in any encoding and any

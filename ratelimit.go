@@ -468,6 +468,12 @@ func (l *endpointLimits) observeLocked(a *allowance, resp *http.Response, sl slo
 		a.lowest = remaining
 		a.known, a.remaining = true, max(remaining-a.inflight, 0)
 	}
+	l.learnReset(a, resp, now, inWindow, remaining)
+}
+
+// learnReset records when an answer says the window resets, and spaces the probes of an
+// endpoint exhausted with no word on when.
+func (l *endpointLimits) learnReset(a *allowance, resp *http.Response, now time.Time, inWindow bool, remaining int) {
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests:
 		if wait, ok := retryHint(resp, now); ok {

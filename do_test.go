@@ -218,7 +218,7 @@ func TestWithResponseWithoutAnswer(t *testing.T) {
 
 // climbingPaths are paths that servers or proxies on the way resolve outside the base URL:
 // each decodes, repeatedly, into a "." or ".." segment under one common reading (see
-// safeSegment). Client.Do used to send all but the first two with the credentials.
+// safeSegment).
 var climbingPaths = []string{
 	"transaction/..%2f..%2fadmin",
 	"..%2f",

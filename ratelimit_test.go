@@ -592,10 +592,10 @@ func hostileHints(now time.Time) []struct {
 	}
 }
 
-// TestEveryHoldEnds: one answer with nothing left and a reset hint far away holds its
-// endpoint for the maximum hold at most; then exactly one request probes it while the other
-// callers wait for its answer. Before WithMaxHold, a RateLimit-Reset of 1000000000000 (epoch
-// milliseconds) held the endpoint for 292 years.
+// TestEveryHoldEnds: one answer with nothing left and a reset hint far away (a year, or
+// RateLimit-Reset: 1000000000000, epoch milliseconds) holds its endpoint for the maximum
+// hold at most; then exactly one request probes it while the other callers wait for its
+// answer.
 func TestEveryHoldEnds(t *testing.T) {
 	for _, maxHold := range []time.Duration{DefaultMaxHold, 90 * time.Second} {
 		synctest.Test(t, func(t *testing.T) {

@@ -403,11 +403,11 @@ func leaksKey(text, key string) bool {
 }
 
 // TestNoEncodingOfTheCredentialEscapes: a server echoes the credential in each form of
-// credentialForms, in an error's message, body and header, a header's name, a 2xx body it
-// cannot decode, a transport error and the headers WithResponse captures; none of what the
-// client returns or logs shows it. Before, the token without its padding, in the URL
-// alphabet, wrapped across lines, base64 of the key alone, its hex and the key as a header
-// name (whose case Go changes) all went through whole.
+// credentialForms (the token unpadded, in the URL alphabet, wrapped across lines, base64 of
+// the key alone, its hex and hex dumps, the key as a header name whose case Go changes, …),
+// in an error's message, body and header, a header's name, a 2xx body it cannot decode, a
+// transport error and the headers WithResponse captures; none of what the client returns
+// or logs shows it.
 func TestNoEncodingOfTheCredentialEscapes(t *testing.T) {
 	for name, form := range credentialForms(hostileEmail, hostileKey) {
 		t.Run(name, func(t *testing.T) {

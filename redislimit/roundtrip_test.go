@@ -40,8 +40,7 @@ func TestHealthyRedisNeverFails(t *testing.T) {
 // TestHostileResetHoldsNoReplicaLonger: one answer with nothing left and a reset a year
 // away, in each form a server gives it, holds the endpoint for the other replica for the
 // maximum hold at most, whether the clients' bound or the store's is the shorter; then its
-// call goes. Before WithMaxHold, RateLimit-Reset: 1000000000000 held every replica for 292
-// years.
+// call goes.
 func TestHostileResetHoldsNoReplicaLonger(t *testing.T) {
 	t.Parallel()
 	rdb := redisClient(t, redisserver.Start(t))

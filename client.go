@@ -96,6 +96,7 @@ type settings struct {
 	userAgent  string
 	// rateLimitStore, when set, holds the rate-limit memory; see WithRateLimitStore.
 	rateLimitStore RateLimitStore
+	maxHold        time.Duration
 }
 
 // WithSandbox points the client at the provider's sandbox, whose accounts and credentials
@@ -120,6 +121,15 @@ func WithMaxRetries(n int) Option { return func(s *settings) { s.maxRetries = ma
 // call fails at once with a [*RateLimitError] instead of sleeping.
 func WithMaxWait(d time.Duration) Option { return func(s *settings) { s.maxWait = d } }
 
+// WithMaxHold bounds how long a server's hint may hold an endpoint (default
+// [DefaultMaxHold], 10 minutes). An answer with no requests remaining and a RateLimit-Reset
+// or Retry-After further away (a year, an epoch time in the far future, a garbled value)
+// holds calls to that endpoint for at most d, in this client's memory and in a shared
+// [RateLimitStore]; then one request probes the endpoint, and its answer says whether the
+// others may follow. A [*RateLimitError]'s RetryAfter is never longer than d either.
+// Non-positive values are refused by NewClient.
+func WithMaxHold(d time.Duration) Option { return func(s *settings) { s.maxHold = d } }
+
 // WithLogger makes the client log requests, retries and waits at Debug and Info levels. The
 // client is silent by default. Credentials and bodies are never logged.
 func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.logger = l } }
@@ -132,7 +142,7 @@ func WithUserAgent(product string) Option { return func(s *settings) { s.userAge
 // an API key (or the account password). It talks to production unless an option says
 // otherwise.
 func NewClient(email, apiKey string, opts ...Option) (*Client, error) {
-	s := settings{baseURL: ProductionURL, maxRetries: DefaultMaxRetries, maxWait: DefaultMaxWait}
+	s := settings{baseURL: ProductionURL, maxRetries: DefaultMaxRetries, maxWait: DefaultMaxWait, maxHold: DefaultMaxHold}
 	for _, opt := range opts {
 		opt(&s)
 	}
@@ -142,8 +152,8 @@ func NewClient(email, apiKey string, opts ...Option) (*Client, error) {
 	if apiKey == "" || hasControl(apiKey) {
 		return nil, fmt.Errorf("%w: the API key must be non-empty and contain no control character", ErrInvalidArgument)
 	}
-	if s.maxWait <= 0 {
-		return nil, fmt.Errorf("%w: the maximum wait must be positive", ErrInvalidArgument)
+	if s.maxWait <= 0 || s.maxHold <= 0 {
+		return nil, fmt.Errorf("%w: the maximum wait and hold must be positive", ErrInvalidArgument)
 	}
 	base, err := parseBaseURL(s.baseURL)
 	if err != nil {
@@ -152,7 +162,7 @@ func NewClient(email, apiKey string, opts ...Option) (*Client, error) {
 	token := base64.StdEncoding.EncodeToString([]byte(email + ":" + apiKey))
 	c := &Client{
 		baseURL:    base,
-		auth:       &credentials{header: "Basic " + token, email: email, redact: &redactor{secrets: []string{apiKey, token}}},
+		auth:       &credentials{header: "Basic " + token, email: email, redact: newRedactor(email, apiKey)},
 		userAgent:  userAgent(s.userAgent),
 		maxRetries: s.maxRetries,
 		maxWait:    s.maxWait,
@@ -164,8 +174,9 @@ func NewClient(email, apiKey string, opts ...Option) (*Client, error) {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
 	c.limits = newEndpointLimits(c.baseWait, c.maxWait)
+	c.limits.maxHold = s.maxHold
 	if s.rateLimitStore != nil {
-		c.shared = newSharedLimits(s.rateLimitStore, accountScope(email, base.String()), c.logger)
+		c.shared = newSharedLimits(s.rateLimitStore, accountScope(email, base.String()), c.logger, s.maxHold)
 	}
 	c.bodies = new(sync.Pool)
 	c.retryHTTP = c.newHTTPClient(s.httpClient)
@@ -451,7 +462,7 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 		c.auth.redact.apiError(apiErr, fields)
 		switch {
 		case resp.StatusCode == http.StatusTooManyRequests:
-			wait, _ := retryHint(resp, time.Now())
+			wait, _ := c.retryHint(resp, time.Now())
 			return &RateLimitError{Method: p.method, Path: p.path, Endpoint: p.endpoint, RetryAfter: wait, Response: apiErr}
 		case len(fields) > 0:
 			return &ValidationError{APIError: apiErr, fields: fields}
@@ -469,7 +480,11 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 	if buf == nil {
 		buf = new([]byte)
 	}
-	body, err := readCapped(resp, responseCap(&k), (*buf)[:0]) // see limits.go
+	limit := responseCap(&k)
+	body, err := readCapped(resp, limit, (*buf)[:0]) // see limits.go
+	if err != nil && limit == MaxListBody {
+		err = fmt.Errorf("%w: a page of a listing; ask for smaller pages (ListTransactionsOptions.PerPage, the partner options' Limit)", err)
+	}
 	if err == nil {
 		err = decodeBody(resp, body, k.out)
 	}
@@ -588,10 +603,11 @@ func pathSegment(p any) (string, error) {
 	case CustomerRef:
 		return v.segment()
 	case string:
-		if v == "" || v == "." || v == ".." {
-			return "", fmt.Errorf("%q cannot be a path segment", v)
+		seg := url.PathEscape(v)
+		if v == "" || !safeSegment(seg) { // see do.go: "a/../../x" would climb where %2F is decoded
+			return "", fmt.Errorf("%q cannot be a path segment", truncate(v, 64))
 		}
-		return url.PathEscape(v), nil
+		return seg, nil
 	}
 	return "", fmt.Errorf("unsupported parameter type %T", p)
 }

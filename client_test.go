@@ -134,10 +134,10 @@ func TestPathSegmentsAreEscaped(t *testing.T) {
 	mt.RegisterNoResponder(rec.then(respond(200, `{"id": 1}`)))
 	ctx := context.Background()
 	for ref, want := range map[string]string{
-		"../customer/me": "/2017-09-01/transaction/reference/..%2Fcustomer%2Fme",
-		"a b?c#d%":       "/2017-09-01/transaction/reference/a%20b%3Fc%23d%25",
-		"order-1042":     "/2017-09-01/transaction/reference/order-1042",
-		"ünï/cødé":       "/2017-09-01/transaction/reference/%C3%BCn%C3%AF%2Fc%C3%B8d%C3%A9",
+		"order/2024/55": "/2017-09-01/transaction/reference/order%2F2024%2F55",
+		"a b?c#d%":      "/2017-09-01/transaction/reference/a%20b%3Fc%23d%25",
+		"order-1042":    "/2017-09-01/transaction/reference/order-1042",
+		"ünï/cødé":      "/2017-09-01/transaction/reference/%C3%BCn%C3%AF%2Fc%C3%B8d%C3%A9",
 	} {
 		if _, err := c.Transactions.GetByReference(ctx, ref); err != nil {
 			t.Fatalf("GetByReference(%q): %v", ref, err)
@@ -147,7 +147,8 @@ func TestPathSegmentsAreEscaped(t *testing.T) {
 		}
 	}
 	before := rec.count()
-	for _, ref := range []string{"", ".", ".."} {
+	// "../customer/me" escapes to one segment, but a server that decodes %2F climbs with it.
+	for _, ref := range []string{"", ".", "..", "../customer/me"} {
 		if _, err := c.Transactions.GetByReference(ctx, ref); !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("GetByReference(%q) = %v, want ErrInvalidArgument", ref, err)
 		}

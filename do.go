@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Do sends a request that no method of this package covers yet (an endpoint or a field
@@ -18,8 +19,10 @@ import (
 //
 // path is relative to the base URL (its version segment included), with an optional query:
 // "transaction/42", "partner/transactions?limit=5". A leading "/" is ignored. An absolute
-// URL, a "." or ".." segment and an empty segment are refused with [ErrInvalidArgument],
-// so credentials never leave for another host or path.
+// URL, an empty segment, and a segment that a server or proxy on the way could read as
+// "." or ".." are refused with [ErrInvalidArgument] before anything is sent, so credentials
+// never leave for another host or a path outside the base URL: see [Client.Do]'s rules in
+// safeSegment (escapes decoded repeatedly, "\" read as "/", ";" path parameters).
 //
 // body, when not nil (nor a nil pointer), is encoded with encoding/json; a []byte or
 // [json.RawMessage] is taken as JSON already encoded, and must be valid. out, when not nil, receives the
@@ -79,12 +82,95 @@ func relativePath(path string) (escaped, rawQuery string, err error) {
 	}
 	escaped = u.EscapedPath()
 	for seg := range strings.SplitSeq(escaped, "/") {
-		s, err := url.PathUnescape(seg)
-		if err != nil || s == "" || s == "." || s == ".." || hasControl(s) {
-			return "", "", fmt.Errorf("%w: path %q has an empty, \".\", \"..\" or unprintable segment", ErrInvalidArgument, path)
+		if s, err := url.PathUnescape(seg); err != nil || s == "" || !safeSegment(seg) {
+			return "", "", fmt.Errorf("%w: path %q has an empty, \".\", \"..\" or unprintable segment, or one a server could read as \".\" or \"..\"", ErrInvalidArgument, truncate(path, 200))
 		}
 	}
 	return escaped, u.RawQuery, nil
+}
+
+// safeSegment reports whether an escaped path segment stays one segment below the base
+// however a server, or a proxy on the way, reads it. Each of these readings is common
+// somewhere, and each has sent requests outside a base path:
+//   - escapes decoded again and again ("%252e" is "%2e" is "."), including IIS's "%u002e";
+//   - "%2f" decoded into a separator (Apache's AllowEncodedSlashes, many proxies);
+//   - "\" taken for "/" (IIS, Windows servers, several proxies);
+//   - ";" starting path parameters that are cut off before routing (Tomcat, Jetty: "..;x"
+//     is "..");
+//   - trailing dots and spaces dropped and full-width dots and slashes folded (Windows,
+//     Unicode normalisation), and overlong UTF-8 read as ASCII (old decoders).
+//
+// So it decodes until nothing changes, refuses control characters and invalid UTF-8, splits
+// on every separator, cuts each piece at ";", and refuses a piece made only of dots and
+// spaces. Anything else, "%2F" included (a reference with a slash), stays: decoded into
+// separators it adds segments under the base but never climbs out of it.
+func safeSegment(escaped string) bool {
+	s := escaped
+	for range 16 { // each round shortens s; 16 rounds is more nesting than any server undoes
+		d := unescapeLenient(s)
+		if d == s {
+			break
+		}
+		s = d
+	}
+	if strings.Contains(s, "%") && unescapeLenient(s) != s {
+		return false // nested beyond what is undone here: not a path the SDK makes
+	}
+	if hasControl(s) || !utf8.ValidString(s) {
+		return false
+	}
+	s = lookalikes.Replace(s)
+	for piece := range strings.FieldsFuncSeq(s, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if i := strings.IndexByte(piece, ';'); i >= 0 {
+			piece = piece[:i]
+		}
+		if strings.Trim(piece, ". ") == "" && strings.Contains(piece, ".") {
+			return false
+		}
+	}
+	return true
+}
+
+// lookalikes folds characters that Unicode normalisation (NFKC) or a lenient server turns
+// into a dot or a separator.
+var lookalikes = strings.NewReplacer("\uff0e", ".", "\u2024", ".", "\ufe52", ".", "\uff0f", "/", "\u2215", "/", "\u2044", "/", "\uff3c", "\\", "\ufe68", "\\")
+
+// unescapeLenient decodes every well-formed %XX and %uXXXX of s and keeps any other "%" as
+// it is, as lenient servers do.
+func unescapeLenient(s string) string {
+	i := strings.IndexByte(s, '%')
+	if i < 0 {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	b = append(b, s[:i]...)
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c != '%' {
+			b = append(b, c)
+			continue
+		}
+		if i+2 < len(s) && hexVal(s[i+1]) >= 0 && hexVal(s[i+2]) >= 0 {
+			b = append(b, byte(hexVal(s[i+1])<<4|hexVal(s[i+2])))
+			i += 2
+			continue
+		}
+		if i+5 < len(s) && (s[i+1] == 'u' || s[i+1] == 'U') {
+			v, ok := 0, true
+			for _, h := range []byte(s[i+2 : i+6]) {
+				d := hexVal(h)
+				ok = ok && d >= 0
+				v = v<<4 | max(d, 0)
+			}
+			if ok {
+				b = utf8.AppendRune(b, rune(v))
+				i += 5
+				continue
+			}
+		}
+		b = append(b, c)
+	}
+	return string(b)
 }
 
 // foldIDs replaces the all-digit segments of a path with "{id}".

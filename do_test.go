@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 )
@@ -211,5 +213,92 @@ func TestWithResponseWithoutAnswer(t *testing.T) {
 	}
 	if r.StatusCode != 0 || r.RequestID != "" {
 		t.Errorf("response %+v, want it cleared", r)
+	}
+}
+
+// climbingPaths are paths that servers or proxies on the way resolve outside the base URL:
+// each decodes, repeatedly, into a "." or ".." segment under one common reading (see
+// safeSegment).
+var climbingPaths = []string{
+	"transaction/..%2f..%2fadmin",
+	"..%2f",
+	"transaction/a%2f..%2f..%2fx",
+	"transaction/..%5c..%5cadmin",
+	`transaction/a\..\..\x`,
+	"transaction/..;/x",
+	"transaction/..;jsessionid=1/x",
+	"%252e%252e/x",
+	"transaction/%25252e%25252e/x",
+	"transaction/%2525252e%2525252e/x",
+	"transaction/%u002e%u002e/x",
+	"transaction/%c0%ae%c0%ae/x", // overlong UTF-8 for "."
+	"transaction/\uff0e\uff0e/x", // full-width dots
+	"transaction/%ef%bc%8e%ef%bc%8e/x",
+	"transaction/a\uff0f..\uff0f..\uff0fx",
+	"transaction/.. /x",
+	"transaction/.../x",
+	"transaction/%2e%2e%3b/x",
+	"transaction/%2e/x",
+}
+
+// TestDoRefusesPathsThatClimbOutOfTheBase: nothing is sent, credentials above all, for a
+// path some server would resolve outside the version prefix.
+func TestDoRefusesPathsThatClimbOutOfTheBase(t *testing.T) {
+	c, _ := setup(t) // any request fails the test
+	for _, p := range climbingPaths {
+		if err := c.Do(context.Background(), "GET", p, nil, nil); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("Do(%q) = %v, want ErrInvalidArgument before sending", p, err)
+		}
+	}
+}
+
+// TestTypedCallsRefuseClimbingParameters: a string parameter of a typed method is escaped
+// into one segment, but a server that decodes %2F would still climb with "a/../../x": it is
+// refused before sending too.
+func TestTypedCallsRefuseClimbingParameters(t *testing.T) {
+	c, _ := setup(t)
+	for _, ref := range []string{"..", "a/../../x", `a\..\..\x`, "..;", "%2e%2e", "%252e%252e", "a/%2e%2e/%2e%2e/x"} {
+		if _, err := c.Transactions.GetByReference(context.Background(), ref); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("GetByReference(%q) = %v, want ErrInvalidArgument", ref, err)
+		}
+	}
+}
+
+// TestDoAllowsEveryRouteOfTheTable: every route of the client's own table, with the
+// parameters its methods put there (a reference with a slash, a semicolon and dots among
+// them), goes through Do as it is.
+func TestDoAllowsEveryRouteOfTheTable(t *testing.T) {
+	c, mt := setup(t)
+	params := map[string][]string{
+		"{customer_id}": {"me", "1234"}, "{id}": {"42"}, "{item_id}": {"1001"}, "{key_id}": {"7"},
+		"{disbursement_id}": {"9"}, "{webhook_id}": {"5"}, "{payment_method_name}": {"credit_card", "paypal"},
+		"{action}": {"accept", "ship"}, "{task_id}": {"a1b2-c3d4", "task.2024.01"},
+		"{reference}": {url.PathEscape("order/2024/55"), url.PathEscape("a;b"), url.PathEscape("v1.2..3"), url.PathEscape("ünï cödé"), "%2525"},
+	}
+	mt.RegisterNoResponder(respond(200, `{}`))
+	for _, r := range routes {
+		for variant := range 2 {
+			path := r.pattern
+			for name, vals := range params {
+				path = strings.ReplaceAll(path, name, vals[min(variant, len(vals)-1)])
+			}
+			if err := c.Do(context.Background(), r.method, path, nil, nil); err != nil {
+				t.Errorf("Do(%s %s) = %v, want it sent", r.method, path, err)
+			}
+		}
+		if len(params["{reference}"]) > 2 && strings.Contains(r.pattern, "{reference}") {
+			for _, ref := range params["{reference}"][2:] {
+				path := strings.ReplaceAll(r.pattern, "{reference}", ref)
+				if err := c.Do(context.Background(), r.method, path, nil, nil); err != nil {
+					t.Errorf("Do(%s %s) = %v, want it sent", r.method, path, err)
+				}
+			}
+		}
+	}
+	for _, ref := range []string{"order/2024/55", "a;b", "v1.2..3", "100%"} {
+		mt.RegisterResponder("GET", testBase+"transaction/reference/"+url.PathEscape(ref), respond(200, `{"id": 3}`))
+		if _, err := c.Transactions.GetByReference(context.Background(), ref); err != nil {
+			t.Errorf("GetByReference(%q) = %v", ref, err)
+		}
 	}
 }

@@ -133,7 +133,9 @@ type RateLimitError struct {
 	Method, Path string
 	// Endpoint is the route the limit applies to, such as "GET /transaction/{id}".
 	Endpoint string
-	// RetryAfter is how long the server asked the caller to wait (0 when it did not say).
+	// RetryAfter is how long the server asked the caller to wait (0 when it did not say),
+	// at most the client's maximum hold (see WithMaxHold): after it, a call probes the
+	// endpoint again, whatever the server asked.
 	RetryAfter time.Duration
 	// Response is the 429 answer, or nil when the client held the call back without
 	// sending it because the endpoint had no requests remaining.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -184,6 +185,87 @@ func FuzzJSONString(f *testing.F) {
 		wantErr := json.Unmarshal(b, &want)
 		if (err == nil) != (wantErr == nil) || (err == nil && got != want) {
 			t.Fatalf("jsonString(%q) = %q, %v; encoding/json: %q, %v", b, got, err, want, wantErr)
+		}
+	})
+}
+
+// serverReading resolves a path relative to the base the way the most lenient server or
+// proxy in safeSegment's list would, each reading applied together: escapes undone until
+// nothing changes (%XX and %uXXXX), "\" and full-width slashes as "/", ";" parameters cut,
+// full-width dots and overlong UTF-8 dots as ".", trailing dots and spaces dropped. It
+// reports the depth below the base at which each segment lands, and false if any segment
+// climbs above it or is a "." or "..": the property is written without safeSegment's code.
+func serverReading(escaped string) bool {
+	s := escaped
+	for range 64 {
+		d := percentOnce(s)
+		if d == s {
+			break
+		}
+		s = d
+	}
+	s = strings.NewReplacer("\\", "/", "\uff0f", "/", "\u2215", "/", "\u2044", "/", "\uff3c", "/", "\ufe68", "/",
+		"\uff0e", ".", "\u2024", ".", "\ufe52", ".", "\xc0\xae", ".", "\xe0\x80\xae", ".").Replace(s)
+	depth := 0
+	for _, seg := range strings.Split(s, "/") {
+		if i := strings.IndexByte(seg, ';'); i >= 0 {
+			seg = seg[:i]
+		}
+		switch strings.TrimRight(seg, ". ") {
+		case "":
+			if strings.Contains(seg, ".") {
+				return false // ".", "..", "...", ".. " all climb or stay somewhere
+			}
+		default:
+			depth++
+		}
+	}
+	return depth >= 0
+}
+
+// percentOnce undoes one layer of %XX and %uXXXX escapes.
+func percentOnce(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 2
+				continue
+			}
+			if (s[i+1] == 'u' || s[i+1] == 'U') && i+5 < len(s) {
+				if v, err := strconv.ParseUint(s[i+2:i+6], 16, 16); err == nil {
+					b.WriteRune(rune(v))
+					i += 5
+					continue
+				}
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// FuzzDoPath: whatever path Client.Do accepts, no lenient reading of it leaves the base
+// or holds a dot segment (TestDoAllowsEveryRouteOfTheTable pins what must stay allowed).
+func FuzzDoPath(f *testing.F) {
+	for _, p := range climbingPaths {
+		f.Add(p)
+	}
+	for _, r := range routes {
+		f.Add(strings.NewReplacer("{", "", "}", "").Replace(r.pattern))
+	}
+	f.Add("transaction/reference/order%2F2024%2F55?x=1")
+	f.Fuzz(func(t *testing.T, path string) {
+		escaped, _, err := relativePath(path)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidArgument) {
+				t.Fatalf("relativePath(%q) = %v, not ErrInvalidArgument", path, err)
+			}
+			return
+		}
+		if !serverReading(escaped) {
+			t.Fatalf("Do accepts %q (sent as %q), which a lenient server resolves outside the base", path, escaped)
 		}
 	})
 }

@@ -219,19 +219,10 @@ func (w *budgetWalker) object(t reflect.Type, generic int64) error {
 		if done, err := w.next('}', first); done || err != nil {
 			return err
 		}
-		keyStart := w.pos
-		if w.pos >= len(w.data) || w.data[w.pos] != '"' {
-			return w.syntax()
-		}
-		if err := w.skipString(); err != nil {
+		key, err := w.key()
+		if err != nil {
 			return err
 		}
-		key := w.data[keyStart:w.pos]
-		w.skipSpace()
-		if w.pos >= len(w.data) || w.data[w.pos] != ':' {
-			return w.syntax()
-		}
-		w.pos++
 		var ft reflect.Type
 		switch {
 		case t == nil:
@@ -427,28 +418,10 @@ func topLevelList(b []byte, keys []string) (json.RawMessage, error) {
 			w.pos++
 			w.skipSpace()
 		}
-		keyStart := w.pos
-		if w.pos >= len(b) || b[w.pos] != '"' {
-			return nil, w.syntax()
-		}
-		if err := w.skipString(); err != nil {
+		key, val, err := w.member()
+		if err != nil {
 			return nil, err
 		}
-		var key string
-		if err := json.Unmarshal(b[keyStart:w.pos], &key); err != nil {
-			return nil, err
-		}
-		w.skipSpace()
-		if w.pos >= len(b) || b[w.pos] != ':' {
-			return nil, w.syntax()
-		}
-		w.pos++
-		w.skipSpace()
-		valStart := w.pos
-		if err := w.value(nil, 0); err != nil {
-			return nil, err
-		}
-		val := json.RawMessage(b[valStart:w.pos])
 		for _, k := range keys {
 			if k == key {
 				found[k] = val // the last of duplicates wins, as in a map
@@ -474,6 +447,43 @@ func topLevelList(b []byte, keys []string) (json.RawMessage, error) {
 		return nil, errors.New("an object with several lists and none of the expected keys")
 	}
 	return only, nil
+}
+
+// member reads an object's member at the walker's position: its key, decoded, and its
+// value as it is.
+func (w *budgetWalker) member() (string, json.RawMessage, error) {
+	quoted, err := w.key()
+	if err != nil {
+		return "", nil, err
+	}
+	var key string
+	if err := json.Unmarshal(quoted, &key); err != nil {
+		return "", nil, err
+	}
+	w.skipSpace()
+	valStart := w.pos
+	if err := w.value(nil, 0); err != nil {
+		return "", nil, err
+	}
+	return key, json.RawMessage(w.data[valStart:w.pos]), nil
+}
+
+// key reads a member's quoted key and the ':' after it, returning the key as written.
+func (w *budgetWalker) key() ([]byte, error) {
+	start := w.pos
+	if w.pos >= len(w.data) || w.data[w.pos] != '"' {
+		return nil, w.syntax()
+	}
+	if err := w.skipString(); err != nil {
+		return nil, err
+	}
+	quoted := w.data[start:w.pos]
+	w.skipSpace()
+	if w.pos >= len(w.data) || w.data[w.pos] != ':' {
+		return nil, w.syntax()
+	}
+	w.pos++
+	return quoted, nil
 }
 
 // keepBody returns a body a decoder keeps: a copy when the client will reuse its buffer,

@@ -283,21 +283,26 @@ func (s *PartnerService) Transactions(ctx context.Context, opt *PartnerTransacti
 	return fetch[TransactionCursorList](ctx, s.client, call{method: http.MethodGet, pattern: "partner/transactions", query: queryOrNil(opt), opts: opts})
 }
 
-// AllTransactions iterates over the partner's transactions, following next_cursor. It stops
-// after the last page (a null cursor), on a cursor it has already seen, on a page that
-// brings nothing new (empty, or the same as the one before), at the first error (yielded
-// once), or when the loop breaks. It fetches at most [DefaultMaxPages] pages, or what
-// [MaxPages] says, and yields [ErrPageLimit] when that cuts the listing short. Each range starts afresh; the caller's options
-// are not modified.
+// AllTransactions iterates over the partner's transactions, following next_cursor and
+// asking for opt.Limit per page ([DefaultPageSize] when zero: without a limit the API
+// answers every transaction in one page). It yields each transaction once, stops after the
+// last page (a null cursor) or an empty one, at the first error (yielded once), or when the
+// loop breaks; a cursor already followed, or a page of nothing but transactions already
+// yielded, ends it with [ErrListingRepeats]. It fetches at most [DefaultMaxPages] pages, or
+// what [MaxPages] says, and yields [ErrPageLimit] when that cuts the listing short. Each
+// range starts afresh; the caller's options are not modified.
 func (s *PartnerService) AllTransactions(ctx context.Context, opt *PartnerTransactionsOptions, opts ...RequestOption) iter.Seq2[*Transaction, error] {
 	return followCursor(opt, func(page *PartnerTransactionsOptions, cursor int64) ([]Transaction, *int64, error) {
 		page.NextCursor = cursor
+		if page.Limit <= 0 {
+			page.Limit = DefaultPageSize
+		}
 		list, err := s.Transactions(ctx, page, opts...)
 		if err != nil {
 			return nil, nil, err
 		}
 		return list.Transactions, list.NextCursor, nil
-	}, func(o *PartnerTransactionsOptions) int64 { return o.NextCursor }, txIDOf, opts)
+	}, func(o *PartnerTransactionsOptions) int64 { return o.NextCursor }, txIDOf, pageSizeOf(opt), opts)
 }
 
 // Customers returns one page of the partner's customers.
@@ -305,53 +310,71 @@ func (s *PartnerService) Customers(ctx context.Context, opt *PartnerCustomersOpt
 	return fetch[CustomerCursorList](ctx, s.client, call{method: http.MethodGet, pattern: "partner/customers", query: queryOrNil(opt), opts: opts})
 }
 
-// AllCustomers iterates over the partner's customers as AllTransactions does.
+// AllCustomers iterates over the partner's customers as AllTransactions does, with the
+// same default page size.
 func (s *PartnerService) AllCustomers(ctx context.Context, opt *PartnerCustomersOptions, opts ...RequestOption) iter.Seq2[*Customer, error] {
 	return followCursor(opt, func(page *PartnerCustomersOptions, cursor int64) ([]Customer, *int64, error) {
 		page.NextCursor = cursor
+		if page.Limit <= 0 {
+			page.Limit = DefaultPageSize
+		}
 		list, err := s.Customers(ctx, page, opts...)
 		if err != nil {
 			return nil, nil, err
 		}
 		return list.Customers, list.NextCursor, nil
-	}, func(o *PartnerCustomersOptions) int64 { return o.NextCursor }, func(c *Customer) int64 { return c.ID }, opts)
+	}, func(o *PartnerCustomersOptions) int64 { return o.NextCursor }, func(c *Customer) int64 { return c.ID }, pageSizeOf(opt), opts)
+}
+
+// pageSizeOf is the limit a partner iterator asks for: the caller's, or DefaultPageSize.
+func pageSizeOf[O PartnerTransactionsOptions | PartnerCustomersOptions](opt *O) int {
+	size := 0
+	switch o := any(opt).(type) {
+	case *PartnerTransactionsOptions:
+		if o != nil {
+			size = o.Limit
+		}
+	case *PartnerCustomersOptions:
+		if o != nil {
+			size = o.Limit
+		}
+	}
+	if size <= 0 {
+		return DefaultPageSize
+	}
+	return size
 }
 
 // followCursor yields the elements of page after page. Each range copies the caller's
 // options O and fetches each page with the cursor the previous one returned, until the
-// cursor is null or repeats.
-func followCursor[O, T any](opt *O, fetchPage func(page *O, cursor int64) ([]T, *int64, error), start func(*O) int64, id func(*T) int64, opts []RequestOption) iter.Seq2[*T, error] {
+// cursor is null; a cursor already followed ends the walk with ErrListingRepeats.
+func followCursor[O, T any](opt *O, fetchPage func(page *O, cursor int64) ([]T, *int64, error), start func(*O) int64, id func(*T) int64, pageSize int, opts []RequestOption) iter.Seq2[*T, error] {
 	return func(yield func(*T, error) bool) {
 		var page O
 		if opt != nil {
 			page = *opt
 		}
 		cursor := start(&page)
-		seen := map[int64]bool{}
-		guard := newPageGuard(opts) // see iterate.go
+		followed := map[int64]bool{cursor: true}
+		guard := newPageGuard(opts, pageSize) // see iterate.go
 		for {
 			items, next, err := fetchPage(&page, cursor)
 			if err != nil {
 				yield(nil, err)
 				return
 			}
-			// A page repeating the one before yields nothing again and ends the walk.
-			if !guard.progress(signature(items, id)) {
+			if !yieldPage(guard, items, id, yield) || next == nil {
 				return
 			}
-			for i := range items {
-				if !yield(&items[i], nil) {
-					return
-				}
-			}
-			if next == nil || seen[*next] || *next == cursor {
+			if followed[*next] {
+				yield(nil, fmt.Errorf("%w (cursor %d again)", ErrListingRepeats, *next))
 				return
 			}
 			if ok, err := guard.more(); !ok {
 				yield(nil, err)
 				return
 			}
-			seen[cursor] = true
+			followed[*next] = true
 			cursor = *next
 		}
 	}

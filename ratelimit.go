@@ -83,7 +83,7 @@ func (p *attemptPolicy) checkRetry(ctx context.Context, resp *http.Response, err
 	}
 	switch code := resp.StatusCode; {
 	case code == http.StatusTooManyRequests:
-		if wait, ok := retryHint(resp, time.Now()); ok && wait > p.c.maxWait {
+		if wait, ok := p.c.retryHint(resp, time.Now()); ok && wait > p.c.maxWait {
 			return false, &retryHintTooLong{wait: wait}
 		}
 		return true, nil
@@ -98,7 +98,7 @@ func (p *attemptPolicy) checkRetry(ctx context.Context, resp *http.Response, err
 func (p *attemptPolicy) backoff(_, _ time.Duration, attempt int, resp *http.Response) time.Duration {
 	wait := p.c.backoffStep(attempt)
 	if resp != nil {
-		if hint, ok := retryHint(resp, time.Now()); ok {
+		if hint, ok := p.c.retryHint(resp, time.Now()); ok {
 			wait = min(hint, p.c.maxWait)
 		}
 	}
@@ -192,6 +192,13 @@ func permanent(err error) bool {
 		errors.As(err, &invalid) || errors.Is(err, ErrRedirectRefused)
 }
 
+// retryHint is how long the server asked the caller to wait, cut at the client's maximum
+// hold: no hint makes the client wait longer (see WithMaxHold).
+func (c *Client) retryHint(resp *http.Response, now time.Time) (time.Duration, bool) {
+	d, ok := retryHint(resp, now)
+	return min(d, c.limits.maxHold), ok
+}
+
 // retryHint is how long the server asked the caller to wait: Retry-After on any answer,
 // else RateLimit-Reset on a 429.
 func retryHint(resp *http.Response, now time.Time) (time.Duration, bool) {
@@ -219,22 +226,38 @@ func retryAfter(resp *http.Response, now time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
-// headerSeconds reads a count of seconds. Values beyond 10⁹ are taken as a Unix time, the
-// form some servers use for RateLimit-Reset.
+// headerSeconds reads a count of seconds, or a time since the epoch, the forms servers use
+// for RateLimit-Reset: values beyond 10¹¹ are milliseconds since the epoch (10¹¹ ms is
+// 1973; 10¹¹ s would be the year 5138), values beyond 10⁹ seconds since the epoch, smaller
+// ones a count of seconds. The result is at most [maxHintSeconds]; how long it may hold an
+// endpoint is bounded separately, by the client's maximum hold.
 func headerSeconds(v string, now time.Time) (time.Duration, bool) {
 	n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 	if err != nil || n < 0 || n != n {
 		return 0, false
 	}
-	const maxSeconds = 365 * 24 * 3600
+	secs := n
 	switch {
+	case n > 1e11:
+		secs = n/1e3 - float64(now.UnixNano())/1e9
 	case n > 1e9:
-		return max(time.Unix(int64(n), 0).Sub(now), 0), true
-	case n > maxSeconds:
-		return maxSeconds * time.Second, true
+		secs = n - float64(now.UnixNano())/1e9
 	}
-	return time.Duration(n * float64(time.Second)), true
+	switch {
+	case secs <= 0:
+		return 0, true
+	case secs > maxHintSeconds:
+		return maxHintSeconds * time.Second, true
+	}
+	return time.Duration(secs * float64(time.Second)), true
 }
+
+// maxHintSeconds bounds what a header is read as (a year), far inside time.Duration.
+const maxHintSeconds = 365 * 24 * 3600
+
+// DefaultMaxHold is how long, at most, a server's hint holds an endpoint unless
+// [WithMaxHold] says otherwise.
+const DefaultMaxHold = 10 * time.Minute
 
 // headerInt reads an integer header; absent (the common case, checked first since a failed
 // Atoi allocates its error) or malformed is not ok.
@@ -255,6 +278,8 @@ type endpointLimits struct {
 	byEndpoint map[string]*allowance
 	probeStep  time.Duration // the first probe interval; it doubles per refused probe
 	probeMax   time.Duration
+	// maxHold bounds how long one answer may hold the endpoint; see WithMaxHold.
+	maxHold time.Duration
 }
 
 // allowance is one endpoint's state.
@@ -264,6 +289,9 @@ type allowance struct {
 	limit     int       // RateLimit-Limit, when the server sends it (0: unknown)
 	inflight  int       // calls sent and not yet answered
 	resetAt   time.Time // when the window resets (zero: the server has not said)
+	// capped says resetAt is the client's maximum hold, not the server's word: when it
+	// passes, the window is not known to have reset, and one call probes the endpoint.
+	capped bool
 	// When an endpoint is exhausted and the server does not say when it resets, one call
 	// at a time probes it (the only call in flight), no sooner than probeAfter. Each refused
 	// probe doubles the interval (up to maxProbeInterval); an answer with requests
@@ -318,7 +346,7 @@ func (c *Client) record(ctx context.Context, endpoint string, resp *http.Respons
 const maxProbeInterval = 5 * time.Second
 
 func newEndpointLimits(probeStep, maxWait time.Duration) *endpointLimits {
-	return &endpointLimits{byEndpoint: make(map[string]*allowance), probeStep: probeStep, probeMax: min(maxWait, maxProbeInterval)}
+	return &endpointLimits{byEndpoint: make(map[string]*allowance), probeStep: probeStep, probeMax: min(maxWait, maxProbeInterval), maxHold: DefaultMaxHold}
 }
 
 func (l *endpointLimits) get(endpoint string) *allowance {
@@ -356,13 +384,22 @@ func (l *endpointLimits) take(endpoint string, now time.Time) (sl slot, wait tim
 	return sl, 0, true
 }
 
-// roll starts a new window once the current one has reset.
+// roll starts a new window once the current one has reset. A hold the client cut short
+// (capped) ends in a probe instead: the server never said the window reset.
 func (a *allowance) roll(now time.Time) {
 	if !a.resetAt.IsZero() && !now.Before(a.resetAt) {
 		a.resetAt = time.Time{}
 		a.known, a.remaining = a.limit > 0, a.limit
+		if a.capped {
+			a.known, a.remaining, a.probeAfter, a.capped = true, 0, time.Time{}, false
+		}
 		a.window, a.sent, a.lowest = a.window+1, 0, -1
 	}
+}
+
+// hold sets when the window resets from a server's hint, cut at the maximum hold.
+func (l *endpointLimits) hold(a *allowance, now time.Time, wait time.Duration) {
+	a.resetAt, a.capped = now.Add(min(wait, l.maxHold)), wait > l.maxHold
 }
 
 // learn records the answer to a request this memory did not reserve (a RateLimitStore did),
@@ -431,17 +468,23 @@ func (l *endpointLimits) observeLocked(a *allowance, resp *http.Response, sl slo
 		a.lowest = remaining
 		a.known, a.remaining = true, max(remaining-a.inflight, 0)
 	}
+	l.learnReset(a, resp, now, inWindow, remaining)
+}
+
+// learnReset records when an answer says the window resets, and spaces the probes of an
+// endpoint exhausted with no word on when.
+func (l *endpointLimits) learnReset(a *allowance, resp *http.Response, now time.Time, inWindow bool, remaining int) {
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests:
 		if wait, ok := retryHint(resp, now); ok {
-			a.resetAt = now.Add(wait)
+			l.hold(a, now, wait)
 		}
 	default:
 		// RateLimit-Reset is in whole seconds, rounded up, so every answer bounds the reset
 		// from above and the earliest bound of a window is the tightest; taking the latest
 		// would start each window an answer's delay late.
-		if reset, ok := headerSeconds(resp.Header.Get("RateLimit-Reset"), now); ok && (!inWindow || now.Add(reset).Before(a.resetAt)) {
-			a.resetAt = now.Add(reset)
+		if reset, ok := headerSeconds(resp.Header.Get("RateLimit-Reset"), now); ok && (!inWindow || now.Add(min(reset, l.maxHold)).Before(a.resetAt)) {
+			l.hold(a, now, reset)
 		}
 	}
 	switch {

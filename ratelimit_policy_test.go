@@ -669,8 +669,9 @@ func TestWindowResetWithoutALimitFreesTheEndpoint(t *testing.T) {
 }
 
 // TestAGigasecondIsACountOfSeconds: only values beyond 10⁹ are read as a Unix time; a
-// Retry-After of exactly 1000000000 asks for over thirty years, clamped to one, beyond the
-// maximum wait: the call fails at once instead of retrying as though the wait were over.
+// Retry-After of exactly 1000000000 asks for over thirty years, cut at the maximum hold,
+// beyond the maximum wait: the call fails at once instead of retrying as though the wait
+// were over.
 func TestAGigasecondIsACountOfSeconds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var sent atomic.Int32
@@ -680,8 +681,8 @@ func TestAGigasecondIsACountOfSeconds(t *testing.T) {
 		}), escrow.WithMaxWait(time.Minute))
 		_, err := c.Transactions.Get(context.Background(), 9)
 		var rl *escrow.RateLimitError
-		if !errors.As(err, &rl) || rl.RetryAfter != 365*24*time.Hour {
-			t.Fatalf("err = %v, want a *RateLimitError asking for a year", err)
+		if !errors.As(err, &rl) || rl.RetryAfter != escrow.DefaultMaxHold {
+			t.Fatalf("err = %v, want a *RateLimitError asking for the maximum hold", err)
 		}
 		if n := sent.Load(); n != 1 {
 			t.Errorf("%d requests, want 1", n)

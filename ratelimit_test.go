@@ -456,6 +456,12 @@ func TestHeaderSeconds(t *testing.T) {
 		{"1700000010", 10 * time.Second, true}, // a Unix time
 		{"1699999990", 0, true},                // a Unix time in the past
 		{"999999999", 365 * 24 * time.Hour, true},
+		{"1700000010500", 10500 * time.Millisecond, true}, // epoch milliseconds
+		{"1000000000000", 0, true},                        // epoch milliseconds, 2001
+		{"100000000001", 0, true},                         // just past 10¹¹: milliseconds, 1973
+		{"99999999999", 365 * 24 * time.Hour, true},       // just under: seconds, the year 5138
+		{"1e300", 365 * 24 * time.Hour, true},
+		{"+Inf", 365 * 24 * time.Hour, true},
 		{"-1", 0, false},
 		{"NaN", 0, false},
 		{"soon", 0, false},
@@ -553,6 +559,128 @@ func TestBare429DoesNotSerializeTheEndpointForever(t *testing.T) {
 	for i := range 8 {
 		if sl, _, ok := l.take(ep, now.Add(time.Second)); !ok || sl.probe {
 			t.Fatalf("call %d after the successful probe: %+v, %v; want it sent freely", i, sl, ok)
+		}
+	}
+}
+
+// hostileHints are the forms a server can give a wait in, each asking for far longer than
+// any hold should last (a year, or a time since the epoch a year away), but those in the
+// past, which hold nothing.
+func hostileHints(now time.Time) []struct {
+	name    string
+	status  int
+	headers []string
+	capped  bool
+} {
+	year := now.Add(365 * 24 * time.Hour)
+	return []struct {
+		name    string
+		status  int
+		headers []string
+		capped  bool
+	}{
+		{"RateLimit-Reset, a year of seconds", 200, []string{"RateLimit-Reset", "31536000"}, true},
+		{"RateLimit-Reset, epoch seconds a year away", 200, []string{"RateLimit-Reset", strconv.FormatInt(year.Unix(), 10)}, true},
+		{"RateLimit-Reset, epoch milliseconds a year away", 200, []string{"RateLimit-Reset", strconv.FormatInt(year.UnixMilli(), 10)}, true},
+		// The issue's value: 2001, a year ahead of synctest's clock and long past of a real one.
+		{"RateLimit-Reset, 1e12 epoch milliseconds (2001)", 200, []string{"RateLimit-Reset", "1000000000000"}, time.UnixMilli(1e12).After(now.Add(time.Hour))},
+		{"RateLimit-Reset, epoch milliseconds a second ago", 200, []string{"RateLimit-Reset", strconv.FormatInt(now.UnixMilli()-1000, 10)}, false},
+		{"RateLimit-Reset, 1e15 (far beyond any epoch)", 200, []string{"RateLimit-Reset", "1000000000000000"}, true},
+		{"429, Retry-After a year of seconds", 429, []string{"Retry-After", "31536000"}, true},
+		{"429, Retry-After an HTTP date a year away", 429, []string{"Retry-After", year.UTC().Format(http.TimeFormat)}, true},
+		{"429, RateLimit-Reset epoch milliseconds a year away", 429, []string{"RateLimit-Reset", strconv.FormatInt(year.UnixMilli(), 10)}, true},
+	}
+}
+
+// TestEveryHoldEnds: one answer with nothing left and a reset hint far away (a year, or
+// RateLimit-Reset: 1000000000000, epoch milliseconds) holds its endpoint for the maximum
+// hold at most; then exactly one request probes it while the other callers wait for its
+// answer.
+func TestEveryHoldEnds(t *testing.T) {
+	for _, maxHold := range []time.Duration{DefaultMaxHold, 90 * time.Second} {
+		synctest.Test(t, func(t *testing.T) {
+			for _, h := range hostileHints(time.Now()) {
+				opts := []Option{WithMaxWait(time.Hour), WithMaxRetries(0)}
+				if maxHold != DefaultMaxHold {
+					opts = append(opts, WithMaxHold(maxHold))
+				}
+				c, mt := setup(t, opts...)
+				var mu sync.Mutex
+				var sent []time.Time
+				first := true
+				mt.RegisterResponder("GET", testBase+"transaction/9", func(req *http.Request) (*http.Response, error) {
+					mu.Lock()
+					sent = append(sent, time.Now())
+					hostile := first
+					first = false
+					mu.Unlock()
+					if hostile {
+						return respond(h.status, `{"id": 9}`, append([]string{"RateLimit-Remaining", "0"}, h.headers...)...)(req)
+					}
+					time.Sleep(time.Second) // the probe's answer takes a second to come back
+					return respond(200, `{"id": 9}`, "RateLimit-Remaining", "50")(req)
+				})
+				_, _ = c.Transactions.Get(context.Background(), 9)
+				start := time.Now()
+				var wg sync.WaitGroup
+				errs := make(chan error, 3)
+				for range 3 {
+					wg.Go(func() {
+						_, err := c.Transactions.Get(context.Background(), 9)
+						errs <- err
+					})
+				}
+				wg.Wait()
+				close(errs)
+				for err := range errs {
+					if err != nil {
+						t.Errorf("%s: a call after the hold failed: %v", h.name, err)
+					}
+				}
+				if len(sent) != 4 {
+					t.Fatalf("%s: %d requests, want 4", h.name, len(sent))
+				}
+				wantHold := time.Duration(0)
+				if h.capped {
+					wantHold = maxHold
+				}
+				if got := sent[1].Sub(start); got != wantHold {
+					t.Errorf("%s: the endpoint was held %v, want %v", h.name, got, wantHold)
+				}
+				if h.capped && (sent[2].Sub(sent[1]) < time.Second || sent[3].Sub(sent[1]) < time.Second) {
+					t.Errorf("%s: after the hold, requests went at %v: want one probe, the others after its answer", h.name, sent[1:])
+				}
+			}
+		})
+	}
+}
+
+// TestHeldCallSaysTheHoldNotTheServersYear: a call held back, or refused by a 429 asking for
+// a year, reports a RetryAfter of the maximum hold, the time after which it is worth trying.
+func TestHeldCallSaysTheHoldNotTheServersYear(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, mt := setup(t, WithMaxWait(time.Minute), WithMaxHold(5*time.Minute))
+		var rec recorder
+		mt.RegisterResponder("GET", testBase+"transaction/9", rec.then(respond(429, `{}`, "Retry-After", "31536000")))
+		for i, want := range []bool{true, false} {
+			_, err := c.Transactions.Get(context.Background(), 9)
+			var rl *RateLimitError
+			if !errors.As(err, &rl) || rl.RetryAfter != 5*time.Minute || (rl.Response != nil) != want {
+				t.Errorf("call %d: err = %v; want a *RateLimitError (answered: %v) saying 5m", i, err, want)
+			}
+		}
+		if rec.count() != 1 {
+			t.Errorf("%d requests, want 1: the second call is held", rec.count())
+		}
+	})
+}
+
+// TestMaxHoldMustBePositive: a zero or negative hold is refused, not taken as "hold for
+// ever" or "never hold".
+func TestMaxHoldMustBePositive(t *testing.T) {
+	for _, d := range []time.Duration{0, -time.Second} {
+		if _, err := NewClient(testEmail, testKey, WithMaxHold(d)); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("WithMaxHold(%v): err = %v, want ErrInvalidArgument", d, err)
 		}
 	}
 }

@@ -71,8 +71,14 @@ type RateLimitAnswer struct {
 	// Remaining is RateLimit-Remaining (0 for a 429), or -1 when the answer did not say.
 	Remaining int
 	// Reset is how long until the window resets: RateLimit-Reset, or for a 429 Retry-After
-	// when present. It is -1 when the answer did not say.
+	// when present, at most the client's maximum hold ([WithMaxHold]). It is -1 when the
+	// answer did not say.
 	Reset time.Duration
+	// Capped says the server asked for longer than Reset and the client cut its hint at the
+	// maximum hold: when Reset has passed, the window is not known to have reset, so one
+	// request should probe the endpoint (as after an exhaustion whose reset is unknown)
+	// instead of the whole limit being spent at once.
+	Capped bool
 }
 
 // RateLimitStoreTimeout is the longest deadline the client gives a call to a
@@ -104,6 +110,7 @@ func accountScope(email string, base string) string {
 type sharedLimits struct {
 	store   RateLimitStore
 	account string
+	maxHold time.Duration // see WithMaxHold
 	logger  *slog.Logger
 	timeout time.Duration
 	retry   time.Duration
@@ -114,8 +121,8 @@ type sharedLimits struct {
 	trying  bool      // a call is trying the store again
 }
 
-func newSharedLimits(store RateLimitStore, account string, logger *slog.Logger) *sharedLimits {
-	return &sharedLimits{store: store, account: account, logger: logger, timeout: RateLimitStoreTimeout, retry: rateLimitStoreRetry}
+func newSharedLimits(store RateLimitStore, account string, logger *slog.Logger, maxHold time.Duration) *sharedLimits {
+	return &sharedLimits{store: store, account: account, logger: logger, maxHold: maxHold, timeout: RateLimitStoreTimeout, retry: rateLimitStoreRetry}
 }
 
 // begin says whether this call may use the store, and whether it is the one call trying the
@@ -174,7 +181,9 @@ func (s *sharedLimits) reserve(ctx context.Context, endpoint string, now time.Ti
 	case err != nil:
 		return slot{}, 0, false, false
 	case !g.OK:
-		return slot{}, max(g.Wait, 0), false, true
+		// A store keeping an older or longer hold than this client's does not hold it
+		// longer: it is asked again when this client's hold ends.
+		return slot{}, min(max(g.Wait, 0), s.maxHold), false, true
 	}
 	return slot{probe: g.Probe, window: g.Window, shared: true, id: g.ID}, 0, true, true
 }
@@ -190,7 +199,7 @@ func (s *sharedLimits) record(ctx context.Context, endpoint string, resp *http.R
 	}
 	g := RateLimitGrant{OK: true, Probe: sl.probe, Window: sl.window, ID: sl.id}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
-	err := s.store.Record(sctx, RateLimitKey{Account: s.account, Endpoint: endpoint}, g, answerOf(resp, now))
+	err := s.store.Record(sctx, RateLimitKey{Account: s.account, Endpoint: endpoint}, g, answerOf(resp, now, s.maxHold))
 	cancel()
 	if err != nil {
 		s.end(ctx, err, false)
@@ -198,8 +207,8 @@ func (s *sharedLimits) record(ctx context.Context, endpoint string, resp *http.R
 }
 
 // answerOf reads what an attempt's answer says of the allowance (resp is nil when the
-// attempt got none), as endpointLimits.observe reads it.
-func answerOf(resp *http.Response, now time.Time) RateLimitAnswer {
+// attempt got none), as endpointLimits.observe reads it, its reset cut at maxHold.
+func answerOf(resp *http.Response, now time.Time, maxHold time.Duration) RateLimitAnswer {
 	if resp == nil {
 		return RateLimitAnswer{}
 	}
@@ -219,7 +228,7 @@ func answerOf(resp *http.Response, now time.Time) RateLimitAnswer {
 		reset, ok = headerSeconds(resp.Header.Get("RateLimit-Reset"), now)
 	}
 	if ok {
-		a.Reset = reset
+		a.Reset, a.Capped = min(reset, maxHold), reset > maxHold
 	}
 	return a
 }

@@ -216,7 +216,7 @@ func TestRateLimitStoreHoldIsShared(t *testing.T) {
 			}
 			return RateLimitGrant{OK: true, ID: "x"}
 		}}
-		c, mt := setup(t, WithRateLimitStore(store), WithMaxWait(time.Minute))
+		c, mt := setup(t, WithRateLimitStore(store), WithMaxWait(time.Minute), WithMaxHold(2*time.Hour))
 		var rec recorder
 		mt.RegisterResponder("GET", testBase+"transaction/9", rec.then(respond(200, `{"id": 9}`)))
 		start := time.Now()
@@ -294,13 +294,13 @@ func TestAnswerOf(t *testing.T) {
 		{"bare 429", answer(429, "", "", ""), RateLimitAnswer{Answered: true, Status: 429, Limit: -1, Remaining: 0, Reset: -1}},
 	}
 	for _, tt := range tests {
-		if got := answerOf(tt.resp, now); got != tt.want {
+		if got := answerOf(tt.resp, now, DefaultMaxHold); got != tt.want {
 			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
 		}
 	}
 	r := answer(429, "", "", "7")
 	r.Header.Set("Retry-After", "2")
-	if got := answerOf(r, now); got.Reset != 2*time.Second {
+	if got := answerOf(r, now, DefaultMaxHold); got.Reset != 2*time.Second {
 		t.Errorf("a 429's Retry-After comes first: reset %v", got.Reset)
 	}
 }

@@ -1,15 +1,25 @@
 package escrow
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
+	"log/slog"
 	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
+
+	"github.com/jarcoal/httpmock"
+
+	"github.com/escrowkit/escrow-go/internal/logtest"
 )
 
 var (
@@ -210,7 +220,7 @@ func FuzzRedactEncodedKey(f *testing.F) {
 	f.Add([]byte{9, 18, 27, 36, 45, 54, 63}, `{"m":"`, `"}`)
 	f.Add([]byte{255, 128, 64, 32, 16}, "&", "\\")
 	token := basicToken(testEmail, testKey)
-	r := &redactor{secrets: []string{testKey, token}}
+	r := newRedactor(testEmail, testKey)
 	f.Fuzz(func(t *testing.T, choices []byte, prefix, suffix string) {
 		if len(choices) == 0 {
 			return
@@ -285,5 +295,306 @@ func TestWithResponseHeadersRedacted(t *testing.T) {
 	mustRevealNone(t, "Response.RequestID", r.RequestID)
 	if r.Header.Get("X-Echo") != "Basic [REDACTED]" {
 		t.Errorf("X-Echo = %q, want the rest kept", r.Header.Get("X-Echo"))
+	}
+}
+
+// hostileKey is chosen so that no coincidence hides a form: '/', '+' and '=' are escaped
+// differently by JSON, HTML and URLs and differ between the base64 alphabets, and a letter
+// comes first (a key starting with a digit hides a "%" dropped from "%34", which ends in 4).
+const (
+	hostileKey   = "kQ/9+zX=vb_Lm-0p/R+aT=77wEq"
+	hostileEmail = "ops+escrow@market.test"
+)
+
+// setupWithKey is setup for a client of another credential.
+func setupWithKey(t *testing.T, email, key string, opts ...Option) (*Client, *httpmock.MockTransport) {
+	t.Helper()
+	mt := httpmock.NewMockTransport()
+	c, err := NewClient(email, key, append([]Option{WithBaseURL(testBase), WithHTTPClient(&http.Client{Transport: mt})}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, mt
+}
+
+// credentialForms are the forms of a credential a server may echo (redactor's list), each
+// named.
+func credentialForms(email, key string) map[string]string {
+	forms := map[string]string{"the key": key}
+	encs := map[string]*base64.Encoding{"base64": base64.StdEncoding, "base64url": base64.URLEncoding,
+		"base64, unpadded": base64.RawStdEncoding, "base64url, unpadded": base64.RawURLEncoding}
+	for name, enc := range encs {
+		forms[name+" of the key"] = enc.EncodeToString([]byte(key))
+		token := enc.EncodeToString([]byte(email + ":" + key))
+		forms[name+" of the token"] = token
+		for cut := 4; cut < len(token); cut += 4 {
+			forms[fmt.Sprintf("%s of the token, wrapped at %d", name, cut)] = token[:cut] + "\r\n" + token[cut:]
+			forms[fmt.Sprintf("%s of the token, its tail from %d", name, cut)] = "..." + token[cut:]
+		}
+		var lines []string
+		for i := 0; i < len(token); i += 8 {
+			lines = append(lines, token[i:min(i+8, len(token))])
+		}
+		forms[name+" of the token, in lines of 8"] = strings.Join(lines, "\n")
+	}
+	h := hex.EncodeToString([]byte(key))
+	forms["hex"], forms["HEX"] = h, strings.ToUpper(h)
+	forms["hex.Dump"] = hex.Dump([]byte(key))
+	forms["HEX.DUMP"] = strings.ToUpper(hex.Dump([]byte(key)))
+	var pairs, quads []string
+	for i := 0; i < len(key); i++ {
+		pairs = append(pairs, h[2*i:2*i+2])
+		if i%2 == 1 {
+			quads = append(quads, h[2*i-2:2*i+2])
+		}
+	}
+	forms["hex, colon-separated"] = strings.Join(pairs, ":")
+	forms["hex, as xxd groups it"] = strings.Join(quads, " ")
+	forms["hex, wrapped at 20"] = h[:20] + "\n" + h[20:]
+	forms["hex, mixed case"] = strings.Map(func(r rune) rune {
+		if r%2 == 0 {
+			return unicode.ToUpper(r)
+		}
+		return r
+	}, h)
+	return forms
+}
+
+// leaksKey reports whether text shows the key in any of credentialForms' forms: the key
+// itself or 8 characters of it, its hex in any case (8 bytes of it, separators aside), or
+// at least 4 bytes of it in a decoding of any base64 run of the text, at any alignment and
+// in either alphabet. It decodes independently of the
+// redactor's code; reveal undoes the escapes first.
+func leaksKey(text, key string) bool {
+	hexKey := hex.EncodeToString([]byte(key))
+	for _, s := range []string{text, reveal(text)} {
+		if strings.Contains(s, key) || strings.Contains(strings.ToLower(s), hexKey) {
+			return true
+		}
+		// 8 characters of the key as it is (a dump's text column), or 4 bytes of its hex
+		// once the separators a dump prints are squeezed out.
+		squeezed := strings.NewReplacer(" ", "", ":", "", "-", "").Replace(strings.ToLower(s))
+		for i := 0; i+8 <= len(key); i++ {
+			if strings.Contains(s, key[i:i+8]) || strings.Contains(squeezed, hexKey[2*i:2*i+16]) {
+				return true
+			}
+		}
+		runs := strings.FieldsFunc(s, func(r rune) bool {
+			return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || strings.ContainsRune("+/-_", r))
+		})
+		for _, run := range runs {
+			std := strings.NewReplacer("-", "+", "_", "/").Replace(run)
+			for off := 0; off < 4 && off < len(std); off++ {
+				piece := std[off:]
+				piece = piece[:len(piece)/4*4]
+				got, err := base64.StdEncoding.DecodeString(piece)
+				if err != nil {
+					continue
+				}
+				for i := 0; i+4 <= len(key); i++ {
+					if bytes.Contains(got, []byte(key[i:i+4])) {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// TestNoEncodingOfTheCredentialEscapes: a server echoes the credential in each form of
+// credentialForms (the token unpadded, in the URL alphabet, wrapped across lines, base64 of
+// the key alone, its hex and hex dumps, the key as a header name whose case Go changes, …),
+// in an error's message, body and header, a header's name, a 2xx body it cannot decode, a
+// transport error and the headers WithResponse captures; none of what the client returns
+// or logs shows it.
+func TestNoEncodingOfTheCredentialEscapes(t *testing.T) {
+	for name, form := range credentialForms(hostileEmail, hostileKey) {
+		t.Run(name, func(t *testing.T) {
+			var logs logtest.Lines
+			c, mt := setupWithKey(t, hostileEmail, hostileKey, WithMaxRetries(0),
+				WithLogger(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+			msg, _ := json.Marshal("bad credential " + form)
+			echo := func(status int, body string) httpmock.Responder {
+				return func(req *http.Request) (*http.Response, error) {
+					resp := httpmock.NewStringResponse(status, body)
+					resp.Header.Set("X-Echo", form)
+					resp.Header.Set("Request-Id", form)
+					resp.Header[http.CanonicalHeaderKey(strings.ToUpper(strings.ReplaceAll(form, "\r\n", "")))] = []string{"1"}
+					resp.Header[http.CanonicalHeaderKey("x-"+hex.EncodeToString([]byte(hostileKey)))] = []string{"1"}
+					resp.Header["X-"+strings.ToUpper(hostileKey)] = []string{"1"}
+					return resp, nil
+				}
+			}
+			mt.RegisterResponder("GET", testBase+"transaction/1", echo(422, `{"message":`+string(msg)+`,"errors":{"reference":[`+string(msg)+`]}}`))
+			mt.RegisterResponder("GET", testBase+"transaction/2", echo(200, `{"id": "`+form+`"`))
+			mt.RegisterResponder("GET", testBase+"transaction/3", fail(errors.New("proxy said: "+form)))
+			mt.RegisterResponder("GET", testBase+"transaction/4", echo(200, `{"id": 4}`))
+			var outputs []string
+			var ve *ValidationError
+			if _, err := c.Transactions.Get(context.Background(), 1); !errors.As(err, &ve) {
+				t.Fatalf("want a *ValidationError, got %v", err)
+			} else {
+				outputs = append(outputs, err.Error(), fmt.Sprintf("%#v", *ve.APIError), fmt.Sprint(ve.Fields()), string(ve.Body), ve.Message)
+				for name, vs := range ve.Header {
+					outputs = append(outputs, name+": "+strings.Join(vs, ","))
+				}
+			}
+			var de *DecodeError
+			if _, err := c.Transactions.Get(context.Background(), 2); !errors.As(err, &de) {
+				t.Fatalf("want a *DecodeError, got %v", err)
+			} else {
+				outputs = append(outputs, err.Error(), string(de.Body), fmt.Sprintf("%#v", de))
+			}
+			if _, err := c.Transactions.Get(context.Background(), 3); err == nil {
+				t.Fatal("want a transport error")
+			} else {
+				outputs = append(outputs, err.Error(), fmt.Sprintf("%+v", err))
+			}
+			var r Response
+			if _, err := c.Transactions.Get(context.Background(), 4, WithResponse(&r)); err != nil {
+				t.Fatal(err)
+			}
+			outputs = append(outputs, r.RequestID)
+			for name, vs := range r.Header {
+				outputs = append(outputs, name+": "+strings.Join(vs, ","))
+			}
+			outputs = append(outputs, logs.String())
+			for _, out := range outputs {
+				if leaksKey(out, hostileKey) || strings.Contains(strings.ToLower(out), strings.ToLower(hostileKey)) {
+					t.Errorf("the credential shows in %q", out)
+				}
+			}
+		})
+	}
+}
+
+// FuzzRedactBase64Forms cuts the token, in an alphabet and with padding as the fuzzer
+// picks, into pieces at the places it picks, joins them with the separators it gives
+// (line breaks, spaces, JSON), between text it gives, and checks that no base64 run of the
+// redacted text decodes, at any alignment, to 4 bytes of the key.
+func FuzzRedactBase64Forms(f *testing.F) {
+	f.Add(uint8(0), []byte{76}, "\r\n", "Basic ", "")
+	f.Add(uint8(1), []byte{4, 9, 30}, "\n", `{"a":"`, `"}`)
+	f.Add(uint8(2), []byte{8, 8, 8, 8, 8}, " ", "", "")
+	f.Add(uint8(3), []byte{17}, "\\n", "x", "y")
+	r := newRedactor(hostileEmail, hostileKey)
+	encs := []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding}
+	f.Fuzz(func(t *testing.T, which uint8, cuts []byte, sep, prefix, suffix string) {
+		if leaksKey(prefix+suffix, hostileKey) || leaksKey(sep, hostileKey) || len(cuts) > 64 {
+			return
+		}
+		src := hostileEmail + ":" + hostileKey
+		if which&4 != 0 {
+			src = hostileKey
+		}
+		token := encs[which%4].EncodeToString([]byte(src))
+		var b strings.Builder
+		b.WriteString(prefix)
+		at := 0
+		for _, c := range cuts {
+			next := min(at+int(c), len(token))
+			b.WriteString(token[at:next])
+			b.WriteString(sep)
+			at = next
+		}
+		b.WriteString(token[at:])
+		b.WriteString(suffix)
+		if got := r.string(b.String()); leaksKey(got, hostileKey) {
+			t.Fatalf("the key shows in %q (from %q)", got, b.String())
+		}
+	})
+}
+
+// eachChar encodes every character of s with form.
+func eachChar(s string, form func(c byte) string) string {
+	return encodeEach(s, func(_ int, c byte) string { return form(c) })
+}
+
+// TestRedactionOfFormsUsersMeet: the forms of a key that a server's echo takes, each in a
+// header value and an error body, with a key that hides none of them by coincidence ('/',
+// '+', '=', '_' and a letter first). Each form is built here, independently of the
+// redactor's tables.
+func TestRedactionOfFormsUsersMeet(t *testing.T) {
+	names := map[byte]string{'/': "sol", '+': "plus", '=': "equals", '_': "lowbar", '-': "hyphen"}
+	forms := map[string]string{
+		// A JSON escape of an HTML reference of a percent-escape: three layers, as an
+		// echo of a query value, put in an HTML page, put in a JSON string writes it.
+		"three layers deep": eachChar(hostileKey, func(c byte) string {
+			return strings.ReplaceAll(strings.ReplaceAll(fmt.Sprintf("%%%02X", c), "%", "&#37;"), "&", `\u0026`)
+		}),
+		"named references": eachChar(hostileKey, func(c byte) string {
+			if name, ok := names[c]; ok && c != '-' {
+				return "&" + name + ";"
+			}
+			return string(c)
+		}),
+		"decimal references zero-padded to 7 digits": eachChar(hostileKey, func(c byte) string { return fmt.Sprintf("&#%07d;", c) }),
+		"hex references zero-padded to 6 digits":     eachChar(hostileKey, func(c byte) string { return fmt.Sprintf("&#x%06x;", c) }),
+		"percent-encoded from its first character":   eachChar(hostileKey, func(c byte) string { return fmt.Sprintf("%%%02X", c) }),
+		"percent-encoded, lower case":                eachChar(hostileKey, func(c byte) string { return fmt.Sprintf("%%%02x", c) }),
+	}
+	for name, form := range forms {
+		t.Run(name, func(t *testing.T) {
+			if !strings.Contains(reveal(form), hostileKey) {
+				t.Fatalf("the form %q does not decode to the key", form)
+			}
+			c, mt := setupWithKey(t, hostileEmail, hostileKey, WithMaxRetries(0))
+			mt.RegisterResponder("GET", testBase+"transaction/1", respond(400, `{"message":"echo: `+strings.ReplaceAll(form, `\`, `\\`)+`"}`, "X-Echo", form))
+			mt.RegisterResponder("GET", testBase+"transaction/2", respond(200, `{"id":2}`, "X-Echo", form))
+			_, err := c.Transactions.Get(context.Background(), 1)
+			var ae *APIError
+			if !errors.As(err, &ae) {
+				t.Fatalf("want an *APIError, got %v", err)
+			}
+			var r Response
+			if _, err := c.Transactions.Get(context.Background(), 2, WithResponse(&r)); err != nil {
+				t.Fatal(err)
+			}
+			for what, out := range map[string]string{"Error()": err.Error(), "Message": ae.Message, "Body": string(ae.Body),
+				"Header": fmt.Sprint(ae.Header), "WithResponse's Header": fmt.Sprint(r.Header)} {
+				if leaksKey(out, hostileKey) {
+					t.Errorf("%s shows the key: %s", what, out)
+				}
+			}
+		})
+	}
+}
+
+// TestKeyInAHeaderNameIsRedactedWhateverItsCase: a server that sends the key as a header's
+// name has its case changed by Go (X-Kq9-Zxvb_lm0prat77weq for kQ9-zXvb_Lm0pRaT77wEq): the
+// name is still redacted, in an error's Header and in WithResponse's.
+func TestKeyInAHeaderNameIsRedactedWhateverItsCase(t *testing.T) {
+	for _, key := range []string{"kQ9-zXvb_Lm0pRaT77wEq", hostileKey} {
+		c, mt := setupWithKey(t, hostileEmail, key, WithMaxRetries(0))
+		named := func(status int) httpmock.Responder {
+			return func(req *http.Request) (*http.Response, error) {
+				resp := httpmock.NewStringResponse(status, `{"id":1}`)
+				resp.Header.Set("X-"+key, "1")                         // canonicalized when the key is a token
+				resp.Header["X-"+strings.ToUpper(key)] = []string{"2"} // as a server may write it
+				resp.Header["x-"+hex.EncodeToString([]byte(key))] = []string{"3"}
+				return resp, nil
+			}
+		}
+		mt.RegisterResponder("GET", testBase+"transaction/1", named(403))
+		mt.RegisterResponder("GET", testBase+"transaction/2", named(200))
+		var ae *APIError
+		if _, err := c.Transactions.Get(context.Background(), 1); !errors.As(err, &ae) {
+			t.Fatalf("want an *APIError, got %v", err)
+		}
+		var r Response
+		if _, err := c.Transactions.Get(context.Background(), 2, WithResponse(&r)); err != nil {
+			t.Fatal(err)
+		}
+		for what, h := range map[string]http.Header{"APIError.Header": ae.Header, "WithResponse's Header": r.Header} {
+			if n := len(h["X-[REDACTED]"]) + len(h["x-[REDACTED]"]); n != 3 {
+				t.Errorf("%s lost headers: %v", what, h)
+			}
+			for name := range h {
+				if low := strings.ToLower(name); strings.Contains(low, strings.ToLower(key)) || strings.Contains(low, hex.EncodeToString([]byte(key))) {
+					t.Errorf("%s has the key in the name %q", what, name)
+				}
+			}
+		}
 	}
 }

@@ -199,18 +199,7 @@ func actionPresence(tx *Transaction, who actor, action Action, itemID int64) (pr
 		// Another party's doing would look the same: it cannot count as the actor's.
 		return undetermined, fmt.Sprintf("the actor is not the %s that performs %s", eff.role, action)
 	}
-	done, pending := 0, 0
-	for i := range tx.Items {
-		it := &tx.Items[i]
-		if (itemID != 0 && it.ID != itemID) || (itemID == 0 && !it.Type.Transferable()) {
-			continue
-		}
-		if eff.flag(&it.Status) {
-			done++
-		} else {
-			pending++
-		}
-	}
+	done, pending := countEffect(tx, itemID, eff.flag)
 	switch {
 	case done > 0 && pending == 0:
 		return present, ""
@@ -220,6 +209,23 @@ func actionPresence(tx *Transaction, who actor, action Action, itemID int64) (pr
 		return undetermined, "no item the action applies to was read"
 	}
 	return undetermined, fmt.Sprintf("%s shows on %d items and not on %d", action, done, pending)
+}
+
+// countEffect counts the items an action applies to (the one item, or every goods item of
+// the transaction) that show its flag, and those that do not.
+func countEffect(tx *Transaction, itemID int64, flag func(*ItemStatus) bool) (done, pending int) {
+	for i := range tx.Items {
+		it := &tx.Items[i]
+		if (itemID != 0 && it.ID != itemID) || (itemID == 0 && !it.Type.Transferable()) {
+			continue
+		}
+		if flag(&it.Status) {
+			done++
+		} else {
+			pending++
+		}
+	}
+	return done, pending
 }
 
 // settleAction sends an action on a transaction (itemID 0) or an item and settles an
@@ -324,14 +330,42 @@ func (s *TransactionsService) settleDisbursement(ctx context.Context, id int64, 
 }
 
 // sameMethod reports whether a selected method is the one asked for: the same id when a
-// saved one was selected, else the same type and account.
+// saved one was selected, else the same type and every detail the caller gave. A method
+// that differs in any of them (an old IBAN, sort code or account name) is another account:
+// taking it for the caller's would pay out to it. A detail the caller left empty is not
+// compared, since the server may fill it in (a bank's name from its routing number); the
+// cost of a false "not the same" is only one more write setting the same method.
 func sameMethod(sel, want *DisbursementMethod) bool {
 	if want.ID != 0 {
 		return sel.ID == want.ID
 	}
-	return sel.Type == want.Type && sel.AccountName == want.AccountName &&
-		sel.BankAccountNumber == want.BankAccountNumber && sel.BankIBAN == want.BankIBAN &&
-		sel.BankSwiftCode == want.BankSwiftCode && sel.BankABARoutingNumber == want.BankABARoutingNumber
+	if sel.Type != want.Type {
+		return false
+	}
+	for _, detail := range methodDetails {
+		if w := detail(want); w != "" && detail(sel) != w {
+			return false
+		}
+	}
+	return true
+}
+
+// methodDetails are the text details of a disbursement method that name its account.
+var methodDetails = []func(*DisbursementMethod) string{
+	func(m *DisbursementMethod) string { return string(m.Currency) },
+	func(m *DisbursementMethod) string { return m.AccountName },
+	func(m *DisbursementMethod) string { return m.AccountType },
+	func(m *DisbursementMethod) string { return m.BankABARoutingNumber },
+	func(m *DisbursementMethod) string { return m.BankAccountNumber },
+	func(m *DisbursementMethod) string { return m.BankBranchNumber },
+	func(m *DisbursementMethod) string { return m.BankIBAN },
+	func(m *DisbursementMethod) string { return m.BankName },
+	func(m *DisbursementMethod) string { return m.BankSwiftCode },
+	func(m *DisbursementMethod) string { return m.BankSortCode },
+	func(m *DisbursementMethod) string { return m.InternationalRoutingCode },
+	func(m *DisbursementMethod) string { return m.AdditionalInformation },
+	func(m *DisbursementMethod) string { return string(m.ClearingSystemCode) },
+	func(m *DisbursementMethod) string { return m.MemberID },
 }
 
 // settleWebhook registers a webhook and settles an ambiguous failure by reading the
@@ -366,15 +400,36 @@ func createdMatches(req *CreateTransactionRequest, tx *Transaction, who actor) s
 	if !strings.EqualFold(string(tx.Currency), string(req.Currency)) {
 		return fmt.Sprintf("its currency is %q, not %q", tx.Currency, req.Currency)
 	}
-	same := func(found, asked string) bool {
-		if who.isClient(asked) || (who.asCustomer != "" && strings.EqualFold(asked, who.asCustomer)) {
-			return who.isClient(found) || (who.asCustomer != "" && strings.EqualFold(found, who.asCustomer))
-		}
-		return strings.EqualFold(found, asked)
+	if why := createdByCaller(req, tx, who); why != "" {
+		return why
 	}
-	// Whose it is comes first: the API makes the creator the partner party, so a partner
-	// other than the caller means another customer created it. Without a partner party
-	// shown, the caller must be the party the request named as itself.
+	if why := sameParties(req, tx, who); why != "" {
+		return why
+	}
+	return sameItems(req, tx, who)
+}
+
+// sameCustomer reports whether a customer found in a transaction is the one a request
+// asked for; the caller's own account may be named "me" or by its address, and so may the
+// customer a partner acts for.
+func (a actor) sameCustomer(found, asked string) bool {
+	if a.isActor(asked) {
+		return a.isActor(found)
+	}
+	return strings.EqualFold(found, asked)
+}
+
+// isActor reports whether a customer reference names the client or the customer it acts
+// for.
+func (a actor) isActor(customer string) bool {
+	return a.isClient(customer) || (a.asCustomer != "" && strings.EqualFold(customer, a.asCustomer))
+}
+
+// createdByCaller says why a transaction is not the caller's own, or "" when it is. The
+// API makes the creator the partner party, so a partner other than the caller means
+// another customer created it. Without a partner party shown, the caller must be the party
+// the request named as itself.
+func createdByCaller(req *CreateTransactionRequest, tx *Transaction, who actor) string {
 	owned := false
 	for _, p := range tx.Parties {
 		if p.Role == RolePartner {
@@ -382,13 +437,19 @@ func createdMatches(req *CreateTransactionRequest, tx *Transaction, who actor) s
 				return "another customer created it"
 			}
 			owned = true
-		} else if i := indexParty(req.Parties, p.Role); i >= 0 && (who.isClient(req.Parties[i].Customer) || (who.asCustomer != "" && strings.EqualFold(req.Parties[i].Customer, who.asCustomer))) && same(p.Customer, req.Parties[i].Customer) {
+		} else if i := indexParty(req.Parties, p.Role); i >= 0 && who.isActor(req.Parties[i].Customer) && who.sameCustomer(p.Customer, req.Parties[i].Customer) {
 			owned = true
 		}
 	}
 	if !owned {
 		return "the caller neither created it nor is the party the request named as itself"
 	}
+	return ""
+}
+
+// sameParties says how a transaction's parties (the partner aside) differ from the
+// request's, or "" when they do not.
+func sameParties(req *CreateTransactionRequest, tx *Transaction, who actor) string {
 	for _, p := range tx.Parties {
 		if p.Role == RolePartner {
 			continue
@@ -397,7 +458,7 @@ func createdMatches(req *CreateTransactionRequest, tx *Transaction, who actor) s
 		if i < 0 {
 			return fmt.Sprintf("it has a %s the request did not name", p.Role)
 		}
-		if !same(p.Customer, req.Parties[i].Customer) {
+		if !who.sameCustomer(p.Customer, req.Parties[i].Customer) {
 			return fmt.Sprintf("its %s is not the request's", p.Role)
 		}
 	}
@@ -406,6 +467,12 @@ func createdMatches(req *CreateTransactionRequest, tx *Transaction, who actor) s
 			return fmt.Sprintf("it has no %s", p.Role)
 		}
 	}
+	return ""
+}
+
+// sameItems says how a transaction's items differ from the request's (type, title,
+// payments, payers and beneficiaries), or "" when they do not.
+func sameItems(req *CreateTransactionRequest, tx *Transaction, who actor) string {
 	if len(tx.Items) != len(req.Items) {
 		return fmt.Sprintf("it has %d items, the request %d", len(tx.Items), len(req.Items))
 	}
@@ -416,7 +483,7 @@ func createdMatches(req *CreateTransactionRequest, tx *Transaction, who actor) s
 		}
 		for j, ws := range want.Schedule {
 			gs := got.Schedule[j]
-			if gs.Amount.String() != ws.Amount.String() || !same(gs.PayerCustomer, ws.PayerCustomer) || !same(gs.BeneficiaryCustomer, ws.BeneficiaryCustomer) {
+			if gs.Amount.String() != ws.Amount.String() || !who.sameCustomer(gs.PayerCustomer, ws.PayerCustomer) || !who.sameCustomer(gs.BeneficiaryCustomer, ws.BeneficiaryCustomer) {
 				return fmt.Sprintf("the payment %d of its item %d is not the request's", j, i)
 			}
 		}

@@ -2,6 +2,7 @@ package escrow
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -161,6 +162,205 @@ func TestWritesSettleThemselves(t *testing.T) {
 					t.Errorf("%d writes sent, want %d", n, tc.wantWrites)
 				}
 			})
+		})
+	}
+}
+
+// settleWith runs one covered write against a mock where the write answers writes in turn
+// and the state read answers reads in turn; it returns the call's result, the number of
+// writes and reads sent, and the call's error.
+func settleWith(t *testing.T, opts []Option, writeMethod, writePath string, writes []httpmock.Responder, readPath string, reads []httpmock.Responder,
+	call func(c *Client) (any, error)) (got any, nWrites, nReads int, err error) {
+	t.Helper()
+	synctest.Test(t, func(t *testing.T) {
+		c, mt := setup(t, opts...)
+		var w, r recorder
+		mt.RegisterResponder(writeMethod, testBase+writePath, w.then(sequence(writes...)))
+		mt.RegisterResponder("GET", testBase+readPath, r.then(sequence(reads...)))
+		got, err = call(c)
+		nWrites, nReads = w.count(), r.count()
+	})
+	return got, nWrites, nReads, err
+}
+
+// TestSettleStopsAtTheRetryBound: a write that fails ambiguously and reads back as not
+// performed is sent again only while retries are left: with WithMaxRetries(0) it is sent
+// once, with 1 twice, and then the outcome is unknown, not a third request.
+func TestSettleStopsAtTheRetryBound(t *testing.T) {
+	dropped := fail(&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET})
+	for retries := range 3 {
+		_, writes, _, err := settleWith(t, []Option{WithMaxRetries(retries)}, "PATCH", "transaction/77", []httpmock.Responder{dropped},
+			"transaction/77", []httpmock.Responder{respond(200, carSaleAsRendered(77))},
+			func(c *Client) (any, error) {
+				return c.Transactions.Ship(context.Background(), 77, nil, AsCustomer(seller))
+			})
+		var ou *OutcomeUnknownError
+		if !errors.As(err, &ou) || !strings.Contains(ou.Reason, "no retries are left") {
+			t.Errorf("WithMaxRetries(%d): err = %v, want an *OutcomeUnknownError once the retries ran out", retries, err)
+		}
+		if writes != retries+1 {
+			t.Errorf("WithMaxRetries(%d): %d writes sent, want %d", retries, writes, retries+1)
+		}
+	}
+}
+
+// TestPlainRefusalIsNotReadBack: a write refused outright (a 400 with nothing ambiguous
+// before it) is the caller's answer as it is: the state is not read, and an effect that
+// shows there (someone else's) does not turn the refusal into a success.
+func TestPlainRefusalIsNotReadBack(t *testing.T) {
+	got, writes, reads, err := settleWith(t, nil, "PATCH", "transaction/77", []httpmock.Responder{respond(400, `{"error":"invalid_state"}`)},
+		"transaction/77", []httpmock.Responder{respond(200, shippedTx(77))},
+		func(c *Client) (any, error) {
+			return c.Transactions.Ship(context.Background(), 77, nil, AsCustomer(seller))
+		})
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.StatusCode != 400 || errors.Is(err, ErrOutcomeUnknown) {
+		t.Errorf("got %v, %v; want the 400 itself", got, err)
+	}
+	if writes != 1 || reads != 0 {
+		t.Errorf("%d writes and %d reads, want 1 and 0", writes, reads)
+	}
+}
+
+// TestEffectOfAnotherRoleIsNotTheActors: the buyer ships (as the client's own account,
+// which is the buyer, or through a partner acting for a buyer), gets a 502, and the item
+// reads as shipped: the seller's doing, not the buyer's, so the outcome is unknown. The
+// actor is a party, in another role than the action's.
+func TestEffectOfAnotherRoleIsNotTheActors(t *testing.T) {
+	const buyer = "bob+buyer/ops@test.escrow.com"
+	withBuyer := func(doc string) string {
+		return strings.Replace(doc, `"role": "buyer", "customer": "me"`, `"role": "buyer", "customer": "`+buyer+`"`, 1)
+	}
+	for _, tt := range []struct {
+		name string
+		read string
+		opts []RequestOption
+	}{
+		{"the client is the buyer", shippedTx(77), nil},
+		{"a partner acting for the buyer", withBuyer(shippedTx(77)), []RequestOption{AsCustomer(buyer)}},
+		{"a partner acting for the buyer, who is also the broker", strings.Replace(withBuyer(shippedTx(77)), "broker@test.escrow.com", buyer, 1), []RequestOption{AsCustomer(buyer)}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, writes, _, err := settleWith(t, nil, "PATCH", "transaction/77", []httpmock.Responder{respond(502, `{}`)},
+				"transaction/77", []httpmock.Responder{respond(200, tt.read)},
+				func(c *Client) (any, error) { return c.Transactions.Ship(context.Background(), 77, nil, tt.opts...) })
+			if !errors.Is(err, ErrOutcomeUnknown) || writes != 1 {
+				t.Errorf("got %v, %v after %d writes; want an unknown outcome after 1: the shipping is not the buyer's", got, err, writes)
+			}
+		})
+	}
+}
+
+// twoGoods is carSale with a second goods item (its shipping fee made general merchandise)
+// whose shipped flag is given; the first item's is shipped1.
+func twoGoods(shipped1, shipped2 bool) string {
+	doc := strings.Replace(carSaleAsRendered(77), `"type": "shipping_fee"`, `"type": "general_merchandise"`, 1)
+	doc = strings.Replace(doc, `"shipped": false`, fmt.Sprintf(`"shipped": %v`, shipped1), 1)
+	return strings.Replace(doc, `"fees": [],
+      "status": {}`, fmt.Sprintf(`"fees": [], "status": {"shipped": %v}`, shipped2), 1)
+}
+
+// TestWholeTransactionActionMustShowOnEveryGoodsItem: a ship of the whole transaction that
+// reads back shipped on one goods item of two is not done (nor provably absent): the
+// outcome is unknown. Shipped on both, it is done; on neither, it is sent again.
+func TestWholeTransactionActionMustShowOnEveryGoodsItem(t *testing.T) {
+	if !strings.Contains(twoGoods(true, false), `"status": {"shipped": false}`) {
+		t.Fatal("the fixture lost its second goods item's status")
+	}
+	for _, tt := range []struct {
+		name           string
+		read           string
+		wantUnknown    bool
+		wantWrites     int
+		wantReasonPart string
+	}{
+		{"shipped on the first of two", twoGoods(true, false), true, 1, "shows on 1 items and not on 1"},
+		{"shipped on the second of two", twoGoods(false, true), true, 1, "shows on 1 items and not on 1"},
+		{"shipped on both", twoGoods(true, true), false, 1, ""},
+		{"shipped on neither", twoGoods(false, false), false, 2, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, writes, _, err := settleWith(t, nil, "PATCH", "transaction/77", []httpmock.Responder{respond(502, `{}`), respond(200, twoGoods(true, true))},
+				"transaction/77", []httpmock.Responder{respond(200, tt.read)},
+				func(c *Client) (any, error) {
+					return c.Transactions.Ship(context.Background(), 77, nil, AsCustomer(seller))
+				})
+			var ou *OutcomeUnknownError
+			if tt.wantUnknown != errors.As(err, &ou) || (!tt.wantUnknown && err != nil) {
+				t.Errorf("got %v, %v; want unknown: %v", got, err, tt.wantUnknown)
+			}
+			if ou != nil && !strings.Contains(ou.Reason, tt.wantReasonPart) {
+				t.Errorf("reason %q, want it to say %q", ou.Reason, tt.wantReasonPart)
+			}
+			if writes != tt.wantWrites {
+				t.Errorf("%d writes, want %d", writes, tt.wantWrites)
+			}
+		})
+	}
+}
+
+// TestWebhookSettledToTheNewestRegistration: after an ambiguous Create, the URL is listed
+// twice (registered before, and by this write), among other registrations: the webhook
+// handed back is the newest, so that deleting it later removes this registration and not
+// the older one.
+func TestWebhookSettledToTheNewestRegistration(t *testing.T) {
+	const url = "https://hooks.test/escrow?secret=a%2Fb"
+	list := `{"webhooks":[{"id":4,"url":"` + url + `"},{"id":7,"url":"https://hooks.test/other"},{"id":12,"url":"` + url + `"},{"id":15,"url":"https://hooks.test/third"}]}`
+	got, writes, _, err := settleWith(t, nil, "POST", "customer/me/webhook", []httpmock.Responder{respond(503, `{}`)},
+		"customer/me/webhook", []httpmock.Responder{respond(200, list)},
+		func(c *Client) (any, error) { return c.Webhooks.Create(context.Background(), Me, url) })
+	w, _ := got.(*Webhook)
+	if err != nil || w == nil || w.ID != 12 || w.URL != url || writes != 1 {
+		t.Errorf("got %+v, %v after %d writes; want webhook 12 (the newest with the URL) after 1", got, err, writes)
+	}
+}
+
+// TestDisbursementDetailsMustMatchInEveryField: new details are selected, the write drops,
+// and the method read back as selected differs from them in one field only: it is the old
+// account, not the caller's, so the details are sent again. Read back equal in every
+// field, the write is done.
+func TestDisbursementDetailsMustMatchInEveryField(t *testing.T) {
+	want := DisbursementMethod{Type: "wire_transfer", Currency: USD, AccountName: "Acme Ltd", AccountType: "checking",
+		BankABARoutingNumber: "026009593", BankAccountNumber: "000123456789", BankBranchNumber: "042", BankIBAN: "DE89370400440532013000",
+		BankName: "New Bank", BankSwiftCode: "COBADEFFXXX", BankSortCode: "40-47-84", InternationalRoutingCode: "IRC9",
+		AdditionalInformation: "ref 7", ClearingSystemCode: "fedwire", MemberID: "M1"}
+	changes := map[string]func(m *DisbursementMethod){
+		"type": func(m *DisbursementMethod) { m.Type = "ach" }, "currency": func(m *DisbursementMethod) { m.Currency = "euro" },
+		"account name": func(m *DisbursementMethod) { m.AccountName = "Acme Old" }, "account type": func(m *DisbursementMethod) { m.AccountType = "savings" },
+		"ABA routing number":         func(m *DisbursementMethod) { m.BankABARoutingNumber = "021000021" },
+		"account number":             func(m *DisbursementMethod) { m.BankAccountNumber = "000999999999" },
+		"branch number":              func(m *DisbursementMethod) { m.BankBranchNumber = "043" },
+		"IBAN":                       func(m *DisbursementMethod) { m.BankIBAN = "GB29NWBK60161331926819" },
+		"bank name":                  func(m *DisbursementMethod) { m.BankName = "Old Bank" },
+		"SWIFT code":                 func(m *DisbursementMethod) { m.BankSwiftCode = "NWBKGB2LXXX" },
+		"sort code":                  func(m *DisbursementMethod) { m.BankSortCode = "60-16-13" },
+		"international routing code": func(m *DisbursementMethod) { m.InternationalRoutingCode = "IRC1" },
+		"additional information":     func(m *DisbursementMethod) { m.AdditionalInformation = "ref 6" },
+		"clearing system code":       func(m *DisbursementMethod) { m.ClearingSystemCode = "chaps" },
+		"member id":                  func(m *DisbursementMethod) { m.MemberID = "M0" },
+		"nothing":                    func(*DisbursementMethod) {},
+	}
+	dropped := fail(&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET})
+	for name, change := range changes {
+		t.Run(name, func(t *testing.T) {
+			old := want
+			old.ID = 9
+			change(&old)
+			sel, _ := json.Marshal(map[string]any{"selected_disbursement_method": old})
+			again, _ := json.Marshal(map[string]any{"selected_disbursement_method": want})
+			_, writes, _, err := settleWith(t, nil, "PATCH", "transaction/77/disbursement_methods", []httpmock.Responder{dropped, respond(200, string(again))},
+				"transaction/77/disbursement_methods", []httpmock.Responder{respond(200, string(sel))},
+				func(c *Client) (any, error) {
+					m := want
+					return c.Transactions.SelectDisbursementMethod(context.Background(), 77, &m)
+				})
+			wantWrites := 2
+			if name == "nothing" {
+				wantWrites = 1
+			}
+			if err != nil || writes != wantWrites {
+				t.Errorf("%v after %d writes; want the write settled after %d", err, writes, wantWrites)
+			}
 		})
 	}
 }

@@ -354,11 +354,14 @@ func (s *TransactionsService) List(ctx context.Context, opt *ListTransactionsOpt
 	return fetch[TransactionList](ctx, s.client, call{method: http.MethodGet, pattern: "transaction", query: queryOrNil(opt), opts: opts})
 }
 
-// All iterates over every transaction, page after page, from opt.Page (default 1). It stops
-// after the last page, on a page that brings nothing new (empty, or the same as the one
-// before), at the first error (yielded once), or when the loop breaks. It fetches at most
-// [DefaultMaxPages] pages, or what [MaxPages] says, and yields [ErrPageLimit] when that
-// cuts the listing short. The caller's options are not modified.
+// All iterates over every transaction, page after page, from opt.Page (default 1), asking
+// for opt.PerPage per page ([DefaultPageSize] when zero). It yields each transaction once,
+// even when a page repeats some of the one before (new transactions shift the pages while
+// the walk runs). It stops after the last page or an empty one, at the first error
+// (yielded once), or when the loop breaks; a page of nothing but transactions already
+// yielded ends it with [ErrListingRepeats]. It fetches at most [DefaultMaxPages] pages, or
+// what [MaxPages] says, and yields [ErrPageLimit] when that cuts the listing short. The
+// caller's options are not modified.
 func (s *TransactionsService) All(ctx context.Context, opt *ListTransactionsOptions, opts ...RequestOption) iter.Seq2[*Transaction, error] {
 	return func(yield func(*Transaction, error) bool) {
 		var page ListTransactionsOptions
@@ -366,23 +369,17 @@ func (s *TransactionsService) All(ctx context.Context, opt *ListTransactionsOpti
 			page = *opt
 		}
 		page.Page = max(page.Page, 1)
-		guard := newPageGuard(opts) // see iterate.go
+		if page.PerPage <= 0 {
+			page.PerPage = DefaultPageSize
+		}
+		guard := newPageGuard(opts, page.PerPage) // see iterate.go
 		for {
 			list, err := s.List(ctx, &page, opts...)
 			if err != nil {
 				yield(nil, err)
 				return
 			}
-			// A page repeating the one before yields nothing again and ends the walk.
-			if !guard.progress(signature(list.Transactions, txIDOf)) {
-				return
-			}
-			for i := range list.Transactions {
-				if !yield(&list.Transactions[i], nil) {
-					return
-				}
-			}
-			if page.Page >= list.PageCount {
+			if !yieldPage(guard, list.Transactions, txIDOf, yield) || page.Page >= list.PageCount {
 				return
 			}
 			if ok, err := guard.more(); !ok {

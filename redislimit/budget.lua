@@ -6,9 +6,10 @@
 -- KEYS[2]  its reservations in flight, a sorted set of reservation ids scored by when
 --          their lease ends; a reservation whose client never reports back expires
 -- ARGV     op ("reserve" or "record"), reservation id, lease (µs), idle TTL (ms),
---          first probe interval (µs), longest probe interval (µs),
+--          first probe interval (µs), longest probe interval (µs), longest hold (µs),
 --          and for "record": probe (0/1), window, answered (0/1), status,
---          limit (-1: not said), remaining (-1: not said), reset (µs from now, -1: not said)
+--          limit (-1: not said), remaining (-1: not said), reset (µs from now, -1: not said),
+--          capped (0/1: the client already cut the server's reset at its own longest hold)
 --
 -- Times are microseconds of Redis's clock (TIME), so that replicas whose clocks differ
 -- still agree on when a window resets.
@@ -21,7 +22,7 @@ end
 local state, inflight = KEYS[1], KEYS[2]
 local op, id = ARGV[1], ARGV[2]
 local lease, ttl = tonumber(ARGV[3]), tonumber(ARGV[4])
-local probeStep, probeMax = tonumber(ARGV[5]), tonumber(ARGV[6])
+local probeStep, probeMax, maxHold = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -30,8 +31,9 @@ local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 -- requests sent since; limit: RateLimit-Limit (0: unknown); reset: when the window resets
 -- (0: not said); probe_until: a probe is in flight until then; probe_after: no probe before
 -- then; failed: refused probes in a row; window, sent, lowest: the window's number, the
--- requests sent in it and the lowest RateLimit-Remaining answered in it (-1: none).
-local fields = {'known', 'remaining', 'limit', 'reset', 'probe_until', 'probe_after', 'failed', 'window', 'sent', 'lowest'}
+-- requests sent in it and the lowest RateLimit-Remaining answered in it (-1: none); capped:
+-- reset is the longest hold, not the server's word, so when it passes one request probes.
+local fields = {'known', 'remaining', 'limit', 'reset', 'probe_until', 'probe_after', 'failed', 'window', 'sent', 'lowest', 'capped'}
 local got = redis.call('HMGET', state, unpack(fields))
 local s = {}
 for i, name in ipairs(fields) do
@@ -58,14 +60,29 @@ local function save()
   redis.call('PEXPIRE', state, keep)
 end
 
--- roll starts a new window once the current one has reset.
+-- roll starts a new window once the current one has reset. A hold cut at the longest
+-- hold ends in a probe instead: the server never said the window reset. A hold longer than
+-- this caller's longest (kept by a client or a store configured otherwise) is cut first.
 local function roll()
+  if s.reset > now + maxHold then
+    s.reset, s.capped = now + maxHold, 1
+  end
   if s.reset > 0 and now >= s.reset then
     s.reset = 0
     if s.limit > 0 then s.known = 1 else s.known = 0 end
     s.remaining = s.limit
+    if s.capped == 1 then
+      s.known, s.remaining, s.probe_after, s.capped = 1, 0, 0, 0
+    end
     s.window, s.sent, s.lowest = s.window + 1, 0, -1
   end
+end
+
+-- hold sets when the window resets from an answer's reset (µs from now), cut at the
+-- longest hold: no answer holds the endpoint longer.
+local function hold(reset, capped)
+  if reset > maxHold or capped then s.capped = 1 else s.capped = 0 end
+  s.reset = now + math.min(reset, maxHold)
 end
 
 if op == 'reserve' then
@@ -101,15 +118,16 @@ if op ~= 'record' then
 end
 
 redis.call('ZREM', inflight, id)
-if ARGV[7] == '1' then
+if ARGV[8] == '1' then
   s.probe_until = 0
 end
-if ARGV[9] ~= '1' then -- no answer
+if ARGV[10] ~= '1' then -- no answer
   save()
   return 1
 end
-local window, status = tonumber(ARGV[8]), tonumber(ARGV[10])
-local limit, remaining, reset = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
+local window, status = tonumber(ARGV[9]), tonumber(ARGV[11])
+local limit, remaining, reset = tonumber(ARGV[12]), tonumber(ARGV[13]), tonumber(ARGV[14])
+local capped = ARGV[15] == '1'
 roll()
 if window ~= s.window then
   -- An answer of a window that has reset since: what it says is left, and when it resets,
@@ -150,11 +168,11 @@ else
 end
 if status == 429 then
   if reset >= 0 then
-    s.reset = now + reset
+    hold(reset, capped)
   end
-elseif reset >= 0 and (not inWindow or now + reset < s.reset) then
+elseif reset >= 0 and (not inWindow or now + math.min(reset, maxHold) < s.reset) then
   -- RateLimit-Reset is rounded up: the earliest bound of a window is the tightest.
-  s.reset = now + reset
+  hold(reset, capped)
 end
 if remaining > 0 then
   s.failed, s.probe_after = 0, 0

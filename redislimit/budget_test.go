@@ -196,3 +196,51 @@ func TestRedisSlowFallsBackWithinTheTimeout(t *testing.T) {
 		t.Errorf("%d warnings, want 1:\n%s", n, logs.String())
 	}
 }
+
+// TestBudgetHoldEndsAtTheLongestHold: an answer whose reset is a year away (as a client at
+// a longer hold, or any other client of the store, may report) holds the shared endpoint
+// for the store's longest hold at most; then one request probes it, the others wait for its
+// answer, and an answer with requests left lets them go.
+func TestBudgetHoldEndsAtTheLongestHold(t *testing.T) {
+	t.Parallel()
+	rdb := redisClient(t, redisserver.Start(t))
+	a, b := newStore(rdb, redislimit.WithMaxHold(300*time.Millisecond)), newStore(rdb, redislimit.WithMaxHold(300*time.Millisecond))
+	year := 365 * 24 * time.Hour
+	for _, tt := range []struct {
+		name   string
+		answer escrow.RateLimitAnswer
+	}{
+		{"a success with nothing left, reset in a year", said(20, 0, year)},
+		{"a 429 asking for a year", escrow.RateLimitAnswer{Answered: true, Status: 429, Limit: 20, Remaining: 0, Reset: year}},
+		{"a client's own cut hold", escrow.RateLimitAnswer{Answered: true, Status: 429, Limit: 20, Remaining: 0, Reset: 100 * time.Millisecond, Capped: true}},
+	} {
+		key := budgetKey("GET /transaction/{id} " + tt.name)
+		record(t, a, key, reserve(t, a, key), tt.answer)
+		held := reserve(t, b, key)
+		if held.OK || held.Wait > 300*time.Millisecond || held.Wait < 50*time.Millisecond {
+			t.Errorf("%s: the other replica got %+v, want a hold of at most 300ms", tt.name, held)
+		}
+		probe := nextProbe(t, b, key)
+		if g := reserve(t, a, key); g.OK {
+			t.Errorf("%s: a second request went beside the probe: %+v", tt.name, g)
+		}
+		record(t, b, key, probe, said(20, 7, -1))
+		if n := takeAll(t, a, key, 20); n != 7 {
+			t.Errorf("%s: %d requests let out after the probe's answer, want the 7 it said are left", tt.name, n)
+		}
+	}
+}
+
+// TestBudgetCutsALongerHoldKeptBefore: a hold a store with a longer bound wrote is cut to
+// the bound of the store that reads it.
+func TestBudgetCutsALongerHoldKeptBefore(t *testing.T) {
+	t.Parallel()
+	rdb := redisClient(t, redisserver.Start(t))
+	long, short := newStore(rdb, redislimit.WithMaxHold(time.Hour)), newStore(rdb, redislimit.WithMaxHold(200*time.Millisecond))
+	key := budgetKey(meEndpoint)
+	record(t, long, key, reserve(t, long, key), said(20, 0, 50*time.Minute))
+	if held := reserve(t, short, key); held.OK || held.Wait > 200*time.Millisecond {
+		t.Errorf("got %+v, want a hold of at most 200ms", held)
+	}
+	nextProbe(t, short, key)
+}

@@ -48,6 +48,7 @@ type Store struct {
 	timeout time.Duration
 	lease   time.Duration
 	ttl     time.Duration
+	maxHold time.Duration
 }
 
 // Option configures a [Store] in [New].
@@ -96,6 +97,19 @@ func WithTTL(d time.Duration) Option {
 	}
 }
 
+// WithMaxHold bounds how long one answer may hold an endpoint in the shared budget
+// (default [escrow.DefaultMaxHold], 10 minutes), whatever its RateLimit-Reset or
+// Retry-After says and whatever hold a client reports: when the bound passes, one request
+// probes the endpoint and its answer says whether the others may follow. A hold kept from
+// before (by a Store with a longer bound) is cut to it too. Non-positive values are ignored.
+func WithMaxHold(d time.Duration) Option {
+	return func(s *Store) {
+		if d > 0 {
+			s.maxHold = d
+		}
+	}
+}
+
 // New returns a Store on rdb: a *redis.Client, *redis.ClusterClient, *redis.Ring or any
 // other Scripter. The caller keeps rdb and closes it when done.
 //
@@ -103,7 +117,7 @@ func WithTTL(d time.Duration) Option {
 // reservation may be counted twice; the extra one expires after the lease. Set MaxRetries
 // to -1 to rule that out.
 func New(rdb redis.Scripter, opts ...Option) *Store {
-	s := &Store{rdb: rdb, script: redis.NewScript(budgetLua), prefix: DefaultPrefix, timeout: DefaultTimeout, lease: DefaultLease, ttl: DefaultTTL}
+	s := &Store{rdb: rdb, script: redis.NewScript(budgetLua), prefix: DefaultPrefix, timeout: DefaultTimeout, lease: DefaultLease, ttl: DefaultTTL, maxHold: escrow.DefaultMaxHold}
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -171,7 +185,7 @@ func (s *Store) Record(ctx context.Context, key escrow.RateLimitKey, g escrow.Ra
 		remaining = a.Remaining
 	}
 	state, inflight := s.Keys(key)
-	args := append(s.args("record", g.ID), flag(g.Probe), g.Window, flag(a.Answered), a.Status, a.Limit, remaining, reset)
+	args := append(s.args("record", g.ID), flag(g.Probe), g.Window, flag(a.Answered), a.Status, a.Limit, remaining, reset, flag(a.Capped))
 	cmd, err := s.run(ctx, []string{state, inflight}, args)
 	if err == nil {
 		err = cmd.Err()
@@ -202,8 +216,8 @@ func (s *Store) run(ctx context.Context, keys []string, args []any) (*redis.Cmd,
 
 // args are the script's arguments common to both operations, with room for record's.
 func (s *Store) args(op, id string) []any {
-	args := make([]any, 0, 13)
-	return append(args, op, id, s.lease.Microseconds(), s.ttl.Milliseconds(), probeStep.Microseconds(), probeMax.Microseconds())
+	args := make([]any, 0, 15)
+	return append(args, op, id, s.lease.Microseconds(), s.ttl.Milliseconds(), probeStep.Microseconds(), probeMax.Microseconds(), s.maxHold.Microseconds())
 }
 
 func flag(b bool) int {

@@ -532,13 +532,43 @@ func (h *Handler) yield(b *batch, release bool) (again bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("recording: %w", err)
 	}
+	covered := turn.Granted && h.covered(b, turn.Pending)
 	b.done, b.finish, b.held = nil, false, turn.Granted
 	if !turn.Granted {
 		return false, nil
 	}
 	b.lease.Expires, b.marks, b.pace = y.Expires, turn.Marks, y.Pace
-	b.events, b.tx, b.fetch, b.fetched, b.fresh = turn.Pending, nil, true, false, false
+	b.events, b.fetched, b.fresh = turn.Pending, false, false
+	b.fetch = !covered
+	if covered {
+		h.hints(h.ctx, b)
+	}
 	return true, nil
+}
+
+// covered reports whether the state this turn fetched already confirms the names
+// delivered to other replicas during the turn: each confirmable one shows a fact not
+// handed over before the turn. Then they are handed over from that state without a new
+// fetch. A name whose facts were all handed over before may be a new item's, or a
+// replay: that takes a fetch (paced, if tried before).
+func (h *Handler) covered(b *batch, pending []escrow.EventName) bool {
+	if b.tx == nil || len(pending) == 0 {
+		return false // asked to look again, for no name: a reconciler's recheck
+	}
+	facts := factsOf(b.tx)
+	for _, n := range pending {
+		if !confirmable(n) {
+			continue
+		}
+		news := false
+		for _, f := range facts {
+			news = news || (f.event == n && (!b.handed[f.key] || slices.Contains(b.done, f.key)))
+		}
+		if !news {
+			return false
+		}
+	}
+	return true
 }
 
 // nextPace is the transaction's pace after this turn: reset by a fetch that found

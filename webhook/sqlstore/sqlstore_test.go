@@ -43,6 +43,7 @@ func TestConformance(t *testing.T) {
 	for name, dsn := range engines(t) {
 		t.Run(name, func(t *testing.T) {
 			storetest.Run(t, func(t *testing.T) webhook.Store { return open(t, dsn(t)) })
+			storetest.RunReplicas(t, func(t *testing.T) webhook.Store { return open(t, dsn(t)) })
 		})
 	}
 }

@@ -363,12 +363,15 @@ func (b *benchStore) commits(ctx context.Context) int64 {
 	return n
 }
 
-// since returns the commits since before (-1 if unknown). PostgreSQL's statistics reach
-// pg_stat_database within about a second, so it waits for the count to settle.
+// since returns the commits since before (-1 if unknown). A PostgreSQL backend reports
+// its counts when it ends or after a while idle, so the store's connections are closed
+// first, and the count is read once it has settled.
 func (b *benchStore) since(ctx context.Context, before int64) int64 {
 	if before < 0 {
 		return -1
 	}
+	b.sql.DB().SetMaxIdleConns(0) // closes the idle connections: their backends report
+	b.sql.DB().SetMaxIdleConns(2)
 	last := b.commits(ctx)
 	for range 20 {
 		time.Sleep(250 * time.Millisecond)

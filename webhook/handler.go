@@ -434,7 +434,9 @@ func (h *Handler) try(b *batch) (paced time.Duration, err error) {
 			}
 		}
 		if wait := h.paced(b, h.opt.Now()); wait > 0 {
-			b.held = false // still ours in the store; taken again after the wait
+			// The lease is released for the wait, with the batch's names, so that a
+			// delivery of something new at another replica is fetched at once.
+			h.giveUp(b)
 			return wait, nil
 		}
 		if err := h.confirm(b); err != nil {

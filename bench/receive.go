@@ -118,11 +118,15 @@ func (f fetchCount) RoundTrip(r *http.Request) (*http.Response, error) {
 	return f.next.RoundTrip(r)
 }
 
-func newReceiver(srv *escrowtest.Server, a escrowtest.Account, store webhook.Store, replicas int) (*receiver, error) {
+func newReceiver(ctx context.Context, srv *escrowtest.Server, a escrowtest.Account, st *benchStore, replicas int) (*receiver, error) {
 	rc := &receiver{handed: map[string]int{}, delivered: map[string]time.Time{}}
 	hc := &http.Client{Transport: fetchCount{next: srv.Client().Transport, n: &rc.fetches}}
 	for i := range replicas {
 		c, err := escrow.NewClient(a.Email, a.APIKey, escrow.WithBaseURL(srv.URL), escrow.WithHTTPClient(hc))
+		if err != nil {
+			return nil, err
+		}
+		store, err := st.replica(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -233,7 +237,7 @@ func RunReceive(ctx context.Context, cfg ReceiveConfig) (ReceiveResult, error) {
 		return res, err
 	}
 	defer live.close()
-	rc, err := newReceiver(srv, m.account, live.store, cfg.Replicas)
+	rc, err := newReceiver(ctx, srv, m.account, live, cfg.Replicas)
 	if err != nil {
 		return res, err
 	}
@@ -272,7 +276,7 @@ func catchUp(ctx context.Context, srv *escrowtest.Server, a escrowtest.Account, 
 		return ReceivePhase{}, err
 	}
 	defer st.close()
-	rc, err := newReceiver(srv, a, st.store, cfg.Replicas)
+	rc, err := newReceiver(ctx, srv, a, st, cfg.Replicas)
 	if err != nil {
 		return ReceivePhase{}, err
 	}
@@ -308,10 +312,26 @@ func storeKind(s string) string {
 
 // benchStore is one phase's store.
 type benchStore struct {
-	store webhook.Store
-	sql   *sqlstore.Store // nil for memory
-	admin *sql.DB         // the server's maintenance database, to drop the phase's one
-	name  string
+	store    webhook.Store
+	sql      *sqlstore.Store // nil for memory
+	dsn      string
+	replicas []*sqlstore.Store // each replica's own handle, as separate processes have
+	admin    *sql.DB           // the server's maintenance database, to drop the phase's one
+	name     string
+}
+
+// replica returns the store a replica uses: the shared memory store, or a handle of its
+// own on the database.
+func (b *benchStore) replica(ctx context.Context) (webhook.Store, error) {
+	if b.sql == nil {
+		return b.store, nil
+	}
+	s, err := sqlstore.Open(ctx, b.dsn)
+	if err != nil {
+		return nil, err
+	}
+	b.replicas = append(b.replicas, s)
+	return s, nil
 }
 
 var benchDBs atomic.Int64
@@ -321,11 +341,12 @@ func openBenchStore(ctx context.Context, cfg ReceiveConfig, phase string) (*benc
 	case cfg.Store == "memory":
 		return &benchStore{store: new(webhook.MemoryStore)}, nil
 	case cfg.Store == "sqlite":
-		s, err := sqlstore.Open(ctx, "sqlite:"+filepath.Join(cfg.Dir, fmt.Sprintf("receive-%s-%d.db", phase, benchDBs.Add(1))))
+		dsn := "sqlite:" + filepath.Join(cfg.Dir, fmt.Sprintf("receive-%s-%d.db", phase, benchDBs.Add(1)))
+		s, err := sqlstore.Open(ctx, dsn)
 		if err != nil {
 			return nil, err
 		}
-		return &benchStore{store: s, sql: s}, nil
+		return &benchStore{store: s, sql: s, dsn: dsn}, nil
 	case strings.HasPrefix(cfg.Store, "postgres"):
 		admin, err := sql.Open("pgx", cfg.Store)
 		if err != nil {
@@ -346,7 +367,7 @@ func openBenchStore(ctx context.Context, cfg ReceiveConfig, phase string) (*benc
 			admin.Close()
 			return nil, err
 		}
-		return &benchStore{store: s, sql: s, admin: admin, name: name}, nil
+		return &benchStore{store: s, sql: s, dsn: dsn, admin: admin, name: name}, nil
 	}
 	return nil, fmt.Errorf("receive: unknown store %q: want memory, sqlite or a postgres:// URL", cfg.Store)
 }
@@ -370,8 +391,9 @@ func (b *benchStore) since(ctx context.Context, before int64) int64 {
 	if before < 0 {
 		return -1
 	}
-	b.sql.DB().SetMaxIdleConns(0) // closes the idle connections: their backends report
-	b.sql.DB().SetMaxIdleConns(2)
+	for _, s := range append(b.replicas, b.sql) {
+		s.DB().SetMaxIdleConns(0) // closes the idle connections: their backends report
+	}
 	last := b.commits(ctx)
 	for range 20 {
 		time.Sleep(250 * time.Millisecond)
@@ -407,6 +429,9 @@ func (b *benchStore) rows(ctx context.Context) (int64, error) {
 }
 
 func (b *benchStore) close() {
+	for _, s := range b.replicas {
+		s.Close()
+	}
 	if b.sql != nil {
 		b.sql.Close()
 	}

@@ -95,8 +95,15 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, err
 	}
 	s.own = true
+	// database/sql keeps 2 idle connections by default: a Handler's workers would open
+	// and close a connection (a PostgreSQL backend) for most statements.
+	db.SetMaxIdleConns(idleConns)
 	return s, nil
 }
+
+// idleConns is how many idle connections a Store that Open made keeps: a Handler's
+// default 8 workers and its reconciler, with room to spare.
+const idleConns = 16
 
 // parseDSN turns a store DSN into a driver name and its data source.
 func parseDSN(dsn string) (driver, source string, d Dialect, err error) {

@@ -32,6 +32,10 @@ type ReceiveConfig struct {
 	// Lifecycles is how many sales are taken from creation to completion (8 facts each),
 	// by Workers goroutines at once.
 	Lifecycles, Workers int
+	// Gap is a pause between the steps of a sale, so that each delivery reaches a receiver
+	// that is not busy with the one before (the live API's steps are minutes apart); 0
+	// makes every sale a burst, as fast as the emulator goes.
+	Gap time.Duration
 }
 
 // ReceiveResult is what a receiving run measured, live and catching up.
@@ -39,6 +43,7 @@ type ReceiveResult struct {
 	Replicas   int
 	Store      string
 	Lifecycles int
+	Gap        time.Duration
 	// Live: the sales are made while the replicas receive their deliveries.
 	Live ReceivePhase
 	// CatchUp: the deliveries recorded live are replayed as fast as possible to fresh
@@ -76,11 +81,11 @@ func (p ReceivePhase) rate() float64 {
 }
 
 func (r ReceiveResult) String() string {
-	return fmt.Sprintf("receive store=%s replicas=%d lifecycles=%d"+
+	return fmt.Sprintf("receive store=%s replicas=%d lifecycles=%d gap=%s"+
 		" live_facts=%d live_facts_per_s=%.0f live_fetches_per_fact=%.2f live_commits_per_fact=%.2f live_p50=%s live_p99=%s live_duplicates=%d live_lost=%d"+
 		" catchup_facts_per_s=%.0f catchup_fetches_per_fact=%.2f catchup_commits_per_fact=%.2f catchup_duplicates=%d catchup_lost=%d"+
 		" rows_kept=%d rows_after_prune=%d",
-		r.Store, r.Replicas, r.Lifecycles,
+		r.Store, r.Replicas, r.Lifecycles, r.Gap,
 		r.Live.Facts, r.Live.rate(), r.Live.perFact(r.Live.Fetches), r.Live.perFact(r.Live.Commits),
 		r.Live.P50.Round(100*time.Microsecond), r.Live.P99.Round(100*time.Microsecond), r.Live.Duplicates, r.Live.Lost,
 		r.CatchUp.rate(), r.CatchUp.perFact(r.CatchUp.Fetches), r.CatchUp.perFact(r.CatchUp.Commits), r.CatchUp.Duplicates, r.CatchUp.Lost,
@@ -224,7 +229,7 @@ func RunReceive(ctx context.Context, cfg ReceiveConfig) (ReceiveResult, error) {
 	if cfg.Replicas <= 0 || cfg.Lifecycles <= 0 || cfg.Workers <= 0 {
 		return ReceiveResult{}, errors.New("receive: Replicas, Lifecycles and Workers must be positive")
 	}
-	res := ReceiveResult{Replicas: cfg.Replicas, Store: storeKind(cfg.Store), Lifecycles: cfg.Lifecycles, RowsKept: -1, RowsPruned: -1}
+	res := ReceiveResult{Replicas: cfg.Replicas, Store: storeKind(cfg.Store), Lifecycles: cfg.Lifecycles, Gap: cfg.Gap, RowsKept: -1, RowsPruned: -1}
 	srv := escrowtest.NewServer(escrowtest.WithRateLimit(0, time.Minute))
 	defer srv.Close()
 	m, err := newSaleMarket(srv)
@@ -249,7 +254,7 @@ func RunReceive(ctx context.Context, cfg ReceiveConfig) (ReceiveResult, error) {
 	}
 	commits := live.commits(ctx)
 	start := time.Now()
-	sales, err := m.run(ctx, cfg.Lifecycles, cfg.Workers)
+	sales, err := m.run(ctx, cfg.Lifecycles, cfg.Workers, cfg.Gap)
 	if err != nil {
 		return res, err
 	}
@@ -466,7 +471,7 @@ func newSaleMarket(srv *escrowtest.Server) (*saleMarket, error) {
 }
 
 // run takes n sales to completion with workers goroutines and returns their ids.
-func (m *saleMarket) run(ctx context.Context, n, workers int) ([]int64, error) {
+func (m *saleMarket) run(ctx context.Context, n, workers int, gap time.Duration) ([]int64, error) {
 	var mu sync.Mutex
 	var ids []int64
 	var errs []error
@@ -475,7 +480,7 @@ func (m *saleMarket) run(ctx context.Context, n, workers int) ([]int64, error) {
 	for range workers {
 		wg.Go(func() {
 			for next.Add(1) <= int64(n) && ctx.Err() == nil {
-				id, err := m.sale(ctx)
+				id, err := m.sale(ctx, gap)
 				mu.Lock()
 				if err != nil {
 					errs = append(errs, err)
@@ -490,8 +495,8 @@ func (m *saleMarket) run(ctx context.Context, n, workers int) ([]int64, error) {
 	return ids, errors.Join(errs...)
 }
 
-// sale takes one sale from creation to completion: 8 facts.
-func (m *saleMarket) sale(ctx context.Context) (int64, error) {
+// sale takes one sale from creation to completion, pausing gap before each step: 8 facts.
+func (m *saleMarket) sale(ctx context.Context, gap time.Duration) (int64, error) {
 	tx, err := m.partner.Transactions.Create(ctx, merchandise(m.buyerMail, m.sellerMail, ""))
 	if err != nil {
 		return 0, err
@@ -517,6 +522,7 @@ func (m *saleMarket) sale(ctx context.Context) (int64, error) {
 		func() error { _, err := m.buyer.Transactions.Accept(ctx, id); return err },
 	}
 	for i, s := range steps {
+		time.Sleep(gap)
 		if err := s(); err != nil {
 			return 0, fmt.Errorf("sale %d, step %d: %w", id, i, err)
 		}

@@ -2,7 +2,7 @@
 // store (-store memory, sqlite, or a postgres:// URL of a server where it may create and
 // drop databases; "pgtest" starts a throwaway PostgreSQL 15), each delivery sent to one
 // of them in turn, while -lifecycles sales are taken to completion by -workers goroutines
-// on the emulator; then the recorded deliveries are replayed as fast as possible to fresh
+// on the emulator (-gap apart: an idle receiver; 0: bursts); then the recorded deliveries are replayed as fast as possible to fresh
 // replicas over a fresh store. It prints one line of key=value pairs per replica count
 // (-replicas takes a list: 1,2,4): facts per second, fetches and PostgreSQL commits per
 // fact, handover latency, duplicates, losses, and the store's rows before and after
@@ -27,6 +27,7 @@ func main() {
 	flag.StringVar(&cfg.Store, "store", "sqlite", "memory, sqlite, pgtest, or a postgres:// URL")
 	flag.IntVar(&cfg.Lifecycles, "lifecycles", cfg.Lifecycles, "sales taken to completion (8 facts each)")
 	flag.IntVar(&cfg.Workers, "workers", cfg.Workers, "goroutines making sales at once")
+	flag.DurationVar(&cfg.Gap, "gap", 0, "pause between the steps of a sale (0: every sale is a burst)")
 	flag.Parse()
 
 	bench.Command("receive", func(ctx context.Context) error {

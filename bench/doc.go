@@ -7,9 +7,11 @@
 //	go run ./bench/chaos                  duplicates, losses and untyped errors under injected faults
 //	go run ./bench/emulator               the emulator's throughput beside a bare TLS handler
 //	go run ./bench/storm                  what a replay storm of webhook deliveries costs a webhook.Handler
+//	go run ./bench/receive                receiving over 1, 2, 4 replicas and one store: facts/s, fetches
+//	                                      and commits per fact, handover latency, rows after pruning
 //
 // Each command prints lines of key=value pairs. The work is done by RunPacing, RunChaos,
-// RunEmulatorLoad and RunStorm, which the package's tests run briefly so that they keep
+// RunEmulatorLoad, RunStorm and RunReceive, which the package's tests run briefly so that they keep
 // working; the tests assert counts, never timings, which vary too much on a shared machine.
 //
 // Results and the machine they ran on are in BENCHMARKS.md at the repository root.

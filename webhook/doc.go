@@ -66,7 +66,7 @@
 //
 // One PostgreSQL store costs a transaction's turn two commits (take the lease, end the
 // turn), and a delivery that reaches a replica while another holds the turn one more; a
-// turn often covers several facts (BENCHMARKS.md, "Receiving at scale"). Rows are per
+// turn often covers several facts (BENCHMARKS.md, section 8). Rows are per
 // fact and per transaction, and are pruned with the retention. Every write names one
 // transaction id, so the load spreads over rows and only one transaction's deliveries
 // ever wait for each other. A marketplace with ten times the traffic has two ways on,

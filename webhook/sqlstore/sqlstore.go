@@ -299,10 +299,6 @@ func (s *Store) q(query string) string {
 	return b.String()
 }
 
-// in returns "(?, ?, …)" for n values.
-func in(n int) string {
-	return "(" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")"
-}
 
 // Handed returns the keys of the transaction's facts recorded as done.
 func (s *Store) Handed(ctx context.Context, transactionID int64) (map[string]bool, error) {

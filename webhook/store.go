@@ -64,6 +64,7 @@ type MemoryStore struct {
 	records map[int64]*record
 	mark    int64
 	marked  bool
+	kv      settingsMap // Settings, in settings.go
 }
 
 type record struct {

@@ -53,7 +53,6 @@ func notSecretRune(r rune) bool {
 
 const secretAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
-
 // DeliveryURL returns the URL to register for deliveries to this handler: base with the
 // current secret (Options.Secrets[0]) appended as a last path segment, so that
 // "https://shop.example/escrow/webhook" becomes "https://shop.example/escrow/webhook/SECRET"

@@ -56,7 +56,7 @@ type FloodResult struct {
 	// start, Limit the endpoint's limit per window (RateLimit-Limit) and LimitShare the
 	// first as a share of the second.
 	ForgedFetches, Limit int64
-	LimitShare         float64
+	LimitShare           float64
 	// ForgedFetchesTotal counts them until the end of the run.
 	ForgedFetchesTotal int64
 	// PeakGoroutines is the most goroutines the whole process held during the flood,
@@ -240,6 +240,12 @@ func RunFlood(ctx context.Context, cfg FloodConfig) (FloodResult, error) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	res.PeakGoroutines = peak()
+	w.count(&res)
+	return res, ctx.Err()
+}
+
+// count fills in the fetches spent on forgeries and the real deliveries not answered 2xx.
+func (w *floodWorld) count(res *FloodResult) {
 	res.ForgedFetches, res.ForgedFetchesTotal, res.Limit = w.counter.inWindow.Load(), w.counter.all.Load(), w.counter.limit.Load()
 	if res.Limit > 0 {
 		res.LimitShare = float64(res.ForgedFetches) / float64(res.Limit)
@@ -249,7 +255,6 @@ func RunFlood(ctx context.Context, cfg FloodConfig) (FloodResult, error) {
 			res.RealNon2xx++
 		}
 	}
-	return res, ctx.Err()
 }
 
 // settled waits until the event of id was handed over.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -326,6 +327,7 @@ func sendForgeries(ctx context.Context, target string, cfg FloodConfig, next *at
 					refused.Add(1)
 					continue
 				}
+				io.Copy(io.Discard, resp.Body) // so that the connection is reused
 				resp.Body.Close()
 				if resp.StatusCode < 200 || resp.StatusCode > 299 {
 					refused.Add(1)

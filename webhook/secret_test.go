@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -174,7 +175,7 @@ func TestFloodWithoutTheSecretCostsNothing(t *testing.T) {
 	defer shutdown(t, h)
 	before := runtime.NumGoroutine()
 
-	const forged = 1000
+	const forged = 2000
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
 	defer hc.CloseIdleConnections()
 	var next, not404 atomic.Int64
@@ -189,6 +190,7 @@ func TestFloodWithoutTheSecretCostsNothing(t *testing.T) {
 					not404.Add(1)
 					continue
 				}
+				io.Copy(io.Discard, resp.Body) // so that the connection is reused
 				resp.Body.Close()
 				if resp.StatusCode != http.StatusNotFound {
 					not404.Add(1)

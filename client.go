@@ -314,17 +314,16 @@ func AsCustomer(email string) RequestOption {
 
 // call describes one API call for [Client.send].
 type call struct {
-	method  string
-	pattern string // the route relative to the base URL, such as "transaction/{id}"
-	params  []any  // values of the pattern's {…} segments, in order
-	query   any    // a struct with `url` tags, or nil
-	body    any    // encoded to JSON once, or nil
-	out     any    // decoded from a 2xx body (see responseDecoder), or nil
-	opts    []RequestOption
+	route  Route // the row of the route table (endpoints.go)
+	params []any // values of the template's {…} segments, in order
+	query  any   // a struct with `url` tags, or nil
+	body   any   // encoded to JSON once, or nil
+	out    any   // decoded from a 2xx body (see responseDecoder), or nil
+	opts   []RequestOption
 	// keepRedirect returns a redirect to out instead of following it.
 	keepRedirect bool
 	// escapedPath and rawQuery, set by Client.Do, are sent as they are instead of the
-	// pattern and the query; pattern then only names the endpoint.
+	// template and the query; the route then only names the endpoint.
 	escapedPath, rawQuery string
 }
 
@@ -335,7 +334,7 @@ type responseDecoder interface {
 }
 
 // endpoint names the route for rate-limit accounting and logs: "GET /transaction/{id}".
-func (k *call) endpoint() string { return k.method + " /" + k.pattern }
+func (k *call) endpoint() string { return k.route.String() }
 
 // fetch sends k and decodes the answer into a new T.
 func fetch[T any](ctx context.Context, c *Client, k call) (*T, error) {
@@ -353,7 +352,7 @@ func (c *Client) send(ctx context.Context, k call) error {
 	path := k.escapedPath
 	if path == "" {
 		var err error
-		if path, err = expandPath(k.pattern, k.params); err != nil {
+		if path, err = expandPath(k.route.path(), k.params); err != nil {
 			return err
 		}
 	}
@@ -382,7 +381,7 @@ func (c *Client) send(ctx context.Context, k call) error {
 	var err error
 	if k.body != nil {
 		if body, err = json.Marshal(k.body); err != nil {
-			return fmt.Errorf("escrow: %s %s: encoding the request: %w", k.method, sentPath, err)
+			return fmt.Errorf("escrow: %s %s: encoding the request: %w", k.route.Method, sentPath, err)
 		}
 	}
 	var ro requestOptions
@@ -393,7 +392,7 @@ func (c *Client) send(ctx context.Context, k call) error {
 		ro.response.capture(nil, time.Time{}) // a call refused before sending leaves no stale answer
 	}
 
-	req, err := retryablehttp.NewRequestWithContext(ctx, k.method, u.String(), bodyOrNil(body))
+	req, err := retryablehttp.NewRequestWithContext(ctx, k.route.Method, u.String(), bodyOrNil(body))
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidArgument, err)
 	}
@@ -410,7 +409,7 @@ func (c *Client) send(ctx context.Context, k call) error {
 		req.Header.Set("As-Customer", ro.asCustomer)
 	}
 
-	p := &attemptPolicy{c: c, method: k.method, path: sentPath, endpoint: k.endpoint()}
+	p := &attemptPolicy{c: c, method: k.route.Method, path: sentPath, endpoint: k.endpoint()}
 	if err := p.acquire(ctx); err != nil {
 		return err
 	}
@@ -471,7 +470,7 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 	}
 
 	if k.out == nil || resp.StatusCode == http.StatusNoContent {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, responseCap(&k)))
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, k.route.MaxBody()))
 		return nil
 	}
 	// The body is read into a pooled buffer: decoders copy what they keep, so it is free
@@ -480,7 +479,7 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 	if buf == nil {
 		buf = new([]byte)
 	}
-	limit := responseCap(&k)
+	limit := k.route.MaxBody()
 	body, err := readCapped(resp, limit, (*buf)[:0]) // see limits.go
 	if err != nil && limit == MaxListBody {
 		err = fmt.Errorf("%w: a page of a listing; ask for smaller pages (ListTransactionsOptions.PerPage, the partner options' Limit)", err)

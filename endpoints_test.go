@@ -75,7 +75,7 @@ func TestEndpoints(t *testing.T) {
 			// the same path shares the allowance.
 			c.limits.mu.Lock()
 			for endpoint := range c.limits.byEndpoint {
-				if want := row.method + " /" + row.pattern; endpoint != want {
+				if want := row.String(); endpoint != want {
 					t.Errorf("rate limit counted under %q, want the table's %q", endpoint, want)
 				}
 			}

@@ -228,16 +228,12 @@ func countEffect(tx *Transaction, itemID int64, flag func(*ItemStatus) bool) (do
 	return done, pending
 }
 
-// settleAction sends an action on a transaction (itemID 0) or an item and settles an
-// ambiguous failure by reading the transaction.
-func (s *TransactionsService) settleAction(ctx context.Context, id, itemID int64, req *ActionRequest, opts []RequestOption) (*Transaction, error) {
-	k := call{method: http.MethodPatch, pattern: "transaction/{id}", params: []any{id}, body: req, opts: opts}
-	if itemID != 0 {
-		k.pattern, k.params = "transaction/{id}/item/{item_id}", []any{id, itemID}
-	}
-	who := s.client.actorOf(opts)
+// settleAction sends an action, k, on transaction id or its item itemID (0 for the whole
+// transaction) and settles an ambiguous failure by reading the transaction.
+func (s *TransactionsService) settleAction(ctx context.Context, id, itemID int64, req *ActionRequest, k call) (*Transaction, error) {
+	who := s.client.actorOf(k.opts)
 	return settle(ctx, s.client, settler[Transaction]{
-		method: k.method, path: k.pattern,
+		method: k.route.Method, path: k.route.path(),
 		send: func(ctx context.Context) (*Transaction, error) { return fetch[Transaction](ctx, s.client, k) },
 		read: func(ctx context.Context) (*Transaction, presence, string, error) {
 			// Read as the client itself: the API takes As-Customer on writes only.
@@ -257,7 +253,7 @@ func (s *TransactionsService) settleAction(ctx context.Context, id, itemID int64
 // longer tells.
 func (s *TransactionsService) settleChoosePayment(ctx context.Context, id int64, k call) (*LandingPage, error) {
 	return settle(ctx, s.client, settler[LandingPage]{
-		method: k.method, path: k.pattern,
+		method: k.route.Method, path: k.route.path(),
 		send: func(ctx context.Context) (*LandingPage, error) { return fetch[LandingPage](ctx, s.client, k) },
 		read: func(ctx context.Context) (*LandingPage, presence, string, error) {
 			tx, err := s.Get(ctx, id)
@@ -276,7 +272,7 @@ func (s *TransactionsService) settleChoosePayment(ctx context.Context, id int64,
 // timeline, where the API records payment_sent once.
 func (s *TransactionsService) settleWireSent(ctx context.Context, id int64, k call) (*WireSent, error) {
 	return settle(ctx, s.client, settler[WireSent]{
-		method: k.method, path: k.pattern,
+		method: k.route.Method, path: k.route.path(),
 		send: func(ctx context.Context) (*WireSent, error) { return fetch[WireSent](ctx, s.client, k) },
 		read: func(ctx context.Context) (*WireSent, presence, string, error) {
 			tl, err := s.ListTimelineEntries(ctx, id)
@@ -310,7 +306,7 @@ func (s *TransactionsService) settleWireSent(ctx context.Context, id int64, k ca
 // endpoint answers for the caller only).
 func (s *TransactionsService) settleDisbursement(ctx context.Context, id int64, dm *DisbursementMethod, k call) (*DisbursementMethods, error) {
 	return settle(ctx, s.client, settler[DisbursementMethods]{
-		method: k.method, path: k.pattern,
+		method: k.route.Method, path: k.route.path(),
 		send: func(ctx context.Context) (*DisbursementMethods, error) {
 			return fetch[DisbursementMethods](ctx, s.client, k)
 		},
@@ -372,7 +368,7 @@ var methodDetails = []func(*DisbursementMethod) string{
 // caller's webhooks: the URL registered is the effect.
 func (s *WebhooksService) settleWebhook(ctx context.Context, customer CustomerRef, rawURL string, k call) (*Webhook, error) {
 	return settle(ctx, s.client, settler[Webhook]{
-		method: k.method, path: k.pattern,
+		method: k.route.Method, path: k.route.path(),
 		send: func(ctx context.Context) (*Webhook, error) { return fetch[Webhook](ctx, s.client, k) },
 		read: func(ctx context.Context) (*Webhook, presence, string, error) {
 			list, err := s.List(ctx, customer) // without the write's options, as above

@@ -10,16 +10,16 @@ import (
 )
 
 // CustomersService reads and manages customer accounts (spec part 4, "Customers"). Every
-// path takes [Me] or a [CustomerID].
+// {customer_id} takes [Me] or a [CustomerID]. The table is generated from endpoints.go.
 //
-//	GET   /customer/{me|id}                                     Get
-//	PATCH /customer/{me|id}                                     Update
-//	POST  /customer                                             Create
-//	GET   /customer/{me|id}/identification-documents            ListIdentificationDocuments
-//	GET   /customer/{me|id}/api_key                             ListAPIKeys
-//	PATCH /customer/{me|id}/api_key/{key_id}                    UpdateAPIKey
-//	GET   /customer/{me|id}/disbursement_methods                ListDisbursementMethods
-//	GET   /customer/{me|id}/disbursement_methods/{id}           GetDisbursementMethod
+//	GET   /customer/{customer_id}                                         Get
+//	PATCH /customer/{customer_id}                                         Update
+//	POST  /customer                                                       Create
+//	GET   /customer/{customer_id}/identification-documents                ListIdentificationDocuments
+//	GET   /customer/{customer_id}/api_key                                 ListAPIKeys
+//	PATCH /customer/{customer_id}/api_key/{key_id}                        UpdateAPIKey
+//	GET   /customer/{customer_id}/disbursement_methods                    ListDisbursementMethods
+//	GET   /customer/{customer_id}/disbursement_methods/{disbursement_id}  GetDisbursementMethod
 //
 // Webhook registration is on [WebhooksService].
 type CustomersService service

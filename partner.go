@@ -16,17 +16,17 @@ import (
 // PartnerService holds the endpoints only approved partners may call (spec part 4,
 // "Partner endpoints").
 //
-//	GET  /partner/transactions                       Transactions, AllTransactions
-//	GET  /partner/customers                          Customers, AllCustomers
-//	GET  /partner/customer                           Customer
-//	GET  /partner/statistics/transactions/count      TransactionStatistics
-//	GET  /partner/statistics/customers/count         CustomerStatistics
-//	GET  /partner/customer/{id}/payments_in          PaymentsIn
-//	GET  /partner/customer/{id}/payments_out         PaymentsOut
-//	GET  /partner/reports                            Reports
-//	GET  /partner/reports/count                      ReportsCount
-//	POST /partner/reports                            CreateReport
-//	GET  /partner/reports/{task_id}/download         DownloadReport
+//	GET  /partner/transactions                         Transactions, AllTransactions
+//	GET  /partner/customers                            Customers, AllCustomers
+//	GET  /partner/customer                             Customer
+//	GET  /partner/statistics/transactions/count        TransactionStatistics
+//	GET  /partner/statistics/customers/count           CustomerStatistics
+//	GET  /partner/customer/{customer_id}/payments_in   PaymentsIn
+//	GET  /partner/customer/{customer_id}/payments_out  PaymentsOut
+//	GET  /partner/reports                              Reports
+//	GET  /partner/reports/count                        ReportsCount
+//	POST /partner/reports                              CreateReport
+//	GET  /partner/reports/{task_id}/download           DownloadReport
 //
 // Where the spec says a shape is "not shown", the types below name the fields the
 // escrowtest emulator uses and keep the whole document in a Raw field, so nothing the live

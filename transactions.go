@@ -12,24 +12,28 @@ import (
 )
 
 // TransactionsService creates, reads and acts on transactions (spec part 4, "Transactions").
+// The table is generated from endpoints.go; (As-Customer) marks the routes an approved
+// partner may call for a customer ([AsCustomer]).
 //
-//	POST  /transaction                                  Create
-//	GET   /transaction                                  List, All
-//	GET   /transaction/{id}                             Get
-//	GET   /transaction/reference/{reference}            GetByReference
-//	PATCH /transaction/{id}                             Act, Agree, Ship, Receive, Accept, Reject,
-//	                                                    ShipReturn, ReceiveReturn, AcceptReturn,
-//	                                                    RejectReturn, Cancel
-//	PATCH /transaction/{id}/item/{item_id}              ActOnItem (milestones)
-//	GET   /transaction/{id}/timeline-entries            ListTimelineEntries
-//	GET   /transaction/{id}/disbursement_methods        GetDisbursementMethods
-//	PATCH /transaction/{id}/disbursement_methods        SelectDisbursementMethod
-//	GET   /transaction/{id}/payment_methods             GetPaymentMethods
-//	POST  /transaction/{id}/payment_methods/{name}      ChoosePaymentMethod
-//	GET   /transaction/{id}/payment_methods/wire_transfer   GetWireTransferDetails
-//	POST  /transaction/{id}/payment_methods/wire_transfer   MarkWireSent
-//	GET   /transaction/{id}/web_link/{action}           GetWebLink
-//	GET   /transaction/{id}/item/{item_id}/web_link/{action}  GetItemWebLink
+//	POST  /transaction                                             Create
+//	GET   /transaction                                             List, All
+//	GET   /transaction/{id}                                        Get
+//	GET   /transaction/reference/{reference}                       GetByReference
+//	PATCH /transaction/{id}                                        Act, Agree, Ship, Receive, Accept,
+//	                                                               Reject, ShipReturn, ReceiveReturn,
+//	                                                               AcceptReturn, RejectReturn, Cancel
+//	                                                               (As-Customer)
+//	PATCH /transaction/{id}/item/{item_id}                         ActOnItem (As-Customer)
+//	GET   /transaction/{id}/timeline-entries                       ListTimelineEntries
+//	GET   /transaction/{id}/disbursement_methods                   GetDisbursementMethods
+//	PATCH /transaction/{id}/disbursement_methods                   SelectDisbursementMethod
+//	POST  /transaction/{id}/disbursement_methods                   Client.Do
+//	GET   /transaction/{id}/payment_methods                        GetPaymentMethods (As-Customer)
+//	POST  /transaction/{id}/payment_methods/{payment_method_name}  ChoosePaymentMethod (As-Customer)
+//	GET   /transaction/{id}/payment_methods/wire_transfer          GetWireTransferDetails
+//	POST  /transaction/{id}/payment_methods/wire_transfer          MarkWireSent (As-Customer)
+//	GET   /transaction/{id}/web_link/{action}                      GetWebLink (As-Customer)
+//	GET   /transaction/{id}/item/{item_id}/web_link/{action}       GetItemWebLink (As-Customer)
 //
 // Methods are named as in go-github: Get for one document, List for a list, a verb for
 // an action. POST /transaction/{id}/disbursement_methods, which the spec documents exactly

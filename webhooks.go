@@ -14,9 +14,9 @@ import (
 
 // WebhooksService registers the URLs the API calls when a transaction changes (spec part 6).
 //
-//	POST   /customer/{me|id}/webhook               Create
-//	GET    /customer/{me|id}/webhook               List
-//	DELETE /customer/{me|id}/webhook/{webhook_id}  Delete
+//	POST   /customer/{customer_id}/webhook               Create
+//	GET    /customer/{customer_id}/webhook               List
+//	DELETE /customer/{customer_id}/webhook/{webhook_id}  Delete
 type WebhooksService service
 
 // Webhook is a registered URL. The API POSTs {event, event_type, transaction_id} to it on

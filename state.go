@@ -202,21 +202,17 @@ func (it *Item) State() TransactionState {
 		return StateCancelled
 	case !it.Type.Transferable() && it.Disbursed():
 		return StateDisbursed
-	case s.InDispute || s.RejectedReturned:
+	case s.InDispute: // the provider may open a dispute without an action of the parties
 		return StateInDispute
-	case s.AcceptedReturned:
-		return StateReturned
-	case s.Rejected || s.ShippedReturned || s.ReceivedReturned:
-		return StateReturning
-	case s.Accepted && it.Disbursed():
-		return StateDisbursed
-	case s.Accepted:
-		return StateAccepted
-	case s.Received:
-		return StateInInspection
-	case s.Shipped:
-		return StateShipped
-	case it.Funded():
+	}
+	// Otherwise the item is where its latest action put it (the action table, actions.go).
+	if state, ok := latestItemState(s); ok {
+		if state == StateAccepted && it.Disbursed() {
+			return StateDisbursed
+		}
+		return state
+	}
+	if it.Funded() {
 		return StateFunded
 	}
 	return StateAwaitingPayment

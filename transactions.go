@@ -125,6 +125,30 @@ type ItemStatus struct {
 	InDispute        bool `json:"in_dispute"`
 }
 
+// Flag reports whether the flag the API names name ("shipped", "in_dispute") is set; false
+// for a name that is no flag.
+func (s ItemStatus) Flag(name string) bool {
+	if read, ok := itemFlags[name]; ok {
+		return read(s)
+	}
+	return false
+}
+
+// itemFlags read ItemStatus's flags by their JSON names (TestItemFlagsReadTheirFields pins
+// each to its field). Nothing writes it.
+var itemFlags = map[string]func(ItemStatus) bool{
+	"shipped":           func(s ItemStatus) bool { return s.Shipped },
+	"received":          func(s ItemStatus) bool { return s.Received },
+	"accepted":          func(s ItemStatus) bool { return s.Accepted },
+	"rejected":          func(s ItemStatus) bool { return s.Rejected },
+	"shipped_returned":  func(s ItemStatus) bool { return s.ShippedReturned },
+	"received_returned": func(s ItemStatus) bool { return s.ReceivedReturned },
+	"accepted_returned": func(s ItemStatus) bool { return s.AcceptedReturned },
+	"rejected_returned": func(s ItemStatus) bool { return s.RejectedReturned },
+	"canceled":          func(s ItemStatus) bool { return s.Canceled },
+	"in_dispute":        func(s ItemStatus) bool { return s.InDispute },
+}
+
 // Schedule is one payment of an item or fee: who pays how much to whom, and when.
 type Schedule struct {
 	Amount              Amount `json:"amount"`

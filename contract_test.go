@@ -431,3 +431,43 @@ func TestEmulatorAnswersDecodeStrictly(t *testing.T) {
 		}
 	}
 }
+
+// TestActionTableMatchesTheEmulator: the SDK's action table (actions.go) and the emulator's
+// (escrowtest.Actions), written independently, name the same actions with the same roles,
+// events and As-Customer answer, and each action on the goods sets the flag the SDK reads
+// (reject_return also sets in_dispute in the emulator; the SDK reads rejected_returned).
+func TestActionTableMatchesTheEmulator(t *testing.T) {
+	emu := escrowtest.Actions()
+	var names []Action
+	for _, e := range emu {
+		a := Action(e.Name)
+		names = append(names, a)
+		if !a.Known() {
+			t.Errorf("the emulator performs %s, which the SDK's action table lacks", a)
+			continue
+		}
+		var roles []string
+		for _, r := range a.Roles() {
+			roles = append(roles, string(r))
+		}
+		slices.Sort(roles)
+		want := slices.Sorted(slices.Values(e.Roles))
+		if !slices.Equal(roles, want) {
+			t.Errorf("%s: roles %v in the SDK, %v in the emulator", a, roles, want)
+		}
+		if string(a.Event()) != e.Event {
+			t.Errorf("%s: event %q in the SDK, %q in the emulator", a, a.Event(), e.Event)
+		}
+		if a.Delegable() != e.Delegable {
+			t.Errorf("%s: delegable %v in the SDK, %v in the emulator", a, a.Delegable(), e.Delegable)
+		}
+		if flag := a.ItemFlag(); (flag == "") != (len(e.Sets) == 0) || (flag != "" && !slices.Contains(e.Sets, flag)) {
+			t.Errorf("%s: the SDK reads flag %q, the emulator sets %v", a, flag, e.Sets)
+		}
+	}
+	for _, a := range Actions() {
+		if !slices.Contains(names, a) {
+			t.Errorf("the SDK's action table has %s, which the emulator does not perform", a)
+		}
+	}
+}

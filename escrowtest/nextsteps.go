@@ -204,7 +204,9 @@ func (e *Emulator) goodsSteps(tx *transaction, add func(role, action string, ite
 					autoAt = auto.ends(it)
 				}
 			}
-			add(rule.role, rule.name, itemID, autoAt)
+			for _, role := range rule.roles {
+				add(role, rule.name, itemID, autoAt)
+			}
 		}
 	}
 }

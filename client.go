@@ -303,11 +303,23 @@ type requestOptions struct {
 }
 
 // AsCustomer makes an approved partner act for the customer with this e-mail address (the
-// As-Customer header). The live API permits agree, ship, receive, reject, ship_return and
-// receive_return, and the buyer's payment steps (listing and choosing payment methods,
-// marking a wire sent); it refuses accept, accept_return, reject_return and cancel, which
-// stay with the party (or, for cancel, the partner as itself). The emulator enforces the
-// same matrix: escrowtest.AsCustomerActions lists it and TestAsCustomerMatrix pins it.
+// As-Customer header), on what the API lets a partner do for a party ([Action.Delegable],
+// [Route.AsCustomer]; this list is generated from actions.go and endpoints.go):
+//
+//	actions        agree, ship, receive, reject, ship_return, receive_return
+//	not delegable  accept, accept_return, reject_return, cancel
+//	routes         PATCH /transaction/{id}
+//	               PATCH /transaction/{id}/item/{item_id}
+//	               GET /transaction/{id}/payment_methods
+//	               POST /transaction/{id}/payment_methods/{payment_method_name}
+//	               POST /transaction/{id}/payment_methods/wire_transfer
+//	               GET /transaction/{id}/web_link/{action}
+//	               GET /transaction/{id}/item/{item_id}/web_link/{action}
+//
+// The other actions stay with the party (cancel: with the partner as itself). The tables
+// follow the live API where it and the spec differ: the spec lists reject_return, which the
+// live API refuses. The emulator enforces the same matrix from its own table, which the
+// contract test compares with the SDK's.
 func AsCustomer(email string) RequestOption {
 	return func(o *requestOptions) { o.asCustomer = email }
 }

@@ -6,13 +6,13 @@ import (
 	"strings"
 )
 
-//go:generate go run ./internal/gen/routes
+//go:generate go run ./internal/gen/tables
 
 // Route is one endpoint of the API, a row of the client's route table: its method, its
 // path template below the version segment, and what the client decides per route. Every
 // method of a service names its row (routeGetTransaction, …) rather than spelling a path,
 // so a route is written once; the service doc tables and the README's "Every endpoint"
-// table are generated from the rows (go generate; internal/gen/routes fails the tests when
+// table are generated from the rows (go generate; internal/gen/tables fails the tests when
 // they are stale).
 type Route struct {
 	// Method is the HTTP method: "GET".

@@ -1,13 +1,16 @@
-// Package main generates the route tables of the documentation from the SDK's route table
-// (endpoints.go): the table in each service's doc comment (the first indented block of the
-// comment on "type XService service") and the README's "Every endpoint" table (between
-// its routes:begin and routes:end markers). Run it with go generate in the module root;
-// its test fails when what is on disk differs from what it would write, as go-github's
-// tools/metadata does for its operations.
+// Package main generates the tables of the documentation from the SDK's route table
+// (endpoints.go) and action table (actions.go): the table in each service's doc comment
+// (the first indented block of the comment on "type XService service"), the README's
+// "Every endpoint" table (between its routes:begin and routes:end markers), and what a
+// partner may do As-Customer, in AsCustomer's doc comment and the README (ascustomer:begin
+// and ascustomer:end). Run it with go generate in the module root; its test fails when
+// what is on disk differs from what it would write, as go-github's tools/metadata does for
+// its operations.
 //
-// The columns come from [escrow.Routes]; which SDK methods call a route comes from the
-// source: a method of a service that names the route's row (routeGetTransaction), or, when
-// it names none, the methods of its own service it calls (Agree calls Act).
+// The columns come from [escrow.Routes] and [escrow.Actions]; which SDK methods call a
+// route comes from the source: a method of a service that names the route's row
+// (routeGetTransaction), or, when it names none, the methods of its own service it calls
+// (Agree calls Act).
 package main
 
 import (
@@ -48,8 +51,14 @@ type method struct {
 	calls         []string // methods of its own service it calls
 }
 
-// generate returns the files under root that the route table rewrites, with their new
-// contents, whether or not they changed.
+// edit is one file the tables rewrite, and how.
+type edit struct {
+	file    string
+	rewrite func([]byte) ([]byte, error)
+}
+
+// generate returns the files under root that the tables rewrite, with their new contents,
+// whether or not they changed.
 func generate(root string) (map[string][]byte, error) {
 	src, err := readSource(root)
 	if err != nil {
@@ -60,28 +69,46 @@ func generate(root string) (map[string][]byte, error) {
 		return nil, err
 	}
 	out := map[string][]byte{}
-	for _, file := range serviceFiles(rows) {
-		path := filepath.Join(root, file.name)
+	for _, e := range edits(rows) {
+		path := filepath.Join(root, e.file)
 		b, err := os.ReadFile(path)
-		if err != nil {
-			return nil, err
+		if err == nil {
+			b, err = e.rewrite(b)
 		}
-		for _, svc := range file.services {
-			if b, err = replaceServiceBlock(b, svc, serviceBlock(rows, svc)); err != nil {
-				return nil, fmt.Errorf("%s: %w", file.name, err)
-			}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e.file, err)
 		}
 		out[path] = b
 	}
-	readme := filepath.Join(root, "README.md")
-	b, err := os.ReadFile(readme)
-	if err != nil {
-		return nil, err
-	}
-	if out[readme], err = replaceBetween(b, readmeBegin, readmeEnd, readmeTable(rows)); err != nil {
-		return nil, fmt.Errorf("README.md: %w", err)
-	}
 	return out, nil
+}
+
+// edits are the rewrites: each service's file, AsCustomer's doc, the README.
+func edits(rows []row) []edit {
+	var out []edit
+	for _, file := range serviceFiles(rows) {
+		out = append(out, edit{file.name, func(b []byte) ([]byte, error) {
+			var err error
+			for _, svc := range file.services {
+				if b, err = replaceDocBlock(b, "type "+svc+" service", serviceBlock(rows, svc)); err != nil {
+					return nil, err
+				}
+			}
+			return b, nil
+		}})
+	}
+	return append(out,
+		edit{"client.go", func(b []byte) ([]byte, error) {
+			return replaceDocBlock(b, "func AsCustomer(", asCustomerBlock(rows))
+		}},
+		edit{"README.md", func(b []byte) ([]byte, error) {
+			b, err := replaceBetween(b, readmeBegin, readmeEnd, readmeTable(rows))
+			if err != nil {
+				return nil, err
+			}
+			return replaceBetween(b, asCustomerBegin, asCustomerEnd, asCustomerList(rows))
+		}},
+	)
 }
 
 // readSource parses the SDK's non-test files.
@@ -341,10 +368,7 @@ func serviceBlock(rows []row, service string) []string {
 	var lines []string
 	for _, r := range mine {
 		head := fmt.Sprintf("//\t%-*s %-*s  ", wMethod, r.Method, wTemplate, r.Template)
-		words := slices.Clone(r.methods)
-		for i := range len(words) - 1 {
-			words[i] += ","
-		}
+		words := commaSeparated(r.methods)
 		if len(words) == 0 {
 			words = []string{"Client.Do"}
 		}
@@ -376,32 +400,99 @@ func wrap(head string, words []string) []string {
 	return append(lines, line)
 }
 
-// replaceServiceBlock replaces the first code block of the doc comment on "type <service>
-// service" with lines.
-func replaceServiceBlock(b []byte, service string, lines []string) ([]byte, error) {
+// replaceDocBlock replaces the first code block of the doc comment on the declaration
+// whose line starts with decl with lines.
+func replaceDocBlock(b []byte, decl string, lines []string) ([]byte, error) {
 	src := strings.Split(string(b), "\n")
-	decl := slices.Index(src, "type "+service+" service")
-	if decl < 0 {
-		return nil, fmt.Errorf("no line %q", "type "+service+" service")
+	at := slices.IndexFunc(src, func(l string) bool { return strings.HasPrefix(l, decl) })
+	if at < 0 {
+		return nil, fmt.Errorf("no line %q", decl)
 	}
-	top := decl
+	top := at
 	for top > 0 && strings.HasPrefix(src[top-1], "//") {
 		top--
 	}
 	start := top
-	for start < decl && !strings.HasPrefix(src[start], "//\t") {
+	for start < at && !strings.HasPrefix(src[start], "//\t") {
 		start++
 	}
-	if start == decl {
-		return nil, fmt.Errorf("the doc comment of %s has no indented block for the route table", service)
+	if start == at {
+		return nil, fmt.Errorf("the doc comment of %q has no indented block for the table", decl)
 	}
 	end := start
-	for end < decl && strings.HasPrefix(src[end], "//\t") {
+	for end < at && strings.HasPrefix(src[end], "//\t") {
 		end++
 	}
 	out := slices.Concat(src[:start], lines, src[end:])
 	return []byte(strings.Join(out, "\n")), nil
 }
+
+// asCustomerBlock renders what a partner may do As-Customer as a doc comment's code block:
+// the delegable actions, those that are not, and the routes.
+func asCustomerBlock(rows []row) []string {
+	yes, no := delegation()
+	lines := slices.Concat(
+		wrap("//\tactions        ", commaSeparated(yes)),
+		wrap("//\tnot delegable  ", commaSeparated(no)),
+	)
+	head := "//\troutes         "
+	for _, r := range rows {
+		if r.AsCustomer() {
+			lines = append(lines, head+r.Method+" "+r.Template)
+			head = "//\t               "
+		}
+	}
+	return lines
+}
+
+// asCustomerList renders the same for the README.
+func asCustomerList(rows []row) []string {
+	yes, no := delegation()
+	var routes []string
+	for _, r := range rows {
+		if r.AsCustomer() {
+			routes = append(routes, r.Method+" "+r.Template)
+		}
+	}
+	return []string{
+		"- actions: " + codeList(yes),
+		"- not delegable: " + codeList(no),
+		"- routes: " + codeList(routes),
+	}
+}
+
+// delegation splits the action table into the actions a partner may perform for a party
+// and the others.
+func delegation() (yes, no []string) {
+	for _, a := range escrow.Actions() {
+		if a.Delegable() {
+			yes = append(yes, string(a))
+		} else {
+			no = append(no, string(a))
+		}
+	}
+	return yes, no
+}
+
+// commaSeparated adds a comma to every word but the last.
+func commaSeparated(words []string) []string {
+	out := slices.Clone(words)
+	for i := range len(out) - 1 {
+		out[i] += ","
+	}
+	return out
+}
+
+// codeList renders words as `a`, `b`.
+func codeList(words []string) string {
+	return "`" + strings.Join(words, "`, `") + "`"
+}
+
+// The README's markers around what is generated.
+const (
+	asCustomerBegin = "<!-- ascustomer:begin: generated from actions.go and endpoints.go by go generate; do not edit -->"
+	asCustomerEnd   = "<!-- ascustomer:end -->"
+)
 
 // The README's markers around the generated table.
 const (

@@ -88,6 +88,9 @@ type actionRule struct {
 	requires, excludes, sets itemFlag
 	// funded: the transaction must be funded ("ship follows funding").
 	funded bool
+	// optional: a party may take it, but the lifecycle does not wait on it, so it is no
+	// next step (NextSteps lists the others its flags allow).
+	optional bool
 	// domainAuthorization: domain items need shipping_information.authorization_type.
 	domainAuthorization bool
 	// message describes the event of the same name in the timeline.

@@ -1266,3 +1266,45 @@ func checkWebhooks(t *testing.T, got any) {
 		t.Errorf("webhooks = %+v", w.Webhooks)
 	}
 }
+
+// TestSettleColumnSaysWhatTheClientReads: a write whose row names a settle kind reads the
+// state after an ambiguous failure (a 502) before answering; any other write answers the
+// 502 without reading. So the column the docs are generated from is what the methods do.
+func TestSettleColumnSaysWhatTheClientReads(t *testing.T) {
+	writes := map[string]bool{}
+	for _, tt := range endpointCases() {
+		if tt.method == http.MethodGet {
+			continue
+		}
+		t.Run(tt.name, func(t *testing.T) {
+			c, mt := setup(t, WithMaxRetries(0))
+			var reads, sent recorder
+			mt.RegisterNoResponder(func(req *http.Request) (*http.Response, error) {
+				if req.Method == http.MethodGet {
+					return reads.then(respond(http.StatusNotFound, `{"message": "not found"}`))(req)
+				}
+				return sent.then(respond(http.StatusBadGateway, `{"message": "upstream"}`))(req)
+			})
+			row, ok := matchRoute(tt.method, tt.path)
+			if !ok {
+				t.Fatalf("%s %s is no row", tt.method, tt.path)
+			}
+			writes[row.String()] = true
+			if _, err := tt.call(context.Background(), c); err == nil {
+				t.Fatal("the write succeeded against a 502")
+			}
+			want := row.settle != settleNone
+			if row.settle == settleByReference { // only a Create with a Reference can be looked up
+				want = bytes.Contains(sent.all()[0].Body, []byte(`"reference"`))
+			}
+			if read := reads.count() > 0; read != want {
+				t.Errorf("%s: %d reads after a 502; its row says %q", row, reads.count(), row.Settles())
+			}
+		})
+	}
+	for _, r := range routeTable() {
+		if r.Method != http.MethodGet && r.note == "" && !writes[r.String()] {
+			t.Errorf("%s: no case of endpointCases writes it", r)
+		}
+	}
+}

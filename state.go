@@ -192,7 +192,9 @@ func (t *Transaction) anyAccepted() bool {
 	return false
 }
 
-// State returns where one item stands, from its latest status flag. An item does not know
+// State returns where one item stands: cancelled, in dispute, or where the latest action
+// whose flag it shows put it (the action table, actions.go); else funded or awaiting
+// payment. An item does not know
 // whether the parties agreed: one whose schedule is not all secured is awaiting payment.
 // A fee item has no status flags of its own: it is funded, then disbursed.
 func (it *Item) State() TransactionState {

@@ -3,6 +3,7 @@ package escrow
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -85,5 +86,27 @@ func TestItemStateFollowsTheLatestAction(t *testing.T) {
 		if got := it.State(); got != r.state {
 			t.Errorf("after %s (flags %+v): State() = %s, want %s", a, s, got, r.state)
 		}
+	}
+}
+
+// TestSettlingAnActionOfSeveralRolesIsUndetermined: when more than one role may perform an
+// action, the flag it sets does not say whose it is, so an ambiguous attempt is not taken
+// for done; with one role the actor's flag is.
+func TestSettlingAnActionOfSeveralRolesIsUndetermined(t *testing.T) {
+	i := slices.IndexFunc(actionTable[:], func(r actionRule) bool { return r.action == ActionReceive })
+	saved := actionTable[i]
+	t.Cleanup(func() { actionTable[i] = saved })
+
+	tx := &Transaction{
+		Parties: []Party{{Role: RoleBuyer, Customer: "me"}, {Role: RoleSeller, Customer: "seller@example.com"}},
+		Items:   []Item{{ID: 1, Type: ItemGeneralMerchandise, Status: ItemStatus{Shipped: true, Received: true}}},
+	}
+	who := actor{email: "buyer@example.com"}
+	if p, why := actionPresence(tx, who, ActionReceive, 0); p != present {
+		t.Errorf("one role: presence %v (%s), want present", p, why)
+	}
+	actionTable[i].roles = []Role{RoleBuyer, RoleSeller}
+	if p, why := actionPresence(tx, who, ActionReceive, 0); p != undetermined || !strings.Contains(why, "buyer or seller") {
+		t.Errorf("two roles: presence %v (%s), want undetermined naming both", p, why)
 	}
 }

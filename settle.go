@@ -178,6 +178,10 @@ func actionPresence(tx *Transaction, who actor, action Action, itemID int64) (pr
 		// Another party's doing would look the same: it cannot count as the actor's.
 		return undetermined, fmt.Sprintf("the actor is not the %s that performs %s", joinRoles(rule.roles), action)
 	}
+	if len(rule.roles) > 1 {
+		// The flag does not say which of the roles set it: it may be another party's.
+		return undetermined, fmt.Sprintf("%s is performed by the %s: the flag does not say whose it is", action, joinRoles(rule.roles))
+	}
 	return goodsPresence(tx, action, itemID, rule.flag)
 }
 

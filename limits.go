@@ -44,24 +44,6 @@ const (
 	maxNesting = 128
 )
 
-// responseCap returns the cap on the successful answer of an endpoint.
-func responseCap(k *call) int64 {
-	switch k.pattern {
-	case "partner/reports/{task_id}/download":
-		return MaxReportBody
-	case "transaction", "partner/transactions", "partner/customers", "partner/reports",
-		"transaction/{id}/timeline-entries", "partner/statistics/transactions/count",
-		"partner/statistics/customers/count", "partner/customer/{customer_id}/payments_in",
-		"partner/customer/{customer_id}/payments_out", "customer/{customer_id}/webhook",
-		"customer/{customer_id}/api_key", "customer/{customer_id}/disbursement_methods",
-		"customer/{customer_id}/identification-documents":
-		if k.method == "GET" || k.pattern == "partner/reports" {
-			return MaxListBody
-		}
-	}
-	return MaxResourceBody
-}
-
 // errBudget is the cause of a *DecodeError for a document that would cost more memory to
 // decode than an honest document of its size.
 var errBudget = errors.New("the document holds more elements than a document of its size honestly could")

@@ -5,6 +5,11 @@
 //
 // A missing server is a skip on a developer's machine and a failure where
 // ESCROW_REQUIRE_SERVERS=1 (CI sets it).
+//
+// The package links no SQL driver: it talks to the server through database/sql's "pgx"
+// driver, which the test binary registers by importing github.com/jackc/pgx/v5/stdlib. So
+// it can stay in the root module, whose go.mod requires no database library, and serve the
+// nested modules (webhook/sqlstore, cmd/escrow) that do.
 package pgtest
 
 import (
@@ -22,8 +27,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	_ "github.com/jackc/pgx/v5/stdlib" // the driver the DSNs are for
 )
 
 // BinDir is where Debian's PostgreSQL 15 puts its programs; ESCROW_PG_BIN overrides it.
@@ -134,7 +137,8 @@ func (s *Server) DSN(db string) string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", s.port, db)
 }
 
-// NewDatabase creates an empty database for one test and returns its URL.
+// NewDatabase creates an empty database for one test and returns its URL. The test
+// binary must have registered the "pgx" driver.
 func (s *Server) NewDatabase(t testing.TB) string {
 	t.Helper()
 	name := fmt.Sprintf("test_%d", s.dbs.Add(1))

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/escrowkit/escrow-go/internal/jsonbudget"
 	"github.com/google/go-querystring/query"
 	"github.com/hashicorp/go-retryablehttp"
 )
@@ -509,7 +510,7 @@ func decodeBody(resp *http.Response, body []byte, out any) error {
 			return nil
 		}
 	}
-	if err := checkBudget(body, out); err != nil {
+	if err := jsonbudget.Check(body, out); err != nil {
 		return err
 	}
 	return json.Unmarshal(body, out)

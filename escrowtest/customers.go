@@ -210,6 +210,30 @@ func (e *Emulator) updateCustomer(req *request) (response, error) {
 		o.fail("id", "cannot be changed")
 	}
 	p := a.profile
+	updateProfile(o, &p)
+	var taxNumbers []wireTaxNumber
+	for _, tn := range o.elements("tax_numbers") {
+		tn.required("type")
+		tn.required("number")
+		taxNumbers = append(taxNumbers, wireTaxNumber{Type: tn.text("type"), Number: tn.text("number")})
+	}
+	if err := o.errs.orNil(); err != nil {
+		return response{}, err
+	}
+	if o.has("tax_numbers") {
+		p.taxNumbers = []wireTaxNumber{}
+		for _, tn := range taxNumbers {
+			tn.ID = next(&e.st.ids.taxNumber)
+			p.taxNumbers = append(p.taxNumbers, tn)
+		}
+	}
+	a.profile = p
+	return success(renderCustomer(a, ownView)), nil
+}
+
+// updateProfile changes the fields of p that o names, tax numbers aside (they take ids,
+// given only once the whole update is valid).
+func updateProfile(o object, p *customerProfile) {
 	for key, dst := range map[string]*string{"first_name": &p.firstName, "middle_name": &p.middleName, "last_name": &p.lastName, "phone_number": &p.phone} {
 		if o.has(key) {
 			*dst = o.str(key)
@@ -235,24 +259,6 @@ func (e *Emulator) updateCustomer(req *request) (response, error) {
 	if dob, ok := o.timestamp("date_of_birth"); ok {
 		p.dateOfBirth = dob
 	}
-	var taxNumbers []wireTaxNumber
-	for _, tn := range o.elements("tax_numbers") {
-		tn.required("type")
-		tn.required("number")
-		taxNumbers = append(taxNumbers, wireTaxNumber{Type: tn.text("type"), Number: tn.text("number")})
-	}
-	if err := o.errs.orNil(); err != nil {
-		return response{}, err
-	}
-	if o.has("tax_numbers") {
-		p.taxNumbers = []wireTaxNumber{}
-		for _, tn := range taxNumbers {
-			tn.ID = next(&e.st.ids.taxNumber)
-			p.taxNumbers = append(p.taxNumbers, tn)
-		}
-	}
-	a.profile = p
-	return success(renderCustomer(a, ownView)), nil
 }
 
 // parseIdentificationDocuments reads a list of CustomerCountryIdentification.

@@ -84,6 +84,12 @@ func (f Fault) validate() error {
 	if f.LatencyAfter < 0 {
 		errs = append(errs, errors.New("latency after handling is negative"))
 	}
+	return errors.Join(append(errs, f.combinationErrors()...)...)
+}
+
+// combinationErrors lists what is wrong with the fault's fields taken together.
+func (f Fault) combinationErrors() []error {
+	var errs []error
 	if f.LatencyAfter != 0 && f.Drop == DropBefore {
 		errs = append(errs, errors.New("a connection dropped before handling has no answer to delay"))
 	}
@@ -96,7 +102,7 @@ func (f Fault) validate() error {
 	if isWebhookEndpoint(f.Endpoint) && (f.Status != 0 || f.LatencyAfter != 0) {
 		errs = append(errs, errors.New("a webhook fault drops or delays the call; it has no status to answer nor answer to delay"))
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 func validEndpoint(s string) bool {

@@ -253,31 +253,7 @@ func (c *creation) parties(o object) []draftParty {
 	var parties []draftParty
 	for _, po := range o.elements("parties") {
 		po.flat = true // the spec reports parties as a list of messages per index
-		p := draftParty{role: po.str("role")}
-		switch {
-		case !po.required("role") || p.role == "":
-		case p.role == rolePartner:
-			po.fail("role", "the partner is the customer who creates the transaction and is not listed")
-			p.role = ""
-		case !slices.Contains([]string{roleBuyer, roleSeller, roleBroker}, p.role):
-			po.fail("role", "must be one of buyer, seller, broker")
-			p.role = ""
-		case c.hasRole(p.role):
-			po.failSelf(fmt.Sprintf("a transaction has at most one %s", p.role))
-			p.role = ""
-		}
-		if ref := po.str("customer"); po.required("customer") && ref != "" {
-			p.email = c.customer(ref)
-			c.listed[p.email] = true
-			switch {
-			case ref != "me" && !validEmail(ref):
-				po.fail("customer", fmt.Sprintf("%q is not an e-mail address or \"me\"", ref))
-				p.email = ""
-			case c.roles[p.email] != "":
-				po.fail("customer", fmt.Sprintf("%s is already the %s", ref, c.roles[p.email]))
-				p.email = ""
-			}
-		}
+		p := draftParty{role: c.partyRole(po), email: c.partyCustomer(po)}
 		if vis, ok := po.child("visibility"); ok {
 			for _, ref := range vis.stringList("hidden_from") {
 				p.hiddenFrom = append(p.hiddenFrom, c.customer(ref))
@@ -294,20 +270,62 @@ func (c *creation) parties(o object) []draftParty {
 		}
 	}
 	for i, p := range parties {
-		if p.hiddenFrom == nil {
-			continue
-		}
-		if !c.hasRole(roleBroker) {
-			c.errs.add("visibility: is allowed only in a transaction with a broker", "parties", index(i))
-		}
-		for _, h := range p.hiddenFrom {
-			if (c.roles[h] == "" && !c.partyFailed(h)) || h == p.email {
-				c.errs.add(fmt.Sprintf("visibility: %s is not another party of the transaction", h), "parties", index(i))
-			}
-			c.hidden[h] = true
-		}
+		c.visibility(i, p)
 	}
 	return parties
+}
+
+// partyRole validates a party's role; it is "" when the role is refused.
+func (c *creation) partyRole(po object) string {
+	role := po.str("role")
+	switch {
+	case !po.required("role") || role == "":
+	case role == rolePartner:
+		po.fail("role", "the partner is the customer who creates the transaction and is not listed")
+	case !slices.Contains([]string{roleBuyer, roleSeller, roleBroker}, role):
+		po.fail("role", "must be one of buyer, seller, broker")
+	case c.hasRole(role):
+		po.failSelf(fmt.Sprintf("a transaction has at most one %s", role))
+	default:
+		return role
+	}
+	return ""
+}
+
+// partyCustomer validates a party's customer reference and returns its e-mail address, ""
+// when the reference is refused.
+func (c *creation) partyCustomer(po object) string {
+	ref := po.str("customer")
+	if !po.required("customer") || ref == "" {
+		return ""
+	}
+	email := c.customer(ref)
+	c.listed[email] = true
+	switch {
+	case ref != "me" && !validEmail(ref):
+		po.fail("customer", fmt.Sprintf("%q is not an e-mail address or \"me\"", ref))
+	case c.roles[email] != "":
+		po.fail("customer", fmt.Sprintf("%s is already the %s", ref, c.roles[email]))
+	default:
+		return email
+	}
+	return ""
+}
+
+// visibility checks the parties the i-th party hides from, once every party is known.
+func (c *creation) visibility(i int, p draftParty) {
+	if p.hiddenFrom == nil {
+		return
+	}
+	if !c.hasRole(roleBroker) {
+		c.errs.add("visibility: is allowed only in a transaction with a broker", "parties", index(i))
+	}
+	for _, h := range p.hiddenFrom {
+		if (c.roles[h] == "" && !c.partyFailed(h)) || h == p.email {
+			c.errs.add(fmt.Sprintf("visibility: %s is not another party of the transaction", h), "parties", index(i))
+		}
+		c.hidden[h] = true
+	}
 }
 
 func (c *creation) items(o object) []draftItem {
@@ -603,62 +621,81 @@ func (c *creation) feePayer(o object, typ string) string {
 // crossItemRules applies the rules that compare items with each other and with the
 // parties; each failure is reported on the item that breaks it.
 func (c *creation) crossItemRules(items []draftItem) {
-	at := func(i int, msg string, path ...string) {
-		c.errs.add(msg, append([]string{"items", index(i)}, path...)...)
-	}
-	var goodsType string
-	var inspection int64
-	var feesRef []draftFee
-	feesSeen := false
-	var brokerVis *draftItem
-	for i, it := range items {
-		switch {
-		case !transferable(it.typ):
-		case goodsType == "":
-			goodsType = it.typ
-		case it.typ != goodsType:
-			at(i, fmt.Sprintf("%s items cannot be mixed with %s items: one transferable item type per transaction", it.typ, goodsType), "type")
-		}
-		if transferable(it.typ) && !itemRule(it.typ).perItem {
-			if inspection == 0 {
-				inspection = it.inspection
-			} else if it.inspection != inspection {
-				at(i, fmt.Sprintf("must match the other items' inspection period (%d)", inspection), "inspection_period")
-			}
-		}
-		// Fee rule 3 is about the goods: the provider's e-commerce plugins put fee entries on
-		// the goods and none on the shipping_fee item, and the live API accepts that.
-		if transferable(it.typ) {
-			if !feesSeen {
-				feesRef, feesSeen = it.fees, true
-			} else if !slices.Equal(it.fees, feesRef) {
-				at(i, "the fee schedule must be the same on every item", "fees", "all")
-			}
-		}
-		if !itemRule(it.typ).visibility {
-			continue
-		}
-		if !c.hasRole(roleBroker) {
-			at(i, "a broker_fee item needs a broker party", "type")
-		}
-		if brokerVis == nil {
-			brokerVis = &items[i]
-		} else if !sameSet(it.hiddenFrom, brokerVis.hiddenFrom) || it.hasVisibility != brokerVis.hasVisibility {
-			at(i, "every broker_fee item must carry the same visibility", "visibility")
-		}
-		for _, h := range it.hiddenFrom {
-			if !c.hidden[h] {
-				at(i, fmt.Sprintf("%s must also be hidden in a party's visibility", h), "visibility")
-			}
-			// A fee concealed from the one who pays it would be taken from them unseen,
-			// and their disbursement totals could not add up.
-			if slices.ContainsFunc(it.schedule, func(s draftSchedule) bool { return s.payer == h }) {
-				at(i, fmt.Sprintf("%s pays this broker fee and cannot be hidden from it", h), "visibility")
-			}
+	var agreed itemAgreement
+	for i := range items {
+		c.sameGoods(&agreed, i, items[i])
+		if itemRule(items[i].typ).visibility {
+			c.brokerFeeRules(&agreed, i, &items[i])
 		}
 	}
-	if goodsType == "" {
+	if agreed.goodsType == "" {
 		c.errs.add("a transaction needs an item of type domain_name, domain_name_holding, general_merchandise, milestone or motor_vehicle", "items", "all")
+	}
+}
+
+// itemAgreement is what the items of one transaction must agree on, as the first item
+// that states it says.
+type itemAgreement struct {
+	goodsType  string
+	inspection int64
+	fees       []draftFee
+	feesSeen   bool
+	brokerVis  *draftItem
+}
+
+// itemErr reports msg about the i-th item, at path under it.
+func (c *creation) itemErr(i int, msg string, path ...string) {
+	c.errs.add(msg, append([]string{"items", index(i)}, path...)...)
+}
+
+// sameGoods checks that a transferable item agrees with the others on the goods' type,
+// inspection period and fee schedule.
+func (c *creation) sameGoods(a *itemAgreement, i int, it draftItem) {
+	if !transferable(it.typ) {
+		return
+	}
+	switch {
+	case a.goodsType == "":
+		a.goodsType = it.typ
+	case it.typ != a.goodsType:
+		c.itemErr(i, fmt.Sprintf("%s items cannot be mixed with %s items: one transferable item type per transaction", it.typ, a.goodsType), "type")
+	}
+	if !itemRule(it.typ).perItem {
+		if a.inspection == 0 {
+			a.inspection = it.inspection
+		} else if it.inspection != a.inspection {
+			c.itemErr(i, fmt.Sprintf("must match the other items' inspection period (%d)", a.inspection), "inspection_period")
+		}
+	}
+	// Fee rule 3 is about the goods: the provider's e-commerce plugins put fee entries on
+	// the goods and none on the shipping_fee item, and the live API accepts that.
+	if !a.feesSeen {
+		a.fees, a.feesSeen = it.fees, true
+	} else if !slices.Equal(it.fees, a.fees) {
+		c.itemErr(i, "the fee schedule must be the same on every item", "fees", "all")
+	}
+}
+
+// brokerFeeRules checks a broker_fee item: a broker party, one visibility for every such
+// item, and a visibility the parties' own agrees with.
+func (c *creation) brokerFeeRules(a *itemAgreement, i int, it *draftItem) {
+	if !c.hasRole(roleBroker) {
+		c.itemErr(i, "a broker_fee item needs a broker party", "type")
+	}
+	if a.brokerVis == nil {
+		a.brokerVis = it
+	} else if !sameSet(it.hiddenFrom, a.brokerVis.hiddenFrom) || it.hasVisibility != a.brokerVis.hasVisibility {
+		c.itemErr(i, "every broker_fee item must carry the same visibility", "visibility")
+	}
+	for _, h := range it.hiddenFrom {
+		if !c.hidden[h] {
+			c.itemErr(i, fmt.Sprintf("%s must also be hidden in a party's visibility", h), "visibility")
+		}
+		// A fee concealed from the one who pays it would be taken from them unseen,
+		// and their disbursement totals could not add up.
+		if slices.ContainsFunc(it.schedule, func(s draftSchedule) bool { return s.payer == h }) {
+			c.itemErr(i, fmt.Sprintf("%s pays this broker fee and cannot be hidden from it", h), "visibility")
+		}
 	}
 }
 

@@ -12,10 +12,12 @@ package jsonbudget
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -116,38 +118,51 @@ func (w *budgetWalker) value(t reflect.Type, generic int64) error {
 	if w.pos >= len(w.data) {
 		return w.syntax()
 	}
-	for t != nil && t.Kind() == reflect.Pointer {
-		if err := w.charge(int64(t.Elem().Size())); err != nil {
-			return err
-		}
-		t = t.Elem()
+	t, err := w.deref(t)
+	if err != nil {
+		return err
 	}
 	if t != nil && generic == 0 && t != rawMessageType && reflect.PointerTo(t).Implements(unmarshalerType) {
 		generic = maxElemCost(t, map[reflect.Type]bool{})
 	}
-	switch c := w.data[w.pos]; c {
+	switch w.data[w.pos] {
 	case '{':
 		return w.object(t, generic)
 	case '[':
 		return w.array(t, generic)
-	case '"':
-		start := w.pos
+	}
+	return w.scalar(t, generic)
+}
+
+// deref charges what the pointers in t allocate and returns the type they point to.
+func (w *budgetWalker) deref(t reflect.Type) (reflect.Type, error) {
+	for t != nil && t.Kind() == reflect.Pointer {
+		if err := w.charge(int64(t.Elem().Size())); err != nil {
+			return nil, err
+		}
+		t = t.Elem()
+	}
+	return t, nil
+}
+
+// scalar walks a string, number, true, false or null: a string costs its length, and a
+// type that decodes itself its customCost.
+func (w *budgetWalker) scalar(t reflect.Type, generic int64) error {
+	var n int64
+	if start := w.pos; w.data[w.pos] == '"' {
 		if err := w.skipString(); err != nil {
 			return err
 		}
-		if t != nil {
-			return w.charge(int64(w.pos-start) + w.customCost(t, generic))
-		}
-		return nil
-	default:
+		n = int64(w.pos - start)
+	} else {
 		for w.pos < len(w.data) && !strings.ContainsRune(",]} \t\r\n", rune(w.data[w.pos])) {
 			w.pos++
 		}
-		if t != nil {
-			return w.charge(w.customCost(t, generic))
-		}
+	}
+	if t == nil {
 		return nil
 	}
+	return w.charge(n + w.customCost(t, generic))
 }
 
 // customCost is what a scalar costs beyond its field: something only for types that
@@ -173,23 +188,7 @@ func (w *budgetWalker) object(t reflect.Type, generic int64) error {
 		return err
 	}
 	defer func() { w.depth-- }()
-	var fields []budgetField
-	var memberCost int64
-	var elem reflect.Type
-	switch {
-	case t == nil || t == rawMessageType:
-		t = nil
-	case generic > 0:
-		elem = t // stays in the generic mode of the type that decodes itself
-	case t.Kind() == reflect.Struct:
-		fields = w.structFields(t)
-	case t.Kind() == reflect.Map:
-		elem, memberCost = t.Elem(), int64(t.Key().Size()+t.Elem().Size())+32
-	case t.Kind() == reflect.Interface:
-		elem, memberCost = t, 64
-	default:
-		t = nil // a mismatch: the decoder fails on it
-	}
+	p := w.planObject(t, generic)
 	for first := true; ; first = false {
 		if done, err := w.next('}', first); done || err != nil {
 			return err
@@ -198,16 +197,9 @@ func (w *budgetWalker) object(t reflect.Type, generic int64) error {
 		if err != nil {
 			return err
 		}
-		var ft reflect.Type
-		switch {
-		case t == nil:
-		case generic == 0 && t.Kind() == reflect.Struct:
-			ft = fieldFor(fields, key)
-		default:
-			ft = elem
-			if err := w.charge(memberCost + int64(len(key))); err != nil {
-				return err
-			}
+		ft, err := w.memberType(p, generic, key)
+		if err != nil {
+			return err
 		}
 		if err := w.value(ft, generic); err != nil {
 			return err
@@ -215,24 +207,48 @@ func (w *budgetWalker) object(t reflect.Type, generic int64) error {
 	}
 }
 
+// objectPlan is how an object's members decode: into a struct's fields, each into elem
+// at memberCost (a map, an interface, a type that decodes itself), or nowhere (t nil).
+type objectPlan struct {
+	t          reflect.Type
+	fields     []budgetField
+	elem       reflect.Type
+	memberCost int64
+}
+
+func (w *budgetWalker) planObject(t reflect.Type, generic int64) objectPlan {
+	switch {
+	case t == nil || t == rawMessageType:
+	case generic > 0:
+		return objectPlan{t: t, elem: t} // stays in the generic mode of the type that decodes itself
+	case t.Kind() == reflect.Struct:
+		return objectPlan{t: t, fields: w.structFields(t)}
+	case t.Kind() == reflect.Map:
+		return objectPlan{t: t, elem: t.Elem(), memberCost: int64(t.Key().Size()+t.Elem().Size()) + 32}
+	case t.Kind() == reflect.Interface:
+		return objectPlan{t: t, elem: t, memberCost: 64}
+	}
+	return objectPlan{} // skipped, or a mismatch the decoder fails on
+}
+
+// memberType is the type the member named by the quoted key decodes into, charging what
+// the member itself costs.
+func (w *budgetWalker) memberType(p objectPlan, generic int64, key []byte) (reflect.Type, error) {
+	switch {
+	case p.t == nil:
+		return nil, nil
+	case generic == 0 && p.t.Kind() == reflect.Struct:
+		return fieldFor(p.fields, key), nil
+	}
+	return p.elem, w.charge(p.memberCost + int64(len(key)))
+}
+
 func (w *budgetWalker) array(t reflect.Type, generic int64) error {
 	if err := w.enter(); err != nil {
 		return err
 	}
 	defer func() { w.depth-- }()
-	var elem reflect.Type
-	var each int64
-	switch {
-	case t == nil:
-	case t == rawMessageType:
-		t = nil
-	case generic > 0:
-		elem, each = t, generic
-	case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
-		elem, each = t.Elem(), int64(t.Elem().Size())
-	case t.Kind() == reflect.Interface:
-		elem, each = t, 16+32
-	}
+	elem, each := arrayElem(t, generic)
 	for first := true; ; first = false {
 		if done, err := w.next(']', first); done || err != nil {
 			return err
@@ -244,6 +260,20 @@ func (w *budgetWalker) array(t reflect.Type, generic int64) error {
 			return err
 		}
 	}
+}
+
+// arrayElem is the type a list's elements decode into (nil: skipped) and what each costs.
+func arrayElem(t reflect.Type, generic int64) (reflect.Type, int64) {
+	switch {
+	case t == nil || t == rawMessageType:
+	case generic > 0:
+		return t, generic
+	case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
+		return t.Elem(), int64(t.Elem().Size())
+	case t.Kind() == reflect.Interface:
+		return t, 16 + 32
+	}
+	return nil, 0
 }
 
 // next moves to the next member of an object or array, past the comma before any but the
@@ -293,24 +323,17 @@ func (w *budgetWalker) structFields(t reflect.Type) []budgetField {
 	if f, ok := w.fields[t]; ok {
 		return f
 	}
-	var out []budgetField
+	out := []budgetField{}
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" || (!f.IsExported() && !f.Anonymous) {
-			continue
-		}
-		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+		switch {
+		case name == "-" || (!f.IsExported() && !f.Anonymous):
+		case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
 			out = append(out, w.structFields(f.Type)...)
-			continue
+		default:
+			out = append(out, budgetField{name: cmp.Or(name, f.Name), typ: f.Type})
 		}
-		if name == "" {
-			name = f.Name
-		}
-		out = append(out, budgetField{name: name, typ: f.Type})
-	}
-	if out == nil {
-		out = []budgetField{}
 	}
 	w.fields[t] = out
 	return out
@@ -368,7 +391,9 @@ func maxElemCost(t reflect.Type, seen map[reflect.Type]bool) int64 {
 }
 
 // TopLevelList finds the list an object holds, without building a map of every member: a
-// hostile object of a million one-byte members would cost a hundred bytes each.
+// hostile object of a million one-byte members would cost a hundred bytes each. It is the
+// member under the first of keys present (the last of duplicates, as in a map), else the
+// object's only list; a document that is not an object is returned as it is.
 func TopLevelList(b []byte, keys []string) (json.RawMessage, error) {
 	w := budgetWalker{data: b}
 	w.skipSpace()
@@ -376,52 +401,44 @@ func TopLevelList(b []byte, keys []string) (json.RawMessage, error) {
 		return b, nil
 	}
 	w.pos++
-	var only json.RawMessage
 	found := map[string]json.RawMessage{} // at most len(keys) entries
+	var only json.RawMessage
+	lists := 0
 	for first := true; ; first = false {
-		w.skipSpace()
-		if w.pos >= len(b) {
-			return nil, w.syntax()
+		done, err := w.next('}', first)
+		if err != nil {
+			return nil, err
 		}
-		if b[w.pos] == '}' {
-			break
-		}
-		if !first {
-			if b[w.pos] != ',' {
-				return nil, w.syntax()
-			}
-			w.pos++
-			w.skipSpace()
+		if done {
+			return pickList(found, keys, only, lists)
 		}
 		key, val, err := w.member()
 		if err != nil {
 			return nil, err
 		}
-		for _, k := range keys {
-			if k == key {
-				found[k] = val // the last of duplicates wins, as in a map
-			}
+		if slices.Contains(keys, key) {
+			found[key] = val
 		}
 		if len(val) > 0 && val[0] == '[' {
-			if only != nil {
-				only = json.RawMessage("several")
-			} else {
-				only = val
-			}
+			only, lists = val, lists+1
 		}
 	}
+}
+
+// pickList is TopLevelList's answer once the object is read.
+func pickList(found map[string]json.RawMessage, keys []string, only json.RawMessage, lists int) (json.RawMessage, error) {
 	for _, k := range keys {
 		if v, ok := found[k]; ok {
 			return v, nil
 		}
 	}
-	switch {
-	case only == nil:
+	switch lists {
+	case 0:
 		return json.RawMessage("null"), nil
-	case string(only) == "several":
-		return nil, ErrSeveralLists
+	case 1:
+		return only, nil
 	}
-	return only, nil
+	return nil, ErrSeveralLists
 }
 
 // member reads an object's member at the walker's position: its key, decoded, and its

@@ -8,7 +8,9 @@
 //	go run ./bench/emulator               the emulator's throughput beside a bare TLS handler
 //	go run ./bench/storm                  what a replay storm of webhook deliveries costs a webhook.Handler
 //
-// Each command prints lines of key=value pairs. The work is done by RunPacing, RunChaos,
+// Each command prints lines of key=value pairs. They share one main, Main: a command's
+// directory holds only `func main() { bench.Main("NAME") }`, and its flags and output live
+// beside its harness (chaosProgram in chaos.go, and so on), in the table of programs. The work is done by RunPacing, RunChaos,
 // RunEmulatorLoad and RunStorm, which the package's tests run briefly so that they keep
 // working; the tests assert counts, never timings, which vary too much on a shared machine.
 //

@@ -353,14 +353,7 @@ func (c *creation) item(o object) draftItem {
 		it.typ = ""
 	}
 	rule := itemRule(it.typ)
-	if rule.only != nil {
-		// The creation shape of a broker fee is only type, visibility and schedule.
-		for _, key := range []string{"title", "description", "category", "inspection_period", "quantity", "fees", "extra_attributes"} {
-			if o.has(key) && !slices.Contains(rule.only, key) {
-				o.fail(key, "is not allowed on "+it.typ+" items")
-			}
-		}
-	}
+	onlyFields(o, rule, it.typ)
 	if q, ok := o.integer("quantity", 1, maxQuantity); ok {
 		it.quantity = q
 	}
@@ -369,19 +362,39 @@ func (c *creation) item(o object) draftItem {
 	it.inspection = c.inspectionPeriod(o, it.typ)
 	it.schedule = c.schedule(o, it.typ)
 	it.fees = c.fees(o, it.typ)
-	if vis, ok := o.child("visibility"); ok {
-		if !rule.visibility {
-			o.fail("visibility", "is allowed on broker_fee items only")
-		}
-		it.hasVisibility = true
-		for _, ref := range vis.stringList("hidden_from") {
-			it.hiddenFrom = append(it.hiddenFrom, c.customer(ref))
-		}
-	}
+	it.hasVisibility, it.hiddenFrom = c.itemVisibility(o, rule)
 	if rule.partnerOnly && !c.creator.partner {
 		o.fail("type", it.typ+" items may be added by approved partners only")
 	}
 	return it
+}
+
+// onlyFields refuses the fields an item type does not take: the creation shape of a
+// broker fee is only type, visibility and schedule.
+func onlyFields(o object, rule itemTypeRule, typ string) {
+	if rule.only == nil {
+		return
+	}
+	for _, key := range []string{"title", "description", "category", "inspection_period", "quantity", "fees", "extra_attributes"} {
+		if o.has(key) && !slices.Contains(rule.only, key) {
+			o.fail(key, "is not allowed on "+typ+" items")
+		}
+	}
+}
+
+// itemVisibility reads an item's visibility: whether it has one, and whom it hides from.
+func (c *creation) itemVisibility(o object, rule itemTypeRule) (has bool, hiddenFrom []string) {
+	vis, ok := o.child("visibility")
+	if !ok {
+		return false, nil
+	}
+	if !rule.visibility {
+		o.fail("visibility", "is allowed on broker_fee items only")
+	}
+	for _, ref := range vis.stringList("hidden_from") {
+		hiddenFrom = append(hiddenFrom, c.customer(ref))
+	}
+	return true, hiddenFrom
 }
 
 func (c *creation) category(o object, typ string, withContent bool) string {
@@ -428,20 +441,7 @@ func (c *creation) extraAttributes(o object, typ string) extraAttributes {
 		eo = object{errs: c.errs, path: append(slices.Clone(o.path), "extra_attributes")}
 	}
 	rule := itemRule(typ)
-	// onlyOn reports whether the item's type takes the attribute, reporting it when not.
-	onlyOn := func(key string) bool {
-		if slices.Contains(rule.attributes, key) {
-			return true
-		}
-		if eo.has(key) {
-			for _, r := range itemTypeRules {
-				if slices.Contains(r.attributes, key) {
-					eo.fail(key, "applies to "+r.name+" items only")
-				}
-			}
-		}
-		return false
-	}
+	onlyOn := func(key string) bool { return takesAttribute(eo, rule, key) }
 	if onlyOn("with_content") {
 		x.withContent = eo.looseBoolean("with_content")
 	}
@@ -467,6 +467,40 @@ func (c *creation) extraAttributes(o object, typ string) extraAttributes {
 	return x
 }
 
+// takesAttribute reports whether an item of the rule's type takes the extra attribute,
+// reporting it in eo when not.
+func takesAttribute(eo object, rule itemTypeRule, key string) bool {
+	if slices.Contains(rule.attributes, key) {
+		return true
+	}
+	if eo.has(key) {
+		for _, r := range itemTypeRules {
+			if slices.Contains(r.attributes, key) {
+				eo.fail(key, "applies to "+r.name+" items only")
+			}
+		}
+	}
+	return false
+}
+
+// scheduleEntry validates one schedule entry; multi says the item takes several, with
+// due dates.
+func (c *creation) scheduleEntry(so object, multi bool, payers []string, beneficiary string) draftSchedule {
+	s := draftSchedule{}
+	if so.required("amount") {
+		s.amount, _ = so.amount("amount")
+	}
+	s.payer = c.partyRef(so, "payer_customer", payers...)
+	s.beneficiary = c.partyRef(so, "beneficiary_customer", beneficiary)
+	switch {
+	case multi && so.required("due_date"):
+		s.due, _ = so.timestamp("due_date")
+	case !multi && so.has("due_date"):
+		so.fail("due_date", "is allowed on milestone and domain_name_holding items only")
+	}
+	return s
+}
+
 func (c *creation) schedule(o object, typ string) []draftSchedule {
 	if !o.required("schedule") {
 		return nil
@@ -487,19 +521,8 @@ func (c *creation) schedule(o object, typ string) []draftSchedule {
 	var out []draftSchedule
 	var total cents
 	for _, so := range entries {
-		s := draftSchedule{}
-		if so.required("amount") {
-			s.amount, _ = so.amount("amount")
-			total += s.amount
-		}
-		s.payer = c.partyRef(so, "payer_customer", payers...)
-		s.beneficiary = c.partyRef(so, "beneficiary_customer", beneficiary)
-		switch {
-		case multi && so.required("due_date"):
-			s.due, _ = so.timestamp("due_date")
-		case !multi && so.has("due_date"):
-			so.fail("due_date", "is allowed on milestone and domain_name_holding items only")
-		}
+		s := c.scheduleEntry(so, multi, payers, beneficiary)
+		total += s.amount
 		out = append(out, s)
 	}
 	if total > maxAmount {
@@ -547,35 +570,54 @@ func (c *creation) partyRef(o object, key string, roles ...string) string {
 	return ""
 }
 
+// fee validates one fee entry; an escrow fee's halves are its share in halves (2 when
+// unsplit, 0 when its split was refused).
+func (c *creation) fee(fo object) draftFee {
+	f := draftFee{typ: fo.oneOf("type", feeTypes...)}
+	fo.required("type")
+	if fo.has("amount") {
+		fo.fail("amount", "must not be given at creation: the service computes it")
+	}
+	f.payer = c.feePayer(fo, f.typ)
+	switch {
+	case f.typ == feeEscrow:
+		f.halves = 2
+		if fo.has("split") {
+			f.halves = c.split(fo)
+		}
+	case fo.has("split"):
+		fo.fail("split", "applies to escrow fees only")
+	}
+	return f
+}
+
+// feesAllowed reports whether an item of the type takes fee entries, reporting them when
+// not.
+func feesAllowed(o object, typ string) bool {
+	rule := itemRule(typ)
+	if typ == "" || rule.escrowFee {
+		return true
+	}
+	if rule.only == nil { // a restricted creation shape has reported it already
+		o.fail("fees", "is not allowed on "+typ+" items")
+	}
+	return false
+}
+
 func (c *creation) fees(o object, typ string) []draftFee {
 	if !o.has("fees") {
 		return nil
 	}
-	if rule := itemRule(typ); typ != "" && !rule.escrowFee {
-		if rule.only == nil { // a restricted creation shape has reported it already
-			o.fail("fees", "is not allowed on "+typ+" items")
-		}
+	if !feesAllowed(o, typ) {
 		return nil
 	}
 	var fees []draftFee
 	halves, badSplit := 0, false
 	for _, fo := range o.elements("fees") {
-		f := draftFee{typ: fo.oneOf("type", feeTypes...)}
-		fo.required("type")
-		if fo.has("amount") {
-			fo.fail("amount", "must not be given at creation: the service computes it")
-		}
-		f.payer = c.feePayer(fo, f.typ)
-		switch {
-		case f.typ == feeEscrow:
-			f.halves = 2
-			if fo.has("split") {
-				f.halves = c.split(fo)
-			}
+		f := c.fee(fo)
+		if f.typ == feeEscrow {
 			halves += f.halves
 			badSplit = badSplit || f.halves == 0
-		case fo.has("split"):
-			fo.fail("split", "applies to escrow fees only")
 		}
 		fees = append(fees, f)
 	}
@@ -597,6 +639,18 @@ func (c *creation) split(o object) int {
 	return 0
 }
 
+// noPartyPays reports a fee payer that is no party, unless its party entry was refused
+// already.
+func (c *creation) noPartyPays(o object, ref, email, typ string) {
+	switch {
+	case c.partyFailed(email):
+	case email == c.creator.email && typ == feeEscrow:
+		o.fail("payer_customer", "a partner cannot pay the escrow fee")
+	default:
+		o.fail("payer_customer", fmt.Sprintf("%s is not a party of the transaction", ref))
+	}
+}
+
 func (c *creation) feePayer(o object, typ string) string {
 	ref := o.str("payer_customer")
 	if !o.required("payer_customer") || ref == "" {
@@ -605,11 +659,8 @@ func (c *creation) feePayer(o object, typ string) string {
 	email := c.customer(ref)
 	role := c.roles[email]
 	switch {
-	case role == "" && c.partyFailed(email):
-	case role == "" && email == c.creator.email && typ == feeEscrow:
-		o.fail("payer_customer", "a partner cannot pay the escrow fee")
 	case role == "":
-		o.fail("payer_customer", fmt.Sprintf("%s is not a party of the transaction", ref))
+		c.noPartyPays(o, ref, email, typ)
 	case feePayerRole[typ] != "" && feePayerRole[typ] != role:
 		o.fail("payer_customer", fmt.Sprintf("%s fees are paid by the %s", typ, feePayerRole[typ]))
 	default:

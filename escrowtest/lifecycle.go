@@ -248,6 +248,25 @@ func (e *Emulator) act(req *request, onItem bool) (response, error) {
 
 // perform is the one place where an action changes a transaction: it checks who acts
 // and the state, and changes nothing when it refuses. it is nil for the whole transaction.
+// allowed checks that the action may be taken now on every target: the transaction's
+// state, each item's, and a domain name's authorization.
+func allowed(tx *transaction, targets []*item, rule actionRule, in actionInput) error {
+	if tx.isClosed() || (rule.funded && !tx.funded) {
+		return invalidState(in.action, tx.state(), 0, "cannot %s: transaction %d is %s", in.action, tx.id, tx.state())
+	}
+	for _, t := range targets {
+		if !rule.allows(t) {
+			return invalidState(in.action, t.state(tx), t.id, "cannot %s: item %d is %s", in.action, t.id, t.state(tx))
+		}
+	}
+	for _, t := range targets {
+		if rule.domainAuthorization && itemRule(t.typ).domain && in.authorizationType == "" {
+			return fieldErrors{"shipping_information": fieldErrors{"authorization_type": []string{"is required for domain names: push, authorization_code or username_password"}}}
+		}
+	}
+	return nil
+}
+
 func (e *Emulator) perform(tx *transaction, it *item, as actor, in actionInput) error {
 	who := as.account
 	rule := mustAction(in.action)
@@ -264,20 +283,8 @@ func (e *Emulator) perform(tx *transaction, it *item, as actor, in actionInput) 
 	if err != nil {
 		return err
 	}
-	if tx.isClosed() || (rule.funded && !tx.funded) {
-		return invalidState(in.action, tx.state(), 0, "cannot %s: transaction %d is %s", in.action, tx.id, tx.state())
-	}
-	for _, t := range targets {
-		if !rule.allows(t) {
-			return invalidState(in.action, t.state(tx), t.id, "cannot %s: item %d is %s", in.action, t.id, t.state(tx))
-		}
-	}
-	if rule.domainAuthorization {
-		for _, t := range targets {
-			if itemRule(t.typ).domain && in.authorizationType == "" {
-				return fieldErrors{"shipping_information": fieldErrors{"authorization_type": []string{"is required for domain names: push, authorization_code or username_password"}}}
-			}
-		}
+	if err := allowed(tx, targets, rule, in); err != nil {
+		return err
 	}
 	for _, t := range targets {
 		e.apply(tx, t, rule)
@@ -414,12 +421,15 @@ func (e *Emulator) rejectPayment(tx *transaction) error {
 	return nil
 }
 
-// autoAccepts are what the end of an inspection period does: an unanswered inspection
-// counts as acceptance, and so does an unanswered return inspection for the seller.
-var autoAccepts = []struct {
+// autoAccept is an action the end of a period takes on an item.
+type autoAccept struct {
 	action string
 	ends   func(*item) time.Time
-}{
+}
+
+// autoAccepts are what the end of an inspection period does: an unanswered inspection
+// counts as acceptance, and so does an unanswered return inspection for the seller.
+var autoAccepts = []autoAccept{
 	{"accept", func(it *item) time.Time { return it.inspectionEnds }},
 	{"accept_return", func(it *item) time.Time { return it.returnEnds }},
 }
@@ -437,6 +447,20 @@ func inspecting(it *item) bool {
 // settle applies what the passing of time does (autoAccepts) to the transactions with an
 // inspection running, in id order. It runs before every request and after Advance, so no
 // timer is needed.
+// autoApply applies the automatic action to every item whose period has ended, and
+// returns them.
+func (e *Emulator) autoApply(tx *transaction, auto autoAccept) []*item {
+	rule := mustAction(auto.action)
+	var done []*item
+	for _, it := range tx.goods() {
+		if end := auto.ends(it); rule.allows(it) && !end.IsZero() && !e.now.Before(end) {
+			e.apply(tx, it, rule)
+			done = append(done, it)
+		}
+	}
+	return done
+}
+
 func (e *Emulator) settle() {
 	for _, id := range slices.Sorted(maps.Keys(e.st.inspecting)) {
 		tx := e.st.inspecting[id]
@@ -444,14 +468,7 @@ func (e *Emulator) settle() {
 			if tx.isClosed() {
 				break
 			}
-			rule := mustAction(auto.action)
-			var done []*item
-			for _, it := range tx.goods() {
-				if end := auto.ends(it); rule.allows(it) && !end.IsZero() && !e.now.Before(end) {
-					e.apply(tx, it, rule)
-					done = append(done, it)
-				}
-			}
+			done := e.autoApply(tx, auto)
 			if len(done) == 0 {
 				continue
 			}

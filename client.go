@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/escrowkit/escrow-go/internal/jsonbudget"
 	"github.com/google/go-querystring/query"
 	"github.com/hashicorp/go-retryablehttp"
 )
@@ -85,6 +86,15 @@ func (*credentials) String() string { return "[REDACTED]" }
 func (*credentials) GoString() string { return "[REDACTED]" }
 
 // Option configures a [Client] in [NewClient].
+//
+// Functional options are the configuration style of every package of escrow-go: escrow,
+// escrowtest, redislimit and escrowotel. A constructor called with none is the
+// recommended configuration; each option is a named function with its own doc comment
+// and default, so a call site reads as what it changes, and adding one never breaks a
+// caller. The one struct, [github.com/escrowkit/escrow-go/webhook.Options], is not a
+// second style for new code but the receiver's settings record: one value that every
+// replica of a receiver shares, with a zero value that is usable. New knobs join the style
+// their package already has, so a user never meets two styles in one package.
 type Option func(*settings)
 
 type settings struct {
@@ -520,7 +530,7 @@ func decodeBody(resp *http.Response, body []byte, out any) error {
 			return nil
 		}
 	}
-	if err := checkBudget(body, out); err != nil {
+	if err := jsonbudget.Check(body, out); err != nil {
 		return err
 	}
 	return json.Unmarshal(body, out)

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/escrowkit/escrow-go/internal/jsonbudget"
 )
 
 // PartnerService holds the endpoints only approved partners may call (spec part 4,
@@ -158,7 +160,7 @@ func (c *CreditCards) UnmarshalJSON(b []byte) error {
 // keys present, else its only list member. raw, when not nil, keeps the whole document.
 // It serves the answers whose spec says "a list of …" without showing the wrapping.
 func decodeList[T any](b []byte, list *[]T, raw *json.RawMessage, keys ...string) error {
-	inner, err := listIn(b, keys)
+	inner, err := jsonbudget.TopLevelList(b, keys)
 	if err != nil {
 		return err
 	}
@@ -170,8 +172,6 @@ func decodeList[T any](b []byte, list *[]T, raw *json.RawMessage, keys ...string
 	}
 	return nil
 }
-
-func listIn(b []byte, keys []string) (json.RawMessage, error) { return topLevelList(b, keys) }
 
 // Report is a report the partner requested.
 type Report struct {

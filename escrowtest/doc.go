@@ -446,5 +446,7 @@
 //
 // with the same error bodies as the API. POST /_emulator/customers creates at most 100,000
 // accounts (422 past it), since it takes no credentials. It also serves the landing pages
-// and report downloads the API hands out.
+// and report downloads the API hands out. [ControlClient] calls it from Go, typed with the
+// same types (the escrow CLI's control commands use it); a test in the emulator's own
+// process calls the Server's methods instead.
 package escrowtest

@@ -463,12 +463,15 @@ func (e *Emulator) rejectPayment(tx *transaction) error {
 	return nil
 }
 
-// autoAccepts are what the end of an inspection period does: an unanswered inspection
-// counts as acceptance, and so does an unanswered return inspection for the seller.
-var autoAccepts = []struct {
+// autoAccept is an action the end of a period takes on an item.
+type autoAccept struct {
 	action string
 	ends   func(*item) time.Time
-}{
+}
+
+// autoAccepts are what the end of an inspection period does: an unanswered inspection
+// counts as acceptance, and so does an unanswered return inspection for the seller.
+var autoAccepts = []autoAccept{
 	{"accept", func(it *item) time.Time { return it.inspectionEnds }},
 	{"accept_return", func(it *item) time.Time { return it.returnEnds }},
 }
@@ -486,6 +489,20 @@ func inspecting(it *item) bool {
 // settle applies what the passing of time does (autoAccepts) to the transactions with an
 // inspection running, in id order. It runs before every request and after Advance, so no
 // timer is needed.
+// autoApply applies the automatic action to every item whose period has ended, and
+// returns them.
+func (e *Emulator) autoApply(tx *transaction, auto autoAccept) []*item {
+	rule := mustAction(auto.action)
+	var done []*item
+	for _, it := range tx.goods() {
+		if end := auto.ends(it); rule.allows(it) && !end.IsZero() && !e.now.Before(end) {
+			e.apply(tx, it, rule)
+			done = append(done, it)
+		}
+	}
+	return done
+}
+
 func (e *Emulator) settle() {
 	for _, id := range slices.Sorted(maps.Keys(e.st.inspecting)) {
 		tx := e.st.inspecting[id]
@@ -493,14 +510,7 @@ func (e *Emulator) settle() {
 			if tx.isClosed() {
 				break
 			}
-			rule := mustAction(auto.action)
-			var done []*item
-			for _, it := range tx.goods() {
-				if end := auto.ends(it); rule.allows(it) && !end.IsZero() && !e.now.Before(end) {
-					e.apply(tx, it, rule)
-					done = append(done, it)
-				}
-			}
+			done := e.autoApply(tx, auto)
 			if len(done) == 0 {
 				continue
 			}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	escrow "github.com/escrowkit/escrow-go"
+	"github.com/escrowkit/escrow-go/internal/prommetrics"
 	"github.com/escrowkit/escrow-go/webhook"
 	"github.com/escrowkit/escrow-go/webhook/sqlstore"
 )
@@ -104,7 +105,7 @@ func runWebhooksRemove(ctx context.Context, args []string, stdout, stderr io.Wri
 // added.
 func runWebhooksListen(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	const name = "escrow webhooks listen"
-	fs := newFlagSet(name, "escrow webhooks listen [--addr host:port] [--store dsn] [--register] [--forward-to url] [--reconcile interval] [api flags]", stderr)
+	fs := newFlagSet(name, "escrow webhooks listen [--addr host:port] [--store dsn] [--register] [--forward-to url] [--reconcile interval] [--metrics-addr host:port] [api flags]", stderr)
 	var api apiFlags
 	api.register(fs, false)
 	var lf listenFlags
@@ -114,11 +115,16 @@ func runWebhooksListen(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs.BoolVar(&lf.register, "register", false, "register this listener's URL as a webhook of the account on start, and remove it on exit")
 	fs.StringVar(&lf.publicURL, "public-url", "", "the `URL` --register registers, when the API reaches this listener elsewhere than at --addr (a tunnel)")
 	fs.StringVar(&lf.forwardTo, "forward-to", "", "also POST each confirmed event as JSON to this local `URL`; a failure is retried")
+	fs.StringVar(&lf.metricsAddr, "metrics-addr", "", "serve the receiver's and the client's metrics for Prometheus at /metrics, and /healthz, on `host:port`")
 	if code, ok := parseNone(fs, name, args, stderr); !ok {
 		return code
 	}
 	if err := lf.check(); err != nil {
 		return exitCode(stderr, name, err)
+	}
+	if lf.metricsAddr != "" {
+		lf.metrics = prommetrics.New()
+		api.observer = lf.metrics
 	}
 	client, release, err := api.connect(stderr)
 	if err != nil {
@@ -142,6 +148,9 @@ type listenFlags struct {
 	addr, store, publicURL, forwardTo string
 	every                             time.Duration
 	register                          bool
+	// metricsAddr, when set, serves metrics, fed to metrics by the client and the handler.
+	metricsAddr string
+	metrics     *prommetrics.Metrics
 }
 
 func (lf *listenFlags) check() error {
@@ -195,6 +204,18 @@ func listen(ctx context.Context, client *escrow.Client, lf listenFlags, p *event
 		return err
 	}
 	defer func() { err = errors.Join(err, closeStore()) }()
+	if lf.metrics != nil {
+		ms, err := startMetrics(lf.metricsAddr, lf.metrics, store, client, log)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownWait)
+			defer cancel()
+			err = errors.Join(err, ms.shutdown(sctx))
+		}()
+		fmt.Fprintf(stderr, "escrow webhooks listen: metrics on %s, health on %shealthz\n", ms.URL(), strings.TrimSuffix(ms.URL(), "metrics"))
+	}
 	h := webhook.NewHandler(client, p.callback, webhook.Options{Logger: log, Store: store})
 	ln, err := net.Listen("tcp", lf.addr)
 	if err != nil {

@@ -15,7 +15,7 @@
 // caller's span). Its attributes are http.request.method, url.template, server.address,
 // server.port, http.response.status_code, http.request.resend_count when the call sent its
 // request more than once, and error.type with status Error when it failed. Span events mark
-// each retry (escrow.retry.reason), each wait for the rate limit and each settling read.
+// each retry (its reason), each wait for the rate limit and each settling read.
 // A read that settles an ambiguous write is a call of its own, inside the write's span.
 //
 // The receiver has a span per confirming fetch ("escrow.webhook confirm", with the client's
@@ -26,9 +26,9 @@
 // # Metrics
 //
 //	http.client.request.duration   histogram, s   per call: method, url.template, status, error.type
-//	escrow.client.retries          counter        escrow.retry.reason, method, url.template
-//	escrow.client.rate_limit.wait  histogram, s   escrow.rate_limit.cause, method, url.template
-//	escrow.webhook.deliveries      counter        escrow.webhook.outcome
+//	escrow.client.retries          counter        reason, method, url.template
+//	escrow.client.rate_limit.wait  histogram, s   cause, method, url.template
+//	escrow.webhook.deliveries      counter        outcome
 //	escrow.webhook.events          counter        escrow.event, escrow.webhook.source: events handed over
 //	escrow.webhook.queue.depth     gauge          transactions with deliveries waiting
 //	escrow.webhook.handover.lag    histogram, s   delivery to hand-over
@@ -57,15 +57,14 @@ const ScopeName = "github.com/escrowkit/escrow-go/escrowotel"
 
 // Attribute keys of this package beyond OpenTelemetry's conventions.
 const (
-	RetryReasonKey     = attribute.Key("escrow.retry.reason")
-	RateLimitCauseKey  = attribute.Key("escrow.rate_limit.cause")
+	RetryReasonKey     = attribute.Key("reason")
+	RateLimitCauseKey  = attribute.Key("cause")
 	WaitKey            = attribute.Key("escrow.wait")
 	SettleOutcomeKey   = attribute.Key("escrow.settle.outcome")
-	OutcomeKey         = attribute.Key("escrow.webhook.outcome")
+	OutcomeKey         = attribute.Key("outcome")
 	EventKey           = attribute.Key("escrow.event")
 	SourceKey          = attribute.Key("escrow.webhook.source")
 	TransactionIDKey   = attribute.Key("escrow.transaction.id")
-	AttemptKey         = attribute.Key("escrow.webhook.attempt")
 	PrunedKey          = attribute.Key("escrow.webhook.pruned")
 	ConfirmedEventsKey = attribute.Key("escrow.webhook.events")
 )

@@ -219,13 +219,13 @@ func TestRetriedCallHasItsResendCountAndRetryEvents(t *testing.T) {
 	if len(s.Events) != 1 || s.Events[0].Name != "retry" {
 		t.Fatalf("events %+v; want one retry", s.Events)
 	}
-	wantAttrs(t, "retry event", s.Events[0].Attributes, map[string]string{"escrow.retry.reason": "transport_error"})
+	wantAttrs(t, "retry event", s.Events[0].Attributes, map[string]string{"reason": "transport_error"})
 
 	points := tm.metric(t, "escrow.client.retries").Data.(metricdata.Sum[int64]).DataPoints
 	if len(points) != 1 || points[0].Value != 1 {
 		t.Fatalf("retries %+v; want one", points)
 	}
-	wantAttrs(t, "retries", points[0].Attributes.ToSlice(), map[string]string{"escrow.retry.reason": "transport_error", "url.template": "/customer/{customer_id}"})
+	wantAttrs(t, "retries", points[0].Attributes.ToSlice(), map[string]string{"reason": "transport_error", "url.template": "/customer/{customer_id}"})
 }
 
 // TestFailedCallIsAnErrorSpan: a call answered 404 has status Error and error.type "404",
@@ -286,7 +286,7 @@ func TestRateLimitWaitIsAnEventAndAMeasurement(t *testing.T) {
 		if len(spans) != 2 || len(spans[0].Events) != 0 || len(spans[1].Events) != 1 || spans[1].Events[0].Name != "rate_limit.wait" {
 			t.Fatalf("spans %v; want two, the second with one rate_limit.wait event", spans)
 		}
-		wantAttrs(t, "wait event", spans[1].Events[0].Attributes, map[string]string{"escrow.rate_limit.cause": "exhausted"})
+		wantAttrs(t, "wait event", spans[1].Events[0].Attributes, map[string]string{"cause": "exhausted"})
 		points := tm.metric(t, "escrow.client.rate_limit.wait").Data.(metricdata.Histogram[float64]).DataPoints
 		if len(points) != 1 || points[0].Count != 1 || points[0].Sum <= 0 || points[0].Sum > 10 {
 			t.Fatalf("rate-limit waits %+v; want one of up to 10 s", points)

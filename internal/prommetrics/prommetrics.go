@@ -138,10 +138,10 @@ func (m *Metrics) CallEnd(_ context.Context, c *escrow.Call) {
 	defer m.mu.Unlock()
 	m.duration.observe(labels("http_request_method", c.Method, "url_template", c.Route, "http_response_status_code", status, "error_type", c.ErrorType()), c.Duration().Seconds())
 	for _, r := range c.Retries {
-		m.retries.add(labels("http_request_method", c.Method, "url_template", c.Route, "escrow_retry_reason", string(r.Reason)), 1)
+		m.retries.add(labels("http_request_method", c.Method, "url_template", c.Route, "reason", string(r.Reason)), 1)
 	}
 	for _, w := range c.RateLimitWaits {
-		m.rateLimitWait.observe(labels("http_request_method", c.Method, "url_template", c.Route, "escrow_rate_limit_cause", string(w.Cause)), w.Wait.Seconds())
+		m.rateLimitWait.observe(labels("http_request_method", c.Method, "url_template", c.Route, "cause", string(w.Cause)), w.Wait.Seconds())
 	}
 }
 
@@ -149,7 +149,7 @@ func (m *Metrics) CallEnd(_ context.Context, c *escrow.Call) {
 func (m *Metrics) Delivery(_ context.Context, d webhook.Delivery) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.deliveries.add(labels("escrow_webhook_outcome", string(d.Outcome)), 1)
+	m.deliveries.add(labels("outcome", string(d.Outcome)), 1)
 }
 
 // ConfirmStart returns ctx.

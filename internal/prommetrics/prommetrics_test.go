@@ -42,10 +42,10 @@ func TestWriteToShowsEachSeries(t *testing.T) {
 		`http_client_request_duration_seconds_bucket{http_request_method="GET",url_template="/transaction/{id}",http_response_status_code="200",le="+Inf"} 1`,
 		`http_client_request_duration_seconds_sum{http_request_method="GET",url_template="/transaction/{id}",http_response_status_code="200"} 0.02`,
 		`http_client_request_duration_seconds_count{http_request_method="GET",http_response_status_code="404",error_type="404"} 1`,
-		`escrow_client_retries_total{http_request_method="GET",url_template="/transaction/{id}",escrow_retry_reason="rate_limited"} 1`,
-		`escrow_client_rate_limit_wait_seconds_bucket{http_request_method="GET",url_template="/transaction/{id}",escrow_rate_limit_cause="too_many_requests",le="1"} 1`,
-		`escrow_webhook_deliveries_total{escrow_webhook_outcome="confirmed"} 2`,
-		`escrow_webhook_deliveries_total{escrow_webhook_outcome="refused"} 1`,
+		`escrow_client_retries_total{http_request_method="GET",url_template="/transaction/{id}",reason="rate_limited"} 1`,
+		`escrow_client_rate_limit_wait_seconds_bucket{http_request_method="GET",url_template="/transaction/{id}",cause="too_many_requests",le="1"} 1`,
+		`escrow_webhook_deliveries_total{outcome="confirmed"} 2`,
+		`escrow_webhook_deliveries_total{outcome="refused"} 1`,
 		`escrow_webhook_events_total{escrow_event="a\"b",escrow_webhook_source="webhook"} 1`,
 		`escrow_webhook_handover_lag_seconds_sum{escrow_webhook_source="webhook"} 3`,
 		"escrow_webhook_queue_depth 3",
@@ -71,7 +71,7 @@ func TestServeHTTPIsTheTextFormat(t *testing.T) {
 	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
 		t.Errorf("content type %q", ct)
 	}
-	if !strings.Contains(rec.Body.String(), `escrow_webhook_deliveries_total{escrow_webhook_outcome="dropped"} 1`) {
+	if !strings.Contains(rec.Body.String(), `escrow_webhook_deliveries_total{outcome="dropped"} 1`) {
 		t.Errorf("body:\n%s", rec.Body)
 	}
 }

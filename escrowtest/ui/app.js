@@ -75,30 +75,48 @@ function money(amount, currency) {
   return `${amount} ${currency === "euro" ? "EUR" : (currency || "").toUpperCase()}`;
 }
 
+// setText changes an element's text only when it differs, so that a refresh leaves
+// unchanged rows alone (no flicker, focus and clicks kept).
+function setText(n, text) {
+  if (n.textContent !== text) n.textContent = text;
+}
+
+function newRow(t) {
+  return el("tr", { "data-id": t.id },
+    el("td", {}, el("a", { href: `#tx=${t.id}`, "data-tx": t.id, text: String(t.id) })),
+    el("td", {}), el("td", {}), el("td", { class: "num" }), el("td", {}, el("span", {})), el("td", {}));
+}
+
+// updateRow writes a transaction into its row, in place.
+function updateRow(tr, t) {
+  const parties = t.parties.map((p) => `${p.role}: ${p.customer}`).join(" · ");
+  const [, desc, who, amount, state, next] = tr.cells;
+  setText(desc, t.description); desc.title = t.description;
+  setText(who, parties); who.title = parties;
+  setText(amount, money(t.amount, t.currency));
+  const badge = state.firstChild;
+  badge.className = "state " + t.state;
+  setText(badge, t.state.replaceAll("_", " "));
+  setText(next, shortSteps(t)); next.title = t.waiting;
+  if (String(t.id) === view.selected) tr.setAttribute("aria-current", "true");
+  else tr.removeAttribute("aria-current");
+}
+
+// renderList updates the rows in place: rows that stay are kept, new ones are inserted in
+// order, and gone ones removed.
 function renderList(data) {
   const tbody = $("#txs tbody");
-  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.tx : undefined;
-  view.summaries = new Map(data.transactions.map((t) => [String(t.id), t]));
-  const rows = data.transactions.map((t) => {
-    const parties = t.parties.map((p) => `${p.role}: ${p.customer}`).join(" · ");
-    const tr = el("tr", { "data-id": t.id, "aria-current": String(t.id) === view.selected ? "true" : null },
-      el("td", {}, el("a", { href: `#tx=${t.id}`, "data-tx": t.id, text: String(t.id) })),
-      el("td", { title: t.description, text: t.description }),
-      el("td", { title: parties, text: parties }),
-      el("td", { class: "num", text: money(t.amount, t.currency) }),
-      el("td", {}, el("span", { class: "state " + t.state, text: t.state.replaceAll("_", " ") })),
-      el("td", { title: t.waiting, text: shortSteps(t) }));
-    return tr;
+  const have = new Map([...tbody.rows].map((r) => [r.dataset.id, r]));
+  data.transactions.forEach((t, i) => {
+    const tr = have.get(String(t.id)) || newRow(t);
+    updateRow(tr, t);
+    if (tbody.rows[i] !== tr) tbody.insertBefore(tr, tbody.rows[i] || null);
   });
-  tbody.replaceChildren(...rows);
-  $("#empty").hidden = rows.length > 0;
-  $("#count").textContent = data.total > data.transactions.length ? `(newest ${data.transactions.length} of ${data.total})` : `(${data.total})`;
-  $("#clock").textContent = when(data.now) + " UTC";
+  while (tbody.rows.length > data.transactions.length) tbody.lastElementChild.remove();
+  $("#empty").hidden = data.transactions.length > 0;
+  setText($("#count"), data.total > data.transactions.length ? `(newest ${data.transactions.length} of ${data.total})` : `(${data.total})`);
+  setText($("#clock"), when(data.now) + " UTC");
   $("#clock").setAttribute("datetime", data.now);
-  if (focused) {
-    const again = tbody.querySelector(`a[data-tx="${focused}"]`);
-    if (again) again.focus();
-  }
   const states = $("#f-state");
   if (states.options.length === 1) {
     for (const s of data.states) states.append(el("option", { value: s, text: s.replaceAll("_", " ") }));

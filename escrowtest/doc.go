@@ -463,10 +463,13 @@
 // GET /_emulator/events is a stream of server-sent events: a "change" event whose data is
 // a counter, at the start and whenever an API request was served, a control endpoint
 // changed something or a webhook call ended (bursts coalesced, at most one every 150 ms).
-// It carries nothing else: a watcher reads again what it shows. WithUI serves a page at
-// /_emulator/ui/ (`escrow emulator` always does, and prints its address) that shows the
-// transactions, who must act next, ledgers, webhook calls and As-Customer calls, updated
-// from that stream, with controls that call the endpoints above. It is plain HTML, CSS
+// It carries nothing else: a watcher reads again what it shows. A stream ends after a
+// second without a change, with "retry: 1000" so that the browser opens the next one, and
+// no request stays open long. WithUI serves a page at /_emulator/ui/ (`escrow emulator`
+// always does, and prints its address) that shows the transactions, who must act next,
+// ledgers, webhook calls and As-Customer calls, updated from that stream, with controls
+// that call the endpoints above. /_emulator/ui/?tx=ID&viewer=ADDRESS shows one
+// transaction; without ?tx= the page follows the newest. The page arrives with its data. It is plain HTML, CSS
 // and JavaScript embedded in the package, with no build step and nothing fetched from
 // elsewhere. Requests that change something (any method but GET and HEAD) are refused
 // (403) when a browser says they come from another site (Sec-Fetch-Site, or an Origin

@@ -76,16 +76,24 @@ type controlTransactions struct {
 // transactionStates are the values of Progress.State, in lifecycle order.
 var transactionStates = []string{"awaiting_agreement", "awaiting_payment", "funded", "complete", "cancelled"}
 
+// defaultListLimit is how many transactions the list shows unless told otherwise.
+const defaultListLimit = 200
+
 // controlTransactions serves GET /_emulator/transactions ?state= &party= &limit=: newest
 // first; party matches any part of a party's address, without case.
 func (e *Emulator) controlTransactions(r *http.Request, _ []byte) (response, error) {
 	q := newQuery(r.URL.Query())
 	state := q.oneOf("state", "", transactionStates...)
 	party := strings.ToLower(strings.TrimSpace(q.values.Get("party")))
-	limit := q.integer("limit", 200, 1, 1000)
+	limit := q.integer("limit", defaultListLimit, 1, 1000)
 	if err := q.errs.orNil(); err != nil {
 		return response{}, err
 	}
+	return success(e.listing(state, party, limit)), nil
+}
+
+// listing is the list of transactions, filtered.
+func (e *Emulator) listing(state, party string, limit int) controlTransactions {
 	e.lock()
 	defer e.mu.Unlock()
 	out := controlTransactions{Now: formatTime(e.now), Transactions: []controlSummary{}, States: transactionStates}
@@ -98,7 +106,7 @@ func (e *Emulator) controlTransactions(r *http.Request, _ []byte) (response, err
 			out.Transactions = append(out.Transactions, e.summary(tx))
 		}
 	}
-	return success(out), nil
+	return out
 }
 
 // hasPartyLike reports whether a party's address contains s; the lock is held.
@@ -164,6 +172,15 @@ func (e *Emulator) controlTransaction(r *http.Request, _ []byte) (response, erro
 	if err != nil {
 		return response{}, notFound("no transaction %q", r.PathValue("id"))
 	}
+	out, err := e.inspect(id, r.URL.Query().Get("viewer"))
+	if err != nil {
+		return response{}, err
+	}
+	return success(out), nil
+}
+
+// inspect is one transaction whole, as viewer (an address, "" for the emulator) sees it.
+func (e *Emulator) inspect(id int64, viewer string) (controlTransaction, error) {
 	// Deliveries are read before the emulator's lock is taken: the dispatcher's lock is
 	// taken under the emulator's when events queue, never the other way round.
 	var deliveries []Delivery
@@ -176,30 +193,28 @@ func (e *Emulator) controlTransaction(r *http.Request, _ []byte) (response, erro
 	defer e.mu.Unlock()
 	tx := e.st.txs[id]
 	if tx == nil {
-		return response{}, notFound("no transaction %d", id)
+		return controlTransaction{}, notFound("no transaction %d", id)
 	}
 	v := view{st: e.st, tx: tx, all: true}
-	viewer := strings.ToLower(strings.TrimSpace(r.URL.Query().Get("viewer")))
+	viewer = strings.ToLower(strings.TrimSpace(viewer))
 	if viewer != "" {
 		a := e.st.accountByEmail(viewer)
 		if a == nil || !tx.isParty(a.id) {
-			return response{}, fieldErrors{"viewer": []string{viewer + " is not a party of transaction " + strconv.FormatInt(id, 10)}}
+			return controlTransaction{}, fieldErrors{"viewer": []string{viewer + " is not a party of transaction " + strconv.FormatInt(id, 10)}}
 		}
 		v = view{st: e.st, tx: tx, reader: a.id}
 	}
 	out := controlTransaction{
-		Now: formatTime(e.now), Viewer: viewer, Transaction: v.transaction(), Progress: e.progress(tx),
-		Ledger:     ledgerCheck(tx),
-		Timeline:   v.timeline(),
+		Now: formatTime(e.now), Viewer: viewer, Parties: e.summary(tx).Parties,
+		Transaction: v.transaction(), Progress: e.progress(tx), Ledger: ledgerCheck(tx), Timeline: v.timeline(),
 		Deliveries: append([]Delivery{}, deliveries...), AsCustomer: []controlAsCustomer{},
 	}
-	out.Parties = e.summary(tx).Parties
 	for _, c := range tx.delegated {
 		out.AsCustomer = append(out.AsCustomer, controlAsCustomer{
 			Date: formatTime(c.at), Endpoint: c.endpoint, Partner: e.st.accounts[c.partner].email, As: c.as, Status: c.status,
 		})
 	}
-	return success(out), nil
+	return out, nil
 }
 
 // ledgerCheck is the transaction's ledger and whether it balances; the lock is held.

@@ -3,6 +3,8 @@ package escrowtest
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -31,6 +33,10 @@ func TestUIIsServedOnRequestOnly(t *testing.T) {
 	if csp := r.header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") || r.header.Get("X-Frame-Options") != "DENY" {
 		t.Errorf("headers: %v", r.header)
 	}
+	// The page arrives with its data: the list, and the transaction ?tx= names.
+	if !strings.Contains(string(r.raw), `<script type="application/json" id="boot">{"version":`) || strings.Contains(string(r.raw), bootMarker) {
+		t.Errorf("the page has no data: %s", r.raw)
+	}
 	for _, f := range []string{"app.js", "app.css"} {
 		if r := ctl.must(http.StatusOK, http.MethodGet, UIPath+f, nil); len(r.raw) < 1000 {
 			t.Errorf("%s: %d bytes", f, len(r.raw))
@@ -47,6 +53,41 @@ func TestUIIsServedOnRequestOnly(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != UIPath {
 		t.Errorf("/_emulator/ui: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+}
+
+// TestUIArrivesWithItsData: the page holds the list and the transaction ?tx= names (the
+// newest without it), as ?viewer= sees it, so that it shows them as soon as it has loaded; what a description
+// holds cannot end the script element that carries them.
+func TestUIArrivesWithItsData(t *testing.T) {
+	w := newWorld(t, WithUI())
+	id := w.k.create(set(brokered(), "description", `</script><script>alert(1)</script>`))
+	page := func(query string) string {
+		t.Helper()
+		return string(anonymous(t, w.srv).must(http.StatusOK, http.MethodGet, UIPath+query, nil).raw)
+	}
+	island := func(html string) (boot struct {
+		List   controlTransactions
+		Detail *controlTransaction
+	}) {
+		t.Helper()
+		_, rest, _ := strings.Cut(html, `<script type="application/json" id="boot">`)
+		data, _, ok := strings.Cut(rest, "</script>")
+		if !ok {
+			t.Fatalf("no data in %s", html)
+		}
+		must(t, json.Unmarshal([]byte(data), &boot))
+		return boot
+	}
+	if b := island(page("")); b.List.Total != 1 || b.List.Transactions[0].Description != `</script><script>alert(1)</script>` || b.Detail == nil || b.Detail.Transaction.ID != id {
+		t.Errorf("without ?tx=, the list and the newest transaction: %+v", b)
+	}
+	b := island(page(fmt.Sprintf("?tx=%d&viewer=buyer@example.com", id)))
+	if b.Detail == nil || b.Detail.Transaction.ID != id || b.Detail.Viewer != "buyer@example.com" || b.Detail.Transaction.Parties[1].Customer != hiddenCustomer {
+		t.Errorf("with ?tx= and ?viewer=: %+v", b.Detail)
+	}
+	if b := island(page("?tx=999")); b.Detail != nil {
+		t.Errorf("an unknown transaction: %+v", b.Detail)
 	}
 }
 
@@ -102,12 +143,10 @@ func TestEventsSayWhenSomethingChanged(t *testing.T) {
 	w := newWorld(t)
 	hook := newReceiver(t, http.StatusOK)
 	w.b.must(http.StatusOK, http.MethodPost, "customer/me/webhook", body{"url": hook.URL})
+	w.srv.eventIdle = time.Minute // the stream stays open for the whole test
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(w.srv.URL, versionRoot+"/")+"/_emulator/events", nil)
-	must(t, err)
-	resp, err := w.srv.Client().Do(req)
-	must(t, err)
+	resp := openEvents(ctx, t, w.srv)
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("events: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
@@ -145,6 +184,33 @@ func TestEventsSayWhenSomethingChanged(t *testing.T) {
 	must(t, w.srv.FlushWebhooks(ctx))
 	if after, _ := w.srv.changes.next(); after != before+2 {
 		t.Errorf("a request and its webhook call moved the counter from %d to %d, want 2 changes", before, after)
+	}
+}
+
+// openEvents opens the event stream.
+func openEvents(ctx context.Context, t *testing.T, srv *Server) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(srv.URL, versionRoot+"/")+"/_emulator/events", nil)
+	must(t, err)
+	resp, err := srv.Client().Do(req)
+	must(t, err)
+	return resp
+}
+
+// TestEventsEndWhenQuiet: a stream without a change ends, telling the browser when to
+// reconnect, so that no request stays open for long (headless Chromium's virtual time
+// waits for open requests to end).
+func TestEventsEndWhenQuiet(t *testing.T) {
+	srv := newServer(t)
+	srv.eventIdle = 20 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp := openEvents(ctx, t, srv)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	must(t, err)
+	if got := string(data); got != "retry: 1000\n\nevent: change\ndata: 0\n\n" {
+		t.Errorf("a quiet stream: %q", got)
 	}
 }
 

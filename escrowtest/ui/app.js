@@ -34,23 +34,39 @@ async function call(method, path, body) {
   return { status: r.status, ok: r.ok, body: data };
 }
 
-const view = { selected: null, viewer: "", summaries: new Map(), lastDetail: null };
+// selected is the transaction the address names; without one the page follows the newest.
+const view = { selected: null, viewer: "", newest: null };
 
-// ---- routing: #tx=ID&viewer=ADDRESS, so a transaction's page has an address
+// shown is the transaction the page shows.
+function shown() {
+  return view.selected || view.newest;
+}
 
-function readHash() {
-  const p = new URLSearchParams(location.hash.slice(1));
+// ---- the address: ?tx=ID&viewer=ADDRESS, so a transaction's page has an address the
+// server can fill in before the script runs
+
+function readLocation() {
+  const p = new URLSearchParams(location.search);
   const id = p.get("tx");
   view.selected = id && /^\d+$/.test(id) ? id : null;
   view.viewer = p.get("viewer") || "";
 }
 
-function writeHash() {
+function locationFor(id, viewer) {
   const p = new URLSearchParams();
-  if (view.selected) p.set("tx", view.selected);
-  if (view.viewer) p.set("viewer", view.viewer);
-  const h = "#" + p.toString();
-  if (location.hash !== h) history.replaceState(null, "", h === "#" ? location.pathname : h);
+  if (id) p.set("tx", id);
+  if (viewer) p.set("viewer", viewer);
+  const q = p.toString();
+  return location.pathname + (q ? "?" + q : "");
+}
+
+// go shows another transaction (or viewer) without loading the page again.
+function go(id, viewer, push) {
+  const url = locationFor(id, viewer);
+  if (push) history.pushState(null, "", url);
+  else history.replaceState(null, "", url);
+  readLocation();
+  return refresh();
 }
 
 // ---- the list
@@ -83,7 +99,7 @@ function setText(n, text) {
 
 function newRow(t) {
   return el("tr", { "data-id": t.id },
-    el("td", {}, el("a", { href: `#tx=${t.id}`, "data-tx": t.id, text: String(t.id) })),
+    el("td", {}, el("a", { href: locationFor(t.id, ""), "data-tx": t.id, text: String(t.id) })),
     el("td", {}), el("td", {}), el("td", { class: "num" }), el("td", {}, el("span", {})), el("td", {}));
 }
 
@@ -98,7 +114,7 @@ function updateRow(tr, t) {
   badge.className = "state " + t.state;
   setText(badge, t.state.replaceAll("_", " "));
   setText(next, shortSteps(t)); next.title = t.waiting;
-  if (String(t.id) === view.selected) tr.setAttribute("aria-current", "true");
+  if (String(t.id) === shown()) tr.setAttribute("aria-current", "true");
   else tr.removeAttribute("aria-current");
 }
 
@@ -106,6 +122,7 @@ function updateRow(tr, t) {
 // order, and gone ones removed.
 function renderList(data) {
   const tbody = $("#txs tbody");
+  view.newest = data.transactions.length ? String(data.transactions[0].id) : null;
   const have = new Map([...tbody.rows].map((r) => [r.dataset.id, r]));
   data.transactions.forEach((t, i) => {
     const tr = have.get(String(t.id)) || newRow(t);
@@ -177,6 +194,7 @@ function renderDetail(d) {
   $("#detail-h").textContent = `Transaction ${t.id}: ${t.description}`;
   $("#d-hint").hidden = true;
   $("#d-body").hidden = false;
+  $("#d-follow").hidden = view.selected !== null;
   $("#d-meta").replaceChildren(el("span", { class: "state " + p.state, text: p.state.replaceAll("_", " ") }),
     ` created ${when(t.creation_date)}` + (t.reference ? ` · reference ${t.reference}` : "") +
     (t.close_date ? ` · closed ${when(t.close_date)}` : "") + ` · disbursed ${p.disbursed}`);
@@ -224,12 +242,12 @@ function clearDetail(message) {
 }
 
 async function refreshDetail() {
-  if (!view.selected) { clearDetail("Pick a transaction"); return; }
+  if (!shown()) { clearDetail("Pick a transaction"); return; }
   const q = view.viewer ? "?viewer=" + encodeURIComponent(view.viewer) : "";
-  const r = await call("GET", `transactions/${view.selected}${q}`);
+  const r = await call("GET", `transactions/${shown()}${q}`);
   if (r.ok) renderDetail(r.body);
-  else if (r.status === 404) clearDetail(`No transaction ${view.selected}`);
-  else if (view.viewer) { view.viewer = ""; writeHash(); return refreshDetail(); }
+  else if (r.status === 404) clearDetail(`No transaction ${shown()}`);
+  else if (view.viewer) return go(shown(), "", false);
 }
 
 // ---- refreshing, coalesced: one read at a time, and one more if asked meanwhile
@@ -241,7 +259,8 @@ async function refresh() {
   try {
     do {
       again = false;
-      await Promise.all([refreshList(), refreshDetail()]);
+      await refreshList(); // first: it says which transaction is the newest
+      await refreshDetail();
     } while (again);
     document.body.dataset.rendered = String(Number(document.body.dataset.rendered || 0) + 1);
   } finally {
@@ -249,12 +268,31 @@ async function refresh() {
   }
 }
 
-function listen() {
+// listen follows the event stream. Each stream ends after a quiet second and the browser
+// opens the next; the counter in each event says whether anything changed meanwhile.
+function listen(seen) {
   const live = $("#live");
+  let lost = null;
   const es = new EventSource(root + "events");
-  es.addEventListener("change", refresh);
-  es.onopen = () => { live.textContent = "live"; live.className = "on"; };
-  es.onerror = () => { live.textContent = "reconnecting…"; live.className = "off"; };
+  es.addEventListener("change", (ev) => {
+    if (ev.data !== seen) {
+      if (seen !== null) refresh();
+      seen = ev.data;
+    }
+  });
+  es.onopen = () => {
+    clearTimeout(lost);
+    lost = null;
+    live.textContent = "live";
+    live.className = "on";
+  };
+  es.onerror = () => {
+    // A stream that ended on purpose reopens within a second or two: say nothing unless
+    // it does not.
+    if (lost === null) {
+      lost = setTimeout(() => { live.textContent = "reconnecting…"; live.className = "off"; }, 4000);
+    }
+  };
 }
 
 // ---- controls: each calls its control endpoint and shows the answer
@@ -297,8 +335,8 @@ function numberOf(id) {
 }
 
 function wire() {
-  $("#approve").addEventListener("click", () => control(`Approve payment of ${view.selected}`, "POST", `transactions/${view.selected}/approve_payment`));
-  $("#reject").addEventListener("click", () => control(`Reject payment of ${view.selected}`, "POST", `transactions/${view.selected}/reject_payment`));
+  $("#approve").addEventListener("click", () => { const id = shown(); control(`Approve payment of ${id}`, "POST", `transactions/${id}/approve_payment`); });
+  $("#reject").addEventListener("click", () => { const id = shown(); control(`Reject payment of ${id}`, "POST", `transactions/${id}/reject_payment`); });
   for (const b of document.querySelectorAll("#advance button[data-seconds]")) {
     b.addEventListener("click", () => advance(Number(b.dataset.seconds), b.textContent));
   }
@@ -324,14 +362,32 @@ function wire() {
   });
   $("#f-state").addEventListener("change", refresh);
   $("#f-party").addEventListener("input", refresh);
-  $("#viewer").addEventListener("change", () => { view.viewer = $("#viewer").value; writeHash(); refresh(); });
-  window.addEventListener("hashchange", () => {
-    readHash();
-    refresh().then(() => { if (view.selected) $("#detail").focus({ preventScroll: false }); });
+  $("#viewer").addEventListener("change", () => go(shown(), $("#viewer").value, false));
+  // A transaction's link opens it in place; a click with a modifier key, or a middle
+  // click, is left to the browser (a new tab).
+  $("#txs tbody").addEventListener("click", (ev) => {
+    const a = ev.target.closest("a[data-tx]");
+    if (!a || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) return;
+    ev.preventDefault();
+    go(a.dataset.tx, "", true).then(() => $("#detail").focus());
   });
+  window.addEventListener("popstate", () => { readLocation(); refresh(); });
 }
 
-readHash();
+// boot renders the data the page arrived with, before the load event, and returns the
+// change counter it is at; null when the page came without data.
+function boot() {
+  const island = document.getElementById("boot");
+  if (!island) return null;
+  const data = JSON.parse(island.textContent);
+  renderList(data.list);
+  if (data.detail) renderDetail(data.detail);
+  else if (view.selected) refresh(); // says what is wrong with ?tx= or ?viewer=
+  return String(data.version);
+}
+
+readLocation();
 wire();
-listen();
-refresh();
+const at = boot();
+if (at === null) refresh();
+listen(at);

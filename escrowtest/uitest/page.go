@@ -27,7 +27,7 @@ func WaitTrue(expr string) chromedp.Action[chromedp.Void] {
 // OpenTransaction loads the page of one transaction and waits until it shows it.
 func OpenTransaction(uiURL string, id int64) chromedp.Action[chromedp.Void] {
 	return chromedp.Steps(
-		chromedp.Navigate(fmt.Sprintf("%s#tx=%d", uiURL, id)),
+		chromedp.Navigate(fmt.Sprintf("%s?tx=%d", uiURL, id)),
 		WaitText("#detail-h", fmt.Sprintf("Transaction %d", id)),
 		WaitText("#live", "live"),
 	)

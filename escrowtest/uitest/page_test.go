@@ -146,7 +146,12 @@ func TestPageTakesASaleThroughItsControls(t *testing.T) {
 	// Before the payment: the list and the transaction's page say that the buyer pays.
 	p.do("opening the page", chromedp.Navigate(srv.UIURL()), WaitText("#txs tbody", "Road bike"), WaitText("#live", "live"))
 	p.has("#txs tbody tr", "Road bike", "buyer: buyer@example.com", "seller: seller@example.com", "1500.00 USD", "awaiting payment", "buyer pay")
-	p.do("picking the transaction", chromedp.Click(link), WaitText("#detail-h", fmt.Sprintf("Transaction %d: Road bike", id)))
+	// Without a transaction in its address, the page shows the newest and follows new ones.
+	p.has("#detail-h", fmt.Sprintf("Transaction %d: Road bike", id))
+	if eval[bool](p, `document.querySelector("#d-follow").hidden`) {
+		t.Error("the page does not say it follows the newest transaction")
+	}
+	p.do("picking the transaction", chromedp.Click(link), WaitTrue(`location.search === "?tx=`+fmt.Sprint(id)+`" && document.querySelector("#d-follow").hidden`))
 	p.has("#d-meta", "awaiting payment", "created 2026-03-02 10:00:00")
 	p.has("#d-next", "buyer@example.com (buyer): pay")
 	p.has("#d-parties", "buyer@example.com", "seller@example.com", "market@example.com")
@@ -319,7 +324,7 @@ func TestPageShowsATransactionAsEachPartySeesIt(t *testing.T) {
 	p.has("#d-parties tbody tr:nth-child(2)", "seller", "seller@example.com")
 
 	p.do("seeing it as the buyer", choose("#viewer", BuyerEmail), WaitText("#d-parties tbody tr:nth-child(2)", "hidden"))
-	if loc := eval[string](p, `location.hash`); !strings.Contains(loc, "viewer=buyer%40example.com") {
+	if loc := eval[string](p, `location.search`); !strings.Contains(loc, "viewer=buyer%40example.com") {
 		t.Errorf("the address does not keep the viewer: %s", loc)
 	}
 	p.has("#d-items", "900.00 USD") // the buyer's own payment stays in view

@@ -30,8 +30,6 @@ type Emulator struct {
 	routes  *router
 	control http.Handler
 	changes *changes // wakes the page's event stream
-	// eventIdle ends an event stream that long without a change (defaultEventIdle).
-	eventIdle time.Duration
 
 	// mu guards the store, the rate limiter and now. It is never held while a webhook
 	// is delivered or a fault's latency is slept.
@@ -62,8 +60,6 @@ func NewEmulator(opts ...Option) *Emulator {
 		limiter: newRateLimiter(cfg.rateLimit, cfg.rateWindow),
 		done:    make(chan struct{}),
 		changes: newChanges(),
-
-		eventIdle: defaultEventIdle,
 	}
 	e.hooks.changed = e.changes.notify
 	e.control = e.controlMux()

@@ -23,6 +23,9 @@ type config struct {
 	minimumEscrowFee cents
 	// ui serves the page at /_emulator/ui/.
 	ui bool
+	// eventIdle ends an event stream that long without a change; defaultEventIdle
+	// unless a test shortens or lengthens it.
+	eventIdle time.Duration
 }
 
 // Defaults: see the package comment.
@@ -42,6 +45,7 @@ func newConfig(opts []Option) config {
 		webhookTimeout:   defaultWebhookTimeout,
 		logger:           slog.New(slog.DiscardHandler),
 		minimumEscrowFee: defaultMinimumEscrowFee,
+		eventIdle:        defaultEventIdle,
 	}
 	for _, o := range opts {
 		o(&c)

@@ -41,7 +41,7 @@ const UIPath = controlRoot + "ui/"
 const eventGap = 150 * time.Millisecond
 
 // defaultEventIdle is how long a stream waits for a change before it ends
-// (Emulator.eventIdle), and eventRetry how long the browser waits before it opens the next.
+// (config.eventIdle), and eventRetry how long the browser waits before it opens the next.
 const (
 	defaultEventIdle = time.Second
 	eventRetry       = time.Second
@@ -122,8 +122,8 @@ func (e *Emulator) serveIndex(w http.ResponseWriter, r *http.Request) {
 
 // serveEvents serves GET /_emulator/events: a server-sent event stream with one "change"
 // event (data: a counter) at the start and whenever the emulator may have changed. It ends
-// after e.eventIdle without a change (the browser reconnects), when the client goes away or
-// when the emulator closes.
+// after a quiet second (the browser reconnects), when the client goes away or when the
+// emulator closes.
 func (e *Emulator) serveEvents(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	h := w.Header()
@@ -131,14 +131,14 @@ func (e *Emulator) serveEvents(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprintf(w, "retry: %d\n\n", eventRetry.Milliseconds())
-	idle := time.NewTimer(e.eventIdle)
+	idle := time.NewTimer(e.cfg.eventIdle)
 	defer idle.Stop()
 	version, changed := e.changes.next()
 	for {
 		if _, err := fmt.Fprintf(w, "event: change\ndata: %d\n\n", version); err != nil || rc.Flush() != nil {
 			return
 		}
-		idle.Reset(e.eventIdle)
+		idle.Reset(e.cfg.eventIdle)
 		select {
 		case <-changed:
 		case <-idle.C:

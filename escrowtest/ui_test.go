@@ -140,10 +140,9 @@ func TestControlRefusesChangesFromOtherSites(t *testing.T) {
 // TestEventsSayWhenSomethingChanged: the event stream sends a change event at once, then
 // one after an API request, a control call that changes something and a webhook call.
 func TestEventsSayWhenSomethingChanged(t *testing.T) {
-	w := newWorld(t)
+	w := newWorld(t, withEventIdle(time.Minute)) // the stream stays open for the whole test
 	hook := newReceiver(t, http.StatusOK)
 	w.b.must(http.StatusOK, http.MethodPost, "customer/me/webhook", body{"url": hook.URL})
-	w.srv.eventIdle = time.Minute // the stream stays open for the whole test
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	resp := openEvents(ctx, t, w.srv)
@@ -187,6 +186,11 @@ func TestEventsSayWhenSomethingChanged(t *testing.T) {
 	}
 }
 
+// withEventIdle sets how long an event stream waits for a change before it ends.
+func withEventIdle(d time.Duration) Option {
+	return func(c *config) { c.eventIdle = d }
+}
+
 // openEvents opens the event stream.
 func openEvents(ctx context.Context, t *testing.T, srv *Server) *http.Response {
 	t.Helper()
@@ -201,8 +205,7 @@ func openEvents(ctx context.Context, t *testing.T, srv *Server) *http.Response {
 // reconnect, so that no request stays open for long (headless Chromium's virtual time
 // waits for open requests to end).
 func TestEventsEndWhenQuiet(t *testing.T) {
-	srv := newServer(t)
-	srv.eventIdle = 20 * time.Millisecond
+	srv := newServer(t, withEventIdle(20*time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	resp := openEvents(ctx, t, srv)

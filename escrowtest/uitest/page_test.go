@@ -164,6 +164,10 @@ func TestPageTakesASaleThroughItsControls(t *testing.T) {
 			t.Errorf("control %s is missing or disabled", control)
 		}
 	}
+	// Every field has a label and every button a name: what a screen reader announces.
+	if unlabelled := eval[string](p, `[...document.querySelectorAll("input, select, button")].filter((e) => e.type === "submit" || e.tagName === "BUTTON" ? !e.textContent.trim() : !e.labels.length).map((e) => e.id || e.outerHTML).join(" ")`); unlabelled != "" {
+		t.Errorf("controls without a label: %s", unlabelled)
+	}
 	p.snap("before-approve")
 
 	// The page's Approve button: the funds arrive.

@@ -47,9 +47,9 @@ var controlRoutes = []controlRoute{
 	{ControlEndpoint{http.MethodPost, "/_emulator/customers", `{"email", "partner"}`, `201 {"id", "email", "api_key", "password"}`,
 		"add a customer (an approved partner with partner: true) and give it credentials"}, (*Emulator).controlAddCustomer, nil},
 	{ControlEndpoint{http.MethodGet, "/_emulator/transactions", "", `200 {"now", "total", "transactions": [{"id", "description", "reference", "currency", "created", "amount", "state", "parties": [{"role", "customer", "agreed"}], "next_steps", "waiting"}], "states"}`,
-		"the transactions, newest first, and who must act next; ?state=, ?party= (part of an address) and ?limit= (200) filter"}, (*Emulator).controlTransactions, nil},
+		"the transactions, newest first, with who must act next (?state=, ?party=, ?limit=)"}, (*Emulator).controlTransactions, nil},
 	{ControlEndpoint{http.MethodGet, "/_emulator/transactions/{id}", "", `200 {"now", "viewer", "parties", "transaction", "progress", "ledger": {"in", "out", "fees", "held", "balanced"}, "timeline", "deliveries", "as_customer": [{"date", "endpoint", "partner", "as_customer", "status"}]}`,
-		"one transaction whole: as the API shows it to ?viewer= (a party's address; everything without), with its next steps, ledger, timeline, webhook calls and As-Customer calls"}, (*Emulator).controlTransaction, nil},
+		"one transaction whole, as ?viewer= (a party) sees it: next steps, ledger, timeline, webhook and As-Customer calls"}, (*Emulator).controlTransaction, nil},
 	{ControlEndpoint{http.MethodPost, "/_emulator/transactions/{id}/approve_payment", "", `200 {"ok": true}`,
 		"the buyer's funds arrive"}, (*Emulator).controlApprovePayment, nil},
 	{ControlEndpoint{http.MethodPost, "/_emulator/transactions/{id}/reject_payment", "", `200 {"ok": true}`,
@@ -71,9 +71,9 @@ var controlRoutes = []controlRoute{
 	{ControlEndpoint{http.MethodPost, "/_emulator/reset", "", `200 {"ok": true}`,
 		"forget every account, transaction, fault and delivery"}, (*Emulator).controlReset, nil},
 	{ControlEndpoint{http.MethodGet, "/_emulator/events", "", `200 text/event-stream: "change" events`,
-		"server-sent events: one \"change\" (data: a counter) whenever something may have changed; the page reads again"}, nil, (*Emulator).serveEvents},
+		"server-sent \"change\" events (data: a counter): the page's live updates"}, nil, (*Emulator).serveEvents},
 	{ControlEndpoint{http.MethodGet, "/_emulator/ui/", "", "200 text/html",
-		"the page: transactions, next steps, ledgers and webhook calls, live, with these controls (escrowtest.WithUI; escrow emulator serves it)"}, nil, (*Emulator).serveUI},
+		"the page: watch transactions live and use these controls, in a browser on this machine"}, nil, (*Emulator).serveUI},
 }
 
 // controlIndex is the index's own entry, listed first.

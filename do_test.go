@@ -302,3 +302,41 @@ func TestDoAllowsEveryRouteOfTheTable(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedCallLeavesNoStaleResponse: a Response reused across calls describes the last
+// call; one refused before anything is sent leaves no answer in it, not the previous one's.
+func TestRefusedCallLeavesNoStaleResponse(t *testing.T) {
+	c, mt := setup(t)
+	mt.RegisterResponder("GET", testBase+"transaction/1", respond(200, `{"id": 1}`, "RateLimit-Remaining", "7"))
+	var r Response
+	if _, err := c.Transactions.Get(context.Background(), 1, WithResponse(&r)); err != nil || r.StatusCode != 200 {
+		t.Fatalf("first call: %v, status %d", err, r.StatusCode)
+	}
+	_, err := c.Transactions.Get(context.Background(), 1, WithResponse(&r), AsCustomer("buyer@example.com\r\nX-Evil: 1"))
+	if !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("As-Customer with a line break: %v, want ErrInvalidArgument", err)
+	}
+	if r.StatusCode != 0 || r.RateLimit.Remaining != -1 || r.Header != nil {
+		t.Errorf("after a call refused before sending, Response = %+v; want no answer", r)
+	}
+}
+
+// TestInvalidMethodIsRefused: Do with a method no HTTP request can carry is an
+// ErrInvalidArgument, not a panic.
+func TestInvalidMethodIsRefused(t *testing.T) {
+	c, _ := setup(t)
+	if err := c.Do(context.Background(), "GET /x", "transaction/1", nil, nil); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("Do with method %q: %v, want ErrInvalidArgument", "GET /x", err)
+	}
+}
+
+// TestEmptyAnswerIntoRawMessage: Do into a json.RawMessage takes an empty success body as
+// no document (nil), not as malformed JSON, and leaves nothing of an earlier call in it.
+func TestEmptyAnswerIntoRawMessage(t *testing.T) {
+	c, mt := setup(t)
+	mt.RegisterResponder("POST", testBase+"transaction/1/undocumented", respond(200, ""))
+	raw := json.RawMessage(`{"stale": true}`)
+	if err := c.Do(context.Background(), "POST", "transaction/1/undocumented", nil, &raw); err != nil || raw != nil {
+		t.Errorf("an empty answer: err %v, raw %q; want no error and nil", err, raw)
+	}
+}

@@ -664,3 +664,72 @@ func TestItemPaidInInstalmentsPaidOutInFull(t *testing.T) {
 		t.Errorf("after acceptance: %+v; want both instalments, 500.00, paid out", l)
 	}
 }
+
+// TestCommissionEqualToTheWithholdingIsPaidAtOnce: goods, then a seller-paid commission,
+// then a shipping fee the buyer pays the seller. Paying out the goods withholds exactly the
+// commission (20.00), which is then enough to pay it: the broker is paid in the same pass,
+// though a seller payout (the shipping fee) is still to come, and the deal completes with
+// nothing held. Both methods are given before acceptance, so one pass over the items is all
+// there is.
+func TestCommissionEqualToTheWithholdingIsPaidAtOnce(t *testing.T) {
+	w := newWorld(t)
+	b := sellerPaysCommission()
+	set(b, "items.1.schedule.0.amount", "20.00")
+	b["items"] = append(b["items"].([]any), body{"type": "shipping_fee",
+		"schedule": []any{body{"amount": "15.00", "payer_customer": "buyer@example.com", "beneficiary_customer": "seller@example.com"}}})
+	id := w.k.create(b)
+	w.b.act(http.StatusOK, id, 0, action("agree"))
+	w.s.act(http.StatusOK, id, 0, action("agree"))
+	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	w.k.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	for _, s := range []step{payment, ships, receives, accepts} {
+		s(w, id)
+	}
+	l := balanced(t, w.srv, id, "acceptance")
+	if l.Held != "0.00" {
+		t.Errorf("%s still held after acceptance: %+v", l.Held, l)
+	}
+	// What went out is everything paid in but the escrow fee: the seller's 1000.00 + 15.00
+	// less the 20.00 commission, and the broker's 20.00.
+	if in, out, fees := mustCents(t, l.In), mustCents(t, l.Out), mustCents(t, l.Fees); out != in-fees {
+		t.Errorf("out %s, want in %s less fees %s", l.Out, l.In, l.Fees)
+	}
+	r := w.k.must(http.StatusOK, http.MethodGet, txPath(id), nil)
+	if !paidOut(t, w.k, id, 1) {
+		t.Errorf("the broker's commission is not paid: %s", r.raw)
+	}
+	if !paidOut(t, w.k, id, 2) || !closed(t, w.k, id) {
+		t.Errorf("the deal is not complete: %s", r.raw)
+	}
+}
+
+// TestWireFundedRefundsAreNotCardPayments: the partner's payments_out lists refunds to the
+// customer's card, so a refund of a deal the buyer funded by wire is not among them, while
+// the same buyer's card-funded refund is. Two deals of different amounts, both returned.
+func TestWireFundedRefundsAreNotCardPayments(t *testing.T) {
+	w := newWorld(t)
+	deal := func(amount string, pay func(id int64)) int64 {
+		id := w.p.create(set(partnered(), "items.0.schedule.0.amount", amount))
+		w.b.act(http.StatusOK, id, 0, action("agree"))
+		sellerAgrees(w, id)
+		pay(id)
+		payment(w, id)
+		w.returned(id, 0)
+		return id
+	}
+	card := deal("1000.00", func(id int64) { byCard(w, id) })
+	wire := deal("750.00", func(id int64) {
+		w.b.must(http.StatusOK, http.MethodPost, txPath(id, "payment_methods", "wire_transfer"), nil)
+	})
+	back := map[int64]string{}
+	for _, id := range []int64{card, wire} {
+		l := balanced(t, w.srv, id, "return")
+		if l.Out != l.In || l.Held != "0.00" {
+			t.Fatalf("transaction %d not refunded in full: %+v", id, l)
+		}
+		back[id] = l.Out
+	}
+	if got := refundsTo(t, w, w.buyer); !slices.Equal(got, []string{back[card]}) {
+		t.Errorf("refunds to the buyer's card: %v, want only the card-funded deal's %s (the wire-funded deal refunded %s)", got, back[card], back[wire])
+	}
+}

@@ -13,7 +13,7 @@
 //
 // Usage (from the module root; scripts/mutate is the usual way in):
 //
-//	go run ./scripts/mutants [-gremlins report.json] [-ops stmt,bool,ret] [-timeout 2m] \
+//	go run ./scripts/mutants [-gremlins report.json] [-ops stmt,bool,ret,hand] [-timeout 2m] \
 //	    [-survivors out.txt] [-dry] file.go...
 package main
 
@@ -42,6 +42,9 @@ import (
 	"time"
 )
 
+// allOps is every operator of this program: the default, and what a recheck rebuilds from.
+const allOps = "stmt,bool,ret,hand"
+
 // Outcome of one mutant, in the words of gremlins' report where it has one.
 const (
 	killed     = "KILLED"
@@ -58,6 +61,7 @@ type mutant struct {
 	kind       string
 	start, end int
 	repl       string
+	extra      string // appended to the file (a helper the edit calls)
 	status     string
 }
 
@@ -70,7 +74,7 @@ func (m mutant) String() string {
 func main() {
 	var (
 		gremlinsReport = flag.String("gremlins", "", "gremlins JSON `report` (or its console output, for a run cut short): its counts join the table and its NOT COVERED mutants are replayed")
-		ops            = flag.String("ops", "stmt,bool,ret", "own mutation `operators`: stmt (remove a statement), bool (swap true/false), ret (return a constant bool); empty for none")
+		ops            = flag.String("ops", allOps, "own mutation `operators`: stmt (remove a statement), bool (swap true/false), ret (return a constant bool), and the hand classes eq, cond, table, bound, const, scan (hand: all six; see hand.go); empty for none")
 		timeout        = flag.Duration("timeout", 2*time.Minute, "time allowed to one package's tests under one mutant")
 		survivors      = flag.String("survivors", "", "write every mutant that lived or was not covered to this `file`")
 		results        = flag.String("results", "", "write every mutant and its status to this `file`")
@@ -138,7 +142,22 @@ func run(ctx context.Context, report, recheck, ops string, timeout time.Duration
 	}
 	all = append(all, todo...)
 
-	printTable(os.Stdout, all)
+	var tool, handMade []mutant
+	for _, m := range all {
+		if handKinds[m.kind] {
+			handMade = append(handMade, m)
+		} else {
+			tool = append(tool, m)
+		}
+	}
+	if len(tool) > 0 {
+		fmt.Println("tool mutants (gremlins, and statement removal, true/false swaps, constant returns):")
+		printTable(os.Stdout, tool)
+	}
+	if len(handMade) > 0 {
+		fmt.Println("hand-class mutants (a field, check or table entry dropped, a bound or constant moved, a scan reversed):")
+		printTable(os.Stdout, handMade)
+	}
 	var surv, res bytes.Buffer
 	for _, m := range all {
 		fmt.Fprintln(&res, m)
@@ -199,7 +218,7 @@ func fromResults(path string) (done, again []mutant, err error) {
 			continue
 		}
 		if own[m.file] == nil {
-			if own[m.file], err = generate(m.file, "stmt,bool,ret"); err != nil {
+			if own[m.file], err = generate(m.file, allOps); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -351,6 +370,11 @@ func generate(path, ops string) ([]mutant, error) {
 	for _, op := range strings.Split(ops, ",") {
 		on[strings.TrimSpace(op)] = true
 	}
+	if on["hand"] {
+		for _, op := range handOps {
+			on[op] = true
+		}
+	}
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -365,6 +389,17 @@ func generate(path, ops string) ([]mutant, error) {
 		p := fset.Position(n.Pos())
 		out = append(out, mutant{file: path, line: p.Line, col: p.Column, kind: kind,
 			start: p.Offset, end: fset.Position(n.End()).Offset, repl: repl})
+	}
+	addSpan := func(start, end, at token.Pos, kind, repl, extra string) {
+		p := fset.Position(at)
+		out = append(out, mutant{file: path, line: p.Line, col: p.Column, kind: kind,
+			start: fset.Position(start).Offset, end: fset.Position(end).Offset, repl: repl, extra: extra})
+	}
+	for _, op := range handOps {
+		if on[op] {
+			hand(fset, f, src, on, add, addSpan)
+			break
+		}
 	}
 	var boolResult []bool // stack: does the enclosing function return exactly one bool?
 	var visit func(n ast.Node) bool
@@ -460,7 +495,7 @@ func test(ctx context.Context, tmp string, m mutant, timeout time.Duration) (str
 		return "", err
 	}
 	mutated := make([]byte, 0, len(src)+len(m.repl))
-	mutated = append(append(append(mutated, src[:m.start]...), m.repl...), src[m.end:]...)
+	mutated = append(append(append(append(mutated, src[:m.start]...), m.repl...), src[m.end:]...), m.extra...)
 	mfile := filepath.Join(tmp, "mutant.go")
 	if err := os.WriteFile(mfile, mutated, 0o644); err != nil {
 		return "", err

@@ -178,6 +178,7 @@ func TestHandClasses(t *testing.T) {
 		`17 FIELD_DROPPED "true"`,   // a.iban == b.iban
 		`17 FIELD_DROPPED "true"`,   // a.bic == b.bic
 		`21 CHECK_DROPPED "false"`,  // role == "admin"
+		`21 CHECK_DROPPED "false"`,  // roles[role] && owner == caller, from the ||
 		`21 CHECK_DROPPED "true"`,   // roles[role]
 		`21 FIELD_DROPPED "true"`,   // owner == caller
 		`29 SCAN_REVERSED "i := (n) - 1; i >= 0; i--"`,

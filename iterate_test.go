@@ -82,6 +82,27 @@ func TestAllStopsAtThePageLimit(t *testing.T) {
 	}
 }
 
+// TestAllStopsAtTheDocumentedDefaultLimit: without MaxPages, a listing that never ends is
+// walked for 10,000 pages, as DefaultMaxPages documents, and not one more; the walk ends
+// with ErrPageLimit.
+func TestAllStopsAtTheDocumentedDefaultLimit(t *testing.T) {
+	c, mt := setup(t)
+	var calls atomic.Int64
+	// A page past the limit is answered too (up to 10,010, then 404), so that a walk
+	// going beyond the limit shows as more requests, not as an error.
+	mt.RegisterResponder(http.MethodGet, "=~^"+testBase+"transaction\\?", func(req *http.Request) (*http.Response, error) {
+		n := calls.Add(1)
+		if n > 10_010 {
+			return respond(http.StatusNotFound, `{"error":"the test's server gave up"}`)(req)
+		}
+		return respond(http.StatusOK, fmt.Sprintf(`{"page":%d,"page_count":1000000,"per_page":1,"transactions":[%s]}`, n, txJSON(n)))(req)
+	})
+	ids, errs := collect(c.Transactions.All(context.Background(), nil), txIDOf)
+	if len(ids) != 10_000 || calls.Load() != 10_000 || len(errs) != 1 || !errors.Is(errs[0], ErrPageLimit) {
+		t.Errorf("%d ids and errors %v after %d requests; want 10000 ids and ErrPageLimit after 10000", len(ids), errs, calls.Load())
+	}
+}
+
 // TestAllTransactionsStopsWithoutProgress: ever-new cursors that bring the same page end the
 // walk with ErrListingRepeats, an empty page ends it, and ever-new cursors with new pages
 // end at the page limit.

@@ -62,7 +62,9 @@ func mutantsBackward[S ~[]E, E any](s S) func(func(int, E) bool) {
 
 // hand adds the hand-class mutants of one parsed file.
 func hand(fset *token.FileSet, f *ast.File, src []byte, on map[string]bool, add func(n ast.Node, kind, repl string), addSpan func(start, end, at token.Pos, kind, repl, extra string)) {
-	text := func(n ast.Node) string { return string(src[fset.Position(n.Pos()).Offset:fset.Position(n.End()).Offset]) }
+	text := func(n ast.Node) string {
+		return string(src[fset.Position(n.Pos()).Offset:fset.Position(n.End()).Offset])
+	}
 	if on["const"] {
 		for _, d := range f.Decls {
 			g, ok := d.(*ast.GenDecl)

@@ -726,3 +726,47 @@ func TestCategoriesPerItemType(t *testing.T) {
 		t.Errorf("a motor vehicle category on general merchandise: %s", r.raw)
 	}
 }
+
+// TestEachFeeTypeHasItsPayer: a deposit fee is the buyer's and a disbursement fee the
+// seller's, each type on its own: the other party named as payer is refused at that fee's
+// payer_customer, and the right one is accepted.
+func TestEachFeeTypeHasItsPayer(t *testing.T) {
+	w := newWorld(t)
+	for fee, payer := range map[string]string{
+		"paypal_deposit": "me", "creditcard_deposit": "me",
+		"cheque_disbursement": "seller@example.com", "wire_disbursement": "seller@example.com",
+	} {
+		other := map[string]string{"me": "seller@example.com", "seller@example.com": "me"}[payer]
+		with := func(who string) body {
+			return set(merchandise(), "items.0.fees", []any{
+				body{"type": "escrow", "payer_customer": "me", "split": 1},
+				body{"type": fee, "payer_customer": who},
+			})
+		}
+		w.b.must(http.StatusCreated, http.MethodPost, "transaction", with(payer))
+		r := w.b.must(http.StatusUnprocessableEntity, http.MethodPost, "transaction", with(other))
+		if got := r.errorPaths(); !slices.Equal(got, []string{"items.0.fees.1.payer_customer"}) {
+			t.Errorf("%s paid by %s: errors at %v, want at items.0.fees.1.payer_customer", fee, other, got)
+		}
+	}
+}
+
+// TestMotorVehicleYearEdges: a motor vehicle's year runs from 1886, the first car, to 2100;
+// a year either side is refused at its own path.
+func TestMotorVehicleYearEdges(t *testing.T) {
+	w := newWorld(t)
+	vehicle := func(year int) body {
+		b := set(merchandise(), "items.0.type", "motor_vehicle")
+		set(b, "items.0.category", nil)
+		return set(b, "items.0.extra_attributes", body{"year": year})
+	}
+	for _, year := range []int{1886, 2100} {
+		w.b.must(http.StatusCreated, http.MethodPost, "transaction", vehicle(year))
+	}
+	for _, year := range []int{1885, 2101} {
+		r := w.b.must(http.StatusUnprocessableEntity, http.MethodPost, "transaction", vehicle(year))
+		if got := r.errorPaths(); !slices.Equal(got, []string{"items.0.extra_attributes.year"}) {
+			t.Errorf("year %d: errors at %v, want at items.0.extra_attributes.year", year, got)
+		}
+	}
+}

@@ -223,6 +223,32 @@ func TestTotals(t *testing.T) {
 	}
 }
 
+// TestTotalsKeepEachKindOfFeeApart: a shipping fee item and a card deposit fee count in
+// Fees and Total, but BrokerFee is the broker_fee items alone and EscrowFee the escrow fee
+// entries alone.
+func TestTotalsKeepEachKindOfFeeApart(t *testing.T) {
+	tx := brokered(func(tx *Transaction) {
+		tx.Items[0].Fees = append(tx.Items[0].Fees, Fee{Type: FeeCreditCardDeposit, PayerCustomer: "buyer@example.com", Amount: MustAmount("5.00")})
+		tx.Items = append(tx.Items, Item{ID: 12, Type: ItemShippingFee,
+			Schedule: []Schedule{{Amount: MustAmount("20.00"), PayerCustomer: "buyer@example.com", BeneficiaryCustomer: "seller@example.com"}}})
+	})
+	tot := tx.Totals()
+	for _, c := range []struct {
+		name      string
+		got, want Amount
+	}{
+		{"broker fee", tot.BrokerFee, MustAmount("100.00")},
+		{"escrow fee", tot.EscrowFee, MustAmount("32.50")},
+		{"fees", tot.Fees, MustAmount("157.50")},
+		{"total", tot.Total, MustAmount("1157.50")},
+		{"buyer fees", tot.Of("buyer@example.com").Fees, MustAmount("57.50")},
+	} {
+		if c.got.Cmp(c.want) != 0 {
+			t.Errorf("%s = %s, want %s", c.name, c.got, c.want)
+		}
+	}
+}
+
 // TestTotalsAreExact: 0.1 + 0.2 is not 0.3 in float64; in Totals it is.
 func TestTotalsAreExact(t *testing.T) {
 	tx := &Transaction{Items: []Item{{Type: ItemGeneralMerchandise, Schedule: []Schedule{

@@ -80,8 +80,16 @@ func main() {
 		results        = flag.String("results", "", "write every mutant and its status to this `file`")
 		recheck        = flag.String("recheck", "", "instead of making mutants, read a -results `file` and run again only its survivors")
 		dry            = flag.Bool("dry", false, "list the mutants without running them")
+		table          = flag.String("table", "", "instead of running mutants, print the tables of a -results `file`, or of the [i/n] progress lines of a run cut short")
 	)
 	flag.Parse()
+	if *table != "" {
+		if err := printResults(os.Stdout, *table); err != nil {
+			fmt.Fprintln(os.Stderr, "mutants:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	// An interrupted run stops its go test and still removes its temporary files.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -142,22 +150,7 @@ func run(ctx context.Context, report, recheck, ops string, timeout time.Duration
 	}
 	all = append(all, todo...)
 
-	var tool, handMade []mutant
-	for _, m := range all {
-		if handKinds[m.kind] {
-			handMade = append(handMade, m)
-		} else {
-			tool = append(tool, m)
-		}
-	}
-	if len(tool) > 0 {
-		fmt.Println("tool mutants (gremlins, and statement removal, true/false swaps, constant returns):")
-		printTable(os.Stdout, tool)
-	}
-	if len(handMade) > 0 {
-		fmt.Println("hand-class mutants (a field, check or table entry dropped, a bound or constant moved, a scan reversed):")
-		printTable(os.Stdout, handMade)
-	}
+	printTables(os.Stdout, all)
 	var surv, res bytes.Buffer
 	for _, m := range all {
 		fmt.Fprintln(&res, m)
@@ -543,6 +536,53 @@ func test(ctx context.Context, tmp string, m mutant, timeout time.Duration) (str
 	default:
 		return "", fmt.Errorf("go test %s: %w", pkg, err)
 	}
+}
+
+// printTables writes the table of the tool mutants and, apart, that of the hand classes.
+func printTables(w io.Writer, all []mutant) {
+	var tool, handMade []mutant
+	for _, m := range all {
+		if handKinds[m.kind] {
+			handMade = append(handMade, m)
+		} else {
+			tool = append(tool, m)
+		}
+	}
+	if len(tool) > 0 {
+		fmt.Fprintln(w, "tool mutants (gremlins, and statement removal, true/false swaps, constant returns):")
+		printTable(w, tool)
+	}
+	if len(handMade) > 0 {
+		fmt.Fprintln(w, "hand-class mutants (a field, check or table entry dropped, a bound or constant moved, a scan reversed):")
+		printTable(w, handMade)
+	}
+}
+
+// progressLine is a results line as a run prints it while it goes: "[3/117] " before it.
+var progressLine = regexp.MustCompile(`^\[\d+/\d+\] `)
+
+// printResults prints the tables of a results file, or of the progress lines of a run's
+// output (other lines are skipped), without running anything.
+func printResults(w io.Writer, path string) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var all []mutant
+	for _, l := range strings.Split(string(raw), "\n") {
+		l = progressLine.ReplaceAllString(l, "")
+		fields := strings.Split(l, "\t")
+		pos := strings.Split(fields[0], ":")
+		if len(fields) != 3 || len(pos) != 3 {
+			continue
+		}
+		all = append(all, mutant{file: pos[0], kind: fields[1], status: fields[2]})
+	}
+	if len(all) == 0 {
+		return fmt.Errorf("%s: no results lines", path)
+	}
+	printTables(w, all)
+	return nil
 }
 
 // printTable writes one row per file. Score is the share of mutants the tests detect (killed

@@ -207,3 +207,36 @@ func TestHandClasses(t *testing.T) {
 		t.Errorf("%s made %d mutants, no more than the hand classes alone", allOps, len(ms))
 	}
 }
+
+// TestTableOfAProgressLog: the [i/n] lines of a run cut short table as a results file
+// would, tool mutants and hand classes apart; other lines are skipped.
+func TestTableOfAProgressLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.log")
+	log := "=== replayed NOT COVERED mutants and our own (hand)\n" +
+		"[1/4] a.go:3:9\tCONSTANT_DOUBLED\tKILLED\n" +
+		"[2/4] a.go:5:2\tSCAN_REVERSED\tLIVED\n" +
+		"[3/4] a.go:7:1\tREMOVE_STATEMENT\tTIMED OUT\n" +
+		"a.go:8:1\tBOOL_SWAP\tNOT VIABLE\n"
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := printResults(&out, path); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Fields(out.String())
+	tool, hand := slices.Index(got, "tool"), slices.Index(got, "hand-class")
+	if tool < 0 || hand < tool {
+		t.Fatalf("want the tool table, then the hand-class table:\n%s", out.String())
+	}
+	// file killed survived not-covered timed-out not-viable score, per table
+	if row := strings.Join(got[slices.Index(got, "a.go"):][:7], " "); row != "a.go 0 0 0 1 1 100%" {
+		t.Errorf("tool row %q", row)
+	}
+	if row := strings.Join(got[hand+slices.Index(got[hand:], "a.go"):][:7], " "); row != "a.go 1 1 0 0 0 50%" {
+		t.Errorf("hand row %q", row)
+	}
+	if err := printResults(&out, filepath.Join(t.TempDir(), "none")); err == nil {
+		t.Error("a missing file tabled")
+	}
+}

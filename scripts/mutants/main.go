@@ -502,40 +502,58 @@ func test(ctx context.Context, tmp string, m mutant, timeout time.Duration) (str
 		return "", err
 	}
 
-	// The go command's own -timeout makes a hung test binary panic with a recognisable line;
-	// the context is the backstop for a hang in the build or after the panic.
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
+	pkg := "./" + filepath.ToSlash(filepath.Dir(m.file))
+	bin := filepath.Join(tmp, "pkg.test")
+	_ = os.Remove(bin)
+	// The test binary is built first, bounded by nothing but the run itself: on a busy machine
+	// a build can take minutes, and a slow build is no test catching the mutant. -vet=off: a
+	// vet complaint about the mutant (an unused result, say) is not a test catching it either.
+	build := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, "-vet=off", "-overlay", ofile, pkg)
+	out, err := runGroup(build)
+	switch {
+	case ctx.Err() != nil: // interrupted: no verdict
+		return "", ctx.Err()
+	case err != nil:
+		return notViable, nil
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return lived, nil // a package without tests: nothing catches the mutant
+	}
+	// The binary's own -test.timeout makes a hung test panic with a recognisable line; the
+	// context is the backstop for a hang after the panic. Tests run in their package's
+	// directory, as go test runs them.
 	tctx, cancel := context.WithTimeout(ctx, timeout+30*time.Second)
 	defer cancel()
-	pkg := "./" + filepath.ToSlash(filepath.Dir(m.file))
-	// -vet=off: a vet complaint about the mutant (an unused result, say) is not a test catching it.
-	cmd := exec.CommandContext(tctx, "go", "test", "-count=1", "-failfast", "-vet=off",
-		"-overlay", ofile, "-timeout", timeout.String(), pkg)
-	// In a process group of its own, so that a timeout or an interrupt ends the compiler or
-	// the test binary the go command started, not just the go command.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
-	text := out.String()
+	run := exec.CommandContext(tctx, bin, "-test.count=1", "-test.failfast", "-test.timeout="+timeout.String())
+	run.Dir = filepath.Dir(abs)
+	out, err = runGroup(run)
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
 		return lived, nil
-	case ctx.Err() != nil: // interrupted: no verdict
+	case ctx.Err() != nil:
 		return "", ctx.Err()
-	case tctx.Err() != nil || strings.Contains(text, "panic: test timed out"):
+	case tctx.Err() != nil || strings.Contains(out, "panic: test timed out"):
 		return timedOut, nil
-	case strings.Contains(text, "[build failed]") || strings.Contains(text, "[setup failed]"):
-		return notViable, nil
 	case errors.As(err, &exit):
 		return killed, nil
 	default:
-		return "", fmt.Errorf("go test %s: %w", pkg, err)
+		return "", fmt.Errorf("%s tests: %w", pkg, err)
 	}
+}
+
+// runGroup runs cmd in a process group of its own, so that a timeout or an interrupt ends
+// the compiler or the test binary it started, not just the command, and returns its output.
+func runGroup(cmd *exec.Cmd) (string, error) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
 }
 
 // printTables writes the table of the tool mutants and, apart, that of the hand classes.

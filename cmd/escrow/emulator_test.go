@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/escrowkit/escrow-go/escrowtest"
 )
 
 // lockedBuffer is a buffer that a command writes while a test reads it.
@@ -132,5 +135,56 @@ func TestEmulatorCommand(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the emulator did not stop")
+	}
+}
+
+// TestEmulatorHelpListsControlEndpoints: `escrow emulator -h` prints the control API's
+// endpoints, from the list the emulator dispatches on.
+func TestEmulatorHelpListsControlEndpoints(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"emulator", "-h"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, ep := range escrowtest.ControlEndpoints() {
+		if !strings.Contains(stderr.String(), ep.Method) || !strings.Contains(stderr.String(), ep.Path+" ") {
+			t.Errorf("-h does not list %s %s:\n%s", ep.Method, ep.Path, stderr.String())
+		}
+	}
+}
+
+// TestEmulatorWaitEndsTheRace: 'escrow emulator wait FILE', run at once after an emulator
+// is started in the background, returns only once that emulator's file is written and it
+// answers; a stale file from an earlier emulator is removed first, never loaded.
+func TestEmulatorWaitEndsTheRace(t *testing.T) {
+	envFile := filepath.Join(t.TempDir(), "escrow.env")
+	stale := "export ESCROW_BASE_URL='https://127.0.0.1:1/2017-09-01/'\nexport ESCROW_CA_CERT='/nonexistent.pem'\n"
+	if err := os.WriteFile(envFile, []byte(stale), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"emulator", "--addr", "127.0.0.1:0", "--env", envFile}, io.Discard, io.Discard)
+	}()
+	defer func() {
+		stop()
+		if code := <-done; code != 0 {
+			t.Errorf("emulator: exit %d", code)
+		}
+	}()
+	code, out, errOut := cli(t, "emulator", "wait", envFile, "--timeout", "20s")
+	if code != 0 || !strings.HasPrefix(out, "https://127.0.0.1:") || strings.Contains(out, "127.0.0.1:1/") {
+		t.Fatalf("wait: exit %d: %s%s", code, out, errOut)
+	}
+	base, cert, ok := readEnvFile(envFile)
+	if !ok || base != strings.TrimSpace(out) || cert == "/nonexistent.pem" {
+		t.Errorf("the file holds %q, %q; wait printed %q", base, cert, out)
+	}
+
+	// No emulator: wait gives up, and says what to check.
+	start := time.Now()
+	code, _, errOut = cli(t, "emulator", "wait", filepath.Join(t.TempDir(), "none.env"), "--timeout", "200ms")
+	if code != exitAPI || !strings.Contains(errOut, "is 'escrow emulator --env") || time.Since(start) > 10*time.Second {
+		t.Errorf("wait without an emulator: exit %d: %s", code, errOut)
 	}
 }

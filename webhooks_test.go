@@ -1,6 +1,7 @@
 package escrow
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -61,5 +62,50 @@ func TestParseEventWithoutBody(t *testing.T) {
 	var pe *EventError
 	if _, err := ParseEvent(r); !errors.As(err, &pe) || pe.StatusCode != http.StatusBadRequest {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestWebhooksCreateRefusesWhatIsNotAnAbsoluteURL(t *testing.T) {
+	c, _ := setup(t) // any request fails the test
+	for _, u := range []string{
+		"", "/escrow/hook", "hooks.example.com/escrow", "//hooks.example.com/escrow", "ftp://hooks.example.com/x",
+		"https:///no-host", "mailto:ops@example.com", "https://hooks.example.com/%zz", "javascript:alert(1)",
+	} {
+		w, err := c.Webhooks.Create(context.Background(), Me, u)
+		if !errors.Is(err, ErrInvalidArgument) || w != nil {
+			t.Errorf("Create(%q) = %+v, %v", u, w, err)
+		}
+	}
+}
+
+func TestWebhooksCreateAcceptsHTTP(t *testing.T) {
+	c, mt := setup(t)
+	var rec recorder
+	mt.RegisterResponder("POST", testBase+"customer/me/webhook", rec.then(respond(200, `{"id": 93, "url": "http://localhost:8080/hook"}`)))
+	w, err := c.Webhooks.Create(context.Background(), Me, "http://localhost:8080/hook")
+	if err != nil || w.ID != 93 {
+		t.Fatalf("Create = %+v, %v", w, err)
+	}
+	if got := string(rec.all()[0].Body); got != `{"url":"http://localhost:8080/hook"}` {
+		t.Errorf("body = %s", got)
+	}
+}
+
+func TestWebhooksDelete(t *testing.T) {
+	c, mt := setup(t)
+	var rec recorder
+	mt.RegisterResponder("DELETE", testBase+"customer/me/webhook/91", rec.then(respond(204, ``)))
+	mt.RegisterResponder("DELETE", testBase+"customer/8/webhook/92", rec.then(respond(404, `{"error": "no such webhook"}`)))
+	if err := c.Webhooks.Delete(context.Background(), Me, 91); err != nil {
+		t.Errorf("204: %v", err)
+	}
+	if err := c.Webhooks.Delete(context.Background(), CustomerID(8), 92); !errors.Is(err, ErrNotFound) {
+		t.Errorf("404: %v", err)
+	}
+	if err := c.Webhooks.Delete(context.Background(), CustomerID(8), 0); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("id 0: %v", err)
+	}
+	if rec.count() != 2 {
+		t.Errorf("%d requests, want 2", rec.count())
 	}
 }

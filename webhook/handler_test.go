@@ -1,6 +1,6 @@
 package webhook_test
 
-// Policies of the Handler that mutation testing (scripts/mutate) found unpinned. The
+// Tests of the Handler: how it queues, retries, paces and hands over events. The
 // account's API is faked in process (fakeAPI), so each test sets exactly the transaction
 // the handler reads back, and the retry tests run in a synctest bubble on its fake clock.
 

@@ -181,14 +181,9 @@ type controlOK struct {
 	OK bool `json:"ok"`
 }
 
-type controlAccount struct {
-	ID       int64  `json:"id"`
-	Email    string `json:"email"`
-	APIKey   string `json:"api_key"`
-	Password string `json:"password,omitempty"`
-}
-
-type controlClock struct {
+// ClockMove is the control API's answer to moving the emulator's clock.
+type ClockMove struct {
+	// Now is the emulator's time after the move, as the API writes times.
 	Now string `json:"now"`
 	// Transactions are those the move changed, and what each waits for now.
 	Transactions []Progress `json:"transactions"`
@@ -211,8 +206,7 @@ func (e *Emulator) controlAddCustomer(_ *http.Request, body []byte) (response, e
 	if e.accountCount() >= maxControlAccounts && !e.hasAccount(email) {
 		return response{}, fieldErrors{"email": []string{fmt.Sprintf("the emulator holds %d accounts already: POST /_emulator/reset", maxControlAccounts)}}
 	}
-	a := e.addAccount(email, partner)
-	return response{status: http.StatusCreated, body: controlAccount{ID: a.ID, Email: a.Email, APIKey: a.APIKey, Password: a.Password}}, nil
+	return response{status: http.StatusCreated, body: e.addAccount(email, partner)}, nil
 }
 
 // controlApprovePayment serves POST /_emulator/transactions/{id}/approve_payment.
@@ -286,7 +280,7 @@ func (e *Emulator) controlAdvance(_ *http.Request, body []byte) (response, error
 		return response{}, err
 	}
 	changed := e.advanceReporting(time.Duration(seconds) * time.Second)
-	return success(controlClock{Now: formatTime(e.Now()), Transactions: changed}), nil
+	return success(ClockMove{Now: formatTime(e.Now()), Transactions: changed}), nil
 }
 
 // controlRateLimit serves POST /_emulator/rate_limit {"limit", "window_seconds"}; the

@@ -477,5 +477,7 @@
 // that is not the emulator's own), so that no other page open in the same browser can
 // drive the emulator; programs that send neither header are not affected. POST /_emulator/customers creates at most 100,000
 // accounts (422 past it), since it takes no credentials. It also serves the landing pages
-// and report downloads the API hands out.
+// and report downloads the API hands out. [ControlClient] calls it from Go, typed with the
+// same types (the escrow CLI's control commands use it); a test in the emulator's own
+// process calls the Server's methods instead.
 package escrowtest

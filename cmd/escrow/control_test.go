@@ -39,7 +39,7 @@ func TestEmulatorControl(t *testing.T) {
 		t.Errorf("exit %d\n%s", code, out)
 	}
 	code, out, _ = ctl("customer", "buyer@example.com", "--json")
-	var acct controlAccount
+	var acct escrowtest.Account
 	if err := json.Unmarshal([]byte(out), &acct); code != 0 || err != nil || acct.APIKey == "" {
 		t.Fatalf("exit %d, %v: %q", code, err, out)
 	}

@@ -316,5 +316,6 @@ func emulatorAnswers(ctx context.Context, baseURL, certFile string) bool {
 	defer release()
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	return c.call(ctx, http.MethodGet, "/", nil, nil, nil) == nil
+	_, err = c.Endpoints(ctx)
+	return err == nil
 }

@@ -43,6 +43,7 @@ var environmentVariables = []struct{ names, meaning string }{
 	{envSandboxEmail + ", " + envSandboxAPIKey, "the same for the provider's sandbox, read with --sandbox"},
 	{envBaseURL, "the API's base URL when --base-url is not given, such as an emulator's"},
 	{envCACert, "a PEM file of certificates to trust when --ca-cert is not given"},
+	{envWebhookSecret, "webhooks listen: the delivery secrets, current first, comma-separated (overrides the one kept in --store)"},
 }
 
 // usageError is a command line that cannot be run; it exits with exitUsage.
@@ -66,6 +67,8 @@ type apiFlags struct {
 	as         string
 	json       bool
 	verbose    bool
+	// observer, when set, sees every call (webhooks listen --metrics-addr).
+	observer escrow.Observer
 }
 
 // register adds the flags to fs. actAs adds --as-customer, for commands that act on
@@ -137,6 +140,9 @@ func (f *apiFlags) connect(stderr io.Writer) (client *escrow.Client, release fun
 	}
 	if f.verbose {
 		opts = append(opts, escrow.WithLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	}
+	if f.observer != nil {
+		opts = append(opts, escrow.WithObserver(f.observer))
 	}
 	client, err = escrow.NewClient(email, key, opts...)
 	if err != nil {

@@ -116,7 +116,7 @@ type Options struct {
 	Reserve int
 	// OnUnconfirmedHint, if set, receives the deliveries no state can confirm (see Hint).
 	OnUnconfirmedHint HintFunc
-	// Now is the clock of claim leases; default time.Now.
+	// Now is the clock of leases and of the pace; default time.Now.
 	Now func() time.Time
 	// Secrets, when set, make a delivery prove its origin: its URL's last path segment
 	// must be one of them (see DeliveryURL), or it is refused with 404 before any work.
@@ -215,7 +215,7 @@ func NewHandler(client *escrow.Client, fn Callback, opt Options) *Handler {
 	}
 }
 
-// Replica returns the name this handler claims facts under.
+// Replica returns the name this handler holds leases under.
 func (h *Handler) Replica() string { return h.opt.Replica }
 
 // ServeHTTP parses a delivery and queues it, answering before any work is done: the sender
@@ -827,9 +827,10 @@ func (h *Handler) Flush(ctx context.Context) error {
 
 // Shutdown stops taking deliveries (they are answered 503), waits for queued events until
 // ctx ends, then cancels the callbacks still running and waits for them to return. No
-// goroutine of the handler is left behind. A claim whose callback was cancelled is
-// released; what was not handed over is found by the next reconciliation, by this
-// process after a restart or by another replica.
+// goroutine of the handler is left behind. The lease of a turn whose callback was
+// cancelled is released, with what was handed over before recorded; what was not handed
+// over is found by the next reconciliation, by this process after a restart or by
+// another replica.
 func (h *Handler) Shutdown(ctx context.Context) error {
 	h.mu.Lock()
 	h.closed = true

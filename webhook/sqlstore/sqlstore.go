@@ -319,7 +319,6 @@ func (s *Store) q(query string) string {
 	return b.String()
 }
 
-
 // Handed returns the keys of the transaction's facts recorded as done.
 func (s *Store) Handed(ctx context.Context, transactionID int64) (map[string]bool, error) {
 	return s.handed(ctx, s.db, transactionID)

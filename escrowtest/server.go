@@ -38,10 +38,22 @@ func NewServer(opts ...Option) *Server {
 	// Connections the emulator drops on purpose make net/http log; send it to our logger.
 	ts.Config.ErrorLog = slog.NewLogLogger(e.log.Handler(), slog.LevelDebug)
 	ts.StartTLS()
+	// httptest's client keeps net/http's default of 2 idle connections per host: with a few
+	// replicas and parties calling at once, every other call paid a new TLS handshake.
+	if t, ok := ts.Client().Transport.(*http.Transport); ok {
+		t.MaxIdleConnsPerHost = clientIdleConnsPerHost
+	}
 	return &Server{Emulator: e, URL: ts.URL + versionRoot + "/", ts: ts}
 }
 
-// Client returns an HTTP client that trusts the server's certificate.
+// clientIdleConnsPerHost is how many idle connections Client keeps to the server.
+const clientIdleConnsPerHost = 64
+
+// Client returns an HTTP client that trusts the server's certificate. It is shared and
+// safe for concurrent use: it keeps up to 64 idle connections to the server, enough for
+// the replicas and parties of one test calling at once (as the SDK's default transport
+// keeps several per host), so concurrent callers reuse connections instead of paying a
+// TLS handshake per call. Close closes its idle connections.
 func (s *Server) Client() *http.Client { return s.ts.Client() }
 
 // Certificate returns the server's self-signed certificate, for clients built elsewhere

@@ -49,21 +49,56 @@
 //
 // An event is handed over when the fetched transaction shows facts of it that were not
 // handed over before, preceded by earlier facts whose deliveries were lost (FromReconcile).
-// Before the callback the handler claims the facts in its [Store]: atomically, for all
-// the facts of the event or none, leased to this handler ([Options].Replica). Replicas
-// sharing a store therefore never hand over the same fact; a claim whose owner died is
-// taken over when its lease ends. The facts are recorded as done after the callback
-// returns nil, so a crash in between hands the event over again: make the callback
-// idempotent, or record the facts in the callback's own database transaction
-// (package sqlstore, Store.TxCallback) for effectively-once.
+// Replicas sharing a [Store] take turns per transaction: one at a time holds the
+// transaction's lease ([Store.Acquire], leased to [Options].Replica for ClaimLease),
+// fetches it and hands its new facts over; a delivery that reaches another replica
+// meanwhile costs no fetch: it is recorded for the holder, which confirms it when its turn
+// ends ([Store.Yield]), from the state it fetched if that already shows it, or with one
+// more fetch. So fetches per fact do not grow with the replicas, and two replicas never
+// hand over the same fact. The facts of a turn are recorded when it ends, with the pace
+// and whether the transaction finished, in one database transaction; a crash before that
+// hands the turn's events over again, and a holder that died is taken over when its lease
+// ends. Make the callback idempotent, or record the facts in the callback's own database
+// transaction (package sqlstore, Store.TxCallback) for effectively-once.
 //
 // # Storms
 //
 // Deliveries for one transaction wait in one queue entry and coalesce into a single
 // confirming fetch; one worker at a time confirms a transaction. After a fetch that found
-// nothing new the next waits [Options].Refetch, four times longer each time up to
-// MaxRefetch, so 10,000 replays cost a handful of calls. Confirmations read the API's
-// rate-limit headers and leave the application [Options].Reserve of each window.
+// nothing new, a delivery of a name already tried waits [Options].Refetch, four times
+// longer each time up to MaxRefetch, so 10,000 replays cost a handful of calls; the pace
+// is kept in the Store, so replays spread over replicas are paced together, and a waiting
+// replica gives its lease up meanwhile. A delivery of a confirmable name not tried yet
+// (payment_approved after payment_received brought nothing) is fetched at once.
+// Confirmations read the API's rate-limit headers and leave the application
+// [Options].Reserve of each window.
+//
+// # Bounded stores
+//
+// [Store.Prune] deletes what a store keeps about transactions finished before a time and
+// leaves a tombstone of each: its id and when it finished, a row of a few dozen bytes. A
+// late or replayed delivery for a pruned transaction finds the tombstone and is dropped
+// without a fetch, so its events are never handed over again. [Handler.RunReconciler]
+// prunes what finished more than [Options].Retention ago (default 30 days; negative
+// keeps everything), a tenth of the retention apart and one replica at a time (they take
+// a lease for it). Tombstones are deleted [TombstoneHorizon] (a year) after the facts:
+// a delivery replayed (the API itself never sends one again) later than Retention +
+// TombstoneHorizon after its transaction ended is confirmed like a new one, and its
+// facts are handed over a second time.
+//
+// # How far one store goes
+//
+// One PostgreSQL store costs a transaction's turn two commits (take the lease, end the
+// turn), and a delivery that reaches a replica while another holds the turn one more; a
+// turn often covers several facts (BENCHMARKS.md, "Receiving at scale"). Rows are per
+// fact and per transaction, and are pruned with the retention. Every write names one
+// transaction id, so the load spreads over rows and only one transaction's deliveries
+// ever wait for each other. A marketplace with ten times the traffic has two ways on,
+// both without changing this package: partition the three tables by transaction id
+// (PostgreSQL hash partitioning: each statement names its transaction, so it touches one
+// partition), or give each account, or each range of accounts, its own store (a Store per
+// Handler; the reconciler's mark is per store). Replicas beyond what the database's
+// commit rate sustains add no throughput: measure with bench/receive.
 //
 // # No event lost
 //

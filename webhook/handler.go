@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	mrand "math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -87,18 +88,25 @@ type Options struct {
 	MaxQueued int
 	// Workers bounds the transactions confirmed at once; default 8.
 	Workers int
-	// Refetch and MaxRefetch pace the confirming fetches of one transaction: after a
-	// fetch that found nothing new (a replayed or forged delivery) the next one waits
-	// Refetch, then four times longer each time, up to MaxRefetch; deliveries that arrive
-	// meanwhile are coalesced into that one fetch. A fetch that finds something new
-	// resets the pace. Defaults 250ms and 5s.
+	// Refetch and MaxRefetch pace the confirming fetches of one transaction, across the
+	// replicas sharing the Store: after a fetch that found nothing new (a replayed or
+	// forged delivery) a delivery of a name already tried waits Refetch, then four times
+	// longer each time, up to MaxRefetch; deliveries that arrive meanwhile are coalesced
+	// into that one fetch. A delivery of a confirmable name not tried yet is fetched at
+	// once, and a fetch that finds something new resets the pace. Defaults 250ms and 5s.
 	Refetch, MaxRefetch time.Duration
-	// Replica names this handler as the owner of its claims in a shared Store; default a
-	// random name, so that a restarted process is a new owner.
+	// Replica names this handler as the holder of its leases in a shared Store; default a
+	// random name, so that a restarted process is a new holder.
 	Replica string
-	// ClaimLease is how long a claim is held for its callback; a claim whose owner died
-	// is taken over after it. It must exceed the callback's longest run. Default 2 min.
+	// ClaimLease is how long a transaction's lease is held for one turn: its confirming
+	// fetch and the callbacks of the events it hands over. A lease whose holder died is
+	// taken over after it. It must exceed the callbacks' longest run. Default 2 min.
 	ClaimLease time.Duration
+	// Retention is how long the Store keeps what it knows of a finished transaction:
+	// RunReconciler prunes what finished longer ago (Store.Prune), one replica at a
+	// time, and a tombstone of each is kept TombstoneHorizon longer. Default 30 days;
+	// negative keeps everything.
+	Retention time.Duration
 	// Reserve is how many requests of each rate-limit window of GET /transaction/{id} the
 	// handler leaves to the application: once an answer says no more than Reserve remain,
 	// confirmations wait for the window's reset instead of spending them (and then 429s).
@@ -137,24 +145,21 @@ type Handler struct {
 	idle    chan struct{} // closed when active drops to 0
 	partner *bool         // whether the account answers the partner listing; nil: not yet known
 	paused  time.Time     // no confirming fetch before this: the allowance left is the application's
+	// pruneNext: no prune before this; another replica may hold the prune lease till then.
+	pruneNext time.Time
 }
 
-// txQueue is what waits for one transaction: the coalesced deliveries, a state the
-// reconciler read, and the pace of its confirming fetches.
+// txQueue is what waits for one transaction in this replica: the coalesced deliveries
+// and a state the reconciler read. The pace of its fetches is kept in the Store.
 type txQueue struct {
 	events     []escrow.EventName  // distinct delivered names, in arrival order
 	tx         *escrow.Transaction // read by the reconciler, nil if none
 	recheck    bool                // the reconciler asks for a fetch of a tracked transaction
 	processing bool
-	next       time.Time     // no confirming fetch before this
-	hold       time.Duration // the wait after the last fetch
+	wake       chan struct{} // a delivery came while the worker waits for the pace
 }
 
 func (q *txQueue) pending() bool { return len(q.events) > 0 || q.tx != nil || q.recheck }
-
-// maxNamesPerBatch bounds the distinct delivered names one transaction's batch keeps:
-// 14 confirmable names plus a few hints. Names beyond it are dropped.
-const maxNamesPerBatch = 24
 
 // NewHandler returns a Handler that confirms events with client, which must authenticate
 // as the account the webhook is registered for, and hands them to fn.
@@ -185,6 +190,9 @@ func NewHandler(client *escrow.Client, fn Callback, opt Options) *Handler {
 	}
 	if opt.ClaimLease <= 0 {
 		opt.ClaimLease = 2 * time.Minute
+	}
+	if opt.Retention == 0 {
+		opt.Retention = 30 * 24 * time.Hour
 	}
 	if opt.Replica == "" {
 		var b [8]byte
@@ -260,7 +268,7 @@ func (h *Handler) enqueue(id int64, name escrow.EventName, tx *escrow.Transactio
 		if len(h.queues) >= h.opt.MaxQueued {
 			return errFull
 		}
-		q = &txQueue{}
+		q = &txQueue{wake: make(chan struct{}, 1)}
 		h.queues[id] = q
 		h.wg.Add(1)
 		go h.work(id, q)
@@ -272,34 +280,21 @@ func (h *Handler) enqueue(id int64, name escrow.EventName, tx *escrow.Transactio
 		q.tx = tx
 	}
 	q.recheck = q.recheck || recheck
-	if name != "" && len(q.events) < maxNamesPerBatch {
-		known := false
-		for _, n := range q.events {
-			known = known || n == name
-		}
-		if !known {
-			q.events = append(q.events, name)
+	if name != "" {
+		q.events = addNames(q.events, []escrow.EventName{name})
+		select {
+		case q.wake <- struct{}{}:
+		default:
 		}
 	}
 	return nil
 }
 
-// work confirms one transaction's batches, one at a time and paced, and ends once nothing
-// more arrived during the wait after its last batch.
+// work confirms one transaction's batches, one at a time, and ends once nothing more
+// arrived meanwhile.
 func (h *Handler) work(id int64, q *txQueue) {
 	defer h.wg.Done()
 	for {
-		h.mu.Lock()
-		wait := time.Until(q.next)
-		h.mu.Unlock()
-		if wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-t.C:
-			case <-h.ctx.Done():
-				t.Stop()
-			}
-		}
 		h.mu.Lock()
 		if !q.pending() || h.ctx.Err() != nil {
 			if q.pending() {
@@ -310,21 +305,14 @@ func (h *Handler) work(id int64, q *txQueue) {
 			h.mu.Unlock()
 			return
 		}
-		b := batch{id: id, events: q.events, tx: q.tx, fetch: len(q.events) > 0 || q.tx == nil, tracked: q.recheck}
+		b := batch{id: id, q: q, events: q.events, tx: q.tx, fetch: len(q.events) > 0 || q.tx == nil, tracked: q.recheck}
 		q.events, q.tx, q.recheck, q.processing = nil, nil, false, true
 		h.mu.Unlock()
 
-		fresh := h.process(&b)
+		h.process(&b)
 
 		h.mu.Lock()
 		q.processing = false
-		switch {
-		case fresh:
-			q.hold = 0
-		case b.fetched: // a fetch that brought nothing new: replayed, forged or premature
-			q.hold = min(max(q.hold*4, h.opt.Refetch), h.opt.MaxRefetch)
-		}
-		q.next = time.Now().Add(q.hold)
 		if !q.pending() {
 			h.active--
 			h.signalIdle()
@@ -341,37 +329,50 @@ func (h *Handler) signalIdle() {
 	}
 }
 
-// batch is the work of one confirming fetch: the coalesced deliveries of a transaction,
-// or a state the reconciler read.
+// batch is the work of one transaction's turn: the coalesced deliveries of a
+// transaction, or a state the reconciler read, and the lease it is done under.
 type batch struct {
 	id     int64
+	q      *txQueue
 	events []escrow.EventName
 	tx     *escrow.Transaction
 	fetch  bool // whether tx must be (re)fetched before use
-	// fetched: a confirming fetch was made for this batch.
-	fetched bool
 	// tracked: the store tracks the transaction as unfinished (a reconciler's recheck), so
 	// finding it unreadable ends the tracking. Deliveries never create such a record.
 	tracked bool
+
+	// The turn, while this replica holds the transaction's lease.
+	held    bool
+	lease   Lease
+	marks   int64           // Turn.Marks as last seen
+	handed  map[string]bool // facts recorded as done, and those handed over since
+	pace    Pace            // as the store had it when the turn began
+	done    []string        // handed over under the lease, not yet recorded
+	finish  bool            // the transaction is to be recorded finished
+	fetched bool            // a confirming fetch was made in this turn
+	fresh   bool            // something was handed over in this turn
 }
 
-// process tries a batch until it is done, given up on, or the handler shuts down, and
-// reports whether it handed anything over.
-func (h *Handler) process(b *batch) (handed bool) {
-	for attempt := 1; ; attempt++ {
-		var n int
+// process tries a batch until it is done, given up on, or the handler shuts down.
+func (h *Handler) process(b *batch) {
+	for attempt := 1; ; {
+		var paced time.Duration
 		err := h.withSlot(func() (err error) {
-			n, err = h.try(b)
+			paced, err = h.try(b)
 			return err
 		})
-		handed = handed || n > 0
-		if err == nil {
-			return handed
+		if err == nil && paced <= 0 {
+			return
+		}
+		if err == nil { // waiting for the transaction's pace is not an attempt
+			h.waitPace(b, paced)
+			continue
 		}
 		if attempt >= h.opt.MaxAttempts || h.ctx.Err() != nil {
 			h.log.Error("escrow webhook: giving up; the next reconciliation will hand over what is missing",
 				"transaction_id", b.id, "events", b.events, "attempts", attempt, "error", err)
-			return handed
+			h.giveUp(b)
+			return
 		}
 		wait := min(h.opt.RetryWait<<min(attempt-1, 20), h.opt.MaxRetryWait)
 		wait = wait/2 + mrand.N(wait/2+1) // jitter, so that failing transactions spread out
@@ -380,12 +381,38 @@ func (h *Handler) process(b *batch) (handed bool) {
 			wait = max(wait, rle.RetryAfter) // the client knows when the allowance is back
 		}
 		h.log.Info("escrow webhook: retrying", "transaction_id", b.id, "events", b.events, "attempt", attempt, "wait", wait, "error", err)
-		t := time.NewTimer(wait)
-		select {
-		case <-h.ctx.Done():
-			t.Stop()
-		case <-t.C:
-		}
+		h.sleep(wait)
+		attempt++
+	}
+}
+
+// waitPace waits d for the transaction's pace, or until a delivery for it arrives here:
+// that one joins the batch, and may be a name that need not wait.
+func (h *Handler) waitPace(b *batch, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-h.ctx.Done():
+	case <-t.C:
+	case <-b.q.wake:
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := b.q
+	if len(q.events) > 0 || q.recheck {
+		b.events, b.fetch = addNames(b.events, q.events), true
+		b.tracked = b.tracked || q.recheck
+		q.events, q.recheck = nil, false
+	}
+}
+
+// sleep waits d or until the handler shuts down.
+func (h *Handler) sleep(d time.Duration) {
+	t := time.NewTimer(d)
+	select {
+	case <-h.ctx.Done():
+		t.Stop()
+	case <-t.C:
 	}
 }
 
@@ -400,12 +427,202 @@ func (h *Handler) withSlot(f func() error) error {
 	return f()
 }
 
-// errHeld: another replica holds a live claim on a fact due before ours; try again later.
-var errHeld = errors.New("another replica is handing over an earlier event of this transaction")
+// try runs a batch's turns: it takes the transaction's lease (or leaves the batch's names
+// to the replica holding it, and is done), confirms and hands over what is new, and
+// yields the lease, going on while other replicas asked for more during the turn. paced
+// > 0 asks to be called again after that wait: the batch's names were all tried before
+// and the transaction's pace does not allow a fetch yet.
+func (h *Handler) try(b *batch) (paced time.Duration, err error) {
+	for {
+		if b.held && h.opt.Now().After(b.lease.Expires.Add(-h.opt.ClaimLease/2)) {
+			if ok, err := h.renew(b); err != nil || !ok {
+				return 0, err
+			}
+		}
+		if !b.held {
+			if ok, err := h.acquire(b); err != nil || !ok {
+				return 0, err
+			}
+		}
+		if wait := h.paced(b, h.opt.Now()); wait > 0 {
+			// The lease is released for the wait, with the batch's names, so that a
+			// delivery of something new at another replica is fetched at once.
+			h.giveUp(b)
+			return wait, nil
+		}
+		if err := h.confirm(b); err != nil {
+			// The lease is kept for the retry, which reuses the state read; what was
+			// handed over is recorded when the turn ends.
+			return 0, err
+		}
+		if again, err := h.yield(b, false); err != nil || !again {
+			return 0, err
+		}
+	}
+}
 
-// try confirms a batch and hands over what is new, in order, returning how many events
-// it handed over. A nil error means the batch is done, including when it was dropped.
-func (h *Handler) try(b *batch) (int, error) {
+// acquire asks the Store for the transaction's lease and reports whether this replica
+// holds it. If another does, the batch's names were left to it.
+func (h *Handler) acquire(b *batch) (bool, error) {
+	now := h.opt.Now()
+	l := Lease{TransactionID: b.id, Holder: h.opt.Replica, Expires: now.Add(h.opt.ClaimLease)}
+	turn, err := h.opt.Store.Acquire(h.ctx, l, b.events, now)
+	switch {
+	case err != nil:
+		return false, fmt.Errorf("leasing: %w", err)
+	case turn.Pruned:
+		h.log.Debug("escrow webhook: delivery for a finished and pruned transaction dropped", "transaction_id", b.id, "events", b.events)
+		return false, nil
+	case !turn.Granted:
+		h.log.Debug("escrow webhook: another replica is confirming the transaction; left to it", "transaction_id", b.id, "events", b.events)
+		return false, nil
+	}
+	b.held, b.lease, b.marks, b.handed, b.pace = true, l, turn.Marks, turn.Handed, turn.Pace
+	b.fetched, b.fresh = false, false
+	if len(turn.Pending) > 0 { // delivered to other replicas: confirm them too
+		b.events, b.fetch = addNames(b.events, turn.Pending), true
+	}
+	return true, nil
+}
+
+// renew extends the lease a batch holds before its retries outlive it. If another
+// replica took it over, the turn ends: what it handed over is recorded, the rest is left
+// to the new holder.
+func (h *Handler) renew(b *batch) (bool, error) {
+	now := h.opt.Now()
+	l := b.lease
+	l.Expires = now.Add(h.opt.ClaimLease)
+	turn, err := h.opt.Store.Acquire(h.ctx, l, nil, now)
+	if err != nil {
+		return false, fmt.Errorf("leasing: %w", err)
+	}
+	if !turn.Granted {
+		h.giveUp(b)
+		return false, nil
+	}
+	b.lease, b.marks = l, turn.Marks
+	for k := range turn.Handed {
+		b.handed[k] = true
+	}
+	if len(turn.Pending) > 0 {
+		b.events, b.fetch = addNames(b.events, turn.Pending), true
+	}
+	return true, nil
+}
+
+// paced returns how long the batch must wait for the transaction's pace: only a fetch
+// for names that were all tried before (or none) waits; a confirmable name not tried
+// since the last fetch that found something new is fetched at once.
+func (h *Handler) paced(b *batch, now time.Time) time.Duration {
+	wait := b.pace.NotBefore.Sub(now)
+	if wait <= 0 || !b.fetch {
+		return 0
+	}
+	for _, n := range b.events {
+		if confirmable(n) && !slices.Contains(b.pace.Tried, n) {
+			return 0
+		}
+	}
+	return wait
+}
+
+// yield records what the turn handed over and ends it; again reports that other
+// replicas asked for more meanwhile: the lease goes on, and the batch holds their names.
+// release gives the lease up in any case, leaving the batch's names to the next holder.
+func (h *Handler) yield(b *batch, release bool) (again bool, err error) {
+	now := h.opt.Now()
+	y := Yield{Lease: b.lease, Marks: b.marks, Facts: b.done, Finished: b.finish, Pace: h.nextPace(b, now), Now: now, Release: release}
+	y.Expires = now.Add(h.opt.ClaimLease)
+	if release {
+		y.Names = b.events
+	}
+	turn, err := h.opt.Store.Yield(context.WithoutCancel(h.ctx), y)
+	if errors.Is(err, ErrClaimLost) {
+		h.log.Error("escrow webhook: a turn outlived its lease; another replica may have handed its events over too",
+			"transaction_id", b.id, "facts", b.done)
+		err = nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("recording: %w", err)
+	}
+	covered := turn.Granted && h.covered(b, turn.Pending)
+	b.done, b.finish, b.held = nil, false, turn.Granted
+	if !turn.Granted {
+		return false, nil
+	}
+	b.lease.Expires, b.marks, b.pace = y.Expires, turn.Marks, y.Pace
+	b.events, b.fetched, b.fresh = turn.Pending, false, false
+	b.fetch = !covered
+	if covered {
+		h.hints(h.ctx, b)
+	}
+	return true, nil
+}
+
+// covered reports whether the state this turn fetched already confirms the names
+// delivered to other replicas during the turn: each confirmable one shows a fact not
+// handed over before the turn. Then they are handed over from that state without a new
+// fetch. A name whose facts were all handed over before may be a new item's, or a
+// replay: that takes a fetch (paced, if tried before).
+func (h *Handler) covered(b *batch, pending []escrow.EventName) bool {
+	if b.tx == nil || len(pending) == 0 {
+		return false // asked to look again, for no name: a reconciler's recheck
+	}
+	facts := factsOf(b.tx)
+	for _, n := range pending {
+		if !confirmable(n) {
+			continue
+		}
+		news := false
+		for _, f := range facts {
+			news = news || (f.event == n && (!b.handed[f.key] || slices.Contains(b.done, f.key)))
+		}
+		if !news {
+			return false
+		}
+	}
+	return true
+}
+
+// nextPace is the transaction's pace after this turn: reset by a fetch that found
+// something new, slowed by one that found nothing.
+func (h *Handler) nextPace(b *batch, now time.Time) Pace {
+	switch {
+	case b.fresh:
+		return Pace{}
+	case !b.fetched:
+		return b.pace
+	}
+	hold := min(max(b.pace.Hold*4, h.opt.Refetch), h.opt.MaxRefetch)
+	tried := slices.Clone(b.pace.Tried)
+	for _, n := range b.events {
+		if confirmable(n) {
+			tried = addNames(tried, []escrow.EventName{n})
+		}
+	}
+	return Pace{NotBefore: now.Add(hold), Hold: hold, Tried: tried}
+}
+
+// giveUp ends the turn of a batch given up on: it records what was handed over and
+// releases the lease, so that another replica can take the transaction over at once.
+func (h *Handler) giveUp(b *batch) {
+	if !b.held {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(h.ctx), 5*time.Second)
+	defer cancel()
+	now := h.opt.Now()
+	y := Yield{Lease: b.lease, Marks: b.marks, Facts: b.done, Finished: b.finish, Pace: h.nextPace(b, now), Now: now, Release: true, Names: b.events}
+	if _, err := h.opt.Store.Yield(ctx, y); err != nil && !errors.Is(err, ErrClaimLost) {
+		h.log.Warn("escrow webhook: releasing a lease failed; it is taken over when it ends", "transaction_id", b.id, "error", err)
+	}
+	b.held, b.done, b.finish = false, nil, false
+}
+
+// confirm fetches the transaction if the batch needs it and hands over, in order, what
+// it shows that was not handed over before. A nil error means the batch is done,
+// including when it was dropped.
+func (h *Handler) confirm(b *batch) error {
 	ctx, id := h.ctx, b.id
 	if b.fetch {
 		b.fetched = true
@@ -417,72 +634,39 @@ func (h *Handler) try(b *batch) (int, error) {
 			}
 			if b.tracked {
 				h.log.Warn("escrow webhook: no longer readable; no longer tracked", "transaction_id", id)
-				if err := h.opt.Store.Finish(ctx, id); err != nil {
-					return 0, fmt.Errorf("recording: %w", err)
-				}
+				b.finish = true
 			}
-			return 0, nil
+			b.fetch = false
+			return nil
 		}
 		if err != nil {
-			return 0, fmt.Errorf("confirming: %w", err)
+			return fmt.Errorf("confirming: %w", err)
 		}
 		b.tx, b.fetch = tx, false // a retry reuses it: the facts it shows stay true
 		h.hints(ctx, b)
 	}
-	tx := b.tx
-	facts := factsOf(tx)
-	handed, err := h.opt.Store.Handed(ctx, id)
-	if err != nil {
-		return 0, fmt.Errorf("reading the store: %w", err)
+	if b.tx == nil { // unreadable: nothing to hand over
+		return nil
 	}
-	plan, unconfirmed := planBatch(id, b.events, tx, facts, handed)
+	facts := factsOf(b.tx)
+	plan, unconfirmed := planBatch(id, b.events, b.tx, facts, b.handed)
 	for _, name := range unconfirmed {
 		h.log.Warn("escrow webhook: delivery dropped as unconfirmed: the transaction does not show it",
 			"transaction_id", id, "event", name)
 	}
-	n := 0
 	for _, p := range plan {
-		p.ev.Claim = Claim{TransactionID: id, Facts: p.keys, Owner: h.opt.Replica, Expires: h.opt.Now().Add(h.opt.ClaimLease)}
-		ok, err := h.opt.Store.Claim(ctx, p.ev.Claim, h.opt.Now())
-		if err != nil {
-			return n, fmt.Errorf("claiming: %w", err)
-		}
-		if !ok {
-			now, err := h.opt.Store.Handed(ctx, id)
-			if err != nil {
-				return n, fmt.Errorf("reading the store: %w", err)
-			}
-			if !allIn(p.keys, now) {
-				return n, errHeld
-			}
-			markAll(handed, p.keys) // another replica handed it over
-			continue
-		}
+		p.ev.Claim = Claim{TransactionID: id, Facts: p.keys, Owner: h.opt.Replica, Expires: b.lease.Expires}
 		if err := h.fn(ctx, p.ev); err != nil {
-			if rerr := h.opt.Store.Release(context.WithoutCancel(ctx), p.ev.Claim); rerr != nil {
-				h.log.Warn("escrow webhook: releasing a claim failed; it is taken over when its lease ends", "transaction_id", id, "error", rerr)
-			}
-			return n, fmt.Errorf("callback: %w", err)
+			return fmt.Errorf("callback: %w", err)
 		}
-		if err := h.opt.Store.Done(context.WithoutCancel(ctx), p.ev.Claim); err != nil {
-			if errors.Is(err, ErrClaimLost) {
-				h.log.Error("escrow webhook: the callback outlived its claim's lease; another replica may have handed the event over too",
-					"transaction_id", id, "event", p.ev.Name)
-			} else {
-				return n, fmt.Errorf("recording: %w", err)
-			}
-		}
-		markAll(handed, p.keys)
-		n++
+		markAll(b.handed, p.keys)
+		b.done = append(b.done, p.keys...)
+		b.fresh = true
 	}
 	// Finished only when the fetched state is terminal and every fact it shows was handed
 	// over: a late delivery of an earlier event must not end the reconciler's interest.
-	if terminal(tx) && allIn(keysOf(facts), handed) {
-		if err := h.opt.Store.Finish(ctx, id); err != nil {
-			return n, fmt.Errorf("recording: %w", err)
-		}
-	}
-	return n, nil
+	b.finish = b.finish || (terminal(b.tx) && allIn(keysOf(facts), b.handed))
+	return nil
 }
 
 // get fetches a transaction within the allowance: it waits while the rate-limit window is

@@ -349,27 +349,28 @@ func TestUnreadableTransactionDropped(t *testing.T) {
 	}
 }
 
-// failingStore fails Done, the recording of a hand-over, a given number of times.
+// failingStore fails Yield, the recording of a turn's hand-overs, a given number of times.
 type failingStore struct {
 	webhook.MemoryStore
 	mu    sync.Mutex
 	fails int
 }
 
-func (s *failingStore) Done(ctx context.Context, c webhook.Claim) error {
+func (s *failingStore) Yield(ctx context.Context, y webhook.Yield) (webhook.Turn, error) {
 	s.mu.Lock()
 	if s.fails > 0 {
 		s.fails--
 		s.mu.Unlock()
-		return errors.New("database unavailable")
+		return webhook.Turn{}, errors.New("database unavailable")
 	}
 	s.mu.Unlock()
-	return s.MemoryStore.Done(ctx, c)
+	return s.MemoryStore.Yield(ctx, y)
 }
 
-// TestFailedRecordIsRetried: when the store cannot record a hand-over (Done), the event is tried
-// again until it is recorded (the callback may see it twice: at least once, never lost);
-// once recorded, a repeated delivery is not handed over again.
+// TestFailedRecordIsRetried: when the store cannot record a hand-over (Yield), recording
+// is tried again until it succeeds, without handing the event over a second time (the
+// handler still holds the lease and knows what it handed over); once recorded, a
+// repeated delivery is not handed over again.
 func TestFailedRecordIsRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := newFakeAPI()
@@ -382,14 +383,14 @@ func TestFailedRecordIsRetried(t *testing.T) {
 		flushed(t, h)
 		handed, err := store.Handed(t.Context(), 1)
 		if err != nil || !handed["create"] {
-			t.Fatalf("after a failed Record: handed %v, %v; want create recorded", handed, err)
+			t.Fatalf("after a failed record: handed %v, %v; want create recorded", handed, err)
 		}
-		if n := len(got.list()); n != 2 {
-			t.Errorf("handed over %d times, want twice: once failing to record, once recorded", n)
+		if n := len(got.list()); n != 1 {
+			t.Errorf("handed over %d times, want once", n)
 		}
 		deliver(h, "create", 1)
 		flushed(t, h)
-		if n := len(got.list()); n != 2 {
+		if n := len(got.list()); n != 1 {
 			t.Errorf("a repeated delivery was handed over again (%d in all)", n)
 		}
 	})
@@ -690,22 +691,25 @@ func TestNanosecondRetryWait(t *testing.T) {
 	})
 }
 
-// releaseFailing is a store whose Release fails.
+// releaseFailing is a store that fails to release a lease.
 type releaseFailing struct{ webhook.MemoryStore }
 
-func (*releaseFailing) Release(context.Context, webhook.Claim) error {
-	return errors.New("database unavailable")
+func (s *releaseFailing) Yield(ctx context.Context, y webhook.Yield) (webhook.Turn, error) {
+	if y.Release {
+		return webhook.Turn{}, errors.New("database unavailable")
+	}
+	return s.MemoryStore.Yield(ctx, y)
 }
 
 // TestWarningsSayWhatWasDropped: the log warns of malformed deliveries and invalid event
 // names, of deliveries dropped because the account cannot read their transaction, and
 // only then, and of a delivered event the transaction
 // does not show, and only then; a tracked transaction found unreadable is
-// no longer tracked, after one read, with its own warning; a claim that could not be
-// released after a failing callback is warned of, and only then; a retry and giving up
-// are logged.
+// no longer tracked, after one read, with its own warning; a lease that could not be
+// released after giving up on a failing callback is warned of, and only then; a retry
+// and giving up are logged.
 func TestWarningsSayWhatWasDropped(t *testing.T) {
-	const dropped, untracked, unreleased = "unconfirmed deliveries dropped", "no longer tracked", "releasing a claim failed"
+	const dropped, untracked, unreleased = "unconfirmed deliveries dropped", "no longer tracked", "releasing a lease failed"
 	synctest.Test(t, func(t *testing.T) {
 		api := newFakeAPI()
 		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
@@ -749,7 +753,7 @@ func TestWarningsSayWhatWasDropped(t *testing.T) {
 		for _, tc := range []struct {
 			store webhook.Store
 			warns int
-		}{{new(webhook.MemoryStore), 0}, {new(releaseFailing), 2}} {
+		}{{new(webhook.MemoryStore), 0}, {new(releaseFailing), 1}} {
 			var log logtest.Lines
 			failing := &calls{fail: errors.New("the order system is down")}
 			h := webhook.NewHandler(api.client(t), failing.fn, webhook.Options{Store: tc.store, MaxAttempts: 2, Logger: slog.New(slog.NewTextHandler(&log, nil))})
@@ -766,36 +770,21 @@ func TestWarningsSayWhatWasDropped(t *testing.T) {
 	})
 }
 
-// staleStore answers its first Handed as it stood before another replica handed over
-// "create": the race between reading what was handed over and claiming.
-type staleStore struct {
-	webhook.MemoryStore
-	read bool
-}
-
-func (s *staleStore) Handed(ctx context.Context, id int64) (map[string]bool, error) {
-	if !s.read {
-		s.read = true
-		return map[string]bool{}, nil
-	}
-	return s.MemoryStore.Handed(ctx, id)
-}
-
-// TestEventHandedOverMeanwhileIsSkipped: when another replica hands an event over between
-// this one's reading of the store and its claim, this one skips that event and hands over
-// the next at once, without waiting for a retry; the event counts as handed over when this
-// one decides whether the transaction is finished.
-func TestEventHandedOverMeanwhileIsSkipped(t *testing.T) {
+// TestEventHandedOverByAnotherReplicaIsSkipped: an event another replica handed over
+// under its lease is not handed over again; the rest is, at once, and the event counts as
+// handed over when this one decides whether the transaction is finished.
+func TestEventHandedOverByAnotherReplicaIsSkipped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := newFakeAPI()
 		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
 		api.txs[1].IsCancelled = true
-		store := new(staleStore)
-		other := webhook.Claim{TransactionID: 1, Facts: []string{"create"}, Owner: "other", Expires: time.Now().Add(time.Minute)}
-		if ok, err := store.Claim(t.Context(), other, time.Now()); !ok || err != nil {
-			t.Fatal(ok, err)
+		store := new(webhook.MemoryStore)
+		other := webhook.Lease{TransactionID: 1, Holder: "other", Expires: time.Now().Add(time.Minute)}
+		turn, err := store.Acquire(t.Context(), other, nil, time.Now())
+		if err != nil || !turn.Granted {
+			t.Fatal(turn, err)
 		}
-		if err := store.Done(t.Context(), other); err != nil {
+		if _, err := store.Yield(t.Context(), webhook.Yield{Lease: other, Marks: turn.Marks, Facts: []string{"create"}, Now: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 		got := &calls{}
@@ -899,19 +888,21 @@ func TestUnpassedHintsLoggedAtDebug(t *testing.T) {
 func storeWithCreateHandedOver(t *testing.T) *webhook.MemoryStore {
 	t.Helper()
 	store := new(webhook.MemoryStore)
-	handed := webhook.Claim{TransactionID: 1, Facts: []string{"create"}, Owner: "earlier", Expires: time.Now().Add(time.Hour)}
-	if ok, err := store.Claim(t.Context(), handed, time.Now()); !ok || err != nil {
-		t.Fatal(ok, err)
+	earlier := webhook.Lease{TransactionID: 1, Holder: "earlier", Expires: time.Now().Add(time.Hour)}
+	turn, err := store.Acquire(t.Context(), earlier, nil, time.Now())
+	if err != nil || !turn.Granted {
+		t.Fatal(turn, err)
 	}
-	if err := store.Done(t.Context(), handed); err != nil {
+	if _, err := store.Yield(t.Context(), webhook.Yield{Lease: earlier, Marks: turn.Marks, Facts: []string{"create"}, Now: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	return store
 }
 
-// TestNewsResetsThePace: a fetch that finds something new ends the slowed pace of replays:
-// a delivery just after it is fetched at once, not after the wait the replays had reached.
-func TestNewsResetsThePace(t *testing.T) {
+// TestNewsIsNotPacedAndResetsThePace: a delivery of a name not tried yet is fetched at
+// once, even while replays wait for the pace, and the fetch that finds it ends the slowed
+// pace of replays: a replay after it is fetched at once too.
+func TestNewsIsNotPacedAndResetsThePace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := newFakeAPI()
 		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
@@ -925,11 +916,11 @@ func TestNewsResetsThePace(t *testing.T) {
 			time.Sleep(100 * ms)
 		}
 		time.Sleep(100 * ms)
-		deliver(h, "agree", 1) // news, fetched at 5.25s
+		deliver(h, "agree", 1) // news, fetched at once (1.3s), with the replays waiting
 		time.Sleep(4050 * ms)
-		deliver(h, "create", 1) // at 5.35s
+		deliver(h, "create", 1) // at 5.35s, fetched at once: the pace was reset
 		flushed(t, h)
-		want := []time.Duration{250 * ms, time.Second, 4 * time.Second, 100 * ms}
+		want := []time.Duration{250 * ms, time.Second, 50 * ms, 4050 * ms}
 		if gaps := api.gapsOf(1); !slices.Equal(gaps, want) || !slices.Equal(got.list(), []string{"agree:1"}) {
 			t.Errorf("fetched after %v, handed over %v; want %v and agree", gaps, got.list(), want)
 		}
@@ -1017,13 +1008,16 @@ func TestPartlyHandedBatchIsNews(t *testing.T) {
 	})
 }
 
-// lostStore reports every claim lost when recorded: its lease ended and another replica
+// lostStore reports every turn lost when it ends: its lease ended and another replica
 // took it over while the callback ran.
 type lostStore struct{ webhook.MemoryStore }
 
-func (*lostStore) Done(context.Context, webhook.Claim) error { return webhook.ErrClaimLost }
+func (s *lostStore) Yield(ctx context.Context, y webhook.Yield) (webhook.Turn, error) {
+	s.MemoryStore.Yield(ctx, y)
+	return webhook.Turn{}, webhook.ErrClaimLost
+}
 
-// TestClaimLostIsLoggedNotRetried: a callback that outlived its claim's lease is logged as
+// TestClaimLostIsLoggedNotRetried: a turn whose callbacks outlived its lease is logged as
 // an error (another replica may have handed the event over too) and not tried again.
 func TestClaimLostIsLoggedNotRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -1035,7 +1029,7 @@ func TestClaimLostIsLoggedNotRetried(t *testing.T) {
 		defer shutdown(t, h)
 		deliver(h, "create", 1)
 		flushed(t, h)
-		if n := log.Count("outlived its claim's lease"); n != 1 || len(got.list()) != 1 {
+		if n := log.Count("outlived its lease"); n != 1 || len(got.list()) != 1 {
 			t.Errorf("handed over %v; %d errors logged:\n%s", got.list(), n, log.String())
 		}
 	})

@@ -144,12 +144,14 @@ func (h *Handler) setPartner(v bool) {
 	h.partner = &v
 }
 
-// RunReconciler reconciles at once and then every interval until ctx ends or the handler shuts down. A failed
+// RunReconciler reconciles at once and then every interval until ctx ends or the
+// handler shuts down, and prunes the Store (Options.Retention) when it is due. A failed
 // reconciliation is logged and tried again at the next tick.
 func (h *Handler) RunReconciler(ctx context.Context, every time.Duration) error {
 	if err := h.Reconcile(ctx); err != nil && ctx.Err() == nil {
 		h.log.Error("escrow webhook: reconciliation failed", "error", err)
 	}
+	h.prune(ctx)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -162,6 +164,50 @@ func (h *Handler) RunReconciler(ctx context.Context, every time.Duration) error 
 			if err := h.Reconcile(ctx); err != nil {
 				h.log.Error("escrow webhook: reconciliation failed", "error", err)
 			}
+			h.prune(ctx)
 		}
 	}
+}
+
+// pruneLease is the lease id under which one replica at a time prunes the Store (no
+// transaction has id 0).
+const pruneLease = 0
+
+// pruneEvery is how often the Store is pruned: a tenth of the retention, at most hourly.
+func pruneEvery(retention time.Duration) time.Duration {
+	return min(retention/10, time.Hour)
+}
+
+// prune deletes what the Store keeps of transactions finished longer than Retention
+// ago, if this replica takes the prune lease: it is held, never yielded, for
+// pruneEvery, so that the replicas prune in turn and not more often than that.
+func (h *Handler) prune(ctx context.Context) {
+	if h.opt.Retention < 0 {
+		return
+	}
+	now := h.opt.Now()
+	l := Lease{TransactionID: pruneLease, Holder: h.opt.Replica, Expires: now.Add(pruneEvery(h.opt.Retention))}
+	h.mu.Lock()
+	due := !now.Before(h.pruneNext)
+	h.mu.Unlock()
+	if !due {
+		return
+	}
+	turn, err := h.opt.Store.Acquire(ctx, l, nil, now)
+	if err != nil {
+		h.log.Error("escrow webhook: pruning failed", "error", err)
+		return
+	}
+	h.mu.Lock()
+	h.pruneNext = l.Expires // whoever holds it, nobody prunes before then
+	h.mu.Unlock()
+	if !turn.Granted {
+		return
+	}
+	n, err := h.opt.Store.Prune(ctx, now.Add(-h.opt.Retention))
+	if err != nil {
+		h.log.Error("escrow webhook: pruning failed", "error", err)
+		return
+	}
+	h.log.Info("escrow webhook: pruned the store", "transactions", n, "finished_before", now.Add(-h.opt.Retention))
 }

@@ -449,3 +449,67 @@ func TestListedTransactionNotReadAgain(t *testing.T) {
 		t.Errorf("the listed transaction read %d times after the listing", n)
 	}
 }
+
+// pruneCounting is a memory store that counts its prunings.
+type pruneCounting struct {
+	webhook.MemoryStore
+	mu     sync.Mutex
+	prunes []time.Time // finishedBefore of each
+}
+
+func (s *pruneCounting) Prune(ctx context.Context, finishedBefore time.Time) (int64, error) {
+	s.mu.Lock()
+	s.prunes = append(s.prunes, finishedBefore)
+	s.mu.Unlock()
+	return s.MemoryStore.Prune(ctx, finishedBefore)
+}
+
+// TestRunReconcilerPrunesOneReplicaAtATime: two replicas reconciling every 10 s over one
+// store prune it in turn, once per tenth of the retention between them, deleting what
+// finished more than Retention ago: a transaction finished at the start is pruned once
+// the retention has passed. A negative retention prunes nothing.
+func TestRunReconcilerPrunesOneReplicaAtATime(t *testing.T) {
+	for _, tc := range []struct {
+		retention time.Duration
+		prunes    int
+	}{{10 * time.Minute, 12}, {-1, 0}} {
+		t.Run(fmt.Sprint(tc.retention), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				api := newListingAPI(false)
+				store := new(pruneCounting)
+				if err := store.Finish(t.Context(), 1); err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(t.Context())
+				var wg sync.WaitGroup
+				var hs []*webhook.Handler
+				for _, name := range []string{"a", "b"} {
+					h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Store: store, Replica: name, Retention: tc.retention})
+					hs = append(hs, h)
+					wg.Go(func() { h.RunReconciler(ctx, 10*time.Second) })
+				}
+				start := time.Now()
+				time.Sleep(12*time.Minute - time.Second)
+				cancel()
+				wg.Wait()
+				for _, h := range hs {
+					shutdown(t, h)
+				}
+				store.mu.Lock()
+				defer store.mu.Unlock()
+				if len(store.prunes) != tc.prunes {
+					t.Errorf("%d prunes in 12 minutes, want %d", len(store.prunes), tc.prunes)
+				}
+				for i, before := range store.prunes {
+					if want := start.Add(time.Duration(i)*time.Minute - tc.retention); before.Sub(want).Abs() > 10*time.Second {
+						t.Errorf("prune %d deleted what finished before %v, want about %v", i, before.Sub(start), want.Sub(start))
+					}
+				}
+				turn, err := store.Acquire(t.Context(), webhook.Lease{TransactionID: 1, Holder: "c", Expires: time.Now().Add(time.Minute)}, nil, time.Now())
+				if err != nil || turn.Pruned != (tc.retention > 0) {
+					t.Errorf("the transaction finished 12 minutes ago: %+v, %v; pruned should be %v", turn, err, tc.retention > 0)
+				}
+			})
+		})
+	}
+}

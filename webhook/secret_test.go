@@ -36,9 +36,14 @@ func (s *countingStore) Handed(ctx context.Context, id int64) (map[string]bool, 
 	return s.MemoryStore.Handed(ctx, id)
 }
 
-func (s *countingStore) Claim(ctx context.Context, c webhook.Claim, now time.Time) (bool, error) {
+func (s *countingStore) Acquire(ctx context.Context, l webhook.Lease, names []escrow.EventName, now time.Time) (webhook.Turn, error) {
 	s.calls.Add(1)
-	return s.MemoryStore.Claim(ctx, c, now)
+	return s.MemoryStore.Acquire(ctx, l, names, now)
+}
+
+func (s *countingStore) Yield(ctx context.Context, y webhook.Yield) (webhook.Turn, error) {
+	s.calls.Add(1)
+	return s.MemoryStore.Yield(ctx, y)
 }
 
 func (s *countingStore) Track(ctx context.Context, ids []int64) error {
@@ -222,7 +227,7 @@ func TestFloodWithoutTheSecretCostsNothing(t *testing.T) {
 	if fetches != 0 {
 		t.Errorf("forgeries cost %d fetches", fetches)
 	}
-	// The real delivery's confirmation: a Handed and a Claim, nothing per forgery.
+	// The real delivery's confirmation: a lease taken and yielded, nothing per forgery.
 	if n := store.calls.Load(); n > 4 {
 		t.Errorf("%d store calls for one real delivery among %d forgeries", n, forged)
 	}

@@ -6,47 +6,121 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	escrow "github.com/escrowkit/escrow-go"
 )
 
-// Claim is a handler's hold on the facts one ConfirmedEvent hands over. A Store grants a
-// claim to one owner at a time, until it is done, released, or its lease expires (the
-// owner died mid-callback); a claim that is done is never granted again.
+// Claim is a handler's hold on the facts one ConfirmedEvent hands over: the facts, and
+// the transaction's lease they are handed over under. A callback that records them in its
+// own database transaction (package sqlstore, Store.TxCallback) uses it.
 type Claim struct {
 	TransactionID int64
 	// Facts are the keys of the facts the event hands over ("ship:300001", "complete").
 	Facts []string
-	// Owner names the handler holding the claim (Options.Replica).
+	// Owner names the handler holding the transaction's lease (Options.Replica).
 	Owner string
-	// Expires ends the lease: after it another owner may take the claim over.
+	// Expires ends the lease: after it another replica may take the transaction over.
 	Expires time.Time
 }
 
-// ErrClaimLost is returned when a claim was taken over by another owner after its lease
-// expired, before its facts were recorded as done.
+// ErrClaimLost is returned when a transaction's lease was taken over by another replica
+// after it expired, before the facts handed over under it were recorded.
 var ErrClaimLost = errors.New("webhook: claim lost: its lease expired and another replica took it over")
 
-// Store remembers, per transaction, which facts were handed over and who is handing what
-// over right now, and where the reconciler's look at the account's history ended. Every
-// method is safe for concurrent use, also by several processes sharing one database
-// (package sqlstore); [MemoryStore] keeps it in one process's memory.
+// TombstoneHorizon is how long Prune keeps a pruned transaction's tombstone (its id and
+// when it finished) after the retention that pruned its facts: a delivery for it that
+// comes within Retention + TombstoneHorizon of its end is dropped without a fetch; one
+// that comes later is confirmed like a new transaction's, and its facts would be handed
+// over again.
+const TombstoneHorizon = 365 * 24 * time.Hour
+
+// Lease is a replica's turn at confirming one transaction: while it holds the lease, it
+// alone fetches the transaction and hands its facts over; deliveries that reach other
+// replicas meanwhile are recorded for it (Turn.Pending) instead of fetched again.
+type Lease struct {
+	TransactionID int64
+	// Holder names the replica (Options.Replica).
+	Holder string
+	// Expires ends the lease; after it another replica may take it, as when the holder died.
+	Expires time.Time
+}
+
+// Pace is when a transaction may be fetched again after fetches that found nothing new
+// (replayed or forged deliveries), shared by the replicas so that a storm spread over
+// them costs one fetch per pause.
+type Pace struct {
+	// NotBefore: no fetch for the names in Tried before it.
+	NotBefore time.Time
+	// Hold is the pause after the last fetch; the next pause is four times longer.
+	Hold time.Duration
+	// Tried are the delivered names that fetches since the last one that found something
+	// new did not confirm; a delivery of any other confirmable name is fetched at once.
+	Tried []escrow.EventName
+}
+
+// Turn is what a Store answers a replica asking for a transaction's lease.
+type Turn struct {
+	// Granted: the replica holds the lease. If not, the delivered names were recorded for
+	// the holder, and only Pruned may be set.
+	Granted bool
+	// Pruned: the transaction finished and was pruned (a tombstone): every fact it had was
+	// handed over, and nothing more is to be done for it.
+	Pruned bool
+	// Marks counts the requests recorded for the holder so far; Yield compares it with
+	// the count it saw to know whether more came during the turn.
+	Marks int64
+	// Pending are the names delivered to other replicas and not yet confirmed.
+	Pending []escrow.EventName
+	// Handed are the keys of the transaction's facts recorded as handed over.
+	Handed map[string]bool
+	// Pace is the transaction's fetching pace.
+	Pace Pace
+}
+
+// Yield ends a turn: what was handed over under it, and the pace of the next fetch.
+type Yield struct {
+	// Lease is the turn that ends; its Expires is the new end if the turn goes on.
+	Lease
+	// Marks is Turn.Marks as last seen by the holder.
+	Marks int64
+	// Facts are the keys handed over during the turn, recorded as done.
+	Facts []string
+	// Finished marks the transaction finished (see Store.Finish).
+	Finished bool
+	// Pace is stored for the next fetch.
+	Pace Pace
+	// Now is when the turn ends.
+	Now time.Time
+	// Release ends the turn even if requests came during it, leaving Names and the
+	// names delivered meanwhile to the next holder: the holder gives up or shuts down.
+	Release bool
+	Names   []escrow.EventName
+}
+
+// Store remembers, per transaction, which facts were handed over, who confirms it right
+// now and at what pace, and where the reconciler's look at the account's history ended.
+// Every method is safe for concurrent use, also by several processes sharing one database
+// (package sqlstore); [MemoryStore] keeps it in one process's memory. [LeaseState] holds
+// the lease rules, so that an implementation only loads and saves them atomically.
 type Store interface {
+	// Acquire gives l.Holder the transaction's lease until l.Expires if nobody else holds
+	// it live at now (LeaseState.Acquire), returning what the holder needs: facts handed,
+	// names delivered elsewhere, the pace. Otherwise it records names (and a request to
+	// fetch again) for the holder. A pruned transaction is never leased (Turn.Pruned).
+	Acquire(ctx context.Context, l Lease, names []escrow.EventName, now time.Time) (Turn, error)
+	// Yield records y.Facts as done (and the transaction as known, finished if
+	// y.Finished) and ends the turn (LeaseState.Yield). If more was recorded for the
+	// holder during the turn, the lease goes on until y.Expires and the answer is Granted,
+	// with the names delivered meanwhile: the holder fetches again. If the lease was taken
+	// over, the facts are recorded and the error is ErrClaimLost.
+	Yield(ctx context.Context, y Yield) (Turn, error)
 	// Handed returns the keys of the transaction's facts recorded as done.
 	Handed(ctx context.Context, transactionID int64) (map[string]bool, error)
-	// Claim grants c, atomically and for all its facts or none: it reports false when
-	// one of them is done, or claimed by another owner whose lease has not expired at
-	// now. The owner of a live claim may claim again (its lease is renewed). Claiming
-	// makes the transaction known as unfinished.
-	Claim(ctx context.Context, c Claim, now time.Time) (bool, error)
-	// Done records c's facts as handed over. It returns ErrClaimLost when c is no longer
-	// the owner's.
-	Done(ctx context.Context, c Claim) error
-	// Release gives up c without recording its facts (the callback failed).
-	Release(ctx context.Context, c Claim) error
 	// Track makes transactions known as unfinished, those not known yet; it leaves
-	// finished ones finished.
+	// finished and pruned ones as they are.
 	Track(ctx context.Context, transactionIDs []int64) error
 	// Finish marks a transaction finished: every fact of its terminal state was handed
-	// over, so the reconciler no longer re-reads it.
+	// over, so the reconciler no longer re-reads it. It is stamped with the store's clock.
 	Finish(ctx context.Context, transactionID int64) error
 	// Unfinished lists the known transactions not finished, by id.
 	Unfinished(ctx context.Context) ([]int64, error)
@@ -55,27 +129,96 @@ type Store interface {
 	Mark(ctx context.Context) (mark int64, ok bool, err error)
 	// AdvanceMark raises the mark to id, never lowers it.
 	AdvanceMark(ctx context.Context, id int64) error
+	// Prune deletes what the store keeps about transactions that finished before
+	// finishedBefore, leaving a tombstone of each (Turn.Pruned), and leases idle since
+	// before it; it deletes the tombstones of transactions that finished more than
+	// TombstoneHorizon before finishedBefore. It returns how many transactions it pruned.
+	Prune(ctx context.Context, finishedBefore time.Time) (int64, error)
+}
+
+// maxNames bounds the distinct delivered names a batch, a lease's pending names or a
+// pace keep: the 14 confirmable names and a few hints. Names beyond it are dropped.
+const maxNames = 24
+
+// LeaseState is what a Store keeps per transaction about its lease and its pace. Its
+// methods are the rules of every Store: an implementation loads the state, applies one
+// method and saves the result, atomically.
+type LeaseState struct {
+	Holder  string
+	Expires time.Time
+	Marks   int64
+	Pending []escrow.EventName
+	Pace    Pace
+}
+
+// Acquire grants l if the lease is free, l.Holder's own, or expired at now, and reports
+// whether it did. Otherwise it counts a request for the holder and adds names to
+// Pending. Pending is kept when granted: the new holder confirms those names, and a
+// holder that dies leaves them to the next.
+func (s *LeaseState) Acquire(l Lease, names []escrow.EventName, now time.Time) bool {
+	if s.Holder == "" || s.Holder == l.Holder || !now.Before(s.Expires) {
+		s.Holder, s.Expires = l.Holder, l.Expires
+		return true
+	}
+	s.Marks++
+	s.Pending = addNames(s.Pending, names)
+	return false
+}
+
+// Yield ends y's turn. It returns ErrClaimLost if the lease is no longer y.Holder's;
+// otherwise it stores y.Pace, hands back Pending (cleared) and reports again when
+// requests came during the turn: then the lease goes on until y.Expires, else it is free.
+// A release (y.Release) frees the lease and leaves Pending, with y.Names, to the next.
+func (s *LeaseState) Yield(y Yield) (again bool, pending []escrow.EventName, err error) {
+	if s.Holder != y.Holder {
+		return false, nil, ErrClaimLost
+	}
+	s.Pace = y.Pace
+	if y.Release {
+		s.Pending = addNames(s.Pending, y.Names)
+		s.Holder, s.Expires = "", time.Time{}
+		return false, nil, nil
+	}
+	pending, s.Pending = s.Pending, nil
+	if s.Marks > y.Marks {
+		s.Expires = y.Expires
+		return true, pending, nil
+	}
+	s.Holder, s.Expires = "", time.Time{}
+	return false, pending, nil
+}
+
+// Idle reports whether the state holds nothing worth keeping at now: no lease, no names
+// waiting, no pause ahead. A Store may delete an idle state.
+func (s *LeaseState) Idle(now time.Time) bool {
+	return (s.Holder == "" || !now.Before(s.Expires)) && len(s.Pending) == 0 && !now.Before(s.Pace.NotBefore)
+}
+
+// addNames adds the names not in to, up to maxNames in all.
+func addNames(to, names []escrow.EventName) []escrow.EventName {
+	for _, n := range names {
+		if len(to) < maxNames && !slices.Contains(to, n) {
+			to = append(to, n)
+		}
+	}
+	return to
 }
 
 // MemoryStore is a Store in memory, safe for concurrent use: it holds for one process
 // and forgets everything when it exits. The zero value is ready.
 type MemoryStore struct {
-	mu      sync.Mutex
-	records map[int64]*record
-	mark    int64
-	marked  bool
-	kv      settingsMap // Settings, in settings.go
+	mu         sync.Mutex
+	records    map[int64]*record
+	leases     map[int64]*LeaseState
+	tombstones map[int64]time.Time // pruned transactions, by when they finished
+	mark       int64
+	marked     bool
+	kv         settingsMap // Settings, in settings.go
 }
 
 type record struct {
-	facts    map[string]claimState
-	finished bool
-}
-
-type claimState struct {
-	owner   string
-	expires time.Time
-	done    bool
+	done     map[string]bool
+	finished time.Time // zero while unfinished
 }
 
 func (m *MemoryStore) record(id int64) *record {
@@ -84,10 +227,71 @@ func (m *MemoryStore) record(id int64) *record {
 	}
 	r := m.records[id]
 	if r == nil {
-		r = &record{facts: make(map[string]claimState)}
+		r = &record{done: make(map[string]bool)}
 		m.records[id] = r
 	}
 	return r
+}
+
+func (m *MemoryStore) lease(id int64) *LeaseState {
+	if m.leases == nil {
+		m.leases = make(map[int64]*LeaseState)
+	}
+	s := m.leases[id]
+	if s == nil {
+		s = new(LeaseState)
+		m.leases[id] = s
+	}
+	return s
+}
+
+// Acquire grants l or records names for the holder (LeaseState.Acquire).
+func (m *MemoryStore) Acquire(_ context.Context, l Lease, names []escrow.EventName, now time.Time) (Turn, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.tombstones[l.TransactionID]; ok {
+		return Turn{Pruned: true}, nil
+	}
+	s := m.lease(l.TransactionID)
+	if !s.Acquire(l, names, now) {
+		return Turn{}, nil
+	}
+	t := Turn{Granted: true, Marks: s.Marks, Pending: slices.Clone(s.Pending), Handed: make(map[string]bool), Pace: s.Pace}
+	t.Pace.Tried = slices.Clone(t.Pace.Tried)
+	if r := m.records[l.TransactionID]; r != nil {
+		for k := range r.done {
+			t.Handed[k] = true
+		}
+	}
+	return t, nil
+}
+
+// Yield records y's facts and ends or extends the turn (LeaseState.Yield).
+func (m *MemoryStore) Yield(_ context.Context, y Yield) (Turn, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.tombstones[y.TransactionID]; ok {
+		return Turn{}, nil // pruned meanwhile: everything was handed over
+	}
+	if len(y.Facts) > 0 || y.Finished {
+		r := m.record(y.TransactionID)
+		for _, k := range y.Facts {
+			r.done[k] = true
+		}
+		if y.Finished && r.finished.IsZero() {
+			r.finished = time.Now()
+		}
+	}
+	s := m.lease(y.TransactionID)
+	y.Pace.Tried = slices.Clone(y.Pace.Tried)
+	again, pending, err := s.Yield(y)
+	if s.Idle(y.Now) {
+		delete(m.leases, y.TransactionID)
+	}
+	if err != nil {
+		return Turn{}, err
+	}
+	return Turn{Granted: again, Marks: s.Marks, Pending: pending}, nil
 }
 
 // Handed returns the keys recorded as done.
@@ -96,78 +300,35 @@ func (m *MemoryStore) Handed(_ context.Context, transactionID int64) (map[string
 	defer m.mu.Unlock()
 	out := make(map[string]bool)
 	if r := m.records[transactionID]; r != nil {
-		for k, s := range r.facts {
-			if s.done {
-				out[k] = true
-			}
+		for k := range r.done {
+			out[k] = true
 		}
 	}
 	return out, nil
 }
 
-// Claim grants c if none of its facts is done or held by another owner's live lease.
-func (m *MemoryStore) Claim(_ context.Context, c Claim, now time.Time) (bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r := m.record(c.TransactionID)
-	for _, k := range c.Facts {
-		s, ok := r.facts[k]
-		if ok && (s.done || (s.owner != c.Owner && now.Before(s.expires))) {
-			return false, nil
-		}
-	}
-	for _, k := range c.Facts {
-		r.facts[k] = claimState{owner: c.Owner, expires: c.Expires}
-	}
-	return true, nil
-}
-
-// Done records c's facts as handed over.
-func (m *MemoryStore) Done(_ context.Context, c Claim) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r := m.record(c.TransactionID)
-	for _, k := range c.Facts {
-		if s, ok := r.facts[k]; !ok || s.owner != c.Owner {
-			return ErrClaimLost
-		}
-	}
-	for _, k := range c.Facts {
-		s := r.facts[k]
-		s.done = true
-		r.facts[k] = s
-	}
-	return nil
-}
-
-// Release forgets c's facts that are still claimed by c's owner and not done.
-func (m *MemoryStore) Release(_ context.Context, c Claim) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	r := m.record(c.TransactionID)
-	for _, k := range c.Facts {
-		if s, ok := r.facts[k]; ok && s.owner == c.Owner && !s.done {
-			delete(r.facts, k)
-		}
-	}
-	return nil
-}
-
-// Track makes the transactions known, as unfinished unless already finished.
+// Track makes the transactions known, as unfinished unless already finished or pruned.
 func (m *MemoryStore) Track(_ context.Context, transactionIDs []int64) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, id := range transactionIDs {
-		m.record(id)
+		if _, ok := m.tombstones[id]; !ok {
+			m.record(id)
+		}
 	}
 	return nil
 }
 
-// Finish marks the transaction finished.
+// Finish marks the transaction finished, now.
 func (m *MemoryStore) Finish(_ context.Context, transactionID int64) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.record(transactionID).finished = true
+	if _, ok := m.tombstones[transactionID]; ok {
+		return nil
+	}
+	if r := m.record(transactionID); r.finished.IsZero() {
+		r.finished = time.Now()
+	}
 	return nil
 }
 
@@ -177,7 +338,7 @@ func (m *MemoryStore) Unfinished(context.Context) ([]int64, error) {
 	defer m.mu.Unlock()
 	var ids []int64
 	for id, r := range m.records {
-		if !r.finished {
+		if r.finished.IsZero() {
 			ids = append(ids, id)
 		}
 	}
@@ -198,4 +359,35 @@ func (m *MemoryStore) AdvanceMark(_ context.Context, id int64) error {
 	defer m.mu.Unlock()
 	m.mark, m.marked = max(m.mark, id), true
 	return nil
+}
+
+// Prune replaces the records of transactions finished before finishedBefore with
+// tombstones, forgets idle leases and expired tombstones.
+func (m *MemoryStore) Prune(_ context.Context, finishedBefore time.Time) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var n int64
+	for id, r := range m.records {
+		if !r.finished.IsZero() && r.finished.Before(finishedBefore) {
+			if m.tombstones == nil {
+				m.tombstones = make(map[int64]time.Time)
+			}
+			m.tombstones[id] = r.finished
+			delete(m.records, id)
+			delete(m.leases, id)
+			n++
+		}
+	}
+	for id, s := range m.leases {
+		if s.Idle(finishedBefore) {
+			delete(m.leases, id)
+		}
+	}
+	horizon := finishedBefore.Add(-TombstoneHorizon)
+	for id, at := range m.tombstones {
+		if at.Before(horizon) {
+			delete(m.tombstones, id)
+		}
+	}
+	return n, nil
 }

@@ -10,3 +10,7 @@ import (
 func TestMemoryStore(t *testing.T) {
 	storetest.Run(t, func(*testing.T) webhook.Store { return new(webhook.MemoryStore) })
 }
+
+func TestMemoryStoreWithReplicas(t *testing.T) {
+	storetest.RunReplicas(t, func(*testing.T) webhook.Store { return new(webhook.MemoryStore) })
+}

@@ -5,10 +5,14 @@
 //
 // It creates and versions its own tables (escrow_webhook_*) when opened, idempotently and
 // safely when several replicas start at once, and refuses a schema written by a newer
-// version with a *SchemaError. A fact is claimed with INSERT … ON CONFLICT, atomically
-// for all the facts of one event, so two replicas never hand over the same fact; a claim
-// whose callback never finished (the process died) is taken over once its lease expires.
-// The reconciler's high-water mark is kept too, so a restarted receiver misses nothing.
+// version with a *SchemaError (version 1's per-fact claims are upgraded: facts handed
+// over stay handed over). A transaction's lease is a row read and written under a row
+// lock (SELECT … FOR UPDATE on PostgreSQL; SQLite's transactions hold the write lock), so
+// one replica at a time confirms a transaction and two never hand over the same fact; a
+// lease whose holder died is taken over once it expires. Taking a lease is one database
+// transaction, ending a turn (its facts, whether the transaction finished, the pace) one
+// more. Prune turns finished transactions into tombstone rows. The reconciler's
+// high-water mark is kept too, so a restarted receiver misses nothing.
 //
 // # Effectively once
 //

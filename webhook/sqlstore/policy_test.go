@@ -6,6 +6,7 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ import (
 
 // These tests pin what a user of the store would notice that the conformance suite does not
 // reach: failures of the database itself (a closed handle, a statement or a commit refused),
-// which must come back as errors and never as a granted claim or a lost one; claims of no
+// which must come back as errors and never as a granted lease or a lost one; turns of no
 // facts; and opening.
 
 // mustErr fails unless err is a database error of this package: not nil, prefixed
@@ -35,7 +36,7 @@ func mustErr(t *testing.T, what string, err error) {
 }
 
 // TestClosedDatabaseIsAnErrorEverywhere: once the database handle is closed, every method
-// returns an error of the store; none panics, a claim is never reported granted, the mark
+// returns an error of the store; none panics, a lease is never reported granted, the mark
 // never reported known, and a TxCallback's function is not run.
 func TestClosedDatabaseIsAnErrorEverywhere(t *testing.T) {
 	for name, mk := range engines(t) {
@@ -43,21 +44,24 @@ func TestClosedDatabaseIsAnErrorEverywhere(t *testing.T) {
 			s := open(t, mk(t))
 			ctx := t.Context()
 			c := webhook.Claim{TransactionID: 1, Facts: []string{"create"}, Owner: "a", Expires: time.Now().Add(time.Minute)}
-			if ok, err := s.Claim(ctx, c, time.Now()); !ok || err != nil {
-				t.Fatalf("Claim: %v %v", ok, err)
+			l := webhook.Lease{TransactionID: 1, Holder: "a", Expires: c.Expires}
+			if turn, err := s.Acquire(ctx, l, nil, time.Now()); !turn.Granted || err != nil {
+				t.Fatalf("Acquire: %v %v", turn, err)
 			}
 			if err := s.DB().Close(); err != nil {
 				t.Fatal(err)
 			}
 			_, err := s.Handed(ctx, 1)
 			mustErr(t, "Handed", err)
-			ok, err := s.Claim(ctx, c, time.Now())
-			mustErr(t, "Claim", err)
-			if ok {
-				t.Error("Claim on a closed database reported the claim granted")
+			turn, err := s.Acquire(ctx, l, nil, time.Now())
+			mustErr(t, "Acquire", err)
+			if turn.Granted {
+				t.Error("Acquire on a closed database reported the lease granted")
 			}
-			mustErr(t, "Done", s.Done(ctx, c))
-			mustErr(t, "Release", s.Release(ctx, c))
+			_, err = s.Yield(ctx, webhook.Yield{Lease: l, Facts: c.Facts, Now: time.Now()})
+			mustErr(t, "Yield", err)
+			_, err = s.Prune(ctx, time.Now())
+			mustErr(t, "Prune", err)
 			mustErr(t, "Track", s.Track(ctx, []int64{2}))
 			mustErr(t, "Finish", s.Finish(ctx, 1))
 			_, err = s.Unfinished(ctx)
@@ -83,15 +87,14 @@ func TestClosedDatabaseIsAnErrorEverywhere(t *testing.T) {
 }
 
 // refuse makes the database refuse some writes, as a constraint or a full disk would:
-// inserting a fact "poison", updating a fact "stuck" (recording it done), inserting
-// transaction 666 or the mark 666. On PostgreSQL a fact "late" is refused at commit.
+// inserting a fact "poison", inserting transaction 666 or the mark 666. On PostgreSQL a
+// fact "late" is refused at commit.
 func refuse(t *testing.T, s *sqlstore.Store) {
 	t.Helper()
 	var stmts []string
 	if s.Dialect() == sqlstore.SQLite {
 		stmts = []string{
 			`CREATE TRIGGER refuse_fact BEFORE INSERT ON escrow_webhook_facts WHEN NEW.fact = 'poison' BEGIN SELECT RAISE(ABORT, 'refused'); END`,
-			`CREATE TRIGGER refuse_done BEFORE UPDATE ON escrow_webhook_facts WHEN NEW.fact = 'stuck' AND NEW.done = 1 BEGIN SELECT RAISE(ABORT, 'refused'); END`,
 			`CREATE TRIGGER refuse_tx BEFORE INSERT ON escrow_webhook_transactions WHEN NEW.transaction_id = 666 BEGIN SELECT RAISE(ABORT, 'refused'); END`,
 			`CREATE TRIGGER refuse_mark BEFORE INSERT ON escrow_webhook_mark WHEN NEW.mark = 666 BEGIN SELECT RAISE(ABORT, 'refused'); END`,
 		}
@@ -99,7 +102,6 @@ func refuse(t *testing.T, s *sqlstore.Store) {
 		stmts = []string{
 			`CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$`,
 			`CREATE TRIGGER refuse_fact BEFORE INSERT ON escrow_webhook_facts FOR EACH ROW WHEN (NEW.fact = 'poison') EXECUTE FUNCTION refuse()`,
-			`CREATE TRIGGER refuse_done BEFORE UPDATE ON escrow_webhook_facts FOR EACH ROW WHEN (NEW.fact = 'stuck' AND NEW.done = 1) EXECUTE FUNCTION refuse()`,
 			`CREATE TRIGGER refuse_tx BEFORE INSERT ON escrow_webhook_transactions FOR EACH ROW WHEN (NEW.transaction_id = 666) EXECUTE FUNCTION refuse()`,
 			`CREATE TRIGGER refuse_mark BEFORE INSERT ON escrow_webhook_mark FOR EACH ROW WHEN (NEW.mark = 666) EXECUTE FUNCTION refuse()`,
 			`CREATE CONSTRAINT TRIGGER refuse_late AFTER INSERT ON escrow_webhook_facts DEFERRABLE INITIALLY DEFERRED
@@ -113,54 +115,54 @@ func refuse(t *testing.T, s *sqlstore.Store) {
 	}
 }
 
-// TestRefusedWriteGrantsNothing: when the database refuses a write in the middle of a claim,
-// the claim is an error, not granted, and holds none of its facts; a refused Done is an
-// error, not a lost claim, and records nothing; a refused Track tracks none of its
-// transactions and leaves the store writable; the mark stays where it was.
-func TestRefusedWriteGrantsNothing(t *testing.T) {
+// TestRefusedWriteRecordsNothing: when the database refuses a write in the middle of a
+// turn's end, the Yield is an error, not a lost lease, records none of the turn's facts
+// and leaves the lease with its holder, who records them on its next try; a refused
+// TxCallback records nothing; a refused Track tracks none of its transactions and leaves
+// the store writable; the mark stays where it was.
+func TestRefusedWriteRecordsNothing(t *testing.T) {
 	for name, mk := range engines(t) {
 		t.Run(name, func(t *testing.T) {
 			s := open(t, mk(t))
 			refuse(t, s)
 			ctx := t.Context()
 			now := time.Now()
-			claim := func(id int64, owner string, facts ...string) webhook.Claim {
-				return webhook.Claim{TransactionID: id, Facts: facts, Owner: owner, Expires: now.Add(time.Minute)}
-			}
-			granted := func(c webhook.Claim) {
+			turnEnd := func(id int64, facts ...string) error {
 				t.Helper()
-				if ok, err := s.Claim(ctx, c, now); !ok || err != nil {
-					t.Fatalf("Claim(%v by %s) = %v, %v; want granted", c.Facts, c.Owner, ok, err)
+				l := webhook.Lease{TransactionID: id, Holder: "a", Expires: now.Add(time.Minute)}
+				turn, err := s.Acquire(ctx, l, nil, now)
+				if err != nil || !turn.Granted {
+					t.Fatalf("Acquire(%d) = %v, %v", id, turn, err)
 				}
+				_, err = s.Yield(ctx, webhook.Yield{Lease: l, Marks: turn.Marks, Facts: facts, Now: now})
+				return err
 			}
-			refused := func(c webhook.Claim) {
-				t.Helper()
-				ok, err := s.Claim(ctx, c, now)
-				mustErr(t, "Claim", err)
-				if ok {
-					t.Errorf("Claim(%v) refused by the database reported granted", c.Facts)
-				}
+			mustErr(t, "Yield", turnEnd(1, "create", "poison"))
+			if h, err := s.Handed(ctx, 1); err != nil || len(h) != 0 {
+				t.Errorf("after a refused Yield: Handed = %v, %v; want nothing", h, err)
 			}
-
-			refused(claim(1, "a", "create", "poison")) // "create" goes first, then the refusal
-			granted(claim(1, "b", "create"))           // a holds nothing
-			refused(claim(666, "a", "create"))         // the transaction's row is refused
-			if ids, err := s.Unfinished(ctx); err != nil || len(ids) != 1 || ids[0] != 1 {
-				t.Errorf("Unfinished = %v, %v; want [1]", ids, err)
+			if turn, err := s.Acquire(ctx, webhook.Lease{TransactionID: 1, Holder: "b", Expires: now.Add(time.Minute)}, nil, now); err != nil || turn.Granted {
+				t.Errorf("after a refused Yield, another replica got the lease: %v, %v", turn, err)
 			}
+			if err := turnEnd(1, "create"); err != nil { // a's next try
+				t.Fatal(err)
+			}
+			mustErr(t, "Yield", turnEnd(666, "create")) // the transaction's row is refused
 			if s.Dialect() == sqlstore.Postgres {
-				refused(claim(2, "a", "create", "late")) // refused at commit
-				granted(claim(2, "b", "create"))
+				mustErr(t, "Yield", turnEnd(2, "create", "late")) // refused at commit
+				if err := turnEnd(2, "create"); err != nil {
+					t.Fatal(err)
+				}
 			}
-
-			stuck := claim(3, "a", "create", "stuck")
-			granted(stuck)
-			mustErr(t, "Done", s.Done(ctx, stuck))
+			l := webhook.Lease{TransactionID: 3, Holder: "a", Expires: now.Add(time.Minute)}
+			if turn, err := s.Acquire(ctx, l, nil, now); err != nil || !turn.Granted {
+				t.Fatal(turn, err)
+			}
 			var ev webhook.ConfirmedEvent
-			ev.TransactionID, ev.Claim = 3, stuck
+			ev.TransactionID, ev.Claim = 3, webhook.Claim{TransactionID: 3, Facts: []string{"create", "poison"}, Owner: "a", Expires: l.Expires}
 			mustErr(t, "TxCallback", s.TxCallback(func(context.Context, *sql.Tx, webhook.ConfirmedEvent) error { return nil })(ctx, ev))
 			if h, err := s.Handed(ctx, 3); err != nil || len(h) != 0 {
-				t.Errorf("after a refused Done: Handed = %v, %v; want nothing", h, err)
+				t.Errorf("after a refused TxCallback: Handed = %v, %v; want nothing", h, err)
 			}
 
 			mustErr(t, "Track", s.Track(ctx, []int64{10, 666}))
@@ -176,9 +178,9 @@ func TestRefusedWriteGrantsNothing(t *testing.T) {
 			if err := s.Finish(wctx, 10); err != nil {
 				t.Errorf("Finish after a refused Track: %v", err)
 			}
-			want := []int64{1, 3, 11}
+			want := []int64{1, 11}
 			if s.Dialect() == sqlstore.Postgres {
-				want = []int64{1, 2, 3, 11}
+				want = []int64{1, 2, 11}
 			}
 			if ids, err := s.Unfinished(ctx); err != nil || !slices.Equal(ids, want) {
 				t.Errorf("Unfinished = %v, %v; want %v", ids, err, want)
@@ -195,28 +197,30 @@ func TestRefusedWriteGrantsNothing(t *testing.T) {
 	}
 }
 
-// TestClaimOfNoFacts: an event with no facts to record is claimed, done and released
-// without error on both engines (an empty IN list is a syntax error in PostgreSQL).
-func TestClaimOfNoFacts(t *testing.T) {
+// TestTurnOfNoFacts: a turn that hands nothing over ends without error on both engines
+// and leaves nothing behind (an empty VALUES list is a syntax error).
+func TestTurnOfNoFacts(t *testing.T) {
 	for name, mk := range engines(t) {
 		t.Run(name, func(t *testing.T) {
 			s := open(t, mk(t))
-			c := webhook.Claim{TransactionID: 4, Owner: "a", Expires: time.Now().Add(time.Minute)}
-			if ok, err := s.Claim(t.Context(), c, time.Now()); !ok || err != nil {
-				t.Fatalf("Claim: %v %v", ok, err)
+			l := webhook.Lease{TransactionID: 4, Holder: "a", Expires: time.Now().Add(time.Minute)}
+			turn, err := s.Acquire(t.Context(), l, nil, time.Now())
+			if err != nil || !turn.Granted {
+				t.Fatalf("Acquire: %v %v", turn, err)
 			}
-			if err := s.Done(t.Context(), c); err != nil {
-				t.Errorf("Done: %v", err)
+			if _, err := s.Yield(t.Context(), webhook.Yield{Lease: l, Marks: turn.Marks, Now: time.Now()}); err != nil {
+				t.Errorf("Yield: %v", err)
 			}
-			if err := s.Release(t.Context(), c); err != nil {
-				t.Errorf("Release: %v", err)
+			var n int
+			if err := s.DB().QueryRowContext(t.Context(), `SELECT count(*) FROM escrow_webhook_leases`).Scan(&n); err != nil || n != 0 {
+				t.Errorf("%d lease rows left, %v; want none", n, err)
 			}
 		})
 	}
 }
 
-// TestFinishedTransactionStaysFinished: a late event of a finished transaction (claimed
-// and handed over after Finish) does not make the reconciler read it again.
+// TestFinishedTransactionStaysFinished: a late event of a finished transaction (handed
+// over after Finish) does not make the reconciler read it again.
 func TestFinishedTransactionStaysFinished(t *testing.T) {
 	for name, mk := range engines(t) {
 		t.Run(name, func(t *testing.T) {
@@ -225,11 +229,12 @@ func TestFinishedTransactionStaysFinished(t *testing.T) {
 			if err := s.Finish(ctx, 6); err != nil {
 				t.Fatal(err)
 			}
-			c := webhook.Claim{TransactionID: 6, Facts: []string{"complete"}, Owner: "a", Expires: time.Now().Add(time.Minute)}
-			if ok, err := s.Claim(ctx, c, time.Now()); !ok || err != nil {
-				t.Fatalf("Claim: %v %v", ok, err)
+			l := webhook.Lease{TransactionID: 6, Holder: "a", Expires: time.Now().Add(time.Minute)}
+			turn, err := s.Acquire(ctx, l, nil, time.Now())
+			if err != nil || !turn.Granted {
+				t.Fatalf("Acquire: %v %v", turn, err)
 			}
-			if err := s.Done(ctx, c); err != nil {
+			if _, err := s.Yield(ctx, webhook.Yield{Lease: l, Marks: turn.Marks, Facts: []string{"complete"}, Now: time.Now()}); err != nil {
 				t.Fatal(err)
 			}
 			if ids, err := s.Unfinished(ctx); err != nil || len(ids) != 0 {
@@ -294,20 +299,21 @@ func TestNewerSchemaLeftAsItWas(t *testing.T) {
 			dsn := mk(t)
 			s := open(t, dsn)
 			ctx := t.Context()
-			if _, err := s.DB().ExecContext(ctx, `UPDATE escrow_webhook_schema SET version = 2`); err != nil {
+			newer := sqlstore.SchemaVersion + 1
+			if _, err := s.DB().ExecContext(ctx, `UPDATE escrow_webhook_schema SET version = `+strconv.Itoa(newer)); err != nil {
 				t.Fatal(err)
 			}
 			_, err := sqlstore.Open(ctx, dsn)
 			var se *sqlstore.SchemaError
-			if !errors.As(err, &se) || se.Found != 2 || se.Supported != sqlstore.SchemaVersion {
+			if !errors.As(err, &se) || se.Found != newer || se.Supported != sqlstore.SchemaVersion {
 				t.Fatalf("Open of a schema one version newer: %v", err)
 			}
 			if errors.Is(err, sqlstore.ErrDSN) || errors.Is(err, webhook.ErrClaimLost) || errors.Is(err, context.Canceled) {
 				t.Errorf("the newer-schema error matches another error's sentinel: %v", err)
 			}
 			var v int
-			if err := s.DB().QueryRowContext(ctx, `SELECT version FROM escrow_webhook_schema`).Scan(&v); err != nil || v != 2 {
-				t.Errorf("after the refused Open: version %d, %v; want 2", v, err)
+			if err := s.DB().QueryRowContext(ctx, `SELECT version FROM escrow_webhook_schema`).Scan(&v); err != nil || v != newer {
+				t.Errorf("after the refused Open: version %d, %v; want %d", v, err, newer)
 			}
 		})
 	}
@@ -353,6 +359,47 @@ func TestForeignTableRefusedByVersion(t *testing.T) {
 			var n int
 			if err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM escrow_webhook_schema`).Scan(&n); err == nil && n != 0 {
 				t.Errorf("a schema version was recorded over a foreign table")
+			}
+		})
+	}
+}
+
+// TestVersion1StoreUpgraded: a store written by schema version 1 (per-fact claims) opens
+// as the current version with what it recorded: facts handed over stay handed over,
+// claims never done are dropped (their events are handed over again, as after a crash),
+// unfinished transactions stay unfinished.
+func TestVersion1StoreUpgraded(t *testing.T) {
+	for name, mk := range engines(t) {
+		t.Run(name, func(t *testing.T) {
+			dsn := mk(t)
+			s := open(t, dsn)
+			ctx := t.Context()
+			for _, q := range []string{
+				`DROP TABLE escrow_webhook_leases`,
+				`DROP TABLE escrow_webhook_transactions`,
+				`CREATE TABLE escrow_webhook_transactions (transaction_id BIGINT PRIMARY KEY, finished INTEGER NOT NULL DEFAULT 0)`,
+				`CREATE INDEX escrow_webhook_unfinished ON escrow_webhook_transactions (finished, transaction_id)`,
+				`INSERT INTO escrow_webhook_transactions VALUES (1, 0), (2, 1)`,
+				`INSERT INTO escrow_webhook_facts VALUES (1, 'create', 'a', 0, 1), (1, 'agree', 'a', 99, 0), (2, 'create', 'a', 0, 1)`,
+				`UPDATE escrow_webhook_schema SET version = 1`,
+			} {
+				if _, err := s.DB().ExecContext(ctx, q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			again := open(t, dsn)
+			if h, err := again.Handed(ctx, 1); err != nil || len(h) != 1 || !h["create"] {
+				t.Errorf("after the upgrade: Handed(1) = %v, %v; want create only", h, err)
+			}
+			if ids, err := again.Unfinished(ctx); err != nil || !slices.Equal(ids, []int64{1}) {
+				t.Errorf("after the upgrade: Unfinished = %v, %v; want [1]", ids, err)
+			}
+			l := webhook.Lease{TransactionID: 1, Holder: "b", Expires: time.Now().Add(time.Minute)}
+			if turn, err := again.Acquire(ctx, l, nil, time.Now()); err != nil || !turn.Granted {
+				t.Errorf("after the upgrade: Acquire = %v, %v", turn, err)
+			}
+			if n, err := again.Prune(ctx, time.Now()); err != nil || n != 1 {
+				t.Errorf("after the upgrade: Prune = %d, %v; want the finished transaction", n, err)
 			}
 		})
 	}

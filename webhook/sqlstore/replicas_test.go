@@ -52,18 +52,18 @@ type replica struct {
 	done   chan struct{}
 }
 
-// dyingStore is a Store that stops writing once its process is "killed": a crashed
-// process releases nothing, so its claims must be taken over when their lease ends.
+// dyingStore is a Store that stops ending turns once its process is "killed": a crashed
+// process releases nothing, so its leases must be taken over when they end.
 type dyingStore struct {
 	*sqlstore.Store
 	dead atomic.Bool
 }
 
-func (d *dyingStore) Release(ctx context.Context, c webhook.Claim) error {
+func (d *dyingStore) Yield(ctx context.Context, y webhook.Yield) (webhook.Turn, error) {
 	if d.dead.Load() {
-		return nil
+		return webhook.Turn{}, nil
 	}
-	return d.Store.Release(ctx, c)
+	return d.Store.Yield(ctx, y)
 }
 
 func newMarket(t *testing.T, dsn string) *market {

@@ -37,7 +37,7 @@ func (d Dialect) String() string {
 }
 
 // SchemaVersion is the version of the tables this package writes.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // ErrDSN matches every error about a data source name that Open cannot use.
 var ErrDSN = errors.New("sqlstore: invalid store DSN")
@@ -208,6 +208,22 @@ var migrations = [][]string{
 			id INTEGER PRIMARY KEY,
 			mark BIGINT NOT NULL)`,
 	},
+	{
+		// Leases replace per-fact claims: a fact row is written once, done. finished is
+		// 0 (unfinished), 1 (finished at finished_at, ms) or 2 (pruned: a tombstone).
+		`DELETE FROM escrow_webhook_facts WHERE done = 0`,
+		`ALTER TABLE escrow_webhook_transactions ADD COLUMN finished_at BIGINT NOT NULL DEFAULT 0`,
+		`CREATE INDEX IF NOT EXISTS escrow_webhook_finished_at ON escrow_webhook_transactions (finished, finished_at)`,
+		`CREATE TABLE IF NOT EXISTS escrow_webhook_leases (
+			transaction_id BIGINT PRIMARY KEY,
+			holder TEXT NOT NULL DEFAULT '',
+			expires BIGINT NOT NULL DEFAULT 0,
+			marks BIGINT NOT NULL DEFAULT 0,
+			pending TEXT NOT NULL DEFAULT '',
+			not_before BIGINT NOT NULL DEFAULT 0,
+			hold BIGINT NOT NULL DEFAULT 0,
+			tried TEXT NOT NULL DEFAULT '')`,
+	},
 }
 
 // schemaLock is the PostgreSQL advisory lock that serializes replicas creating the schema.
@@ -283,7 +299,18 @@ func in(n int) string {
 
 // Handed returns the keys of the transaction's facts recorded as done.
 func (s *Store) Handed(ctx context.Context, transactionID int64) (map[string]bool, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT fact FROM escrow_webhook_facts WHERE transaction_id = ? AND done = 1`), transactionID)
+	return s.handed(ctx, s.db, transactionID)
+}
+
+// querier is a *sql.DB or a *sql.Tx.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (s *Store) handed(ctx context.Context, q querier, transactionID int64) (map[string]bool, error) {
+	rows, err := q.QueryContext(ctx, s.q(`SELECT fact FROM escrow_webhook_facts WHERE transaction_id = ? AND done = 1`), transactionID)
 	if err != nil {
 		return nil, fmt.Errorf("sqlstore: %w", err)
 	}
@@ -300,103 +327,6 @@ func (s *Store) Handed(ctx context.Context, transactionID int64) (map[string]boo
 		return nil, fmt.Errorf("sqlstore: %w", err)
 	}
 	return out, nil
-}
-
-// Claim grants c for all its facts or none, in one database transaction: a fact is
-// inserted, or taken over when its claim is not done and is either c.Owner's or expired
-// at now (INSERT … ON CONFLICT DO UPDATE … WHERE). Facts are claimed in sorted order so
-// that concurrent claims cannot deadlock.
-func (s *Store) Claim(ctx context.Context, c webhook.Claim, now time.Time) (ok bool, err error) {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return false, fmt.Errorf("sqlstore: %w", err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO escrow_webhook_transactions (transaction_id, finished) VALUES (?, 0)
-		ON CONFLICT (transaction_id) DO NOTHING`), c.TransactionID); err != nil {
-		return false, fmt.Errorf("sqlstore: %w", err)
-	}
-	claim := s.q(`INSERT INTO escrow_webhook_facts (transaction_id, fact, owner, expires, done) VALUES (?, ?, ?, ?, 0)
-		ON CONFLICT (transaction_id, fact) DO UPDATE SET owner = excluded.owner, expires = excluded.expires
-		WHERE escrow_webhook_facts.done = 0
-		  AND (escrow_webhook_facts.owner = excluded.owner OR escrow_webhook_facts.expires <= ?)`)
-	for _, k := range slices.Sorted(slices.Values(c.Facts)) {
-		res, err := tx.ExecContext(ctx, claim, c.TransactionID, k, c.Owner, c.Expires.UnixMilli(), now.UnixMilli())
-		if err != nil {
-			return false, fmt.Errorf("sqlstore: %w", err)
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return false, fmt.Errorf("sqlstore: %w", err)
-		} else if n == 0 {
-			return false, nil // done, or held by a live claim: roll back every fact
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return false, fmt.Errorf("sqlstore: %w", err)
-	}
-	return true, nil
-}
-
-// execer is a *sql.DB or a *sql.Tx.
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
-
-// Done records c's facts as handed over, or returns webhook.ErrClaimLost.
-func (s *Store) Done(ctx context.Context, c webhook.Claim) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("sqlstore: %w", err)
-	}
-	defer tx.Rollback()
-	if err := s.done(ctx, tx, c); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlstore: %w", err)
-	}
-	return nil
-}
-
-// done marks c's facts done within ex, and fails with ErrClaimLost unless every one of
-// them is still c.Owner's.
-func (s *Store) done(ctx context.Context, ex execer, c webhook.Claim) error {
-	if len(c.Facts) == 0 {
-		return nil
-	}
-	args := []any{c.TransactionID, c.Owner}
-	for _, k := range c.Facts {
-		args = append(args, k)
-	}
-	res, err := ex.ExecContext(ctx, s.q(`UPDATE escrow_webhook_facts SET done = 1
-		WHERE transaction_id = ? AND owner = ? AND fact IN `+in(len(c.Facts))), args...)
-	if err != nil {
-		return fmt.Errorf("sqlstore: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("sqlstore: %w", err)
-	}
-	if n != int64(len(c.Facts)) {
-		return webhook.ErrClaimLost
-	}
-	return nil
-}
-
-// Release forgets c's facts that are c.Owner's and not done.
-func (s *Store) Release(ctx context.Context, c webhook.Claim) error {
-	if len(c.Facts) == 0 {
-		return nil
-	}
-	args := []any{c.TransactionID, c.Owner}
-	for _, k := range c.Facts {
-		args = append(args, k)
-	}
-	if _, err := s.db.ExecContext(ctx, s.q(`DELETE FROM escrow_webhook_facts
-		WHERE transaction_id = ? AND owner = ? AND done = 0 AND fact IN `+in(len(c.Facts))), args...); err != nil {
-		return fmt.Errorf("sqlstore: %w", err)
-	}
-	return nil
 }
 
 // trackChunk bounds the rows of one INSERT of Track.
@@ -430,10 +360,12 @@ func (s *Store) Track(ctx context.Context, transactionIDs []int64) error {
 	return nil
 }
 
-// Finish marks the transaction finished.
+// Finish marks the transaction finished, stamped with the time now; a pruned one stays
+// pruned.
 func (s *Store) Finish(ctx context.Context, transactionID int64) error {
-	if _, err := s.db.ExecContext(ctx, s.q(`INSERT INTO escrow_webhook_transactions (transaction_id, finished) VALUES (?, 1)
-		ON CONFLICT (transaction_id) DO UPDATE SET finished = 1`), transactionID); err != nil {
+	if _, err := s.db.ExecContext(ctx, s.q(`INSERT INTO escrow_webhook_transactions (transaction_id, finished, finished_at) VALUES (?, 1, ?)
+		ON CONFLICT (transaction_id) DO UPDATE SET finished = 1, finished_at = excluded.finished_at
+		WHERE escrow_webhook_transactions.finished = 0`), transactionID, time.Now().UnixMilli()); err != nil {
 		return fmt.Errorf("sqlstore: %w", err)
 	}
 	return nil
@@ -489,9 +421,9 @@ type TxFunc func(ctx context.Context, tx *sql.Tx, ev webhook.ConfirmedEvent) err
 
 // TxCallback returns a webhook.Callback that runs fn in a transaction of the store's
 // database and records the event's facts as done in that same transaction: the side
-// effects fn makes through tx and the record commit together or not at all. If the claim
-// was taken over by another replica meanwhile (fn outlived ClaimLease), everything is
-// rolled back and the error matches webhook.ErrClaimLost.
+// effects fn makes through tx and the record commit together or not at all. If the
+// transaction's lease was taken over by another replica meanwhile (the turn outlived
+// ClaimLease), everything is rolled back and the error matches webhook.ErrClaimLost.
 func (s *Store) TxCallback(fn TxFunc) webhook.Callback {
 	return func(ctx context.Context, ev webhook.ConfirmedEvent) error {
 		tx, err := s.db.BeginTx(ctx, nil)
@@ -510,4 +442,28 @@ func (s *Store) TxCallback(fn TxFunc) webhook.Callback {
 		}
 		return nil
 	}
+}
+
+// done records c's facts as done within tx, and fails with ErrClaimLost unless c.Owner
+// still holds the transaction's lease and none of the facts was recorded before. The
+// lease's row stays locked until tx ends, so it cannot be taken over in between.
+func (s *Store) done(ctx context.Context, tx *sql.Tx, c webhook.Claim) error {
+	var holder string
+	switch err := tx.QueryRowContext(ctx, s.q(`SELECT holder FROM escrow_webhook_leases WHERE transaction_id = ?`+s.forUpdate()), c.TransactionID).Scan(&holder); {
+	case errors.Is(err, sql.ErrNoRows):
+		return webhook.ErrClaimLost
+	case err != nil:
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	if holder != c.Owner {
+		return webhook.ErrClaimLost
+	}
+	n, err := s.recordFacts(ctx, tx, c.TransactionID, c.Owner, c.Facts)
+	if err != nil {
+		return err
+	}
+	if n != int64(len(c.Facts)) {
+		return webhook.ErrClaimLost
+	}
+	return nil
 }

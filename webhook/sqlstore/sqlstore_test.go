@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -42,6 +43,7 @@ func TestConformance(t *testing.T) {
 	for name, dsn := range engines(t) {
 		t.Run(name, func(t *testing.T) {
 			storetest.Run(t, func(t *testing.T) webhook.Store { return open(t, dsn(t)) })
+			storetest.RunReplicas(t, func(t *testing.T) webhook.Store { return open(t, dsn(t)) })
 		})
 	}
 }
@@ -54,22 +56,23 @@ func TestSchema(t *testing.T) {
 			dsn := mk(t)
 			openAtOnce(t, dsn, 4)
 			s := open(t, dsn)
-			c := webhook.Claim{TransactionID: 1, Facts: []string{"create"}, Owner: "a", Expires: time.Now().Add(time.Minute)}
-			if ok, err := s.Claim(t.Context(), c, time.Now()); !ok || err != nil {
-				t.Fatalf("Claim: %v %v", ok, err)
+			l := webhook.Lease{TransactionID: 1, Holder: "a", Expires: time.Now().Add(time.Minute)}
+			turn, err := s.Acquire(t.Context(), l, nil, time.Now())
+			if err != nil || !turn.Granted {
+				t.Fatalf("Acquire: %v %v", turn, err)
 			}
-			if err := s.Done(t.Context(), c); err != nil {
+			if _, err := s.Yield(t.Context(), webhook.Yield{Lease: l, Marks: turn.Marks, Facts: []string{"create"}, Now: time.Now()}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := s.DB().ExecContext(t.Context(), `UPDATE escrow_webhook_schema SET version = 99`); err != nil {
 				t.Fatal(err)
 			}
-			_, err := sqlstore.Open(t.Context(), dsn)
+			_, err = sqlstore.Open(t.Context(), dsn)
 			var se *sqlstore.SchemaError
 			if !errors.As(err, &se) || !errors.Is(err, sqlstore.ErrNewerSchema) || se.Found != 99 || !strings.Contains(err.Error(), "upgrade") {
 				t.Fatalf("Open of a newer schema: %v", err)
 			}
-			if _, err := s.DB().ExecContext(t.Context(), `UPDATE escrow_webhook_schema SET version = 1`); err != nil {
+			if _, err := s.DB().ExecContext(t.Context(), `UPDATE escrow_webhook_schema SET version = `+strconv.Itoa(sqlstore.SchemaVersion)); err != nil {
 				t.Fatal(err)
 			}
 			again := open(t, dsn)
@@ -147,10 +150,15 @@ func TestTxCallback(t *testing.T) {
 				e.Claim = webhook.Claim{TransactionID: 5, Facts: []string{"ship:1"}, Owner: owner, Expires: now.Add(time.Minute)}
 				return e
 			}
-			a := ev("a")
-			if ok, err := s.Claim(ctx, a.Claim, now); !ok || err != nil {
-				t.Fatal(ok, err)
+			lease := func(e webhook.ConfirmedEvent, at time.Time) {
+				t.Helper()
+				l := webhook.Lease{TransactionID: 5, Holder: e.Claim.Owner, Expires: at.Add(time.Minute)}
+				if turn, err := s.Acquire(ctx, l, nil, at); err != nil || !turn.Granted {
+					t.Fatal(turn, err)
+				}
 			}
+			a := ev("a")
+			lease(a, now)
 			failing = true
 			if err := cb(ctx, a); !errors.Is(err, fail) || rows() != 0 {
 				t.Fatalf("failing callback: %v, %d rows", err, rows())
@@ -160,9 +168,7 @@ func TestTxCallback(t *testing.T) {
 			}
 			// a's lease ends; b takes over; a's late callback must not commit.
 			b := ev("b")
-			if ok, err := s.Claim(ctx, b.Claim, now.Add(2*time.Minute)); !ok || err != nil {
-				t.Fatal(ok, err)
-			}
+			lease(b, now.Add(2*time.Minute))
 			failing = false
 			if err := cb(ctx, a); !errors.Is(err, webhook.ErrClaimLost) || rows() != 0 {
 				t.Fatalf("callback of a lost claim: %v, %d rows", err, rows())
@@ -173,8 +179,12 @@ func TestTxCallback(t *testing.T) {
 			if h, _ := s.Handed(ctx, 5); !h["ship:1"] {
 				t.Error("the fact was not recorded with the callback's writes")
 			}
-			if err := s.Done(ctx, b.Claim); err != nil { // what the Handler does next
-				t.Errorf("Done after TxCallback: %v", err)
+			if err := cb(ctx, b); !errors.Is(err, webhook.ErrClaimLost) || rows() != 1 {
+				t.Errorf("callback of a fact already recorded: %v, %d rows; want ErrClaimLost and nothing more", err, rows())
+			}
+			y := webhook.Yield{Lease: webhook.Lease{TransactionID: 5, Holder: "b", Expires: now.Add(3 * time.Minute)}, Facts: b.Claim.Facts, Now: now.Add(2 * time.Minute)}
+			if _, err := s.Yield(ctx, y); err != nil { // what the Handler does next
+				t.Errorf("Yield after TxCallback: %v", err)
 			}
 		})
 	}

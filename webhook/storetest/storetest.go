@@ -1,7 +1,9 @@
 // Package storetest checks that a webhook.Store keeps the promises the Handler relies on:
-// claims are atomic, all-or-nothing, exclusive until done, released or expired; done
-// facts are never granted again; finished transactions and the reconciler's mark are
-// kept. Each implementation's tests run it against a fresh store.
+// a transaction's lease is held by one replica at a time until it yields or the lease
+// expires (its holder died); deliveries to other replicas meanwhile are kept for the
+// holder, never lost; facts recorded as done stay done; the pace is shared; finished
+// transactions, the reconciler's mark and pruning behave as documented. Each
+// implementation's tests run it against a fresh store.
 package storetest
 
 import (
@@ -14,33 +16,61 @@ import (
 	"testing"
 	"time"
 
+	escrow "github.com/escrowkit/escrow-go"
 	"github.com/escrowkit/escrow-go/webhook"
 )
 
 // Run checks the Store that fresh returns; fresh returns an empty store each call.
 func Run(t *testing.T, fresh func(t *testing.T) webhook.Store) {
-	t.Run("ClaimsAreExclusiveUntilDone", func(t *testing.T) { claimsAreExclusive(t, fresh(t)) })
-	t.Run("ReleaseAndLease", func(t *testing.T) { releaseAndLease(t, fresh(t)) })
-	t.Run("DoneIsAllOrNothing", func(t *testing.T) { doneIsAllOrNothing(t, fresh(t)) })
+	t.Run("LeaseIsExclusiveAndKeepsOthersDeliveries", func(t *testing.T) { leaseIsExclusive(t, fresh(t)) })
+	t.Run("InterleavedReplicasRecordEachFactOnce", func(t *testing.T) { interleaved(t, fresh(t)) })
+	t.Run("DeadHolderIsTakenOverWhenItsLeaseEnds", func(t *testing.T) { deadHolder(t, fresh(t)) })
+	t.Run("ReleaseLeavesNamesToTheNextHolder", func(t *testing.T) { releaseLeavesNames(t, fresh(t)) })
+	t.Run("PaceIsShared", func(t *testing.T) { paceIsShared(t, fresh(t)) })
 	t.Run("FinishedAndMark", func(t *testing.T) { finishedAndMark(t, fresh(t)) })
-	t.Run("ConcurrentClaimsGrantOnce", func(t *testing.T) { concurrentClaims(t, fresh(t)) })
+	t.Run("PruneKeepsTombstones", func(t *testing.T) { pruneKeepsTombstones(t, fresh(t)) })
+	t.Run("ConcurrentAcquiresGrantOnce", func(t *testing.T) { concurrentAcquires(t, fresh(t)) })
 }
 
 var t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 
-func claim(id int64, owner string, facts ...string) webhook.Claim {
-	return webhook.Claim{TransactionID: id, Facts: facts, Owner: owner, Expires: t0.Add(time.Minute)}
+func lease(id int64, holder string) webhook.Lease {
+	return webhook.Lease{TransactionID: id, Holder: holder, Expires: t0.Add(time.Minute)}
 }
 
-func mustClaim(t *testing.T, s webhook.Store, c webhook.Claim, now time.Time, want bool) {
+func names(ns ...string) []escrow.EventName {
+	out := make([]escrow.EventName, len(ns))
+	for i, n := range ns {
+		out[i] = escrow.EventName(n)
+	}
+	return out
+}
+
+func acquire(t *testing.T, s webhook.Store, l webhook.Lease, now time.Time, delivered ...string) webhook.Turn {
 	t.Helper()
-	got, err := s.Claim(t.Context(), c, now)
+	turn, err := s.Acquire(t.Context(), l, names(delivered...), now)
 	if err != nil {
-		t.Fatalf("Claim(%+v): %v", c, err)
+		t.Fatalf("Acquire(%+v): %v", l, err)
 	}
-	if got != want {
-		t.Fatalf("Claim(%+v) at %v = %v, want %v", c, now.Sub(t0), got, want)
+	return turn
+}
+
+func mustAcquire(t *testing.T, s webhook.Store, l webhook.Lease, now time.Time, want bool, delivered ...string) webhook.Turn {
+	t.Helper()
+	turn := acquire(t, s, l, now, delivered...)
+	if turn.Granted != want {
+		t.Fatalf("Acquire(%d by %s) at %v: granted %v, want %v", l.TransactionID, l.Holder, now.Sub(t0), turn.Granted, want)
 	}
+	return turn
+}
+
+func yield(t *testing.T, s webhook.Store, y webhook.Yield) webhook.Turn {
+	t.Helper()
+	turn, err := s.Yield(t.Context(), y)
+	if err != nil {
+		t.Fatalf("Yield(%+v): %v", y, err)
+	}
+	return turn
 }
 
 func handed(t *testing.T, s webhook.Store, id int64) []string {
@@ -52,82 +82,144 @@ func handed(t *testing.T, s webhook.Store, id int64) []string {
 	return slices.Sorted(maps.Keys(h))
 }
 
-func claimsAreExclusive(t *testing.T, s webhook.Store) {
-	ctx := t.Context()
+func sortedNames(ns []escrow.EventName) []string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = string(n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// leaseIsExclusive: while a holds the lease, b is refused and its names wait for a; a's
+// yield then goes on with them (again), and a second yield frees the lease.
+func leaseIsExclusive(t *testing.T, s webhook.Store) {
 	if got := handed(t, s, 1); len(got) != 0 {
 		t.Fatalf("empty store hands %v", got)
 	}
-	a := claim(1, "a", "create", "agree")
-	mustClaim(t, s, a, t0, true)
-	mustClaim(t, s, claim(1, "b", "agree"), t0, false)            // held by a
-	mustClaim(t, s, claim(1, "b", "ship:1", "create"), t0, false) // all or nothing
-	mustClaim(t, s, claim(1, "b", "ship:1"), t0, true)            // not all-or-nothing's victim
-	mustClaim(t, s, claim(2, "b", "agree"), t0, true)             // another transaction
-	mustClaim(t, s, a, t0, true)                                  // the owner may renew
-	if got := handed(t, s, 1); len(got) != 0 {
-		t.Errorf("claimed facts count as handed: %v", got)
+	a := mustAcquire(t, s, lease(1, "a"), t0, true, "create")
+	if len(a.Handed) != 0 || len(a.Pending) != 0 {
+		t.Errorf("first turn: handed %v, pending %v", a.Handed, a.Pending)
 	}
-	if err := s.Done(ctx, a); err != nil {
-		t.Fatal(err)
+	mustAcquire(t, s, lease(1, "b"), t0, false, "agree")
+	mustAcquire(t, s, lease(1, "c"), t0.Add(30*time.Second), false, "agree", "payment_approved")
+	mustAcquire(t, s, lease(2, "b"), t0, true) // another transaction
+	again := yield(t, s, webhook.Yield{Lease: lease(1, "a"), Marks: a.Marks, Facts: []string{"create"}, Now: t0.Add(time.Second)})
+	if !again.Granted || !slices.Equal(sortedNames(again.Pending), []string{"agree", "payment_approved"}) {
+		t.Fatalf("yield after others' deliveries: again %v, pending %v; want again with agree, payment_approved", again.Granted, again.Pending)
 	}
-	if got := handed(t, s, 1); !slices.Equal(got, []string{"agree", "create"}) {
+	if got := handed(t, s, 1); !slices.Equal(got, []string{"create"}) {
 		t.Errorf("Handed = %v", got)
 	}
-	mustClaim(t, s, claim(1, "b", "create"), t0.Add(time.Hour), false) // done is forever
-	mustClaim(t, s, claim(1, "a", "create"), t0, false)                // even for its owner
-	if err := s.Done(ctx, claim(1, "c", "ship:1")); !errors.Is(err, webhook.ErrClaimLost) {
-		t.Errorf("Done of another's claim: %v, want ErrClaimLost", err)
+	mustAcquire(t, s, lease(1, "b"), t0.Add(2*time.Second), false) // a's turn goes on
+	again = yield(t, s, webhook.Yield{Lease: lease(1, "a"), Marks: again.Marks, Facts: []string{"agree", "payment_approved"}, Now: t0.Add(3 * time.Second)})
+	if !again.Granted { // b asked once more
+		t.Fatal("b's request during the second turn was not handed to a")
+	}
+	end := yield(t, s, webhook.Yield{Lease: lease(1, "a"), Marks: again.Marks, Now: t0.Add(4 * time.Second)})
+	if end.Granted || len(end.Pending) != 0 {
+		t.Fatalf("yield with nothing asked: again %v, pending %v", end.Granted, end.Pending)
+	}
+	b := mustAcquire(t, s, lease(1, "b"), t0.Add(5*time.Second), true)
+	if got := slices.Sorted(maps.Keys(b.Handed)); !slices.Equal(got, []string{"agree", "create", "payment_approved"}) || len(b.Pending) != 0 {
+		t.Errorf("b's turn: handed %v, pending %v", got, b.Pending)
 	}
 }
 
-func releaseAndLease(t *testing.T, s webhook.Store) {
-	ctx := t.Context()
-	a := claim(7, "a", "ship:1")
-	mustClaim(t, s, a, t0, true)
-	if err := s.Release(ctx, claim(7, "b", "ship:1")); err != nil { // not b's: no effect
-		t.Fatal(err)
+// interleaved: two replicas take turns on one transaction as deliveries alternate
+// between them; every fact is recorded once, by whoever held the lease.
+func interleaved(t *testing.T, s webhook.Store) {
+	facts := []string{"create", "agree", "payment_approved", "ship:1", "receive:1", "accept:1", "payment_disbursed:1", "complete"}
+	now := t0
+	holders := []string{"a", "b"}
+	for i, f := range facts {
+		me, other := holders[i%2], holders[(i+1)%2]
+		now = now.Add(time.Second)
+		turn := mustAcquire(t, s, webhook.Lease{TransactionID: 3, Holder: me, Expires: now.Add(time.Minute)}, now, true, f)
+		if turn.Handed[f] {
+			t.Fatalf("%s already handed before its turn", f)
+		}
+		if got := len(turn.Handed); got != i {
+			t.Fatalf("turn %d: %d facts handed, want %d", i, got, i)
+		}
+		mustAcquire(t, s, webhook.Lease{TransactionID: 3, Holder: other, Expires: now.Add(time.Minute)}, now, false, f) // the same delivery, replayed to the other
+		again := yield(t, s, webhook.Yield{Lease: webhook.Lease{TransactionID: 3, Holder: me, Expires: now.Add(time.Minute)}, Marks: turn.Marks,
+			Facts: []string{f}, Finished: f == "complete", Now: now})
+		if !again.Granted || !slices.Equal(sortedNames(again.Pending), []string{f}) {
+			t.Fatalf("turn %d: again %v pending %v; want the replay handed to the holder", i, again.Granted, again.Pending)
+		}
+		yield(t, s, webhook.Yield{Lease: webhook.Lease{TransactionID: 3, Holder: me, Expires: now.Add(time.Minute)}, Marks: again.Marks, Now: now})
 	}
-	mustClaim(t, s, claim(7, "b", "ship:1"), t0, false)
-	if err := s.Release(ctx, a); err != nil {
-		t.Fatal(err)
-	}
-	mustClaim(t, s, claim(7, "b", "ship:1"), t0, true)
-	// b dies holding it; once the lease has ended (at Expires itself), c takes it over and
-	// b's late Done is refused.
-	mustClaim(t, s, claim(7, "c", "ship:1"), t0.Add(59*time.Second), false)
-	c := claim(7, "c", "ship:1")
-	c.Expires = t0.Add(3 * time.Minute)
-	mustClaim(t, s, c, t0.Add(time.Minute), true)
-	if err := s.Done(ctx, claim(7, "b", "ship:1")); !errors.Is(err, webhook.ErrClaimLost) {
-		t.Errorf("Done after takeover: %v, want ErrClaimLost", err)
-	}
-	if err := s.Done(ctx, c); err != nil {
-		t.Fatal(err)
-	}
-	if got := handed(t, s, 7); !slices.Equal(got, []string{"ship:1"}) {
+	if got := handed(t, s, 3); len(got) != len(facts) {
 		t.Errorf("Handed = %v", got)
 	}
-	if err := s.Release(ctx, c); err != nil { // releasing a done claim undoes nothing
-		t.Fatal(err)
-	}
-	if got := handed(t, s, 7); !slices.Equal(got, []string{"ship:1"}) {
-		t.Errorf("after Release of a done claim: Handed = %v", got)
+	if ids, err := s.Unfinished(t.Context()); err != nil || len(ids) != 0 {
+		t.Errorf("Unfinished = %v, %v; want none after complete", ids, err)
 	}
 }
 
-// doneIsAllOrNothing: when another owner took over one fact of a claim after its lease,
-// the claim's Done records none of its facts: the event is handed over whole or not at all.
-func doneIsAllOrNothing(t *testing.T, s webhook.Store) {
-	a := claim(8, "a", "payment_disbursed:1", "payment_disbursed:2")
-	mustClaim(t, s, a, t0, true)
-	b := claim(8, "b", "payment_disbursed:2")
-	b.Expires = t0.Add(3 * time.Minute)
-	mustClaim(t, s, b, t0.Add(2*time.Minute), true)
-	if err := s.Done(t.Context(), a); !errors.Is(err, webhook.ErrClaimLost) {
-		t.Errorf("Done of a claim partly taken over: %v, want ErrClaimLost", err)
+// deadHolder: a dies holding the lease; b is refused until it expires (at Expires
+// itself), then granted with the names delivered meanwhile. a's late yield is refused
+// as lost, but its facts are recorded (they were handed over).
+func deadHolder(t *testing.T, s webhook.Store) {
+	a := mustAcquire(t, s, lease(7, "a"), t0, true, "ship")
+	mustAcquire(t, s, lease(7, "b"), t0.Add(59*time.Second), false, "receive")
+	b := mustAcquire(t, s, webhook.Lease{TransactionID: 7, Holder: "b", Expires: t0.Add(3 * time.Minute)}, t0.Add(time.Minute), true, "accept")
+	if !slices.Equal(sortedNames(b.Pending), []string{"receive"}) {
+		t.Errorf("taking over: pending %v, want the names delivered while a held it", b.Pending)
 	}
-	if got := handed(t, s, 8); len(got) != 0 {
-		t.Errorf("after a lost Done: Handed = %v, want nothing", got)
+	_, err := s.Yield(t.Context(), webhook.Yield{Lease: lease(7, "a"), Marks: a.Marks, Facts: []string{"ship:1"}, Now: t0.Add(2 * time.Minute)})
+	if !errors.Is(err, webhook.ErrClaimLost) {
+		t.Errorf("Yield after takeover: %v, want ErrClaimLost", err)
+	}
+	if got := handed(t, s, 7); !slices.Equal(got, []string{"ship:1"}) {
+		t.Errorf("a lost turn's facts: Handed = %v, want them recorded", got)
+	}
+	mustAcquire(t, s, lease(7, "a"), t0.Add(2*time.Minute), false) // b's lease is live
+	end := yield(t, s, webhook.Yield{Lease: lease(7, "b"), Marks: b.Marks + 1, Facts: []string{"receive:1"}, Now: t0.Add(2 * time.Minute)})
+	if end.Granted {
+		t.Error("yield that saw every request went on")
+	}
+	if got := handed(t, s, 7); !slices.Equal(got, []string{"receive:1", "ship:1"}) {
+		t.Errorf("Handed = %v", got)
+	}
+}
+
+// releaseLeavesNames: a holder that gives up releases the lease at once, and the names
+// it had and those delivered meanwhile wait for the next holder.
+func releaseLeavesNames(t *testing.T, s webhook.Store) {
+	a := mustAcquire(t, s, lease(8, "a"), t0, true, "agree")
+	mustAcquire(t, s, lease(8, "b"), t0, false, "payment_approved")
+	end := yield(t, s, webhook.Yield{Lease: lease(8, "a"), Marks: a.Marks, Now: t0, Release: true, Names: names("agree")})
+	if end.Granted {
+		t.Fatal("a release went on")
+	}
+	c := mustAcquire(t, s, lease(8, "c"), t0, true)
+	if !slices.Equal(sortedNames(c.Pending), []string{"agree", "payment_approved"}) {
+		t.Errorf("after a release: pending %v, want agree and payment_approved", c.Pending)
+	}
+	// Pending is kept while a holder has it: a holder that dies leaves it to the next.
+	d := mustAcquire(t, s, webhook.Lease{TransactionID: 8, Holder: "d", Expires: t0.Add(3 * time.Minute)}, t0.Add(time.Minute), true)
+	if !slices.Equal(sortedNames(d.Pending), []string{"agree", "payment_approved"}) {
+		t.Errorf("after a holder died: pending %v", d.Pending)
+	}
+	yield(t, s, webhook.Yield{Lease: webhook.Lease{TransactionID: 8, Holder: "d"}, Marks: d.Marks, Now: t0.Add(time.Minute)})
+	if e := mustAcquire(t, s, lease(8, "e"), t0.Add(time.Minute), true); len(e.Pending) != 0 {
+		t.Errorf("after a yield: pending %v, want none", e.Pending)
+	}
+}
+
+// paceIsShared: the pace a holder stores is what the next holder, another replica, sees.
+func paceIsShared(t *testing.T, s webhook.Store) {
+	a := mustAcquire(t, s, lease(9, "a"), t0, true, "ship")
+	if !a.Pace.NotBefore.IsZero() || a.Pace.Hold != 0 || len(a.Pace.Tried) != 0 {
+		t.Errorf("fresh pace: %+v", a.Pace)
+	}
+	p := webhook.Pace{NotBefore: t0.Add(250 * time.Millisecond), Hold: 250 * time.Millisecond, Tried: names("ship", "receive")}
+	yield(t, s, webhook.Yield{Lease: lease(9, "a"), Marks: a.Marks, Pace: p, Now: t0})
+	b := mustAcquire(t, s, lease(9, "b"), t0.Add(time.Millisecond), true)
+	if !b.Pace.NotBefore.Equal(p.NotBefore) || b.Pace.Hold != p.Hold || !slices.Equal(sortedNames(b.Pace.Tried), []string{"receive", "ship"}) {
+		t.Errorf("pace seen by b: %+v, want %+v", b.Pace, p)
 	}
 }
 
@@ -136,8 +228,9 @@ func finishedAndMark(t *testing.T, s webhook.Store) {
 	if _, ok, err := s.Mark(ctx); err != nil || ok {
 		t.Fatalf("fresh store: Mark ok=%v err=%v", ok, err)
 	}
-	for _, id := range []int64{3, 1, 2} {
-		mustClaim(t, s, claim(id, "a", "create"), t0, true)
+	for _, id := range []int64{3, 1, 2} { // handing a fact over makes a transaction known
+		turn := mustAcquire(t, s, lease(id, "a"), t0, true)
+		yield(t, s, webhook.Yield{Lease: lease(id, "a"), Marks: turn.Marks, Facts: []string{"create"}, Now: t0})
 	}
 	if err := s.Finish(ctx, 2); err != nil {
 		t.Fatal(err)
@@ -161,6 +254,9 @@ func finishedAndMark(t *testing.T, s webhook.Store) {
 			t.Fatal(err)
 		}
 	}
+	// A late fact of a finished transaction leaves it finished.
+	turn := mustAcquire(t, s, lease(2, "a"), t0, true)
+	yield(t, s, webhook.Yield{Lease: lease(2, "a"), Marks: turn.Marks, Facts: []string{"complete"}, Now: t0})
 	ids, err := s.Unfinished(ctx)
 	if err != nil || !slices.Equal(ids, []int64{1, 3, 5}) {
 		t.Errorf("Unfinished = %v, %v; want [1 3 5]", ids, err)
@@ -175,34 +271,92 @@ func finishedAndMark(t *testing.T, s webhook.Store) {
 	}
 }
 
-// concurrentClaims: many owners race for the same facts; exactly one wins each round.
-func concurrentClaims(t *testing.T, s webhook.Store) {
+// pruneKeepsTombstones: Prune deletes the facts of transactions finished before its
+// time and keeps a tombstone that refuses their lease (a late delivery is dropped), until
+// the tombstone's horizon; unfinished and later-finished transactions are untouched,
+// and idle leases are forgotten.
+func pruneKeepsTombstones(t *testing.T, s webhook.Store) {
+	ctx := t.Context()
+	for _, id := range []int64{11, 12, 13} {
+		turn := mustAcquire(t, s, lease(id, "a"), t0, true)
+		yield(t, s, webhook.Yield{Lease: lease(id, "a"), Marks: turn.Marks, Facts: []string{"create", "cancel"}, Finished: id != 13, Now: t0,
+			Pace: webhook.Pace{NotBefore: t0.Add(time.Second), Hold: time.Second}})
+	}
+	before := time.Now()
+	if n, err := s.Prune(ctx, before.Add(-time.Hour)); err != nil || n != 0 {
+		t.Fatalf("Prune before anything finished = %d, %v", n, err)
+	}
+	if got := handed(t, s, 11); len(got) != 2 {
+		t.Fatalf("pruned too early: Handed = %v", got)
+	}
+	n, err := s.Prune(ctx, time.Now().Add(time.Second))
+	if err != nil || n != 2 {
+		t.Fatalf("Prune = %d, %v; want the 2 finished transactions", n, err)
+	}
+	if got := handed(t, s, 11); len(got) != 0 {
+		t.Errorf("after Prune: Handed = %v, want nothing", got)
+	}
+	if got := handed(t, s, 13); len(got) != 2 {
+		t.Errorf("Prune took an unfinished transaction's facts: %v", got)
+	}
+	if turn := acquire(t, s, lease(11, "b"), t0, "cancel"); !turn.Pruned || turn.Granted {
+		t.Errorf("late delivery for a pruned transaction: %+v, want Pruned and not granted", turn)
+	}
+	if err := s.Track(ctx, []int64{11}); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := s.Unfinished(ctx); err != nil || !slices.Equal(ids, []int64{13}) {
+		t.Errorf("Unfinished after tracking a pruned one = %v, %v; want [13]", ids, err)
+	}
+	if n, err := s.Prune(ctx, time.Now().Add(time.Second)); err != nil || n != 0 {
+		t.Errorf("Prune again = %d, %v; want 0", n, err)
+	}
+	if n, err := s.Prune(ctx, time.Now().Add(webhook.TombstoneHorizon+time.Hour)); err != nil || n != 0 {
+		t.Errorf("Prune past the horizon = %d, %v", n, err)
+	}
+	if turn := acquire(t, s, lease(11, "b"), t0); turn.Pruned || !turn.Granted {
+		t.Errorf("after the tombstone's horizon: %+v, want an ordinary lease", turn)
+	}
+}
+
+// concurrentAcquires: many replicas race for the lease of the same transaction; exactly
+// one wins each round, and every other's name reaches it, at its Acquire or its Yield.
+func concurrentAcquires(t *testing.T, s webhook.Store) {
 	const owners, rounds = 8, 10
 	for r := range rounds {
+		id := 100 + int64(r)
 		var wg sync.WaitGroup
 		var mu sync.Mutex
-		won := 0
+		var winners []string
+		var won webhook.Turn
 		for o := range owners {
 			wg.Go(func() {
-				c := claim(100+int64(r), fmt.Sprint("o", o), "ship:1", "ship:2")
-				ok, err := s.Claim(context.WithoutCancel(t.Context()), c, t0)
+				holder := fmt.Sprint("o", o)
+				turn, err := s.Acquire(context.WithoutCancel(t.Context()), lease(id, holder), names(fmt.Sprint("n", o)), t0)
 				if err != nil {
 					t.Error(err)
 					return
 				}
-				if ok {
-					if err := s.Done(t.Context(), c); err != nil {
-						t.Error(err)
-					}
+				if turn.Granted {
 					mu.Lock()
-					won++
+					winners, won = append(winners, holder), turn
 					mu.Unlock()
 				}
 			})
 		}
 		wg.Wait()
-		if won != 1 {
-			t.Fatalf("round %d: %d owners won the same claim", r, won)
+		if len(winners) != 1 {
+			t.Fatalf("round %d: %d replicas won the same lease", r, len(winners))
+		}
+		turn := yield(t, s, webhook.Yield{Lease: lease(id, winners[0]), Marks: won.Marks, Now: t0})
+		got := map[string]bool{}
+		for _, n := range append(won.Pending, turn.Pending...) {
+			got[string(n)] = true
+		}
+		for o := range owners {
+			if h := fmt.Sprint("o", o); h != winners[0] && !got[fmt.Sprint("n", o)] {
+				t.Errorf("round %d: %s's delivery never reached the holder %s", r, h, winners[0])
+			}
 		}
 	}
 }

@@ -1,0 +1,500 @@
+package bench
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	escrow "github.com/escrowkit/escrow-go"
+	"github.com/escrowkit/escrow-go/escrowtest"
+	"github.com/escrowkit/escrow-go/webhook"
+	"github.com/escrowkit/escrow-go/webhook/sqlstore"
+)
+
+// ReceiveConfig is a receiving run: Replicas webhook.Handlers over one Store, each
+// delivery sent to one of them in turn, as a load balancer sends them.
+type ReceiveConfig struct {
+	Replicas int
+	// Store is "memory" (one process only: the replicas share one MemoryStore), "sqlite"
+	// (a file in Dir) or a postgres:// URL of a server where the run may create databases.
+	Store string
+	// Dir holds the SQLite files.
+	Dir string
+	// Lifecycles is how many sales are taken from creation to completion (8 facts each),
+	// by Workers goroutines at once.
+	Lifecycles, Workers int
+}
+
+// ReceiveResult is what a receiving run measured, live and catching up.
+type ReceiveResult struct {
+	Replicas   int
+	Store      string
+	Lifecycles int
+	// Live: the sales are made while the replicas receive their deliveries.
+	Live ReceivePhase
+	// CatchUp: the deliveries recorded live are replayed as fast as possible to fresh
+	// replicas over a fresh store.
+	CatchUp ReceivePhase
+	// RowsKept is the store's rows after the live run; RowsPruned after Prune deleted every
+	// finished sale (what remains are tombstones). -1 for the memory store.
+	RowsKept, RowsPruned int64
+}
+
+// ReceivePhase is one phase's counts.
+type ReceivePhase struct {
+	Duration   time.Duration
+	Facts      int   // handed over (with its items, one per fact)
+	Duplicates int   // facts handed over more than once
+	Lost       int   // facts of the sales never handed over
+	Fetches    int64 // the replicas' GET /transaction/{id}
+	Commits    int64 // PostgreSQL transactions committed in the store's database; -1 elsewhere
+	// P50, P99: from a delivery's arrival to its event's hand-over (live only).
+	P50, P99 time.Duration
+}
+
+func (p ReceivePhase) perFact(n int64) float64 {
+	if p.Facts == 0 || n < 0 {
+		return -1
+	}
+	return float64(n) / float64(p.Facts)
+}
+
+func (p ReceivePhase) rate() float64 {
+	if p.Duration <= 0 {
+		return 0
+	}
+	return float64(p.Facts) / p.Duration.Seconds()
+}
+
+func (r ReceiveResult) String() string {
+	return fmt.Sprintf("receive store=%s replicas=%d lifecycles=%d"+
+		" live_facts=%d live_facts_per_s=%.0f live_fetches_per_fact=%.2f live_commits_per_fact=%.2f live_p50=%s live_p99=%s live_duplicates=%d live_lost=%d"+
+		" catchup_facts_per_s=%.0f catchup_fetches_per_fact=%.2f catchup_commits_per_fact=%.2f catchup_duplicates=%d catchup_lost=%d"+
+		" rows_kept=%d rows_after_prune=%d",
+		r.Store, r.Replicas, r.Lifecycles,
+		r.Live.Facts, r.Live.rate(), r.Live.perFact(r.Live.Fetches), r.Live.perFact(r.Live.Commits),
+		r.Live.P50.Round(100*time.Microsecond), r.Live.P99.Round(100*time.Microsecond), r.Live.Duplicates, r.Live.Lost,
+		r.CatchUp.rate(), r.CatchUp.perFact(r.CatchUp.Fetches), r.CatchUp.perFact(r.CatchUp.Commits), r.CatchUp.Duplicates, r.CatchUp.Lost,
+		r.RowsKept, r.RowsPruned)
+}
+
+// factsPerSale are the facts of one sale taken to completion.
+const factsPerSale = 8
+
+// receiver is the replicas of one phase and what they handed over.
+type receiver struct {
+	replicas []*webhook.Handler
+	fetches  atomic.Int64
+	next     atomic.Int64 // round robin
+
+	mu        sync.Mutex
+	handed    map[string]int       // "tx event item" → times handed over
+	delivered map[string]time.Time // "tx event" → first arrival
+	latencies latencies
+	recorded  []escrowtest.Delivery // every delivery, in arrival order
+	last      time.Time             // the last hand-over
+}
+
+var fetchPath = regexp.MustCompile(`/transaction/\d+$`)
+
+type fetchCount struct {
+	next http.RoundTripper
+	n    *atomic.Int64
+}
+
+func (f fetchCount) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodGet && fetchPath.MatchString(r.URL.Path) {
+		f.n.Add(1)
+	}
+	return f.next.RoundTrip(r)
+}
+
+func newReceiver(srv *escrowtest.Server, a escrowtest.Account, store webhook.Store, replicas int) (*receiver, error) {
+	rc := &receiver{handed: map[string]int{}, delivered: map[string]time.Time{}}
+	hc := &http.Client{Transport: fetchCount{next: srv.Client().Transport, n: &rc.fetches}}
+	for i := range replicas {
+		c, err := escrow.NewClient(a.Email, a.APIKey, escrow.WithBaseURL(srv.URL), escrow.WithHTTPClient(hc))
+		if err != nil {
+			return nil, err
+		}
+		rc.replicas = append(rc.replicas, webhook.NewHandler(c, rc.callback, webhook.Options{
+			Store: store, Replica: fmt.Sprint("replica-", i), Workers: 8, MaxQueued: 100_000,
+		}))
+	}
+	return rc, nil
+}
+
+func (rc *receiver) callback(_ context.Context, ev webhook.ConfirmedEvent) error {
+	now := time.Now()
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	items := ev.ItemIDs
+	if len(items) == 0 {
+		items = []int64{0}
+	}
+	for _, it := range items {
+		rc.handed[fmt.Sprint(ev.TransactionID, " ", ev.Name, " ", it)]++
+	}
+	rc.last = now
+	if at, ok := rc.delivered[fmt.Sprint(ev.TransactionID, " ", ev.Name)]; ok && ev.Source == webhook.FromWebhook {
+		rc.latencies.add(now.Sub(at))
+	}
+	return nil
+}
+
+// ServeHTTP passes a delivery to the next replica, noting when it came.
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ev, err := escrow.ParseEvent(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	rc.mu.Lock()
+	key := fmt.Sprint(ev.TransactionID, " ", ev.Name)
+	if _, ok := rc.delivered[key]; !ok {
+		rc.delivered[key] = time.Now()
+	}
+	rc.recorded = append(rc.recorded, escrowtest.Delivery{Event: string(ev.Name), EventType: string(ev.EventType), TransactionID: ev.TransactionID})
+	rc.mu.Unlock()
+	rc.deliver(ev.TransactionID, string(ev.Name), w)
+}
+
+func (rc *receiver) deliver(id int64, name string, w http.ResponseWriter) {
+	body := fmt.Sprintf(`{"event": %q, "event_type": "transaction", "transaction_id": %d}`, name, id)
+	req := httptest.NewRequest(http.MethodPost, "/escrow", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	h := rc.replicas[int(rc.next.Add(1))%len(rc.replicas)]
+	h.ServeHTTP(w, req)
+}
+
+func (rc *receiver) flush(ctx context.Context) error {
+	for range 3 { // a turn at one replica may leave work to another
+		for _, h := range rc.replicas {
+			if err := h.Flush(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (rc *receiver) shutdown() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, h := range rc.replicas {
+		h.Shutdown(ctx)
+	}
+}
+
+// phase counts what the receiver handed over for the sales since start. Its duration
+// ends at the last hand-over: hints (payment_received) confirmed after it do not count.
+func (rc *receiver) phase(sales []int64, start time.Time) ReceivePhase {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	p := ReceivePhase{Duration: rc.last.Sub(start), Fetches: rc.fetches.Load(), Commits: -1,
+		P50: rc.latencies.quantile(0.5), P99: rc.latencies.quantile(0.99)}
+	for _, n := range rc.handed {
+		p.Facts++
+		if n > 1 {
+			p.Duplicates += n - 1
+		}
+	}
+	p.Lost = max(0, len(sales)*factsPerSale-p.Facts)
+	return p
+}
+
+// RunReceive takes cfg.Lifecycles sales to completion on the emulator while cfg.Replicas
+// handlers receive their deliveries over one store, then replays the recorded deliveries
+// as fast as possible to fresh replicas over a fresh store, and measures both. The
+// emulator has no rate limit here: the run measures the receiver, not the allowance.
+func RunReceive(ctx context.Context, cfg ReceiveConfig) (ReceiveResult, error) {
+	if cfg.Replicas <= 0 || cfg.Lifecycles <= 0 || cfg.Workers <= 0 {
+		return ReceiveResult{}, errors.New("receive: Replicas, Lifecycles and Workers must be positive")
+	}
+	res := ReceiveResult{Replicas: cfg.Replicas, Store: storeKind(cfg.Store), Lifecycles: cfg.Lifecycles, RowsKept: -1, RowsPruned: -1}
+	srv := escrowtest.NewServer(escrowtest.WithRateLimit(0, time.Minute))
+	defer srv.Close()
+	m, err := newSaleMarket(srv)
+	if err != nil {
+		return res, err
+	}
+
+	live, err := openBenchStore(ctx, cfg, "live")
+	if err != nil {
+		return res, err
+	}
+	defer live.close()
+	rc, err := newReceiver(srv, m.account, live.store, cfg.Replicas)
+	if err != nil {
+		return res, err
+	}
+	defer rc.shutdown()
+	hook := httptest.NewServer(rc)
+	defer hook.Close()
+	if _, err := m.partner.Webhooks.Create(ctx, escrow.Me, hook.URL+"/escrow"); err != nil {
+		return res, err
+	}
+	commits := live.commits(ctx)
+	start := time.Now()
+	sales, err := m.run(ctx, cfg.Lifecycles, cfg.Workers)
+	if err != nil {
+		return res, err
+	}
+	if err := srv.FlushWebhooks(ctx); err != nil {
+		return res, err
+	}
+	if err := rc.flush(ctx); err != nil {
+		return res, err
+	}
+	res.Live = rc.phase(sales, start)
+	res.Live.Commits = live.since(ctx, commits)
+	if res.RowsKept, res.RowsPruned, err = live.prune(ctx); err != nil {
+		return res, err
+	}
+
+	res.CatchUp, err = catchUp(ctx, srv, m.account, cfg, sales, rc.recorded)
+	return res, err
+}
+
+// catchUp replays deliveries to fresh replicas over a fresh store from 8 goroutines.
+func catchUp(ctx context.Context, srv *escrowtest.Server, a escrowtest.Account, cfg ReceiveConfig, sales []int64, recorded []escrowtest.Delivery) (ReceivePhase, error) {
+	st, err := openBenchStore(ctx, cfg, "catchup")
+	if err != nil {
+		return ReceivePhase{}, err
+	}
+	defer st.close()
+	rc, err := newReceiver(srv, a, st.store, cfg.Replicas)
+	if err != nil {
+		return ReceivePhase{}, err
+	}
+	defer rc.shutdown()
+	commits := st.commits(ctx)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range 8 {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(recorded)); i = next.Add(1) - 1 {
+				d := recorded[i]
+				rc.deliver(d.TransactionID, d.Event, httptest.NewRecorder())
+			}
+		})
+	}
+	wg.Wait()
+	if err := rc.flush(ctx); err != nil {
+		return ReceivePhase{}, err
+	}
+	p := rc.phase(sales, start)
+	p.P50, p.P99 = 0, 0
+	p.Commits = st.since(ctx, commits)
+	return p, nil
+}
+
+func storeKind(s string) string {
+	if strings.HasPrefix(s, "postgres") {
+		return "postgres"
+	}
+	return s
+}
+
+// benchStore is one phase's store.
+type benchStore struct {
+	store webhook.Store
+	sql   *sqlstore.Store // nil for memory
+	admin *sql.DB         // the server's maintenance database, to drop the phase's one
+	name  string
+}
+
+var benchDBs atomic.Int64
+
+func openBenchStore(ctx context.Context, cfg ReceiveConfig, phase string) (*benchStore, error) {
+	switch {
+	case cfg.Store == "memory":
+		return &benchStore{store: new(webhook.MemoryStore)}, nil
+	case cfg.Store == "sqlite":
+		s, err := sqlstore.Open(ctx, "sqlite:"+filepath.Join(cfg.Dir, fmt.Sprintf("receive-%s-%d.db", phase, benchDBs.Add(1))))
+		if err != nil {
+			return nil, err
+		}
+		return &benchStore{store: s, sql: s}, nil
+	case strings.HasPrefix(cfg.Store, "postgres"):
+		admin, err := sql.Open("pgx", cfg.Store)
+		if err != nil {
+			return nil, err
+		}
+		name := fmt.Sprintf("escrow_bench_%s_%d_%d", phase, time.Now().UnixNano(), benchDBs.Add(1))
+		if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name); err != nil {
+			admin.Close()
+			return nil, err
+		}
+		i := strings.LastIndex(cfg.Store, "/")
+		dsn := cfg.Store[:i+1] + name
+		if q := strings.Index(cfg.Store[i:], "?"); q >= 0 {
+			dsn += cfg.Store[i+q:]
+		}
+		s, err := sqlstore.Open(ctx, dsn)
+		if err != nil {
+			admin.Close()
+			return nil, err
+		}
+		return &benchStore{store: s, sql: s, admin: admin, name: name}, nil
+	}
+	return nil, fmt.Errorf("receive: unknown store %q: want memory, sqlite or a postgres:// URL", cfg.Store)
+}
+
+// commits returns the database's committed transactions so far (PostgreSQL), or -1.
+func (b *benchStore) commits(ctx context.Context) int64 {
+	if b.admin == nil {
+		return -1
+	}
+	var n int64
+	if err := b.admin.QueryRowContext(ctx, `SELECT xact_commit FROM pg_stat_database WHERE datname = $1`, b.name).Scan(&n); err != nil {
+		return -1
+	}
+	return n
+}
+
+// since returns the commits since before (-1 if unknown). A PostgreSQL backend reports
+// its counts when it ends or after a while idle, so the store's connections are closed
+// first, and the count is read once it has settled.
+func (b *benchStore) since(ctx context.Context, before int64) int64 {
+	if before < 0 {
+		return -1
+	}
+	b.sql.DB().SetMaxIdleConns(0) // closes the idle connections: their backends report
+	b.sql.DB().SetMaxIdleConns(2)
+	last := b.commits(ctx)
+	for range 20 {
+		time.Sleep(250 * time.Millisecond)
+		n := b.commits(ctx)
+		if n == last && n > before {
+			break
+		}
+		last = n
+	}
+	return last - before
+}
+
+// prune counts the store's rows, prunes every finished transaction and counts again.
+func (b *benchStore) prune(ctx context.Context) (kept, after int64, err error) {
+	if b.sql == nil {
+		return -1, -1, nil
+	}
+	if kept, err = b.rows(ctx); err != nil {
+		return 0, 0, err
+	}
+	if _, err := b.store.Prune(ctx, time.Now().Add(time.Second)); err != nil {
+		return 0, 0, err
+	}
+	after, err = b.rows(ctx)
+	return kept, after, err
+}
+
+func (b *benchStore) rows(ctx context.Context) (int64, error) {
+	var n int64
+	err := b.sql.DB().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM escrow_webhook_facts) + (SELECT count(*) FROM escrow_webhook_transactions)
+		+ (SELECT count(*) FROM escrow_webhook_leases)`).Scan(&n)
+	return n, err
+}
+
+func (b *benchStore) close() {
+	if b.sql != nil {
+		b.sql.Close()
+	}
+	if b.admin != nil {
+		b.admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+b.name+" WITH (FORCE)")
+		b.admin.Close()
+	}
+}
+
+// saleMarket is a partner's marketplace taking sales to completion.
+type saleMarket struct {
+	srv                   *escrowtest.Server
+	account               escrowtest.Account
+	partner, buyer, sell  *escrow.Client
+	buyerMail, sellerMail string
+}
+
+func newSaleMarket(srv *escrowtest.Server) (*saleMarket, error) {
+	p, b, s := srv.AddPartner("market@example.com"), srv.AddCustomer("buyer@example.com"), srv.AddCustomer("seller@example.com")
+	m := &saleMarket{srv: srv, account: p, buyerMail: b.Email, sellerMail: s.Email}
+	for _, c := range []struct {
+		to **escrow.Client
+		a  escrowtest.Account
+	}{{&m.partner, p}, {&m.buyer, b}, {&m.sell, s}} {
+		cl, err := escrow.NewClient(c.a.Email, c.a.APIKey, escrow.WithBaseURL(srv.URL), escrow.WithHTTPClient(srv.Client()))
+		if err != nil {
+			return nil, err
+		}
+		*c.to = cl
+	}
+	return m, nil
+}
+
+// run takes n sales to completion with workers goroutines and returns their ids.
+func (m *saleMarket) run(ctx context.Context, n, workers int) ([]int64, error) {
+	var mu sync.Mutex
+	var ids []int64
+	var errs []error
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for next.Add(1) <= int64(n) && ctx.Err() == nil {
+				id, err := m.sale(ctx)
+				mu.Lock()
+				if err != nil {
+					errs = append(errs, err)
+				} else {
+					ids = append(ids, id)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return ids, errors.Join(errs...)
+}
+
+// sale takes one sale from creation to completion: 8 facts.
+func (m *saleMarket) sale(ctx context.Context) (int64, error) {
+	tx, err := m.partner.Transactions.Create(ctx, merchandise(m.buyerMail, m.sellerMail, ""))
+	if err != nil {
+		return 0, err
+	}
+	id := tx.ID
+	act := func(as string, a escrow.Action) error {
+		_, err := m.partner.Transactions.Act(ctx, id, &escrow.ActionRequest{Action: a}, escrow.AsCustomer(as))
+		return err
+	}
+	steps := []func() error{
+		func() error { return act(m.buyerMail, escrow.ActionAgree) },
+		func() error { return act(m.sellerMail, escrow.ActionAgree) },
+		func() error { return m.srv.ApprovePayment(id) },
+		func() error {
+			_, err := m.sell.Transactions.SelectDisbursementMethod(ctx, id, &escrow.DisbursementMethod{
+				Type: escrow.DisbursementACH, AccountName: "Seller", AccountType: "savings",
+				BankABARoutingNumber: "121000248", BankAccountNumber: "12345678", BankName: "First Bank",
+			})
+			return err
+		},
+		func() error { return act(m.sellerMail, escrow.ActionShip) },
+		func() error { return act(m.buyerMail, escrow.ActionReceive) },
+		func() error { _, err := m.buyer.Transactions.Accept(ctx, id); return err },
+	}
+	for i, s := range steps {
+		if err := s(); err != nil {
+			return 0, fmt.Errorf("sale %d, step %d: %w", id, i, err)
+		}
+	}
+	return id, nil
+}

@@ -1,0 +1,253 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	escrow "github.com/escrowkit/escrow-go"
+	"github.com/escrowkit/escrow-go/webhook"
+)
+
+// Transactions' finished column.
+const (
+	unfinished = 0
+	finished   = 1
+	pruned     = 2 // a tombstone: its facts and lease were deleted
+)
+
+// forUpdate locks the rows a PostgreSQL SELECT reads until the transaction ends; SQLite
+// transactions (immediate) hold the database's write lock already.
+func (s *Store) forUpdate() string {
+	if s.d == Postgres {
+		return " FOR UPDATE"
+	}
+	return ""
+}
+
+// millis stores a time as Unix milliseconds, the zero time as 0.
+func millis(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func fromMillis(ms int64) time.Time {
+	if ms == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+func joinNames(ns []escrow.EventName) string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = string(n)
+	}
+	return strings.Join(out, " ") // names are validated: a-z, 0-9 and "_"
+}
+
+func splitNames(s string) []escrow.EventName {
+	var out []escrow.EventName
+	for _, f := range strings.Fields(s) {
+		out = append(out, escrow.EventName(f))
+	}
+	return out
+}
+
+// loadLease reads and locks a transaction's lease row, creating it if missing, and how
+// finished the transaction is.
+func (s *Store) loadLease(ctx context.Context, tx *sql.Tx, id int64) (st webhook.LeaseState, state int, err error) {
+	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO escrow_webhook_leases (transaction_id) VALUES (?) ON CONFLICT (transaction_id) DO NOTHING`), id); err != nil {
+		return st, 0, fmt.Errorf("sqlstore: %w", err)
+	}
+	var expires, notBefore, hold int64
+	var pending, tried string
+	var fin sql.NullInt64
+	lock := ""
+	if s.d == Postgres {
+		lock = " FOR UPDATE OF l"
+	}
+	err = tx.QueryRowContext(ctx, s.q(`SELECT l.holder, l.expires, l.marks, l.pending, l.not_before, l.hold, l.tried, t.finished
+		FROM escrow_webhook_leases l LEFT JOIN escrow_webhook_transactions t ON t.transaction_id = l.transaction_id
+		WHERE l.transaction_id = ?`+lock), id).Scan(&st.Holder, &expires, &st.Marks, &pending, &notBefore, &hold, &tried, &fin)
+	if err != nil {
+		return st, 0, fmt.Errorf("sqlstore: %w", err)
+	}
+	st.Expires, st.Pending = fromMillis(expires), splitNames(pending)
+	st.Pace = webhook.Pace{NotBefore: fromMillis(notBefore), Hold: time.Duration(hold) * time.Millisecond, Tried: splitNames(tried)}
+	return st, int(fin.Int64), nil
+}
+
+// saveLease writes a lease row back, or deletes it when it holds nothing worth keeping.
+func (s *Store) saveLease(ctx context.Context, tx *sql.Tx, id int64, st webhook.LeaseState, now time.Time) error {
+	var err error
+	if st.Idle(now) {
+		_, err = tx.ExecContext(ctx, s.q(`DELETE FROM escrow_webhook_leases WHERE transaction_id = ?`), id)
+	} else {
+		_, err = tx.ExecContext(ctx, s.q(`UPDATE escrow_webhook_leases SET holder = ?, expires = ?, marks = ?, pending = ?, not_before = ?, hold = ?, tried = ?
+			WHERE transaction_id = ?`), st.Holder, millis(st.Expires), st.Marks, joinNames(st.Pending),
+			millis(st.Pace.NotBefore), st.Pace.Hold.Milliseconds(), joinNames(st.Pace.Tried), id)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	return nil
+}
+
+// Acquire grants l or records names for its holder (webhook.LeaseState.Acquire), in one
+// database transaction: one commit.
+func (s *Store) Acquire(ctx context.Context, l webhook.Lease, names []escrow.EventName, now time.Time) (webhook.Turn, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return webhook.Turn{}, fmt.Errorf("sqlstore: %w", err)
+	}
+	defer tx.Rollback()
+	st, state, err := s.loadLease(ctx, tx, l.TransactionID)
+	if err != nil {
+		return webhook.Turn{}, err
+	}
+	if state == pruned {
+		return webhook.Turn{Pruned: true}, nil // rolled back: nothing changes
+	}
+	turn := webhook.Turn{Granted: st.Acquire(l, names, now)}
+	if err := s.saveLease(ctx, tx, l.TransactionID, st, now); err != nil {
+		return webhook.Turn{}, err
+	}
+	if turn.Granted {
+		turn.Marks, turn.Pending, turn.Pace = st.Marks, st.Pending, st.Pace
+		if turn.Handed, err = s.handed(ctx, tx, l.TransactionID); err != nil {
+			return webhook.Turn{}, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return webhook.Turn{}, fmt.Errorf("sqlstore: %w", err)
+	}
+	return turn, nil
+}
+
+// Yield records y's facts, the transaction known (finished if y.Finished), and ends or
+// extends the turn (webhook.LeaseState.Yield), in one database transaction: one commit.
+func (s *Store) Yield(ctx context.Context, y webhook.Yield) (webhook.Turn, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return webhook.Turn{}, fmt.Errorf("sqlstore: %w", err)
+	}
+	defer tx.Rollback()
+	st, state, err := s.loadLease(ctx, tx, y.TransactionID)
+	if err != nil {
+		return webhook.Turn{}, err
+	}
+	if state == pruned {
+		return webhook.Turn{}, nil // pruned meanwhile: everything was handed over
+	}
+	if _, err := s.recordFacts(ctx, tx, y.TransactionID, y.Holder, y.Facts); err != nil {
+		return webhook.Turn{}, err
+	}
+	if err := s.known(ctx, tx, y.TransactionID, len(y.Facts) > 0, y.Finished, time.Now()); err != nil {
+		return webhook.Turn{}, err
+	}
+	again, pending, lost := st.Yield(y)
+	if err := s.saveLease(ctx, tx, y.TransactionID, st, y.Now); err != nil {
+		return webhook.Turn{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return webhook.Turn{}, fmt.Errorf("sqlstore: %w", err)
+	}
+	if lost != nil {
+		return webhook.Turn{}, lost
+	}
+	return webhook.Turn{Granted: again, Marks: st.Marks, Pending: pending}, nil
+}
+
+// factChunk bounds the rows of one INSERT of facts.
+const factChunk = 200
+
+// recordFacts inserts facts as done, those not recorded yet, and returns how many it
+// inserted.
+func (s *Store) recordFacts(ctx context.Context, q querier, id int64, holder string, facts []string) (int64, error) {
+	var n int64
+	for len(facts) > 0 {
+		chunk := facts[:min(len(facts), factChunk)]
+		facts = facts[len(chunk):]
+		args := make([]any, 0, 3*len(chunk))
+		for _, k := range chunk {
+			args = append(args, id, k, holder)
+		}
+		values := strings.TrimSuffix(strings.Repeat("(?, ?, ?, 0, 1), ", len(chunk)), ", ")
+		res, err := q.ExecContext(ctx, s.q(`INSERT INTO escrow_webhook_facts (transaction_id, fact, owner, expires, done) VALUES `+values+`
+			ON CONFLICT (transaction_id, fact) DO NOTHING`), args...)
+		if err != nil {
+			return 0, fmt.Errorf("sqlstore: %w", err)
+		}
+		m, err := res.RowsAffected()
+		if err != nil {
+			return 0, fmt.Errorf("sqlstore: %w", err)
+		}
+		n += m
+	}
+	return n, nil
+}
+
+// known makes a transaction that had facts handed over known, finished at now if fin; a
+// finished or pruned one stays so.
+func (s *Store) known(ctx context.Context, q querier, id int64, facts, fin bool, now time.Time) error {
+	if !facts && !fin {
+		return nil
+	}
+	state, at := unfinished, int64(0)
+	if fin {
+		state, at = finished, now.UnixMilli()
+	}
+	if _, err := q.ExecContext(ctx, s.q(`INSERT INTO escrow_webhook_transactions (transaction_id, finished, finished_at) VALUES (?, ?, ?)
+		ON CONFLICT (transaction_id) DO UPDATE SET finished = excluded.finished, finished_at = excluded.finished_at
+		WHERE escrow_webhook_transactions.finished = 0 AND excluded.finished = 1`), id, state, at); err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	return nil
+}
+
+// Prune deletes the facts and leases of transactions finished before finishedBefore,
+// leaving their rows as tombstones, deletes tombstones older than the horizon and idle
+// leases, in one database transaction.
+func (s *Store) Prune(ctx context.Context, finishedBefore time.Time) (int64, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("sqlstore: %w", err)
+	}
+	defer tx.Rollback()
+	before := finishedBefore.UnixMilli()
+	old := `SELECT transaction_id FROM escrow_webhook_transactions WHERE finished = 1 AND finished_at < ?`
+	for _, stmt := range []string{
+		`DELETE FROM escrow_webhook_facts WHERE transaction_id IN (` + old + `)`,
+		`DELETE FROM escrow_webhook_leases WHERE transaction_id IN (` + old + `)`,
+	} {
+		if _, err := tx.ExecContext(ctx, s.q(stmt), before); err != nil {
+			return 0, fmt.Errorf("sqlstore: pruning: %w", err)
+		}
+	}
+	res, err := tx.ExecContext(ctx, s.q(`UPDATE escrow_webhook_transactions SET finished = 2 WHERE finished = 1 AND finished_at < ?`), before)
+	if err != nil {
+		return 0, fmt.Errorf("sqlstore: pruning: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("sqlstore: pruning: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM escrow_webhook_transactions WHERE finished = 2 AND finished_at < ?`),
+		finishedBefore.Add(-webhook.TombstoneHorizon).UnixMilli()); err != nil {
+		return 0, fmt.Errorf("sqlstore: pruning: %w", err)
+	}
+	// Idle as webhook.LeaseState.Idle says: no live holder, no names waiting, no pause ahead.
+	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM escrow_webhook_leases WHERE (holder = '' OR expires <= ?) AND pending = '' AND not_before <= ?`),
+		before, before); err != nil {
+		return 0, fmt.Errorf("sqlstore: pruning: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, fmt.Errorf("sqlstore: pruning: %w", err)
+	}
+	return n, nil
+}

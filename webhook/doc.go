@@ -73,6 +73,30 @@
 // Confirmations read the API's rate-limit headers and leave the application
 // [Options].Reserve of each window.
 //
+// # Floods
+//
+// Without a secret (registrations of plain URLs keep working) a forger can name
+// thousands of made-up transactions, each a confirming fetch. The handler keeps them
+// from starving real events. At most [Options].Workers goroutines (and one that
+// schedules waits) work, whatever is queued, taking transactions in this order: those the
+// account is known to have (handed over before, found or tracked by the reconciler,
+// listed, or found in the Store); then never-seen ids, first looked up in the Store (no
+// API call); then those the Store does not know either. These are confirmed, for a
+// partner, by one listing of its newest transactions (GET /partner/transactions, at most
+// once a second while any wait: a real new transaction is among them, with its state, so
+// it needs no fetch of its own), or by a fetch of their own while the share of the
+// window allows: fetches of never-seen ids answered 404 or 403 may spend at most
+// [Options].UnseenShare (a tenth) of each rate-limit window of GET /transaction/{id}, so
+// a flood spends that and waits for the next window while known transactions go on. An
+// id answered 404 or 403 is not fetched again for a minute (a negative cache). Never-seen
+// ids wait in a queue of their own, [Options].MaxUnseen (1,000) long; past it the
+// oldest is dropped, answered 200 like any delivery: a real one dropped so is handed over
+// when a listing names it (within a second, for a partner) or by the next reconciliation.
+// No delivery of a known transaction is dropped, and none is answered 503 but past
+// MaxQueued known transactions waiting or after Shutdown. [Handler.Stats] counts what
+// was dropped. BENCHMARKS.md, "A flood of forged transaction ids", has the figures with
+// 16,000 forged ids.
+//
 // # Bounded stores
 //
 // [Store.Prune] deletes what a store keeps about transactions finished before a time and

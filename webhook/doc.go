@@ -81,13 +81,14 @@
 // schedules waits) work, whatever is queued, taking transactions in this order: those the
 // account is known to have (handed over before, found or tracked by the reconciler,
 // listed, or found in the Store); then never-seen ids, first looked up in the Store (no
-// API call); then those the Store does not know either. These are confirmed, for a
-// partner, by one listing of its newest transactions (GET /partner/transactions, at most
-// once a second while any wait: a real new transaction is among them, with its state, so
-// it needs no fetch of its own), or by a fetch of their own while the share of the
-// window allows: fetches of never-seen ids answered 404 or 403 may spend at most
-// [Options].UnseenShare (a tenth) of each rate-limit window of GET /transaction/{id}, so
-// a flood spends that and waits for the next window while known transactions go on. An
+// API call); then those the Store does not know either. Each of these is confirmed by a
+// fetch of its own while the share of the window allows: fetches of never-seen ids
+// answered 404 or 403 may spend at most [Options].UnseenShare (a tenth) of each
+// rate-limit window of GET /transaction/{id}, so a flood spends that and waits for the
+// next window while known transactions go on. Once the share is spent, or more than 100
+// wait, a partner's never-seen ids are confirmed by one listing of its newest
+// transactions instead (GET /partner/transactions, at most once a second): a real new
+// transaction is among them, with its state, and needs no fetch of its own. An
 // id answered 404 or 403 is not fetched again for a minute (a negative cache). Never-seen
 // ids wait in a queue of their own, [Options].MaxUnseen (1,000) long; past it the
 // oldest is dropped, answered 200 like any delivery: a real one dropped so is handed over

@@ -139,20 +139,24 @@ func (h *Handler) pop(k qkind) (int64, *txQueue, bool) {
 	return id, q, true
 }
 
-// unseenAllowed reports what the never-seen lane allows now: a partner's listing of its
-// newest transactions (list), at most once a listEvery, or a fetch within the share (ok).
-// If neither, it sets a wakeup for when one will be. h.mu held.
+// unseenAllowed reports what the never-seen lane allows now: a fetch within the share
+// (ok), or, once the share is spent or more ids wait than a listing names, a partner's
+// listing of its newest transactions (list), at most once a listEvery. If neither, it
+// sets a wakeup for when one will be. h.mu held.
 func (h *Handler) unseenAllowed() (list, ok bool) {
 	now := time.Now()
 	if now.Before(h.unseenAt) {
 		return false, false
+	}
+	ok, retry := h.budget.allows(now)
+	if ok && h.lanes[kindUnseen].len() <= listPage {
+		return false, true // no flood: each id its fetch, as any delivery
 	}
 	mayList := h.partner == nil || *h.partner
 	if mayList && !now.Before(h.listAt) {
 		h.listAt = now.Add(listEvery)
 		return true, false
 	}
-	ok, retry := h.budget.allows(now)
 	if !ok {
 		if mayList && h.listAt.Before(retry) {
 			retry = h.listAt

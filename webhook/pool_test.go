@@ -164,3 +164,32 @@ func TestPartnerListingConfirmsNewTransactions(t *testing.T) {
 		t.Errorf("the new transaction's events: %v", got)
 	}
 }
+
+// TestDroppedNewTransactionIsRecoveredByTheListing: a partner's new transaction whose
+// delivery a flood pushed out of the never-seen queue is handed over all the same, once a
+// listing of the newest transactions names it.
+func TestDroppedNewTransactionIsRecoveredByTheListing(t *testing.T) {
+	w := newWorld(t, webhook.Options{MaxUnseen: 2}, escrowtest.WithRateLimit(20, time.Minute))
+	forge := func(from, n int64) {
+		for i := range n {
+			w.deliver(fmt.Sprintf(`{"event": "create", "event_type": "transaction", "transaction_id": %d}`, forgedBase+from+i))
+		}
+	}
+	forge(0, 10) // the share spent, the queue full
+	id := w.create()
+	if err := w.srv.FlushWebhooks(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	forge(10, 10) // pushes the new transaction's delivery out
+	deadline := time.Now().Add(10 * time.Second)
+	for len(w.got.byTransaction()[id]) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := w.got.byTransaction()[id]; !slices.Equal(got, []string{"create"}) {
+		t.Errorf("the new transaction's events: %v", got)
+	}
+	// Its delivery dropped, the listing hands its state over as the reconciler would.
+	if n := w.got.count(webhook.FromReconcile); n != 1 {
+		t.Errorf("%d events from the listing of a dropped delivery, want 1", n)
+	}
+}

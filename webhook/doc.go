@@ -93,8 +93,11 @@
 // ids wait in a queue of their own, [Options].MaxUnseen (1,000) long; past it the
 // oldest is dropped, answered 200 like any delivery: a real one dropped so is handed over
 // when a listing names it (within a second, for a partner) or by the next reconciliation.
-// No delivery of a known transaction is dropped, and none is answered 503 but past
-// MaxQueued known transactions waiting or after Shutdown. [Handler.Stats] counts what
+// No delivery of a transaction this handler knows (handed over or reconciled since it
+// started: run the reconciler at start) is dropped; one known only to the Store waits
+// behind at most MaxUnseen Store lookups, and is dropped only when those fill the queue.
+// No delivery is answered 503 but past MaxQueued known transactions waiting or after
+// Shutdown. [Handler.Stats] counts what
 // was dropped. BENCHMARKS.md, "A flood of forged transaction ids", has the figures with
 // 16,000 forged ids.
 //

@@ -312,6 +312,10 @@ func (h *Handler) finish(id int64, q *txQueue) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q.b = nil
+	if q.kind != kindKnown && q.pending() && h.neg.has(id, time.Now()) {
+		h.stats.NotFoundDropped++ // delivered again while the fetch answered 404 or 403
+		q.events, q.recheck = nil, false
+	}
 	if q.pending() && h.ctx.Err() == nil {
 		h.place(id, q)
 		return

@@ -193,3 +193,31 @@ func TestDroppedNewTransactionIsRecoveredByTheListing(t *testing.T) {
 		t.Errorf("%d events from the listing of a dropped delivery, want 1", n)
 	}
 }
+
+// TestDeliveriesDuringAFailedFetchAreDropped: deliveries of a never-seen id that arrive
+// while its fetch is under way are dropped with it when the API answers 404: no second
+// fetch.
+func TestDeliveriesDuringAFailedFetchAreDropped(t *testing.T) {
+	api := newFakeAPI()
+	gate := make(chan struct{})
+	h := webhook.NewHandler(clientOver(t, &gatedAPI{api: api, gate: gate}), (&calls{}).fn, webhook.Options{})
+	defer shutdown(t, h)
+	deliver(h, "create", forgedBase)
+	deliver(h, "agree", forgedBase) // queued behind the fetch under way, or coalesced with it
+	close(gate)
+	flushed(t, h)
+	if n := api.readsOf(forgedBase); n != 1 {
+		t.Errorf("fetched %d times", n)
+	}
+}
+
+// gatedAPI answers like api once gate is closed.
+type gatedAPI struct {
+	api  *fakeAPI
+	gate chan struct{}
+}
+
+func (g *gatedAPI) RoundTrip(r *http.Request) (*http.Response, error) {
+	<-g.gate
+	return g.api.RoundTrip(r)
+}

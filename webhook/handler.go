@@ -123,6 +123,9 @@ type Options struct {
 	// The first is current; the others are still accepted while a rotation is under way.
 	// Each must be 22 to 128 characters of A-Z, a-z, 0-9, '-' and '_' (NewSecret).
 	Secrets []string
+	// Observer sees each step of receiving, for telemetry (escrowotel implements it);
+	// default NopObserver.
+	Observer Observer
 }
 
 // Handler receives webhook deliveries (it is an http.Handler) and reconciles missed ones.
@@ -157,6 +160,7 @@ type txQueue struct {
 	recheck    bool                // the reconciler asks for a fetch of a tracked transaction
 	processing bool
 	wake       chan struct{} // a delivery came while the worker waits for the pace
+	since      time.Time     // when the oldest delivery waiting arrived, for the Observer
 }
 
 func (q *txQueue) pending() bool { return len(q.events) > 0 || q.tx != nil || q.recheck }
@@ -202,6 +206,9 @@ func NewHandler(client *escrow.Client, fn Callback, opt Options) *Handler {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
+	if opt.Observer == nil {
+		opt.Observer = NopObserver{}
+	}
 	log := opt.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -225,6 +232,7 @@ func (h *Handler) Replica() string { return h.opt.Replica }
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.door.admits(r) {
 		h.door.refuse(w, r)
+		h.observeArrival(r.Context(), 0, "", DeliveryRefused, http.StatusNotFound)
 		return
 	}
 	ev, err := escrow.ParseEvent(r)
@@ -233,16 +241,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		errors.As(err, &pe)
 		h.log.Warn("escrow webhook: refused delivery", "reason", pe.Reason, "remote", r.RemoteAddr)
 		http.Error(w, pe.Reason, pe.StatusCode)
+		h.observeArrival(r.Context(), 0, "", DeliveryRefused, pe.StatusCode)
 		return
 	}
 	if !confirmable(ev.Name) && !validHintName(ev.Name) {
 		// Answered 200 like any delivery, so a sender learns nothing; never queued or kept.
 		h.log.Warn("escrow webhook: delivery dropped: invalid event name", "transaction_id", ev.TransactionID, "name_length", len(ev.Name))
 		w.WriteHeader(http.StatusOK)
+		h.observeArrival(r.Context(), ev.TransactionID, "", DeliveryDropped, http.StatusOK)
 		return
 	}
 	if err := h.enqueue(ev.TransactionID, ev.Name, nil, false); err != nil {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		h.observeArrival(r.Context(), ev.TransactionID, ev.Name, DeliveryRefused, http.StatusServiceUnavailable)
 		return
 	}
 	w.WriteHeader(http.StatusOK)
@@ -275,12 +286,14 @@ func (h *Handler) enqueue(id int64, name escrow.EventName, tx *escrow.Transactio
 	}
 	if !q.pending() && !q.processing {
 		h.active++
+		h.opt.Observer.QueueDepth(h.ctx, h.active)
 	}
 	if tx != nil {
 		q.tx = tx
 	}
 	q.recheck = q.recheck || recheck
 	if name != "" {
+		h.observeQueued(q, id, name)
 		q.events = addNames(q.events, []escrow.EventName{name})
 		select {
 		case q.wake <- struct{}{}:
@@ -305,8 +318,8 @@ func (h *Handler) work(id int64, q *txQueue) {
 			h.mu.Unlock()
 			return
 		}
-		b := batch{id: id, q: q, events: q.events, tx: q.tx, fetch: len(q.events) > 0 || q.tx == nil, tracked: q.recheck}
-		q.events, q.tx, q.recheck, q.processing = nil, nil, false, true
+		b := batch{id: id, q: q, events: q.events, tx: q.tx, fetch: len(q.events) > 0 || q.tx == nil, tracked: q.recheck, obs: batchObservation{received: q.since}}
+		q.events, q.tx, q.recheck, q.processing, q.since = nil, nil, false, true, time.Time{}
 		h.mu.Unlock()
 
 		h.process(&b)
@@ -321,8 +334,10 @@ func (h *Handler) work(id int64, q *txQueue) {
 	}
 }
 
-// signalIdle wakes Flush once nothing is pending. h.mu must be held.
+// signalIdle wakes Flush once nothing is pending, and reports the transactions with work
+// left. h.mu must be held.
 func (h *Handler) signalIdle() {
+	h.opt.Observer.QueueDepth(h.ctx, h.active)
 	if h.active == 0 && h.idle != nil {
 		close(h.idle)
 		h.idle = nil
@@ -344,13 +359,14 @@ type batch struct {
 	// The turn, while this replica holds the transaction's lease.
 	held    bool
 	lease   Lease
-	marks   int64           // Turn.Marks as last seen
-	handed  map[string]bool // facts recorded as done, and those handed over since
-	pace    Pace            // as the store had it when the turn began
-	done    []string        // handed over under the lease, not yet recorded
-	finish  bool            // the transaction is to be recorded finished
-	fetched bool            // a confirming fetch was made in this turn
-	fresh   bool            // something was handed over in this turn
+	marks   int64            // Turn.Marks as last seen
+	handed  map[string]bool  // facts recorded as done, and those handed over since
+	pace    Pace             // as the store had it when the turn began
+	done    []string         // handed over under the lease, not yet recorded
+	finish  bool             // the transaction is to be recorded finished
+	fetched bool             // a confirming fetch was made in this turn
+	fresh   bool             // something was handed over in this turn
+	obs     batchObservation // what the Observer is told (observer.go)
 }
 
 // process tries a batch until it is done, given up on, or the handler shuts down.
@@ -381,6 +397,7 @@ func (h *Handler) process(b *batch) {
 			wait = max(wait, rle.RetryAfter) // the client knows when the allowance is back
 		}
 		h.log.Info("escrow webhook: retrying", "transaction_id", b.id, "events", b.events, "attempt", attempt, "wait", wait, "error", err)
+		h.opt.Observer.Retry(h.ctx, Retry{TransactionID: b.id, Attempt: attempt, Wait: wait, Err: err})
 		h.sleep(wait)
 		attempt++
 	}
@@ -472,6 +489,7 @@ func (h *Handler) acquire(b *batch) (bool, error) {
 		return false, fmt.Errorf("leasing: %w", err)
 	case turn.Pruned:
 		h.log.Debug("escrow webhook: delivery for a finished and pruned transaction dropped", "transaction_id", b.id, "events", b.events)
+		h.observeDropped(b)
 		return false, nil
 	case !turn.Granted:
 		h.log.Debug("escrow webhook: another replica is confirming the transaction; left to it", "transaction_id", b.id, "events", b.events)
@@ -626,7 +644,7 @@ func (h *Handler) confirm(b *batch) error {
 	ctx, id := h.ctx, b.id
 	if b.fetch {
 		b.fetched = true
-		tx, err := h.get(ctx, id)
+		tx, err := h.observedGet(ctx, b)
 		if errors.Is(err, escrow.ErrNotFound) || errors.Is(err, escrow.ErrForbidden) {
 			if len(b.events) > 0 {
 				h.log.Warn("escrow webhook: unconfirmed deliveries dropped: the account cannot read the transaction",
@@ -637,6 +655,7 @@ func (h *Handler) confirm(b *batch) error {
 				b.finish = true
 			}
 			b.fetch = false
+			h.observeOutcomes(b, b.events) // unreadable: none confirmed
 			return nil
 		}
 		if err != nil {
@@ -656,7 +675,7 @@ func (h *Handler) confirm(b *batch) error {
 	}
 	for _, p := range plan {
 		p.ev.Claim = Claim{TransactionID: id, Facts: p.keys, Owner: h.opt.Replica, Expires: b.lease.Expires}
-		if err := h.fn(ctx, p.ev); err != nil {
+		if err := h.observedCallback(ctx, b, p.ev); err != nil {
 			return fmt.Errorf("callback: %w", err)
 		}
 		markAll(b.handed, p.keys)
@@ -666,6 +685,7 @@ func (h *Handler) confirm(b *batch) error {
 	// Finished only when the fetched state is terminal and every fact it shows was handed
 	// over: a late delivery of an earlier event must not end the reconciler's interest.
 	b.finish = b.finish || (terminal(b.tx) && allIn(keysOf(facts), b.handed))
+	h.observeOutcomes(b, unconfirmed)
 	return nil
 }
 

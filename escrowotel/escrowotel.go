@@ -61,6 +61,7 @@ const (
 	RateLimitCauseKey  = attribute.Key("cause")
 	WaitKey            = attribute.Key("escrow.wait")
 	SettleOutcomeKey   = attribute.Key("escrow.settle.outcome")
+	ReadDurationKey    = attribute.Key("escrow.settle.read_duration")
 	OutcomeKey         = attribute.Key("outcome")
 	EventKey           = attribute.Key("escrow.event")
 	SourceKey          = attribute.Key("escrow.webhook.source")
@@ -204,8 +205,11 @@ func (o *Observer) CallEnd(ctx context.Context, c *escrow.Call) {
 	span := trace.SpanFromContext(ctx)
 	base := callAttrs(c)
 	for _, r := range c.Retries {
-		span.AddEvent("retry", trace.WithTimestamp(r.At), trace.WithAttributes(
-			RetryReasonKey.String(string(r.Reason)), semconv.HTTPResponseStatusCode(r.StatusCode), WaitKey.Float64(r.Wait.Seconds())))
+		ev := []attribute.KeyValue{RetryReasonKey.String(string(r.Reason)), WaitKey.Float64(r.Wait.Seconds())}
+		if r.StatusCode > 0 {
+			ev = append(ev, semconv.HTTPResponseStatusCode(r.StatusCode))
+		}
+		span.AddEvent("retry", trace.WithTimestamp(r.At), trace.WithAttributes(ev...))
 		o.retries.Add(ctx, 1, metric.WithAttributes(append(base, RetryReasonKey.String(string(r.Reason)))...))
 	}
 	for _, w := range c.RateLimitWaits {
@@ -215,7 +219,7 @@ func (o *Observer) CallEnd(ctx context.Context, c *escrow.Call) {
 	}
 	for _, s := range c.SettlingReads {
 		span.AddEvent("settling_read", trace.WithTimestamp(s.End), trace.WithAttributes(
-			SettleOutcomeKey.String(string(s.Outcome)), WaitKey.Float64(s.End.Sub(s.Start).Seconds())))
+			SettleOutcomeKey.String(string(s.Outcome)), ReadDurationKey.Float64(s.End.Sub(s.Start).Seconds())))
 	}
 	end := base
 	if c.StatusCode > 0 {

@@ -16,6 +16,7 @@ import (
 	escrow "github.com/escrowkit/escrow-go"
 	"github.com/escrowkit/escrow-go/escrowotel"
 	"github.com/escrowkit/escrow-go/escrowtest"
+	"github.com/escrowkit/escrow-go/webhook"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -367,5 +368,104 @@ func TestTelemetryHoldsNoCredential(t *testing.T) {
 		if strings.Contains(dump, secret) {
 			t.Errorf("the telemetry shows %q:\n%s", secret, dump)
 		}
+	}
+}
+
+// deliver hands the handler one delivery, as the API sends it.
+func deliver(t *testing.T, h http.Handler, event string, id int64) {
+	t.Helper()
+	body := fmt.Sprintf(`{"event": %q, "event_type": "transaction", "transaction_id": %d}`, event, id)
+	req := httptest.NewRequest(http.MethodPost, "/escrow", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("delivery answered %d", rec.Code)
+	}
+}
+
+// TestReceiverSpansAndMetrics: a delivery and its replay each have a span linked to the
+// confirming fetch, whose span holds the client's GET; the hand-over's span is linked to
+// it too; the events counter counts the one event handed over, the deliveries counter
+// both deliveries by outcome, and the lag and queue depth are recorded.
+func TestReceiverSpansAndMetrics(t *testing.T) {
+	tm := newTelemetry(t)
+	srv := escrowtest.NewServer()
+	t.Cleanup(srv.Close)
+	seller := connect(t, srv, srv.AddCustomer("seller@example.com"), tm.obs)
+	srv.AddCustomer("buyer@example.com")
+	tx, err := seller.Transactions.Create(t.Context(), sale(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := webhook.NewHandler(seller, func(context.Context, webhook.ConfirmedEvent) error { return nil },
+		webhook.Options{Observer: tm.obs, Refetch: time.Millisecond, MaxRefetch: time.Millisecond})
+	defer h.Shutdown(context.Background())
+	for range 2 { // the second is a replay
+		deliver(t, h, "create", tx.ID)
+		if err := h.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	confirms := map[trace.SpanID]bool{}
+	var gets, deliveries, handovers []tracetest.SpanStub
+	for _, s := range tm.spans.GetSpans() {
+		switch s.Name {
+		case "escrow.webhook confirm":
+			confirms[s.SpanContext.SpanID()] = true
+		case "GET /transaction/{id}":
+			gets = append(gets, s)
+		case "escrow.webhook delivery":
+			deliveries = append(deliveries, s)
+		case "escrow.webhook handover":
+			handovers = append(handovers, s)
+		}
+	}
+	if len(confirms) != 2 || len(gets) != 2 || len(deliveries) != 2 || len(handovers) != 1 {
+		t.Fatalf("spans %v; want two confirming fetches with their GETs, two deliveries, one hand-over", names(tm.spans.GetSpans()))
+	}
+	for _, g := range gets {
+		if !confirms[g.Parent.SpanID()] {
+			t.Errorf("a confirming GET is not inside a confirming fetch's span")
+		}
+	}
+	linked := func(s tracetest.SpanStub) bool {
+		return len(s.Links) == 1 && confirms[s.Links[0].SpanContext.SpanID()] && !s.Parent.IsValid()
+	}
+	var outcomes []string
+	for _, d := range deliveries {
+		v, _ := attr(d.Attributes, "outcome")
+		outcomes = append(outcomes, v.AsString())
+		if !linked(d) {
+			t.Errorf("delivery span %v is not a root linked to its confirming fetch: links %v", d.Attributes, d.Links)
+		}
+	}
+	if strings.Join(outcomes, ",") != "confirmed,duplicate" {
+		t.Errorf("delivery outcomes %v; want confirmed, then duplicate", outcomes)
+	}
+	if !linked(handovers[0]) {
+		t.Errorf("the hand-over span is not a root linked to its confirming fetch: links %v", handovers[0].Links)
+	}
+	wantAttrs(t, "hand-over", handovers[0].Attributes, map[string]string{"escrow.event": "create", "escrow.webhook.source": "webhook"})
+
+	events := tm.metric(t, "escrow.webhook.events").Data.(metricdata.Sum[int64]).DataPoints
+	if len(events) != 1 || events[0].Value != 1 {
+		t.Fatalf("events %+v; want one", events)
+	}
+	wantAttrs(t, "events", events[0].Attributes.ToSlice(), map[string]string{"escrow.event": "create"})
+	byOutcome := map[string]int64{}
+	for _, p := range tm.metric(t, "escrow.webhook.deliveries").Data.(metricdata.Sum[int64]).DataPoints {
+		v, _ := p.Attributes.Value("outcome")
+		byOutcome[v.AsString()] += p.Value
+	}
+	if byOutcome["confirmed"] != 1 || byOutcome["duplicate"] != 1 || len(byOutcome) != 2 {
+		t.Errorf("deliveries by outcome %v; want one confirmed, one duplicate", byOutcome)
+	}
+	if lag := tm.metric(t, "escrow.webhook.handover.lag").Data.(metricdata.Histogram[float64]).DataPoints; len(lag) != 1 || lag[0].Count != 1 {
+		t.Errorf("lag %+v; want one measurement", lag)
+	}
+	if depth := tm.metric(t, "escrow.webhook.queue.depth").Data.(metricdata.Gauge[int64]).DataPoints; len(depth) != 1 || depth[0].Value != 0 {
+		t.Errorf("queue depth %+v; want 0 once flushed", depth)
 	}
 }

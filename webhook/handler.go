@@ -133,6 +133,9 @@ type Options struct {
 	// The first is current; the others are still accepted while a rotation is under way.
 	// Each must be 22 to 128 characters of A-Z, a-z, 0-9, '-' and '_' (NewSecret).
 	Secrets []string
+	// Observer sees each step of receiving, for telemetry (escrowotel implements it);
+	// default NopObserver.
+	Observer Observer
 }
 
 // Handler receives webhook deliveries (it is an http.Handler) and reconciles missed ones.
@@ -183,9 +186,10 @@ type txQueue struct {
 	attempt  int    // of b
 	state    qstate
 	kind     qkind
-	paceWait bool   // waiting for the transaction's pace (a delivery ends the wait)
-	listed   bool   // tx was listed after the deliveries came: it confirms them unfetched
-	gen      uint64 // counts the waits, so that a stale wakeup is ignored
+	paceWait bool      // waiting for the transaction's pace (a delivery ends the wait)
+	listed   bool      // tx was listed after the deliveries came: it confirms them unfetched
+	gen      uint64    // counts the waits, so that a stale wakeup is ignored
+	since    time.Time // when the oldest delivery waiting arrived, for the Observer
 }
 
 func (q *txQueue) pending() bool { return len(q.events) > 0 || q.tx != nil || q.recheck }
@@ -232,6 +236,9 @@ func NewHandler(client *escrow.Client, fn Callback, opt Options) *Handler {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
+	if opt.Observer == nil {
+		opt.Observer = NopObserver{}
+	}
 	log := opt.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -259,6 +266,7 @@ func (h *Handler) Replica() string { return h.opt.Replica }
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.door.admits(r) {
 		h.door.refuse(w, r)
+		h.observeArrival(r.Context(), 0, "", DeliveryRefused, http.StatusNotFound)
 		return
 	}
 	ev, err := escrow.ParseEvent(r)
@@ -267,16 +275,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		errors.As(err, &pe)
 		h.log.Warn("escrow webhook: refused delivery", "reason", pe.Reason, "remote", r.RemoteAddr)
 		http.Error(w, pe.Reason, pe.StatusCode)
+		h.observeArrival(r.Context(), 0, "", DeliveryRefused, pe.StatusCode)
 		return
 	}
 	if !confirmable(ev.Name) && !validHintName(ev.Name) {
 		// Answered 200 like any delivery, so a sender learns nothing; never queued or kept.
 		h.log.Warn("escrow webhook: delivery dropped: invalid event name", "transaction_id", ev.TransactionID, "name_length", len(ev.Name))
 		w.WriteHeader(http.StatusOK)
+		h.observeArrival(r.Context(), ev.TransactionID, "", DeliveryDropped, http.StatusOK)
 		return
 	}
 	if err := h.enqueue(ev.TransactionID, ev.Name, nil, false); err != nil {
 		http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		h.observeArrival(r.Context(), ev.TransactionID, ev.Name, DeliveryRefused, http.StatusServiceUnavailable)
 		return
 	}
 	w.WriteHeader(http.StatusOK)
@@ -299,6 +310,9 @@ func (h *Handler) enqueue(id int64, name escrow.EventName, tx *escrow.Transactio
 	}
 	q, err := h.queueOf(id, tx != nil || recheck)
 	if q == nil {
+		if err == nil && name != "" { // dropped: see newQueue
+			h.observeArrival(h.ctx, id, name, DeliveryDropped, http.StatusOK)
+		}
 		return err
 	}
 	if tx != nil {
@@ -306,6 +320,7 @@ func (h *Handler) enqueue(id int64, name escrow.EventName, tx *escrow.Transactio
 	}
 	q.recheck = q.recheck || recheck
 	if name != "" {
+		h.observeQueued(q, id, name)
 		q.events = addNames(q.events, []escrow.EventName{name})
 	}
 	if q.state == qIdle || (q.state == qWaiting && q.paceWait && name != "") {
@@ -314,8 +329,10 @@ func (h *Handler) enqueue(id int64, name escrow.EventName, tx *escrow.Transactio
 	return nil
 }
 
-// signalIdle wakes Flush once nothing is pending. h.mu must be held.
+// signalIdle wakes Flush once nothing is pending, and reports the transactions with work
+// left. h.mu must be held.
 func (h *Handler) signalIdle() {
+	h.opt.Observer.QueueDepth(h.ctx, len(h.queues))
 	if len(h.queues) == 0 && h.idle != nil {
 		close(h.idle)
 		h.idle = nil
@@ -337,13 +354,14 @@ type batch struct {
 	// The turn, while this replica holds the transaction's lease.
 	held    bool
 	lease   Lease
-	marks   int64           // Turn.Marks as last seen
-	handed  map[string]bool // facts recorded as done, and those handed over since
-	pace    Pace            // as the store had it when the turn began
-	done    []string        // handed over under the lease, not yet recorded
-	finish  bool            // the transaction is to be recorded finished
-	fetched bool            // a confirming fetch was made in this turn
-	fresh   bool            // something was handed over in this turn
+	marks   int64            // Turn.Marks as last seen
+	handed  map[string]bool  // facts recorded as done, and those handed over since
+	pace    Pace             // as the store had it when the turn began
+	done    []string         // handed over under the lease, not yet recorded
+	finish  bool             // the transaction is to be recorded finished
+	fetched bool             // a confirming fetch was made in this turn
+	fresh   bool             // something was handed over in this turn
+	obs     batchObservation // what the Observer is told (observer.go)
 }
 
 // try runs a batch's turns: it takes the transaction's lease (or leaves the batch's names
@@ -391,6 +409,7 @@ func (h *Handler) acquire(b *batch) (bool, error) {
 		return false, fmt.Errorf("leasing: %w", err)
 	case turn.Pruned:
 		h.log.Debug("escrow webhook: delivery for a finished and pruned transaction dropped", "transaction_id", b.id, "events", b.events)
+		h.observeDropped(b)
 		return false, nil
 	case !turn.Granted:
 		h.log.Debug("escrow webhook: another replica is confirming the transaction; left to it", "transaction_id", b.id, "events", b.events)
@@ -545,7 +564,7 @@ func (h *Handler) confirm(b *batch) error {
 	ctx, id := h.ctx, b.id
 	if b.fetch {
 		b.fetched = true
-		tx, err := h.get(ctx, id)
+		tx, err := h.observedGet(ctx, b)
 		if errors.Is(err, escrow.ErrNotFound) || errors.Is(err, escrow.ErrForbidden) {
 			h.unreadable(b)
 			if len(b.events) > 0 {
@@ -557,6 +576,7 @@ func (h *Handler) confirm(b *batch) error {
 				b.finish = true
 			}
 			b.fetch = false
+			h.observeOutcomes(b, b.events) // unreadable: none confirmed
 			return nil
 		}
 		if err != nil {
@@ -576,7 +596,7 @@ func (h *Handler) confirm(b *batch) error {
 	}
 	for _, p := range plan {
 		p.ev.Claim = Claim{TransactionID: id, Facts: p.keys, Owner: h.opt.Replica, Expires: b.lease.Expires}
-		if err := h.fn(ctx, p.ev); err != nil {
+		if err := h.observedCallback(ctx, b, p.ev); err != nil {
 			return fmt.Errorf("callback: %w", err)
 		}
 		markAll(b.handed, p.keys)
@@ -586,6 +606,7 @@ func (h *Handler) confirm(b *batch) error {
 	// Finished only when the fetched state is terminal and every fact it shows was handed
 	// over: a late delivery of an earlier event must not end the reconciler's interest.
 	b.finish = b.finish || (terminal(b.tx) && allIn(keysOf(facts), b.handed))
+	h.observeOutcomes(b, unconfirmed)
 	return nil
 }
 

@@ -2,6 +2,8 @@ package webhook
 
 import (
 	"context"
+	"net/http"
+	"slices"
 	"time"
 
 	escrow "github.com/escrowkit/escrow-go"
@@ -34,7 +36,8 @@ type Observer interface {
 	HandoverEnd(ctx context.Context, h *Handover)
 	// Retry reports a batch (its confirmation and callbacks) tried again after a failure.
 	Retry(ctx context.Context, r Retry)
-	// QueueDepth reports how many transactions have work waiting, whenever it changes.
+	// QueueDepth reports how many transactions have work waiting or under way, whenever
+	// it changes.
 	QueueDepth(ctx context.Context, n int)
 	// Pruned reports a run of the store's pruning (Options.Retention, or Handler.Prune).
 	Pruned(ctx context.Context, p Prune)
@@ -69,7 +72,8 @@ type Delivery struct {
 	// invalid (such a name is never kept).
 	Event         escrow.EventName
 	TransactionID int64
-	// Received is when the delivery arrived (the first of those coalesced with it).
+	// Received is when the delivery arrived; for one confirmed in a batch, when the
+	// batch's oldest delivery arrived at this replica.
 	Received time.Time
 	Outcome  DeliveryOutcome
 	// StatusCode is the status the delivery was answered with.
@@ -159,3 +163,112 @@ func (NopObserver) QueueDepth(context.Context, int) {}
 func (NopObserver) Pruned(context.Context, Prune) {}
 
 var _ Observer = NopObserver{}
+
+// batchObservation is what a batch carries for the Observer: when its deliveries came,
+// the confirming fetch's context, and the delivered names handed over.
+type batchObservation struct {
+	received time.Time       // when the oldest delivery of the batch arrived here; zero for none
+	ctx      context.Context // as ConfirmStart returned it; nil before the fetch
+	handed   map[escrow.EventName]bool
+}
+
+// observedGet is the confirming fetch, reported to the Observer.
+func (h *Handler) observedGet(ctx context.Context, b *batch) (*escrow.Transaction, error) {
+	c := &Confirm{TransactionID: b.id, Events: b.events, Received: b.obs.received, Start: time.Now()}
+	b.obs.ctx = h.opt.Observer.ConfirmStart(ctx, c)
+	tx, err := h.get(b.obs.ctx, b.id)
+	c.End, c.Err = time.Now(), err
+	h.opt.Observer.ConfirmEnd(b.obs.ctx, c)
+	return tx, err
+}
+
+// observedCallback hands ev to the callback, reported to the Observer; the callback runs in
+// the context HandoverStart returns, derived from ctx.
+func (h *Handler) observedCallback(ctx context.Context, b *batch, ev ConfirmedEvent) error {
+	ho := &Handover{Event: ev.Name, TransactionID: b.id, Source: ev.Source, Start: time.Now()}
+	if ev.Source == FromWebhook {
+		ho.Delivered = b.obs.received
+	}
+	if b.obs.ctx != nil {
+		ctx = b.obs.ctx // the confirming fetch's, derived from ctx: linked to it
+	}
+	ctx = h.opt.Observer.HandoverStart(ctx, ho)
+	err := h.fn(ctx, ev)
+	ho.End, ho.Err = time.Now(), err
+	h.opt.Observer.HandoverEnd(ctx, ho)
+	if err == nil && ev.Source == FromWebhook {
+		if b.obs.handed == nil {
+			b.obs.handed = map[escrow.EventName]bool{}
+		}
+		b.obs.handed[ev.Name] = true
+	}
+	return err
+}
+
+// observeOutcomes reports what the state confirm read made of the batch's delivered names:
+// handed over now (confirmed), shown but handed over before (duplicate), or not shown,
+// unreadable (tx nil) or never showable (unconfirmed).
+func (h *Handler) observeOutcomes(b *batch, unconfirmed []escrow.EventName) {
+	ctx := b.obs.ctx
+	if ctx == nil {
+		ctx = h.ctx
+	}
+	for _, name := range b.events {
+		out := DeliveryDuplicate
+		switch {
+		case b.tx == nil || !confirmable(name) || slices.Contains(unconfirmed, name):
+			out = DeliveryUnconfirmed
+		case b.obs.handed[name]:
+			out = DeliveryConfirmed
+		}
+		h.opt.Observer.Delivery(ctx, Delivery{Event: name, TransactionID: b.id, Received: receivedOr(b.obs.received), Outcome: out, StatusCode: http.StatusOK})
+	}
+	b.obs.handed = nil
+}
+
+// observeDropped reports a batch's names dropped without a fetch (its transaction was
+// finished and pruned).
+func (h *Handler) observeDropped(b *batch) {
+	for _, name := range b.events {
+		h.opt.Observer.Delivery(h.ctx, Delivery{Event: name, TransactionID: b.id, Received: receivedOr(b.obs.received), Outcome: DeliveryDropped, StatusCode: http.StatusOK})
+	}
+}
+
+// observeArrival reports a delivery decided as it arrived: refused, dropped, or coalesced
+// with one of the same name waiting (duplicate).
+func (h *Handler) observeArrival(ctx context.Context, id int64, name escrow.EventName, out DeliveryOutcome, status int) {
+	h.opt.Observer.Delivery(ctx, Delivery{Event: name, TransactionID: id, Received: time.Now(), Outcome: out, StatusCode: status})
+}
+
+// observeQueued notes when a delivery joins the transaction's queue (h.mu held) and
+// reports one that adds nothing to it: a duplicate of a name waiting, or dropped when the
+// queue holds as many names as a batch keeps.
+func (h *Handler) observeQueued(q *txQueue, id int64, name escrow.EventName) {
+	if q.since.IsZero() {
+		q.since = time.Now()
+	}
+	switch {
+	case slices.Contains(q.events, name):
+		h.observeArrival(h.ctx, id, name, DeliveryDuplicate, http.StatusOK)
+	case len(q.events) >= maxNames:
+		h.observeArrival(h.ctx, id, name, DeliveryDropped, http.StatusOK)
+	}
+}
+
+// receivedOr is t, or now for names that reached this replica through the store (delivered
+// to another), whose arrival is not known here.
+func receivedOr(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Now()
+	}
+	return t
+}
+
+// observedPrune runs the store's pruning, reported to the Observer.
+func (h *Handler) observedPrune(ctx context.Context, before time.Time) (int64, error) {
+	p := Prune{Before: before, Start: time.Now()}
+	p.Removed, p.Err = h.opt.Store.Prune(ctx, before)
+	p.End = time.Now()
+	h.opt.Observer.Pruned(ctx, p)
+	return p.Removed, p.Err
+}

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"errors"
 	mrand "math/rand/v2"
+	"net/http"
 	"time"
 
 	escrow "github.com/escrowkit/escrow-go"
@@ -280,6 +281,7 @@ func (h *Handler) step(id int64, q *txQueue) {
 			wait = max(wait, rle.RetryAfter) // the client knows when the allowance is back
 		}
 		h.log.Info("escrow webhook: retrying", "transaction_id", b.id, "events", b.events, "attempt", q.attempt, "wait", wait, "error", err)
+		h.opt.Observer.Retry(h.ctx, Retry{TransactionID: b.id, Attempt: q.attempt, Wait: wait, Err: err})
 		h.mu.Lock()
 		q.attempt++
 		h.wait(id, q, wait, false)
@@ -296,8 +298,8 @@ func (h *Handler) take(id int64, q *txQueue) *batch {
 	case q.b == nil && !q.pending():
 		h.retire(id, q)
 	case q.b == nil:
-		q.b = &batch{id: id, q: q, events: q.events, tx: q.tx, fetch: (len(q.events) > 0 && !q.listed) || q.tx == nil, tracked: q.recheck}
-		q.events, q.tx, q.recheck, q.listed, q.attempt = nil, nil, false, false, 1
+		q.b = &batch{id: id, q: q, events: q.events, tx: q.tx, fetch: (len(q.events) > 0 && !q.listed) || q.tx == nil, tracked: q.recheck, obs: batchObservation{received: q.since}}
+		q.events, q.tx, q.recheck, q.listed, q.attempt, q.since = nil, nil, false, false, 1, time.Time{}
 	case len(q.events) > 0 || q.recheck: // arrived during the wait: they join the batch
 		q.b.events, q.b.fetch = addNames(q.b.events, q.events), true
 		q.b.tracked = q.b.tracked || q.recheck
@@ -427,6 +429,7 @@ func (h *Handler) newQueue(id int64, known bool) (*txQueue, error) {
 		if known {
 			h.known.add(id, now)
 		}
+		h.opt.Observer.QueueDepth(h.ctx, len(h.queues))
 		return q, nil
 	}
 	if h.neg.has(id, now) {
@@ -441,6 +444,7 @@ func (h *Handler) newQueue(id int64, known bool) (*txQueue, error) {
 	q := &txQueue{kind: kindUnchecked}
 	h.queues[id] = q
 	h.unseen++
+	h.opt.Observer.QueueDepth(h.ctx, len(h.queues))
 	return q, nil
 }
 
@@ -455,6 +459,9 @@ func (h *Handler) evictUnseen() bool {
 		if q != nil {
 			h.stats.UnseenDropped++
 			h.dropped.add(id, time.Now())
+			for _, name := range q.events {
+				h.observeArrival(h.ctx, id, name, DeliveryDropped, http.StatusOK)
+			}
 			h.retire(id, q)
 			return true
 		}

@@ -204,7 +204,7 @@ func (h *Handler) prune(ctx context.Context) {
 	if !turn.Granted {
 		return
 	}
-	n, err := h.opt.Store.Prune(ctx, now.Add(-h.opt.Retention))
+	n, err := h.observedPrune(ctx, now.Add(-h.opt.Retention))
 	if err != nil {
 		h.log.Error("escrow webhook: pruning failed", "error", err)
 		return

@@ -38,8 +38,8 @@ func get(t *testing.T, url string) (int, string) {
 }
 
 // TestListenServesMetricsAndHealth: after a sale delivered to the listener, /metrics shows
-// the client's calls (registering, confirming) in Prometheus' text format, and /healthz
-// says the store and the API answer.
+// the client's calls (registering, confirming) and the receiver's delivery, event and lag
+// in Prometheus' text format, and /healthz says the store and the API answer.
 func TestListenServesMetricsAndHealth(t *testing.T) {
 	e := newEmulator(t)
 	addr := freeAddr(t)
@@ -57,6 +57,9 @@ func TestListenServesMetricsAndHealth(t *testing.T) {
 		`http_client_request_duration_seconds_count{http_request_method="GET",url_template="/transaction/{id}",http_response_status_code="200"} `,
 		`http_client_request_duration_seconds_count{http_request_method="POST",url_template="/customer/{customer_id}/webhook",http_response_status_code="200"} 1`,
 		"# TYPE escrow_webhook_queue_depth gauge",
+		`escrow_webhook_deliveries_total{outcome="confirmed"} 1`,
+		`escrow_webhook_events_total{escrow_event="create",escrow_webhook_source="webhook"} 1`,
+		`escrow_webhook_handover_lag_seconds_count{escrow_webhook_source="webhook"} 1`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("/metrics lacks %s", want)

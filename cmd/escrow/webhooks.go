@@ -226,9 +226,9 @@ func listen(ctx context.Context, client *escrow.Client, lf listenFlags, p *event
 	}
 	defer func() { err = errors.Join(err, closeStore()) }()
 	if lf.metrics != nil {
-		ms, err := startMetrics(lf.metricsAddr, lf.metrics, store, client, log)
-		if err != nil {
-			return err
+		ms, merr := startMetrics(lf.metricsAddr, lf.metrics, store, client, log)
+		if merr != nil {
+			return merr
 		}
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownWait)
@@ -241,7 +241,11 @@ func listen(ctx context.Context, client *escrow.Client, lf listenFlags, p *event
 	if err != nil {
 		return err
 	}
-	h := webhook.NewHandler(client, p.callback, webhook.Options{Logger: log, Store: store, Secrets: secrets})
+	opts := webhook.Options{Logger: log, Store: store, Secrets: secrets}
+	if lf.metrics != nil {
+		opts.Observer = lf.metrics // a nil *Metrics would be a non-nil Observer
+	}
+	h := webhook.NewHandler(client, p.callback, opts)
 	ln, err := net.Listen("tcp", lf.addr)
 	if err != nil {
 		return err

@@ -2,14 +2,16 @@
 // and writes them in Prometheus' text exposition format, for `escrow webhooks listen
 // --metrics-addr`.
 //
-// Why not OpenTelemetry's Prometheus exporter or prometheus/client_golang: the CLI is part
-// of the root module, whose go.mod requires only what the SDK needs (DESIGN.md), so that
-// an SDK user never downloads a telemetry library. A handful of counters and histograms
-// fed by the SDK's own hooks (escrow.Observer, webhook.Observer) and a text writer of a
-// hundred lines give the same page. Names follow what OpenTelemetry's Prometheus exporter
-// makes of package escrowotel's instruments ("http.client.request.duration" in seconds is
-// http_client_request_duration_seconds, a counter gains _total, dots in label names become
-// underscores), so one dashboard reads either.
+// Why not OpenTelemetry's Prometheus exporter or prometheus/client_golang: either would
+// bring OpenTelemetry's SDK or the Prometheus client, with protobuf and their own
+// dependencies, into every build of the CLI, for nine metrics. The SDK's own hooks
+// (escrow.Observer, webhook.Observer) already hand over each call and each receiving step
+// whole, so a few counters and histograms and a writer of the text format (version 0.0.4)
+// give the same page with no dependency at all. Names follow what OpenTelemetry's
+// Prometheus exporter makes of package escrowotel's instruments
+// ("http.client.request.duration" in seconds is http_client_request_duration_seconds, a
+// counter gains _total, dots in label names become underscores), so one dashboard reads
+// either.
 package prommetrics
 
 import (

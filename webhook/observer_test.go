@@ -1,0 +1,168 @@
+package webhook_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	escrow "github.com/escrowkit/escrow-go"
+	"github.com/escrowkit/escrow-go/webhook"
+)
+
+type confirmKey struct{}
+type handoverKey struct{}
+
+// recordingObserver keeps what a Handler reports, and checks the contexts it hands back:
+// a hand-over's inside its confirming fetch's.
+type recordingObserver struct {
+	mu         sync.Mutex
+	deliveries []webhook.Delivery
+	confirms   []webhook.Confirm
+	handovers  []webhook.Handover
+	retries    []webhook.Retry
+	depths     []int
+	outside    int // hand-overs started outside a confirming fetch's context
+}
+
+func (r *recordingObserver) Delivery(_ context.Context, d webhook.Delivery) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.deliveries = append(r.deliveries, d)
+}
+
+func (r *recordingObserver) ConfirmStart(ctx context.Context, c *webhook.Confirm) context.Context {
+	return context.WithValue(ctx, confirmKey{}, c.TransactionID)
+}
+
+func (r *recordingObserver) ConfirmEnd(_ context.Context, c *webhook.Confirm) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.confirms = append(r.confirms, *c)
+}
+
+func (r *recordingObserver) HandoverStart(ctx context.Context, h *webhook.Handover) context.Context {
+	if id, _ := ctx.Value(confirmKey{}).(int64); id != h.TransactionID {
+		r.mu.Lock()
+		r.outside++
+		r.mu.Unlock()
+	}
+	return context.WithValue(ctx, handoverKey{}, true)
+}
+
+func (r *recordingObserver) HandoverEnd(_ context.Context, h *webhook.Handover) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.handovers = append(r.handovers, *h)
+}
+
+func (r *recordingObserver) Retry(_ context.Context, x webhook.Retry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.retries = append(r.retries, x)
+}
+
+func (r *recordingObserver) QueueDepth(_ context.Context, n int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.depths = append(r.depths, n)
+}
+
+func (r *recordingObserver) Pruned(context.Context, webhook.Prune) {}
+
+// outcomes returns "event:transaction=outcome" for every delivery reported, sorted.
+func (r *recordingObserver) outcomes() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, d := range r.deliveries {
+		out = append(out, string(d.Event)+":"+strconv.FormatInt(d.TransactionID, 10)+"="+string(d.Outcome))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestObserverSeesEachDeliveryOutcome: every delivery is reported once with what became of
+// it, the hand-over runs in its confirming fetch's context and the callback in the
+// hand-over's, and the queue's depth goes back to zero.
+func TestObserverSeesEachDeliveryOutcome(t *testing.T) {
+	api := newFakeAPI()
+	api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+	obs := new(recordingObserver)
+	var inHandover bool
+	h := webhook.NewHandler(api.client(t), func(ctx context.Context, ev webhook.ConfirmedEvent) error {
+		inHandover = ctx.Value(handoverKey{}) == true
+		return nil
+	}, webhook.Options{Observer: obs, Refetch: time.Millisecond, MaxRefetch: time.Millisecond})
+	defer shutdown(t, h)
+
+	deliver(h, "create", 1)
+	flushed(t, h)
+	deliver(h, "create", 1)       // a replay: handed over already
+	deliver(h, "ship", 1)         // the item is not shipped
+	deliver(h, "payment_sent", 1) // no state can show it
+	deliver(h, "create", 99)      // the account cannot read it
+	deliver(h, "Not A Name!", 1)  // dropped as it arrives
+	req := httptest.NewRequest(http.MethodPost, "/escrow", strings.NewReader("{not json"))
+	req.Header.Set("Content-Type", "application/json")
+	h.ServeHTTP(httptest.NewRecorder(), req) // refused
+	flushed(t, h)
+
+	want := []string{
+		":0=refused", ":1=dropped",
+		"create:1=confirmed", "create:1=duplicate", "create:99=unconfirmed",
+		"payment_sent:1=unconfirmed", "ship:1=unconfirmed",
+	}
+	if got := obs.outcomes(); !slices.Equal(got, want) {
+		t.Errorf("outcomes %q\nwant     %q", got, want)
+	}
+
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if len(obs.handovers) != 1 || obs.handovers[0].Event != "create" || obs.handovers[0].Source != webhook.FromWebhook ||
+		obs.handovers[0].Delivered.IsZero() || obs.handovers[0].Lag() < 0 || obs.handovers[0].End.Before(obs.handovers[0].Start) {
+		t.Errorf("hand-overs %+v; want create from the webhook, with its delivery time", obs.handovers)
+	}
+	if obs.outside != 0 || !inHandover {
+		t.Errorf("%d hand-overs outside their confirming fetch's context; callback in the hand-over's: %v", obs.outside, inHandover)
+	}
+	var unreadable bool
+	for _, c := range obs.confirms {
+		unreadable = unreadable || (c.TransactionID == 99 && errors.Is(c.Err, escrow.ErrNotFound))
+	}
+	if len(obs.confirms) < 2 || !unreadable {
+		t.Errorf("confirming fetches %+v; want transaction 1's and 99's, not found", obs.confirms)
+	}
+	if len(obs.depths) == 0 || obs.depths[len(obs.depths)-1] != 0 || slices.Max(obs.depths) < 1 {
+		t.Errorf("queue depths %v; want some work waiting, then none", obs.depths)
+	}
+}
+
+// TestObserverSeesRetries: a callback that fails is retried, and each retry and failed
+// hand-over is reported.
+func TestObserverSeesRetries(t *testing.T) {
+	api := newFakeAPI()
+	api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+	obs := new(recordingObserver)
+	failing := errors.New("the shop's database is down")
+	h := webhook.NewHandler(api.client(t), func(context.Context, webhook.ConfirmedEvent) error { return failing },
+		webhook.Options{Observer: obs, MaxAttempts: 2, RetryWait: time.Millisecond, MaxRetryWait: time.Millisecond})
+	defer shutdown(t, h)
+	deliver(h, "create", 1)
+	flushed(t, h)
+
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if len(obs.retries) != 1 || obs.retries[0].TransactionID != 1 || obs.retries[0].Attempt != 1 || !errors.Is(obs.retries[0].Err, failing) {
+		t.Errorf("retries %+v; want one, after the first attempt's callback failed", obs.retries)
+	}
+	if len(obs.handovers) != 2 || !errors.Is(obs.handovers[1].Err, failing) {
+		t.Errorf("hand-overs %+v; want two, failed", obs.handovers)
+	}
+}

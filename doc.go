@@ -23,9 +23,10 @@ package escrow
 //  2. escrow.go: its EventName constant (EventDispute), unless the event exists;
 //  3. actions.go: its row: roles, event, the item flag it sets (as ItemStatus names it in
 //     JSON; a new flag also needs its ItemStatus field and its entry in itemFlags), the
-//     state that flag leads to, delegable, what its body takes. Settling an ambiguous
-//     action, the webhook facts, Item.State, the CLI's list and flags and the As-Customer
-//     docs read the row;
+//     state that flag leads to, the flag it follows (after), optional when the lifecycle
+//     does not wait on it, delegable, what its body takes. Settling an ambiguous action,
+//     the webhook facts, Item.State, NextSteps, the CLI's list and flags and the
+//     As-Customer docs read the row;
 //  4. escrowtest/lifecycle.go: the emulator's row: roles, delegable, the flags it
 //     requires, excludes and sets, funded, its timeline message, and optional when the
 //     lifecycle does not wait on it (no next step);
@@ -37,6 +38,5 @@ package escrow
 //     legal.
 //
 // Then go generate rewrites AsCustomer's doc and the README's As-Customer list. Optional:
-// a method of its own on TransactionsService (as Ship is), and a CHANGELOG line. An
-// action the lifecycle waits on (not optional) is a next step too: state.go's goodsSteps,
-// a NextAction and its phrase, since NextSteps reads the item flags itself.
+// a method of its own on TransactionsService (as Ship is), a NextAction constant and its
+// phrase for NextStep.String (without one it reads "does dispute"), and a CHANGELOG line.

@@ -17,8 +17,9 @@ package escrow
 // An endpoint only the emulator serves stays out of routeTable and goes in
 // emulatorExtensions (contract_test.go).
 //
-// Adding an action, a delegable "dispute" that emits an event, say. These are the 8
-// places (6 files) such a change took when tried, every test then passing:
+// Adding an action, a delegable "dispute" that emits an event, say (buyer or seller, after
+// receive, optional). These are the 8 places (6 files) such a change took when tried,
+// every test then passing:
 //  1. escrow.go: its Action constant (ActionDispute);
 //  2. escrow.go: its EventName constant (EventDispute), unless the event exists;
 //  3. actions.go: its row: roles, event, the item flag it sets (as ItemStatus names it in
@@ -40,3 +41,6 @@ package escrow
 // Then go generate rewrites AsCustomer's doc and the README's As-Customer list. Optional:
 // a method of its own on TransactionsService (as Ship is), a NextAction constant and its
 // phrase for NextStep.String (without one it reads "does dispute"), and a CHANGELOG line.
+// An action the lifecycle waits on (not optional) becomes a next step in the SDK's and the
+// emulator's NextSteps alike; the expected steps of state_test.go's TestNextSteps cases
+// that reach its state then list it too (a ninth place).

@@ -20,6 +20,7 @@ func programs() map[string]program {
 		"emulator": emulatorProgram,
 		"pacing":   pacingProgram,
 		"storm":    stormProgram,
+		"receive":  receiveProgram,
 	}
 }
 

@@ -46,7 +46,7 @@ type FloodResult struct {
 	// ForgedRefused are forgeries answered outside 2xx (404 at the door, 503 queue full).
 	ForgedRefused int64
 	// KnownLatency is how long a real event of a transaction handed over before the
-	// flood took from its action's answer to the callback; -1 if not within MaxWait.
+	// flood took from its action's request to the callback; -1 if not within MaxWait.
 	KnownLatency time.Duration
 	// NewLatency is the same for the creation of a transaction made during the flood,
 	// an id the handler had never seen.
@@ -279,19 +279,22 @@ type made struct {
 }
 
 // realEvents makes the real events during the flood: both parties agree to the known
-// transaction (agreed is when the second agreement was answered), and a new one is made.
+// transaction, and a new one is made. Each is timed from just before the call that makes
+// it (agreed: the second agreement), since its delivery may be handed over before the
+// call's answer arrives.
 func (w *floodWorld) realEvents(ctx context.Context, known int64) (agreed time.Time, created made, err error) {
 	for _, who := range []string{"buyer@example.com", "seller@example.com"} {
+		agreed = time.Now()
 		if _, err := w.app.Transactions.Agree(ctx, known, escrow.AsCustomer(who)); err != nil {
 			return agreed, created, err
 		}
 	}
-	agreed = time.Now()
+	at := time.Now()
 	tx, err := w.app.Transactions.Create(ctx, merchandise("buyer@example.com", "seller@example.com", ""))
 	if err != nil {
 		return agreed, created, err
 	}
-	return agreed, made{id: tx.ID, at: time.Now()}, nil
+	return agreed, made{id: tx.ID, at: at}, nil
 }
 
 // waitFor waits until the event is handed over, or the deadline, and returns how long it

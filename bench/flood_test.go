@@ -20,6 +20,22 @@ func TestFloodWithASecret(t *testing.T) {
 	}
 }
 
+// TestFloodWithoutASecret runs a short flood past MaxUnseen against a handler without a
+// secret: the real events are handed over, no real delivery is refused, forgeries spend
+// at most the never-seen share of the window, and goroutines stay bounded. Only counts
+// are asserted; latencies are logged.
+func TestFloodWithoutASecret(t *testing.T) {
+	res, err := RunFlood(context.Background(), FloodConfig{Forged: 3000, Senders: 8, Window: 2 * time.Second, MaxWait: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(res)
+	if res.RealNon2xx != 0 || res.ForgedRefused != 0 || res.KnownLatency < 0 || res.NewLatency < 0 ||
+		res.LimitShare > 0.15 || res.ForgedFetchesTotal == 0 || res.PeakGoroutines > 600 {
+		t.Errorf("%v", res)
+	}
+}
+
 func TestFloodRefusesBadConfig(t *testing.T) {
 	if _, err := RunFlood(context.Background(), FloodConfig{Forged: 1, Senders: 1}); err == nil {
 		t.Error("a config without Window and MaxWait accepted")

@@ -4,11 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +20,7 @@ import (
 
 	escrow "github.com/escrowkit/escrow-go"
 	"github.com/escrowkit/escrow-go/escrowtest"
+	"github.com/escrowkit/escrow-go/internal/pgtest"
 	"github.com/escrowkit/escrow-go/webhook"
 	"github.com/escrowkit/escrow-go/webhook/sqlstore"
 )
@@ -32,6 +37,10 @@ type ReceiveConfig struct {
 	// Lifecycles is how many sales are taken from creation to completion (8 facts each),
 	// by Workers goroutines at once.
 	Lifecycles, Workers int
+	// Gap is a pause between the steps of a sale, so that each delivery reaches a receiver
+	// that is not busy with the one before (the live API's steps are minutes apart); 0
+	// makes every sale a burst, as fast as the emulator goes.
+	Gap time.Duration
 }
 
 // ReceiveResult is what a receiving run measured, live and catching up.
@@ -39,6 +48,7 @@ type ReceiveResult struct {
 	Replicas   int
 	Store      string
 	Lifecycles int
+	Gap        time.Duration
 	// Live: the sales are made while the replicas receive their deliveries.
 	Live ReceivePhase
 	// CatchUp: the deliveries recorded live are replayed as fast as possible to fresh
@@ -76,11 +86,11 @@ func (p ReceivePhase) rate() float64 {
 }
 
 func (r ReceiveResult) String() string {
-	return fmt.Sprintf("receive store=%s replicas=%d lifecycles=%d"+
+	return fmt.Sprintf("receive store=%s replicas=%d lifecycles=%d gap=%s"+
 		" live_facts=%d live_facts_per_s=%.0f live_fetches_per_fact=%.2f live_commits_per_fact=%.2f live_p50=%s live_p99=%s live_duplicates=%d live_lost=%d"+
 		" catchup_facts_per_s=%.0f catchup_fetches_per_fact=%.2f catchup_commits_per_fact=%.2f catchup_duplicates=%d catchup_lost=%d"+
 		" rows_kept=%d rows_after_prune=%d",
-		r.Store, r.Replicas, r.Lifecycles,
+		r.Store, r.Replicas, r.Lifecycles, r.Gap,
 		r.Live.Facts, r.Live.rate(), r.Live.perFact(r.Live.Fetches), r.Live.perFact(r.Live.Commits),
 		r.Live.P50.Round(100*time.Microsecond), r.Live.P99.Round(100*time.Microsecond), r.Live.Duplicates, r.Live.Lost,
 		r.CatchUp.rate(), r.CatchUp.perFact(r.CatchUp.Fetches), r.CatchUp.perFact(r.CatchUp.Commits), r.CatchUp.Duplicates, r.CatchUp.Lost,
@@ -118,11 +128,15 @@ func (f fetchCount) RoundTrip(r *http.Request) (*http.Response, error) {
 	return f.next.RoundTrip(r)
 }
 
-func newReceiver(srv *escrowtest.Server, a escrowtest.Account, store webhook.Store, replicas int) (*receiver, error) {
+func newReceiver(ctx context.Context, srv *escrowtest.Server, a escrowtest.Account, st *benchStore, replicas int) (*receiver, error) {
 	rc := &receiver{handed: map[string]int{}, delivered: map[string]time.Time{}}
 	hc := &http.Client{Transport: fetchCount{next: srv.Client().Transport, n: &rc.fetches}}
 	for i := range replicas {
 		c, err := escrow.NewClient(a.Email, a.APIKey, escrow.WithBaseURL(srv.URL), escrow.WithHTTPClient(hc))
+		if err != nil {
+			return nil, err
+		}
+		store, err := st.replica(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -220,7 +234,7 @@ func RunReceive(ctx context.Context, cfg ReceiveConfig) (ReceiveResult, error) {
 	if cfg.Replicas <= 0 || cfg.Lifecycles <= 0 || cfg.Workers <= 0 {
 		return ReceiveResult{}, errors.New("receive: Replicas, Lifecycles and Workers must be positive")
 	}
-	res := ReceiveResult{Replicas: cfg.Replicas, Store: storeKind(cfg.Store), Lifecycles: cfg.Lifecycles, RowsKept: -1, RowsPruned: -1}
+	res := ReceiveResult{Replicas: cfg.Replicas, Store: storeKind(cfg.Store), Lifecycles: cfg.Lifecycles, Gap: cfg.Gap, RowsKept: -1, RowsPruned: -1}
 	srv := escrowtest.NewServer(escrowtest.WithRateLimit(0, time.Minute))
 	defer srv.Close()
 	m, err := newSaleMarket(srv)
@@ -233,7 +247,7 @@ func RunReceive(ctx context.Context, cfg ReceiveConfig) (ReceiveResult, error) {
 		return res, err
 	}
 	defer live.close()
-	rc, err := newReceiver(srv, m.account, live.store, cfg.Replicas)
+	rc, err := newReceiver(ctx, srv, m.account, live, cfg.Replicas)
 	if err != nil {
 		return res, err
 	}
@@ -245,7 +259,7 @@ func RunReceive(ctx context.Context, cfg ReceiveConfig) (ReceiveResult, error) {
 	}
 	commits := live.commits(ctx)
 	start := time.Now()
-	sales, err := m.run(ctx, cfg.Lifecycles, cfg.Workers)
+	sales, err := m.run(ctx, cfg.Lifecycles, cfg.Workers, cfg.Gap)
 	if err != nil {
 		return res, err
 	}
@@ -272,7 +286,7 @@ func catchUp(ctx context.Context, srv *escrowtest.Server, a escrowtest.Account, 
 		return ReceivePhase{}, err
 	}
 	defer st.close()
-	rc, err := newReceiver(srv, a, st.store, cfg.Replicas)
+	rc, err := newReceiver(ctx, srv, a, st, cfg.Replicas)
 	if err != nil {
 		return ReceivePhase{}, err
 	}
@@ -308,10 +322,26 @@ func storeKind(s string) string {
 
 // benchStore is one phase's store.
 type benchStore struct {
-	store webhook.Store
-	sql   *sqlstore.Store // nil for memory
-	admin *sql.DB         // the server's maintenance database, to drop the phase's one
-	name  string
+	store    webhook.Store
+	sql      *sqlstore.Store // nil for memory
+	dsn      string
+	replicas []*sqlstore.Store // each replica's own handle, as separate processes have
+	admin    *sql.DB           // the server's maintenance database, to drop the phase's one
+	name     string
+}
+
+// replica returns the store a replica uses: the shared memory store, or a handle of its
+// own on the database.
+func (b *benchStore) replica(ctx context.Context) (webhook.Store, error) {
+	if b.sql == nil {
+		return b.store, nil
+	}
+	s, err := sqlstore.Open(ctx, b.dsn)
+	if err != nil {
+		return nil, err
+	}
+	b.replicas = append(b.replicas, s)
+	return s, nil
 }
 
 var benchDBs atomic.Int64
@@ -321,11 +351,12 @@ func openBenchStore(ctx context.Context, cfg ReceiveConfig, phase string) (*benc
 	case cfg.Store == "memory":
 		return &benchStore{store: new(webhook.MemoryStore)}, nil
 	case cfg.Store == "sqlite":
-		s, err := sqlstore.Open(ctx, "sqlite:"+filepath.Join(cfg.Dir, fmt.Sprintf("receive-%s-%d.db", phase, benchDBs.Add(1))))
+		dsn := "sqlite:" + filepath.Join(cfg.Dir, fmt.Sprintf("receive-%s-%d.db", phase, benchDBs.Add(1)))
+		s, err := sqlstore.Open(ctx, dsn)
 		if err != nil {
 			return nil, err
 		}
-		return &benchStore{store: s, sql: s}, nil
+		return &benchStore{store: s, sql: s, dsn: dsn}, nil
 	case strings.HasPrefix(cfg.Store, "postgres"):
 		admin, err := sql.Open("pgx", cfg.Store)
 		if err != nil {
@@ -346,7 +377,7 @@ func openBenchStore(ctx context.Context, cfg ReceiveConfig, phase string) (*benc
 			admin.Close()
 			return nil, err
 		}
-		return &benchStore{store: s, sql: s, admin: admin, name: name}, nil
+		return &benchStore{store: s, sql: s, dsn: dsn, admin: admin, name: name}, nil
 	}
 	return nil, fmt.Errorf("receive: unknown store %q: want memory, sqlite or a postgres:// URL", cfg.Store)
 }
@@ -370,8 +401,9 @@ func (b *benchStore) since(ctx context.Context, before int64) int64 {
 	if before < 0 {
 		return -1
 	}
-	b.sql.DB().SetMaxIdleConns(0) // closes the idle connections: their backends report
-	b.sql.DB().SetMaxIdleConns(2)
+	for _, s := range append(b.replicas, b.sql) {
+		s.DB().SetMaxIdleConns(0) // closes the idle connections: their backends report
+	}
 	last := b.commits(ctx)
 	for range 20 {
 		time.Sleep(250 * time.Millisecond)
@@ -407,6 +439,9 @@ func (b *benchStore) rows(ctx context.Context) (int64, error) {
 }
 
 func (b *benchStore) close() {
+	for _, s := range b.replicas {
+		s.Close()
+	}
 	if b.sql != nil {
 		b.sql.Close()
 	}
@@ -441,7 +476,7 @@ func newSaleMarket(srv *escrowtest.Server) (*saleMarket, error) {
 }
 
 // run takes n sales to completion with workers goroutines and returns their ids.
-func (m *saleMarket) run(ctx context.Context, n, workers int) ([]int64, error) {
+func (m *saleMarket) run(ctx context.Context, n, workers int, gap time.Duration) ([]int64, error) {
 	var mu sync.Mutex
 	var ids []int64
 	var errs []error
@@ -450,7 +485,7 @@ func (m *saleMarket) run(ctx context.Context, n, workers int) ([]int64, error) {
 	for range workers {
 		wg.Go(func() {
 			for next.Add(1) <= int64(n) && ctx.Err() == nil {
-				id, err := m.sale(ctx)
+				id, err := m.sale(ctx, gap)
 				mu.Lock()
 				if err != nil {
 					errs = append(errs, err)
@@ -465,8 +500,8 @@ func (m *saleMarket) run(ctx context.Context, n, workers int) ([]int64, error) {
 	return ids, errors.Join(errs...)
 }
 
-// sale takes one sale from creation to completion: 8 facts.
-func (m *saleMarket) sale(ctx context.Context) (int64, error) {
+// sale takes one sale from creation to completion, pausing gap before each step: 8 facts.
+func (m *saleMarket) sale(ctx context.Context, gap time.Duration) (int64, error) {
 	tx, err := m.partner.Transactions.Create(ctx, merchandise(m.buyerMail, m.sellerMail, ""))
 	if err != nil {
 		return 0, err
@@ -492,9 +527,49 @@ func (m *saleMarket) sale(ctx context.Context) (int64, error) {
 		func() error { _, err := m.buyer.Transactions.Accept(ctx, id); return err },
 	}
 	for i, s := range steps {
+		time.Sleep(gap)
 		if err := s(); err != nil {
 			return 0, fmt.Errorf("sale %d, step %d: %w", id, i, err)
 		}
 	}
 	return id, nil
+}
+
+// receiveProgram is the flags and output of `go run ./bench/receive`.
+func receiveProgram(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
+	cfg := ReceiveConfig{Lifecycles: 200, Workers: 8}
+	replicas := fs.String("replicas", "1,2,4", "replica counts to measure, comma-separated")
+	fs.StringVar(&cfg.Store, "store", "sqlite", "memory, sqlite, pgtest, or a postgres:// URL")
+	fs.IntVar(&cfg.Lifecycles, "lifecycles", cfg.Lifecycles, "sales taken to completion (8 facts each)")
+	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "goroutines making sales at once")
+	fs.DurationVar(&cfg.Gap, "gap", 0, "pause between the steps of a sale (0: every sale is a burst)")
+	return func(ctx context.Context, stdout, _ io.Writer) error {
+		dir, err := os.MkdirTemp("", "escrow-receive-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		cfg.Dir = dir
+		if cfg.Store == "pgtest" {
+			pg, err := pgtest.Start()
+			if err != nil {
+				return err
+			}
+			defer pg.Stop()
+			cfg.Store = pg.DSN("postgres")
+		}
+		for _, r := range strings.Split(*replicas, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(r))
+			if err != nil {
+				return fmt.Errorf("-replicas: %w", err)
+			}
+			cfg.Replicas = n
+			res, err := RunReceive(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(stdout, res)
+		}
+		return nil
+	}
 }

@@ -22,7 +22,8 @@
 // starts the emulator over HTTPS on a loopback address, as net/http/httptest does for a
 // handler; NewEmulator returns it as an http.Handler to serve on a listener of one's own
 // (the `escrow emulator` command does). A seller is paid out only once it has selected a
-// disbursement method: NextSteps names that step when a payout waits on it.
+// disbursement method: NextSteps names that step when a payout waits on it. With WithUI,
+// a browser on the same machine watches the emulator at srv.UIURL() (see Control API).
 //
 // The emulator is an independent implementation of the server side of the spec: it has
 // its own JSON shapes and does not import the SDK, so that a wrong JSON tag on either

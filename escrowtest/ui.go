@@ -18,9 +18,9 @@ import (
 // endpoints for its controls, so the page can do nothing the control API cannot.
 //
 // The page arrives with its data: the list, and the transaction that ?tx= names (without
-// it, the newest, which the page then follows as new ones arrive), as a JSON
-// island the script renders before the page's load event. So a browser shows the data as
-// soon as the page has loaded, and a screenshot taken then (chromium --screenshot) has it.
+// it, the newest, which the page then follows as new ones arrive), as a JSON island the
+// script renders before the page's load event. So a browser shows the data as soon as the
+// page has loaded, and a screenshot taken then (chromium --screenshot) has it.
 //
 // Live updates are server-sent events, not polling: GET /_emulator/events sends a
 // "change" event whenever an API request was served, a control endpoint changed something
@@ -98,8 +98,8 @@ type uiBoot struct {
 const bootMarker = "<!-- boot -->"
 
 // serveIndex serves the page with its data: the list, and the transaction ?tx= names (the
-// newest without it) as ?viewer= sees it. json.Marshal escapes <, > and &, so the data cannot end its script
-// element.
+// newest without it) as ?viewer= sees it. json.Marshal escapes <, > and &, so the data
+// cannot end its script element.
 func (e *Emulator) serveIndex(w http.ResponseWriter, r *http.Request) {
 	version, _ := e.changes.next()
 	boot := uiBoot{Version: version, List: e.listing("", "", defaultListLimit)}

@@ -73,6 +73,34 @@
 // Confirmations read the API's rate-limit headers and leave the application
 // [Options].Reserve of each window.
 //
+// # Floods
+//
+// Without a secret (registrations of plain URLs keep working) a forger can name
+// thousands of made-up transactions, each a confirming fetch. The handler keeps them
+// from starving real events. At most [Options].Workers goroutines (and one that
+// schedules waits) work, whatever is queued, taking transactions in this order: those the
+// account is known to have (handed over before, found or tracked by the reconciler,
+// listed, or found in the Store); then never-seen ids, first looked up in the Store (no
+// API call); then those the Store does not know either. Each of these is confirmed by a
+// fetch of its own while the share of the window allows: fetches of never-seen ids
+// answered 404 or 403 may spend at most [Options].UnseenShare (a tenth) of each
+// rate-limit window of GET /transaction/{id}, so a flood spends that and waits for the
+// next window while known transactions go on. Once the share is spent, or more than 100
+// wait, a partner's never-seen ids are confirmed by one listing of its newest
+// transactions instead (GET /partner/transactions, at most once a second): a real new
+// transaction is among them, with its state, and needs no fetch of its own. An
+// id answered 404 or 403 is not fetched again for a minute (a negative cache). Never-seen
+// ids wait in a queue of their own, [Options].MaxUnseen (1,000) long; past it the
+// oldest is dropped, answered 200 like any delivery: a real one dropped so is handed over
+// when a listing names it (within a second, for a partner) or by the next reconciliation.
+// No delivery of a transaction this handler knows (handed over or reconciled since it
+// started: run the reconciler at start) is dropped; one known only to the Store waits
+// behind at most MaxUnseen Store lookups, and is dropped only when those fill the queue.
+// No delivery is answered 503 but past MaxQueued known transactions waiting or after
+// Shutdown. [Handler.Stats] counts what
+// was dropped. BENCHMARKS.md, "A flood of forged transaction ids", has the figures with
+// 16,000 forged ids.
+//
 // # Bounded stores
 //
 // [Store.Prune] deletes what a store keeps about transactions finished before a time and
@@ -90,7 +118,7 @@
 //
 // One PostgreSQL store costs a transaction's turn two commits (take the lease, end the
 // turn), and a delivery that reaches a replica while another holds the turn one more; a
-// turn often covers several facts (BENCHMARKS.md, "Receiving at scale"). Rows are per
+// turn often covers several facts (BENCHMARKS.md, section 8). Rows are per
 // fact and per transaction, and are pruned with the retention. Every write names one
 // transaction id, so the load spreads over rows and only one transaction's deliveries
 // ever wait for each other. A marketplace with ten times the traffic has two ways on,

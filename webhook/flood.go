@@ -10,22 +10,23 @@ import (
 // The defences against floods of deliveries naming transactions the handler never saw
 // (forgeries, when no secret keeps them out). See doc.go, "Floods".
 
-// negCache remembers, for a while, the ids the API answered 404 or 403: a delivery naming
-// one again is dropped without a fetch. Entries expire (an id not found may be created
-// later: ids are handed out in sequence) and the oldest go first past max. Not safe for
-// concurrent use: the Handler holds its lock.
-type negCache struct {
+// idCache remembers ids for a while, the oldest going first past max: the ids the API
+// answered 404 or 403 (a delivery naming one again is dropped without a fetch; they
+// expire, since an id not found may be created later: ids are handed out in sequence),
+// and the ids the account is known to have. Not safe for concurrent use: the Handler
+// holds its lock.
+type idCache struct {
 	ttl   time.Duration
 	max   int
 	until map[int64]time.Time
 	order lane // insertion order, for eviction
 }
 
-func newNegCache(ttl time.Duration, max int) *negCache {
-	return &negCache{ttl: ttl, max: max, until: make(map[int64]time.Time)}
+func newIDCache(ttl time.Duration, max int) *idCache {
+	return &idCache{ttl: ttl, max: max, until: make(map[int64]time.Time)}
 }
 
-func (c *negCache) add(id int64, now time.Time) {
+func (c *idCache) add(id int64, now time.Time) {
 	if _, ok := c.until[id]; !ok {
 		c.order.push(id)
 	}
@@ -36,41 +37,42 @@ func (c *negCache) add(id int64, now time.Time) {
 	}
 }
 
-func (c *negCache) has(id int64, now time.Time) bool {
+func (c *idCache) has(id int64, now time.Time) bool {
 	t, ok := c.until[id]
 	return ok && now.Before(t)
 }
 
-// shareBudget bounds the requests spent on never-seen ids to a share of each rate-limit
-// window of one endpoint, as the API's answers state it (RateLimit-Limit, RateLimit-Reset).
-// The window counted ends at the first reset seen after it began; until a limit is known,
-// bootstrap requests are allowed. Not safe for concurrent use.
+// shareBudget bounds the requests for never-seen ids that were wasted, answered 404 or
+// 403, to a share of each rate-limit window of one endpoint, as the API's answers state
+// it (RateLimit-Limit, RateLimit-Reset): a flood of forged ids spends that share and
+// waits for the next window, while the fetches of real new transactions cost it nothing.
+// The window counted ends at the first reset seen after it began. Until an answer states
+// a limit, nothing is bounded: the workers bound the requests in flight, and the first
+// answer states it. Not safe for concurrent use.
 type shareBudget struct {
-	share     float64
-	bootstrap int
-	limit     int       // RateLimit-Limit; 0 until an answer states it
-	end       time.Time // the counted window's end; zero until an answer states it
-	spent     int
+	share float64
+	limit int       // RateLimit-Limit; 0 until an answer states it
+	end   time.Time // the counted window's end; zero until an answer states it
+	spent int       // wasted requests in the window
 }
 
-// take spends one request if the share allows it; otherwise it returns when to ask again.
-func (b *shareBudget) take(now time.Time) (ok bool, retry time.Time) {
+// allows reports whether another request may be risked now; if not, it returns when to
+// ask again.
+func (b *shareBudget) allows(now time.Time) (ok bool, retry time.Time) {
 	if !b.end.IsZero() && !now.Before(b.end) {
 		b.spent, b.end = 0, time.Time{}
 	}
-	allowed := b.bootstrap
-	if b.limit > 0 {
-		allowed = max(1, int(b.share*float64(b.limit)))
-	}
-	if b.spent >= allowed {
-		if b.end.IsZero() {
+	if b.limit > 0 && b.spent >= max(1, int(b.share*float64(b.limit))) {
+		if b.end.IsZero() { // no reset stated: look again in a while
 			return false, now.Add(time.Second)
 		}
 		return false, b.end
 	}
-	b.spent++
 	return true, time.Time{}
 }
+
+// waste counts a request answered 404 or 403.
+func (b *shareBudget) waste() { b.spent++ }
 
 // observe notes an answer's rate-limit headers.
 func (b *shareBudget) observe(rl escrow.RateLimit) {
@@ -108,8 +110,9 @@ func (l *lane) pop() (int64, bool) {
 // wakeup is a transaction to be made ready again at a time (a retry, its pace), or the
 // never-seen lane (id 0) once the share allows another fetch.
 type wakeup struct {
-	at time.Time
-	id int64
+	at  time.Time
+	id  int64
+	gen uint64 // the queue's wait it was set for; a stale one is ignored
 }
 
 // wakeups is a min-heap of wakeup by time.

@@ -10,8 +10,8 @@ import (
 
 var floodT0 = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 
-func TestNegCacheForgetsAfterItsTimeAndBeyondItsSize(t *testing.T) {
-	c := newNegCache(time.Minute, 3)
+func TestIDCacheForgetsAfterItsTimeAndBeyondItsSize(t *testing.T) {
+	c := newIDCache(time.Minute, 3)
 	c.add(1, floodT0)
 	if !c.has(1, floodT0.Add(59*time.Second)) || c.has(1, floodT0.Add(time.Minute)) || c.has(2, floodT0) {
 		t.Error("an id is remembered for its time only")
@@ -25,36 +25,36 @@ func TestNegCacheForgetsAfterItsTimeAndBeyondItsSize(t *testing.T) {
 	}
 }
 
-func TestShareBudgetSpendsAShareOfEachWindow(t *testing.T) {
-	b := &shareBudget{share: 0.1, bootstrap: 2}
-	for i := range 2 {
-		if ok, _ := b.take(floodT0); !ok {
-			t.Fatalf("bootstrap request %d refused", i)
-		}
+func TestShareBudgetBoundsWastedRequestsPerWindow(t *testing.T) {
+	b := &shareBudget{share: 0.1}
+	for range 20 {
+		b.waste()
 	}
-	if ok, retry := b.take(floodT0); ok || !retry.After(floodT0) {
-		t.Fatalf("a third request before any limit is known: %v %v", ok, retry)
+	if ok, _ := b.allows(floodT0); !ok {
+		t.Fatal("refused before any limit was stated")
 	}
+	b = &shareBudget{share: 0.1}
 	b.observe(escrow.RateLimit{Limit: 100, Remaining: 90, Reset: floodT0.Add(time.Minute)})
-	n := 2
+	n := 0
 	for {
-		ok, retry := b.take(floodT0.Add(time.Second))
+		ok, retry := b.allows(floodT0.Add(time.Second))
 		if !ok {
 			if !retry.Equal(floodT0.Add(time.Minute)) {
 				t.Errorf("retry at %v, want the window's end", retry)
 			}
 			break
 		}
+		b.waste()
 		n++
 	}
 	if n != 10 {
-		t.Errorf("spent %d of a window of 100 at a share of 0.1", n)
+		t.Errorf("wasted %d of a window of 100 at a share of 0.1", n)
 	}
 	b.observe(escrow.RateLimit{Limit: 100, Remaining: 50, Reset: floodT0.Add(2 * time.Minute)}) // the same window, seen later
-	if ok, _ := b.take(floodT0.Add(59 * time.Second)); ok {
-		t.Error("spent beyond the share before the window ended")
+	if ok, _ := b.allows(floodT0.Add(59 * time.Second)); ok {
+		t.Error("allowed beyond the share before the window ended")
 	}
-	if ok, _ := b.take(floodT0.Add(time.Minute)); !ok {
+	if ok, retry := b.allows(floodT0.Add(time.Minute)); !ok || !retry.IsZero() {
 		t.Error("a new window allows requests again")
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	mrand "math/rand/v2"
 	"net/http"
 	"slices"
 	"sync"
@@ -82,11 +81,22 @@ type Options struct {
 	// RetryWait is the first wait between tries, doubled each time up to MaxRetryWait;
 	// defaults 500ms and 30s.
 	RetryWait, MaxRetryWait time.Duration
-	// MaxQueued bounds the transactions with deliveries waiting; a delivery about one
-	// more is answered 503. Deliveries about a transaction already waiting are coalesced
-	// and always taken. Default 10,000.
+	// MaxQueued bounds the transactions the account is known to have (handed over before,
+	// found or tracked by the reconciler, listed, or in the Store) with work waiting; a
+	// delivery about one more is answered 503. Deliveries about a transaction already
+	// waiting are coalesced and always taken. Default 10,000.
 	MaxQueued int
-	// Workers bounds the transactions confirmed at once; default 8.
+	// MaxUnseen bounds, apart from MaxQueued, the never-seen ids waiting to be confirmed:
+	// past it the oldest is dropped, answered 200 all the same (see doc.go, "Floods").
+	// Default 1,000.
+	MaxUnseen int
+	// UnseenShare bounds the fetches of never-seen ids that the API answers 404 or 403
+	// (forgeries) to this share of each rate-limit window of GET /transaction/{id}; once
+	// spent, never-seen ids wait for the next window, known transactions do not. Default
+	// 0.1.
+	UnseenShare float64
+	// Workers bounds the transactions confirmed at once, and the handler's goroutines
+	// (one more schedules the waits); default 8.
 	Workers int
 	// Refetch and MaxRefetch pace the confirming fetches of one transaction, across the
 	// replicas sharing the Store: after a fetch that found nothing new (a replayed or
@@ -116,7 +126,7 @@ type Options struct {
 	Reserve int
 	// OnUnconfirmedHint, if set, receives the deliveries no state can confirm (see Hint).
 	OnUnconfirmedHint HintFunc
-	// Now is the clock of claim leases; default time.Now.
+	// Now is the clock of leases and of the pace; default time.Now.
 	Now func() time.Time
 	// Secrets, when set, make a delivery prove its origin: its URL's last path segment
 	// must be one of them (see DeliveryURL), or it is refused with 404 before any work.
@@ -135,28 +145,47 @@ type Handler struct {
 
 	ctx    context.Context // ends when Shutdown gives up waiting
 	cancel context.CancelFunc
-	slots  chan struct{} // one per worker confirming a batch
 	wg     sync.WaitGroup
 
 	mu      sync.Mutex
-	queues  map[int64]*txQueue // per transaction; one worker goroutine per entry
-	active  int                // entries with pending or in-process work
+	queues  map[int64]*txQueue // per transaction with work queued or under way
 	closed  bool
 	idle    chan struct{} // closed when active drops to 0
 	partner *bool         // whether the account answers the partner listing; nil: not yet known
 	paused  time.Time     // no confirming fetch before this: the allowance left is the application's
 	// pruneNext: no prune before this; another replica may hold the prune lease till then.
 	pruneNext time.Time
+
+	// The workers and their lanes (pool.go).
+	lanes      [3]lane // ids ready for a worker, by qkind
+	workers    int     // worker goroutines running
+	unseen     int     // queues of never-seen ids (kindUnchecked and kindUnseen)
+	later      wakeups // queues set aside until a time
+	scheduling bool    // the scheduler goroutine runs
+	kick       chan struct{}
+	known      *idCache    // ids the account has: handed over, reconciled, listed, in the Store
+	neg        *idCache    // ids the API answered 404 or 403 lately
+	dropped    *idCache    // never-seen ids dropped unconfirmed past MaxUnseen
+	budget     shareBudget // never-seen ids' wasted fetches in this rate-limit window
+	unseenAt   time.Time   // the never-seen lane waits till then: share spent, listing done
+	listAt     time.Time   // no listing of the newest transactions before this
+	stats      Stats
 }
 
 // txQueue is what waits for one transaction in this replica: the coalesced deliveries
 // and a state the reconciler read. The pace of its fetches is kept in the Store.
 type txQueue struct {
-	events     []escrow.EventName  // distinct delivered names, in arrival order
-	tx         *escrow.Transaction // read by the reconciler, nil if none
-	recheck    bool                // the reconciler asks for a fetch of a tracked transaction
-	processing bool
-	wake       chan struct{} // a delivery came while the worker waits for the pace
+	events  []escrow.EventName  // distinct delivered names, in arrival order
+	tx      *escrow.Transaction // read by the reconciler, nil if none
+	recheck bool                // the reconciler asks for a fetch of a tracked transaction
+
+	b        *batch // the batch under way (taken from the above), nil if none
+	attempt  int    // of b
+	state    qstate
+	kind     qkind
+	paceWait bool   // waiting for the transaction's pace (a delivery ends the wait)
+	listed   bool   // tx was listed after the deliveries came: it confirms them unfetched
+	gen      uint64 // counts the waits, so that a stale wakeup is ignored
 }
 
 func (q *txQueue) pending() bool { return len(q.events) > 0 || q.tx != nil || q.recheck }
@@ -182,6 +211,7 @@ func NewHandler(client *escrow.Client, fn Callback, opt Options) *Handler {
 	if opt.Workers <= 0 {
 		opt.Workers = 8
 	}
+	floodDefaults(&opt)
 	if opt.Refetch <= 0 {
 		opt.Refetch = 250 * time.Millisecond
 	}
@@ -210,12 +240,16 @@ func NewHandler(client *escrow.Client, fn Callback, opt Options) *Handler {
 	return &Handler{
 		client: client, fn: fn, opt: opt, log: log, door: newDoor(opt.Secrets, log),
 		ctx: ctx, cancel: cancel,
-		slots:  make(chan struct{}, opt.Workers),
-		queues: make(map[int64]*txQueue),
+		queues:  make(map[int64]*txQueue),
+		kick:    make(chan struct{}, 1),
+		neg:     newIDCache(time.Minute, 100_000),
+		dropped: newIDCache(10*time.Minute, 100_000),
+		known:   newIDCache(30*24*time.Hour, 100_000),
+		budget:  shareBudget{share: opt.UnseenShare},
 	}
 }
 
-// Replica returns the name this handler claims facts under.
+// Replica returns the name this handler holds leases under.
 func (h *Handler) Replica() string { return h.opt.Replica }
 
 // ServeHTTP parses a delivery and queues it, answering before any work is done: the sender
@@ -255,26 +289,17 @@ var (
 )
 
 // enqueue adds a delivered event name, a state read by the reconciler, or the
-// reconciler's request to fetch a tracked transaction to the transaction's queue,
-// starting its worker if none runs.
+// reconciler's request to fetch a tracked transaction to the transaction's queue, and
+// has a worker take it. A delivery of a never-seen id may be dropped (see newQueue).
 func (h *Handler) enqueue(id int64, name escrow.EventName, tx *escrow.Transaction, recheck bool) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		return errClosed
 	}
-	q := h.queues[id]
+	q, err := h.queueOf(id, tx != nil || recheck)
 	if q == nil {
-		if len(h.queues) >= h.opt.MaxQueued {
-			return errFull
-		}
-		q = &txQueue{wake: make(chan struct{}, 1)}
-		h.queues[id] = q
-		h.wg.Add(1)
-		go h.work(id, q)
-	}
-	if !q.pending() && !q.processing {
-		h.active++
+		return err
 	}
 	if tx != nil {
 		q.tx = tx
@@ -282,48 +307,16 @@ func (h *Handler) enqueue(id int64, name escrow.EventName, tx *escrow.Transactio
 	q.recheck = q.recheck || recheck
 	if name != "" {
 		q.events = addNames(q.events, []escrow.EventName{name})
-		select {
-		case q.wake <- struct{}{}:
-		default:
-		}
+	}
+	if q.state == qIdle || (q.state == qWaiting && q.paceWait && name != "") {
+		h.place(id, q)
 	}
 	return nil
 }
 
-// work confirms one transaction's batches, one at a time, and ends once nothing more
-// arrived meanwhile.
-func (h *Handler) work(id int64, q *txQueue) {
-	defer h.wg.Done()
-	for {
-		h.mu.Lock()
-		if !q.pending() || h.ctx.Err() != nil {
-			if q.pending() {
-				h.active-- // abandoned at shutdown
-				h.signalIdle()
-			}
-			delete(h.queues, id)
-			h.mu.Unlock()
-			return
-		}
-		b := batch{id: id, q: q, events: q.events, tx: q.tx, fetch: len(q.events) > 0 || q.tx == nil, tracked: q.recheck}
-		q.events, q.tx, q.recheck, q.processing = nil, nil, false, true
-		h.mu.Unlock()
-
-		h.process(&b)
-
-		h.mu.Lock()
-		q.processing = false
-		if !q.pending() {
-			h.active--
-			h.signalIdle()
-		}
-		h.mu.Unlock()
-	}
-}
-
 // signalIdle wakes Flush once nothing is pending. h.mu must be held.
 func (h *Handler) signalIdle() {
-	if h.active == 0 && h.idle != nil {
+	if len(h.queues) == 0 && h.idle != nil {
 		close(h.idle)
 		h.idle = nil
 	}
@@ -351,80 +344,6 @@ type batch struct {
 	finish  bool            // the transaction is to be recorded finished
 	fetched bool            // a confirming fetch was made in this turn
 	fresh   bool            // something was handed over in this turn
-}
-
-// process tries a batch until it is done, given up on, or the handler shuts down.
-func (h *Handler) process(b *batch) {
-	for attempt := 1; ; {
-		var paced time.Duration
-		err := h.withSlot(func() (err error) {
-			paced, err = h.try(b)
-			return err
-		})
-		if err == nil && paced <= 0 {
-			return
-		}
-		if err == nil { // waiting for the transaction's pace is not an attempt
-			h.waitPace(b, paced)
-			continue
-		}
-		if attempt >= h.opt.MaxAttempts || h.ctx.Err() != nil {
-			h.log.Error("escrow webhook: giving up; the next reconciliation will hand over what is missing",
-				"transaction_id", b.id, "events", b.events, "attempts", attempt, "error", err)
-			h.giveUp(b)
-			return
-		}
-		wait := min(h.opt.RetryWait<<min(attempt-1, 20), h.opt.MaxRetryWait)
-		wait = wait/2 + mrand.N(wait/2+1) // jitter, so that failing transactions spread out
-		var rle *escrow.RateLimitError
-		if errors.As(err, &rle) {
-			wait = max(wait, rle.RetryAfter) // the client knows when the allowance is back
-		}
-		h.log.Info("escrow webhook: retrying", "transaction_id", b.id, "events", b.events, "attempt", attempt, "wait", wait, "error", err)
-		h.sleep(wait)
-		attempt++
-	}
-}
-
-// waitPace waits d for the transaction's pace, or until a delivery for it arrives here:
-// that one joins the batch, and may be a name that need not wait.
-func (h *Handler) waitPace(b *batch, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-h.ctx.Done():
-	case <-t.C:
-	case <-b.q.wake:
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	q := b.q
-	if len(q.events) > 0 || q.recheck {
-		b.events, b.fetch = addNames(b.events, q.events), true
-		b.tracked = b.tracked || q.recheck
-		q.events, q.recheck = nil, false
-	}
-}
-
-// sleep waits d or until the handler shuts down.
-func (h *Handler) sleep(d time.Duration) {
-	t := time.NewTimer(d)
-	select {
-	case <-h.ctx.Done():
-		t.Stop()
-	case <-t.C:
-	}
-}
-
-// withSlot runs f while holding one of the Workers slots.
-func (h *Handler) withSlot(f func() error) error {
-	select {
-	case h.slots <- struct{}{}:
-	case <-h.ctx.Done():
-		return h.ctx.Err()
-	}
-	defer func() { <-h.slots }()
-	return f()
 }
 
 // try runs a batch's turns: it takes the transaction's lease (or leaves the batch's names
@@ -628,6 +547,7 @@ func (h *Handler) confirm(b *batch) error {
 		b.fetched = true
 		tx, err := h.get(ctx, id)
 		if errors.Is(err, escrow.ErrNotFound) || errors.Is(err, escrow.ErrForbidden) {
+			h.unreadable(b)
 			if len(b.events) > 0 {
 				h.log.Warn("escrow webhook: unconfirmed deliveries dropped: the account cannot read the transaction",
 					"transaction_id", id, "events", b.events)
@@ -687,6 +607,9 @@ func (h *Handler) get(ctx context.Context, id int64) (*escrow.Transaction, error
 	}
 	var resp escrow.Response
 	tx, err := h.client.Transactions.Get(ctx, id, escrow.WithResponse(&resp))
+	h.mu.Lock()
+	h.budget.observe(resp.RateLimit)
+	h.mu.Unlock()
 	if rl := resp.RateLimit; rl.Remaining >= 0 && !rl.Reset.IsZero() {
 		reserve := h.opt.Reserve
 		if reserve == 0 && rl.Limit > 0 {
@@ -808,7 +731,7 @@ func markAll(set map[string]bool, keys []string) {
 // (handed over, dropped or given up on), or ctx ends.
 func (h *Handler) Flush(ctx context.Context) error {
 	h.mu.Lock()
-	if h.active == 0 {
+	if len(h.queues) == 0 {
 		h.mu.Unlock()
 		return nil
 	}
@@ -825,17 +748,21 @@ func (h *Handler) Flush(ctx context.Context) error {
 	}
 }
 
-// Shutdown stops taking deliveries (they are answered 503), waits for queued events until
-// ctx ends, then cancels the callbacks still running and waits for them to return. No
-// goroutine of the handler is left behind. A claim whose callback was cancelled is
-// released; what was not handed over is found by the next reconciliation, by this
-// process after a restart or by another replica.
+// Shutdown stops taking deliveries (they are answered 503), drops the never-seen ids still
+// waiting for a fetch (a real one among them is found by the next reconciliation), waits
+// for queued events until ctx ends, then cancels the callbacks still running and waits for
+// them to return. No goroutine of the handler is left behind. The lease of a turn whose
+// callback was cancelled is released, with what was handed over before recorded; what was
+// not handed over is found by the next reconciliation, by this process after a restart or
+// by another replica.
 func (h *Handler) Shutdown(ctx context.Context) error {
 	h.mu.Lock()
 	h.closed = true
+	h.dropUnseen()
 	h.mu.Unlock()
 	err := h.Flush(ctx)
 	h.cancel()
 	h.wg.Wait()
+	h.abandon()
 	return err
 }

@@ -237,10 +237,11 @@ func TestUnfinishedTransactionsStayForReconciliation(t *testing.T) {
 	}
 }
 
-// TestQueueBoundAnswers503: deliveries about more transactions than MaxQueued waiting are
-// refused with 503, so that the sender retries later; one about a transaction already
-// waiting is taken (coalesced); all are taken again once the queue drains. The default bound
-// is 10,000 transactions.
+// TestQueueBoundAnswers503: deliveries about more known transactions than MaxQueued
+// waiting are refused with 503, so that the sender retries later; one about a transaction
+// already waiting is taken (coalesced); all are taken again once the queue drains. The
+// default bound is 10,000 transactions. (Never-seen ids have a bound of their own,
+// MaxUnseen, and are never answered 503: TestNeverSeenOverflowDropsTheOldest.)
 func TestQueueBoundAnswers503(t *testing.T) {
 	for _, tc := range []struct {
 		max, accepted int
@@ -253,23 +254,32 @@ func TestQueueBoundAnswers503(t *testing.T) {
 				for id := range int64(tc.accepted + 1) {
 					api.txs[id+1] = sale(id+1, item(11, escrow.ItemGeneralMerchandise, false))
 				}
-				got := &calls{block: make(chan struct{})}
+				got := &calls{}
 				h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxQueued: tc.max})
 				defer shutdown(t, h)
+				// Their creations handed over, in rounds within MaxUnseen: now known.
+				for id := range int64(tc.accepted + 1) {
+					deliver(h, "create", id+1)
+					if id%500 == 499 {
+						flushed(t, h)
+					}
+				}
+				flushed(t, h)
+				got.block = make(chan struct{})
 				for id := range int64(tc.accepted) {
-					if code := deliver(h, "create", id+1); code != http.StatusOK {
+					if code := deliver(h, "agree", id+1); code != http.StatusOK {
 						t.Fatalf("delivery about transaction %d of %d answered %d", id+1, tc.accepted, code)
 					}
 				}
-				if code := deliver(h, "create", int64(tc.accepted+1)); code != http.StatusServiceUnavailable {
+				if code := deliver(h, "agree", int64(tc.accepted+1)); code != http.StatusServiceUnavailable {
 					t.Errorf("delivery about one transaction more answered %d, want 503", code)
 				}
-				if code := deliver(h, "agree", 1); code != http.StatusOK {
+				if code := deliver(h, "receive", 1); code != http.StatusOK {
 					t.Errorf("delivery about a transaction already waiting answered %d, want 200", code)
 				}
 				close(got.block)
 				flushed(t, h)
-				if code := deliver(h, "create", int64(tc.accepted+1)); code != http.StatusOK {
+				if code := deliver(h, "agree", int64(tc.accepted+1)); code != http.StatusOK {
 					t.Errorf("delivery after the queue drained answered %d", code)
 				}
 			})

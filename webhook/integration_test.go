@@ -549,7 +549,7 @@ func TestRestartResumesFromTheStoredMark(t *testing.T) {
 	}
 }
 
-// countingTransport counts a client's requests and its 429s.
+// countingTransport counts a client's GET /transaction/{id} and its 429s.
 type countingTransport struct {
 	next          http.RoundTripper
 	gets, limited atomic.Int64
@@ -557,7 +557,7 @@ type countingTransport struct {
 
 func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := c.next.RoundTrip(r)
-	if r.Method == http.MethodGet {
+	if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/transaction/") {
 		c.gets.Add(1)
 	}
 	if err == nil && resp.StatusCode == http.StatusTooManyRequests {
@@ -590,6 +590,11 @@ func TestConfirmationsLeaveTheApplicationItsReserve(t *testing.T) {
 		h.Shutdown(ctx)
 	}()
 	if _, err := app.Webhooks.Create(t.Context(), escrow.Me, hook.URL); err != nil {
+		t.Fatal(err)
+	}
+	// Not answered as a partner, so that no listing confirms these new transactions:
+	// each takes its own fetch.
+	if err := srv.InjectFault(escrowtest.Fault{Endpoint: "GET /partner/transactions", Status: http.StatusForbidden}); err != nil {
 		t.Fatal(err)
 	}
 	w := &world{t: t, partner: app, buyerEmail: "buyer@example.com", sellerMail: "seller@example.com"}

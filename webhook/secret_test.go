@@ -228,7 +228,7 @@ func TestFloodWithoutTheSecretCostsNothing(t *testing.T) {
 	if fetches != 0 {
 		t.Errorf("forgeries cost %d fetches", fetches)
 	}
-	// The real delivery's confirmation: a Handed and a Claim, nothing per forgery.
+	// The real delivery's confirmation: a lease taken and yielded, nothing per forgery.
 	if n := store.calls.Load(); n > 4 {
 		t.Errorf("%d store calls for one real delivery among %d forgeries", n, forged)
 	}

@@ -260,11 +260,7 @@ func listen(ctx context.Context, client *escrow.Client, lf listenFlags, p *event
 			return err
 		}
 	}
-	door := "any delivery is taken (no delivery secret)"
-	if len(secrets) > 0 {
-		door = "a delivery's URL must carry the delivery secret"
-	}
-	fmt.Fprintf(stderr, "escrow webhooks listen: listening on %s for %s's webhooks (store: %s; %s)\n", own, client.BaseURL(), storeKind(lf.store), door)
+	fmt.Fprintf(stderr, "escrow webhooks listen: listening on %s for %s's webhooks (store: %s; %s)\n", own, client.BaseURL(), storeKind(lf.store), doorKind(secrets))
 
 	var wg sync.WaitGroup
 	if lf.every > 0 {
@@ -292,6 +288,14 @@ func listen(ctx context.Context, client *escrow.Client, lf listenFlags, p *event
 		err = errors.Join(serveErr, err)
 	}
 	return err
+}
+
+// doorKind says, for the start line, whether deliveries need a secret.
+func doorKind(secrets []string) string {
+	if len(secrets) > 0 {
+		return "a delivery's URL must carry the delivery secret"
+	}
+	return "any delivery is taken (no delivery secret)"
 }
 
 // envWebhookSecret holds the delivery secrets of "webhooks listen", current first,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,13 +51,20 @@ func joinNames(ns []escrow.EventName) string {
 	return strings.Join(out, " ") // names are validated: a-z, 0-9 and "_"
 }
 
+// splitNames reads names back, each once, at most maxNames of them.
 func splitNames(s string) []escrow.EventName {
 	var out []escrow.EventName
 	for _, f := range strings.Fields(s) {
-		out = append(out, escrow.EventName(f))
+		if n := escrow.EventName(f); len(out) < maxNames && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
 	}
 	return out
 }
+
+// maxNames is how many distinct names a lease keeps for its holder, as package webhook
+// keeps them.
+const maxNames = 24
 
 // loadLease reads and locks a transaction's lease row, creating it if missing, and how
 // finished the transaction is.
@@ -98,36 +106,70 @@ func (s *Store) saveLease(ctx context.Context, tx *sql.Tx, id int64, st webhook.
 	return nil
 }
 
-// Acquire grants l or records names for its holder (webhook.LeaseState.Acquire), in one
-// database transaction: one commit.
+// Acquire grants l or records names for its holder, as webhook.LeaseState.Acquire does,
+// in one database transaction (one commit): one statement inserts or updates the lease
+// row under its row lock; then, if the lease was granted, the transaction's facts and
+// state are read by a statement of their own, which sees every turn that ended before
+// (on PostgreSQL a statement's snapshot is taken when it starts, before the lock wait).
 func (s *Store) Acquire(ctx context.Context, l webhook.Lease, names []escrow.EventName, now time.Time) (webhook.Turn, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return webhook.Turn{}, fmt.Errorf("sqlstore: %w", err)
 	}
 	defer tx.Rollback()
-	st, state, err := s.loadLease(ctx, tx, l.TransactionID)
-	if err != nil {
-		return webhook.Turn{}, err
-	}
-	if state == pruned {
-		return webhook.Turn{Pruned: true}, nil // rolled back: nothing changes
-	}
-	turn := webhook.Turn{Granted: st.Acquire(l, names, now)}
-	if err := s.saveLease(ctx, tx, l.TransactionID, st, now); err != nil {
-		return webhook.Turn{}, err
-	}
-	if turn.Granted {
-		turn.Marks, turn.Pending, turn.Pace = st.Marks, st.Pending, st.Pace
-		if turn.Handed, err = s.handed(ctx, tx, l.TransactionID); err != nil {
-			return webhook.Turn{}, err
-		}
-	}
-	if err := tx.Commit(); err != nil {
+	free := `(l.holder = '' OR l.holder = excluded.holder OR l.expires <= ?)`
+	q := s.q(`INSERT INTO escrow_webhook_leases AS l (transaction_id, holder, expires) VALUES (?, ?, ?)
+		ON CONFLICT (transaction_id) DO UPDATE SET
+			holder = CASE WHEN ` + free + ` THEN excluded.holder ELSE l.holder END,
+			expires = CASE WHEN ` + free + ` THEN excluded.expires ELSE l.expires END,
+			marks = CASE WHEN ` + free + ` THEN l.marks ELSE l.marks + 1 END,
+			pending = CASE WHEN ` + free + ` OR ? = '' THEN l.pending
+				WHEN l.pending = '' THEN ?
+				WHEN length(l.pending) < ? THEN l.pending || ' ' || ?
+				ELSE l.pending END
+		RETURNING holder, marks, pending, not_before, hold, tried`)
+	at, delivered := now.UnixMilli(), joinNames(names)
+	var holder, pending, tried string
+	var marks, notBefore, hold int64
+	if err := tx.QueryRowContext(ctx, q, l.TransactionID, l.Holder, millis(l.Expires), at, at, at, at, delivered, delivered, maxPendingText, delivered).
+		Scan(&holder, &marks, &pending, &notBefore, &hold, &tried); err != nil {
 		return webhook.Turn{}, fmt.Errorf("sqlstore: %w", err)
 	}
-	return turn, nil
+	if holder != l.Holder {
+		return webhook.Turn{}, s.commit(tx) // the names were left to the holder
+	}
+	agg := "string_agg"
+	if s.d == SQLite {
+		agg = "group_concat"
+	}
+	var fin sql.NullInt64
+	var facts sql.NullString
+	if err := tx.QueryRowContext(ctx, s.q(`SELECT (SELECT finished FROM escrow_webhook_transactions WHERE transaction_id = ?),
+		(SELECT `+agg+`(fact, ' ') FROM escrow_webhook_facts WHERE transaction_id = ? AND done = 1)`), l.TransactionID, l.TransactionID).
+		Scan(&fin, &facts); err != nil {
+		return webhook.Turn{}, fmt.Errorf("sqlstore: %w", err)
+	}
+	if fin.Int64 == pruned {
+		return webhook.Turn{Pruned: true}, nil // rolled back: a pruned transaction is never leased
+	}
+	turn := webhook.Turn{Granted: true, Marks: marks, Pending: splitNames(pending), Handed: make(map[string]bool),
+		Pace: webhook.Pace{NotBefore: fromMillis(notBefore), Hold: time.Duration(hold) * time.Millisecond, Tried: splitNames(tried)}}
+	for _, k := range strings.Fields(facts.String) {
+		turn.Handed[k] = true
+	}
+	return turn, s.commit(tx)
 }
+
+func (s *Store) commit(tx *sql.Tx) error {
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlstore: %w", err)
+	}
+	return nil
+}
+
+// maxPendingText bounds the names a lease row keeps for its holder, as text: a storm of
+// replays adds nothing once it is reached (the names are read back distinct, at most 24).
+const maxPendingText = 1600
 
 // Yield records y's facts, the transaction known (finished if y.Finished), and ends or
 // extends the turn (webhook.LeaseState.Yield), in one database transaction: one commit.

@@ -107,8 +107,15 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, err
 	}
 	s.own = true
+	// database/sql keeps 2 idle connections by default: a Handler's workers would open
+	// and close a connection (a PostgreSQL backend) for most statements.
+	db.SetMaxIdleConns(idleConns)
 	return s, nil
 }
+
+// idleConns is how many idle connections a Store that Open made keeps: a Handler's
+// default 8 workers and its reconciler, with room to spare.
+const idleConns = 16
 
 // needDriver says which import is missing when driver is not among the registered ones.
 func needDriver(driver string, d Dialect, registered []string) error {
@@ -310,11 +317,6 @@ func (s *Store) q(query string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-// in returns "(?, ?, …)" for n values.
-func in(n int) string {
-	return "(" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")"
 }
 
 // Handed returns the keys of the transaction's facts recorded as done.

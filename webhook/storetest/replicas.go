@@ -126,6 +126,16 @@ func (m *market) callback(ctx context.Context, ev webhook.ConfirmedEvent) error 
 	return nil
 }
 
+// waitBlocked waits for a callback to block, for up to 10 s.
+func (m *market) waitBlocked() {
+	m.t.Helper()
+	select {
+	case <-m.blocked:
+	case <-time.After(10 * time.Second):
+		m.t.Fatal("no callback was handed the event")
+	}
+}
+
 func (m *market) handedOf(id int64) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -242,7 +252,7 @@ func deliveryElsewhere(t *testing.T, s webhook.Store) {
 	m.block["create"] = release
 	id := m.sale()
 	deliver(a, id, "create")
-	<-m.blocked // a holds the turn, in the callback
+	m.waitBlocked() // a holds the turn, in the callback
 	m.act(id, "agree")
 	for range 3 {
 		deliver(b, id, "agree")

@@ -261,6 +261,12 @@ func finishedAndMark(t *testing.T, s webhook.Store) {
 	if err != nil || !slices.Equal(ids, []int64{1, 3, 5}) {
 		t.Errorf("Unfinished = %v, %v; want [1 3 5]", ids, err)
 	}
+	markNeverLowered(t, s)
+}
+
+// markNeverLowered: the reconciler's mark only goes up.
+func markNeverLowered(t *testing.T, s webhook.Store) {
+	ctx := t.Context()
 	for _, m := range []int64{0, 40, 30} {
 		if err := s.AdvanceMark(ctx, m); err != nil {
 			t.Fatal(err)
@@ -276,46 +282,49 @@ func finishedAndMark(t *testing.T, s webhook.Store) {
 // the tombstone's horizon; unfinished and later-finished transactions are untouched,
 // and idle leases are forgotten.
 func pruneKeepsTombstones(t *testing.T, s webhook.Store) {
-	ctx := t.Context()
 	for _, id := range []int64{11, 12, 13} {
 		turn := mustAcquire(t, s, lease(id, "a"), t0, true)
 		yield(t, s, webhook.Yield{Lease: lease(id, "a"), Marks: turn.Marks, Facts: []string{"create", "cancel"}, Finished: id != 13, Now: t0,
 			Pace: webhook.Pace{NotBefore: t0.Add(time.Second), Hold: time.Second}})
 	}
-	before := time.Now()
-	if n, err := s.Prune(ctx, before.Add(-time.Hour)); err != nil || n != 0 {
-		t.Fatalf("Prune before anything finished = %d, %v", n, err)
-	}
+	mustPrune(t, s, time.Now().Add(-time.Hour), 0) // nothing finished that long ago
 	if got := handed(t, s, 11); len(got) != 2 {
 		t.Fatalf("pruned too early: Handed = %v", got)
 	}
-	n, err := s.Prune(ctx, time.Now().Add(time.Second))
-	if err != nil || n != 2 {
-		t.Fatalf("Prune = %d, %v; want the 2 finished transactions", n, err)
-	}
+	mustPrune(t, s, time.Now().Add(time.Second), 2)
 	if got := handed(t, s, 11); len(got) != 0 {
 		t.Errorf("after Prune: Handed = %v, want nothing", got)
 	}
 	if got := handed(t, s, 13); len(got) != 2 {
 		t.Errorf("Prune took an unfinished transaction's facts: %v", got)
 	}
+	tombstoneHolds(t, s)
+	mustPrune(t, s, time.Now().Add(time.Second), 0)
+	mustPrune(t, s, time.Now().Add(webhook.TombstoneHorizon+time.Hour), 0)
+	if turn := acquire(t, s, lease(11, "b"), t0); turn.Pruned || !turn.Granted {
+		t.Errorf("after the tombstone's horizon: %+v, want an ordinary lease", turn)
+	}
+}
+
+// tombstoneHolds checks that pruned transaction 11 refuses its lease and stays out of
+// the unfinished ones when tracked again.
+func tombstoneHolds(t *testing.T, s webhook.Store) {
+	t.Helper()
 	if turn := acquire(t, s, lease(11, "b"), t0, "cancel"); !turn.Pruned || turn.Granted {
 		t.Errorf("late delivery for a pruned transaction: %+v, want Pruned and not granted", turn)
 	}
-	if err := s.Track(ctx, []int64{11}); err != nil {
+	if err := s.Track(t.Context(), []int64{11}); err != nil {
 		t.Fatal(err)
 	}
-	if ids, err := s.Unfinished(ctx); err != nil || !slices.Equal(ids, []int64{13}) {
+	if ids, err := s.Unfinished(t.Context()); err != nil || !slices.Equal(ids, []int64{13}) {
 		t.Errorf("Unfinished after tracking a pruned one = %v, %v; want [13]", ids, err)
 	}
-	if n, err := s.Prune(ctx, time.Now().Add(time.Second)); err != nil || n != 0 {
-		t.Errorf("Prune again = %d, %v; want 0", n, err)
-	}
-	if n, err := s.Prune(ctx, time.Now().Add(webhook.TombstoneHorizon+time.Hour)); err != nil || n != 0 {
-		t.Errorf("Prune past the horizon = %d, %v", n, err)
-	}
-	if turn := acquire(t, s, lease(11, "b"), t0); turn.Pruned || !turn.Granted {
-		t.Errorf("after the tombstone's horizon: %+v, want an ordinary lease", turn)
+}
+
+func mustPrune(t *testing.T, s webhook.Store, before time.Time, want int64) {
+	t.Helper()
+	if n, err := s.Prune(t.Context(), before); err != nil || n != want {
+		t.Fatalf("Prune(%v from now) = %d, %v; want %d", time.Until(before).Round(time.Second), n, err, want)
 	}
 }
 

@@ -1,0 +1,498 @@
+package webhook
+
+import (
+	"container/heap"
+	"errors"
+	mrand "math/rand/v2"
+	"time"
+
+	escrow "github.com/escrowkit/escrow-go"
+)
+
+// The handler's work is done by at most Options.Workers goroutines and one scheduler,
+// started when there is work and ending when there is none: the number of goroutines does
+// not grow with the transactions queued. A transaction's queue (txQueue) sits in one of
+// three lanes while it waits for a worker, served in this order:
+//
+//   - ready: transactions the account is known to have (handed over before, found or
+//     tracked by the reconciler, or found in the Store);
+//   - unchecked: ids never seen in this process, not yet looked up in the Store (no API
+//     call is spent on that);
+//   - unseen: ids the Store does not know either, each confirmed by a fetch only while
+//     the never-seen share of the rate-limit window (Options.UnseenShare) allows.
+//
+// Waits (a transaction's pace, a retry's backoff) are wakeups in a heap, not sleeping
+// goroutines.
+
+// qstate is where a transaction's queue is.
+type qstate uint8
+
+const (
+	qIdle    qstate = iota // just made, not yet placed
+	qReady                 // in its lane
+	qRunning               // a worker is on it
+	qWaiting               // a wakeup is set: its pace, or a retry's backoff
+)
+
+// qkind is what the handler knows of a transaction: it decides the lane.
+type qkind uint8
+
+const (
+	kindKnown     qkind = iota // the account has it
+	kindUnchecked              // never seen here; the Store not yet asked
+	kindUnseen                 // never seen here nor in the Store
+)
+
+// floodDefaults sets the defaults of the options of never-seen ids.
+func floodDefaults(opt *Options) {
+	if opt.MaxUnseen <= 0 {
+		opt.MaxUnseen = 1_000
+	}
+	if opt.UnseenShare <= 0 || opt.UnseenShare > 1 {
+		opt.UnseenShare = 0.1
+	}
+}
+
+// place puts q in the lane of its kind and makes sure a worker will take it; once the
+// handler is shutting down, a never-seen id is dropped instead (see Shutdown). h.mu held.
+func (h *Handler) place(id int64, q *txQueue) {
+	if h.closed && q.kind == kindUnseen {
+		h.dropped.add(id, time.Now())
+		h.retire(id, q)
+		return
+	}
+	q.state = qReady
+	h.lanes[q.kind].push(id)
+	h.spawn()
+}
+
+// spawn starts a worker if fewer than Workers run and there is work. h.mu held.
+func (h *Handler) spawn() {
+	if h.workers >= h.opt.Workers || h.ctx.Err() != nil {
+		return
+	}
+	h.workers++
+	h.wg.Add(1)
+	go h.worker()
+}
+
+// worker takes transactions until none is ready to be worked on now.
+func (h *Handler) worker() {
+	defer h.wg.Done()
+	for {
+		id, q, kind, ok := h.next()
+		switch {
+		case !ok:
+			return
+		case q == nil:
+			h.listNewest()
+		case kind == kindUnchecked:
+			h.lookUp(id, q)
+		default:
+			h.step(id, q)
+		}
+	}
+}
+
+// next returns the next queue to work on and its kind, known transactions first, or ends
+// the worker (ok false) when nothing can be worked on now. A nil q asks for a listing.
+func (h *Handler) next() (id int64, q *txQueue, kind qkind, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for h.ctx.Err() == nil {
+		id, q, ok = h.pop(kindKnown)
+		if !ok {
+			id, q, ok = h.pop(kindUnchecked)
+		}
+		if !ok && h.lanes[kindUnseen].len() > 0 {
+			var list bool
+			if list, ok = h.unseenAllowed(); list {
+				return 0, nil, kindUnseen, true // the worker lists the newest transactions
+			}
+			if ok {
+				id, q, ok = h.pop(kindUnseen)
+			}
+		}
+		if !ok {
+			break
+		}
+		if q != nil {
+			q.state = qRunning
+			return id, q, q.kind, true
+		}
+	}
+	h.workers--
+	return 0, nil, 0, false
+}
+
+// pop takes the next id of a lane; q is nil for an id whose queue left the lane
+// meanwhile (retired, evicted, or moved to another lane), which the caller skips.
+func (h *Handler) pop(k qkind) (int64, *txQueue, bool) {
+	id, ok := h.lanes[k].pop()
+	if !ok {
+		return 0, nil, false
+	}
+	q := h.queues[id]
+	if q == nil || q.state != qReady || q.kind != k {
+		return id, nil, true
+	}
+	return id, q, true
+}
+
+// unseenAllowed reports what the never-seen lane allows now: a fetch within the share
+// (ok), or, once the share is spent or more ids wait than a listing names, a partner's
+// listing of its newest transactions (list), at most once a listEvery. If neither, it
+// sets a wakeup for when one will be. h.mu held.
+func (h *Handler) unseenAllowed() (list, ok bool) {
+	now := time.Now()
+	if now.Before(h.unseenAt) {
+		return false, false
+	}
+	ok, retry := h.budget.allows(now)
+	if ok && h.lanes[kindUnseen].len() <= listPage {
+		return false, true // no flood: each id its fetch, as any delivery
+	}
+	mayList := h.partner == nil || *h.partner
+	if mayList && !now.Before(h.listAt) {
+		h.listAt = now.Add(listEvery)
+		return true, false
+	}
+	if !ok {
+		if mayList && h.listAt.Before(retry) {
+			retry = h.listAt
+		}
+		h.unseenAt = retry
+		h.wakeAt(retry, 0, 0)
+	}
+	return false, ok
+}
+
+// Listing a partner's newest transactions confirms the never-seen ids among them in one
+// call, on an endpoint of its own (GET /partner/transactions): so a real transaction's
+// first delivery is handed over while a flood of forged ids waits for the share.
+const (
+	listEvery = time.Second
+	listPage  = 100
+)
+
+// listNewest lists the partner's newest transactions: those queued as never seen become
+// known, with the state listed (read after their deliveries came, so no fetch is needed),
+// and all are remembered as the account's. An account that is not a partner is noted.
+func (h *Handler) listNewest() {
+	page, err := h.client.Partner.Transactions(h.ctx, &escrow.PartnerTransactionsOptions{Limit: listPage, SortBy: "id", SortDirection: escrow.SortDesc})
+	if errors.Is(err, escrow.ErrForbidden) {
+		h.setPartner(false)
+		return
+	}
+	if err != nil {
+		h.log.Debug("escrow webhook: listing the newest transactions failed", "error", err)
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := time.Now()
+	for i := range page.Transactions {
+		tx := &page.Transactions[i]
+		known := h.known.has(tx.ID, now)
+		h.known.add(tx.ID, now)
+		q := h.queues[tx.ID]
+		if q == nil && !known && h.dropped.has(tx.ID, now) {
+			// Dropped unconfirmed in a flood: its state is handed over as the
+			// reconciler's would be.
+			q = &txQueue{kind: kindKnown, tx: tx}
+			h.queues[tx.ID] = q
+			h.place(tx.ID, q)
+			continue
+		}
+		if q == nil || q.kind == kindKnown {
+			continue
+		}
+		h.know(tx.ID, q)
+		if q.b == nil {
+			q.tx, q.listed = tx, true
+		}
+		if q.state == qReady { // into the known lane; its old place is skipped
+			h.place(tx.ID, q)
+		}
+	}
+}
+
+// lookUp asks the Store whether it knows a never-seen id (another replica, or this one
+// before a restart, handed something over), and moves it to the lane it belongs in.
+func (h *Handler) lookUp(id int64, q *txQueue) {
+	handed, err := h.opt.Store.Handed(h.ctx, id)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case q.kind == kindKnown: // listed meanwhile
+	case err != nil:
+		h.log.Debug("escrow webhook: looking up a never-seen transaction failed; it is confirmed as one", "transaction_id", id, "error", err)
+		q.kind = kindUnseen
+	case len(handed) > 0:
+		h.know(id, q)
+	default:
+		q.kind = kindUnseen
+	}
+	h.place(id, q)
+}
+
+// know records that the account has the transaction. h.mu held.
+func (h *Handler) know(id int64, q *txQueue) {
+	h.known.add(id, time.Now())
+	if q != nil && q.kind != kindKnown {
+		q.kind = kindKnown
+		h.unseen--
+	}
+}
+
+// step runs one try of the queue's batch (making the batch from what was queued if none
+// is under way) and decides what comes next: done, a wait for the transaction's pace, a
+// retry after a backoff, or giving up.
+func (h *Handler) step(id int64, q *txQueue) {
+	b := h.take(id, q)
+	if b == nil {
+		return
+	}
+
+	paced, err := h.try(b)
+	if b.tx != nil {
+		h.mu.Lock()
+		h.know(id, q)
+		h.mu.Unlock()
+	}
+	switch {
+	case err == nil && paced <= 0:
+		h.finish(id, q)
+	case err == nil: // waiting for the transaction's pace is not an attempt
+		h.mu.Lock()
+		h.wait(id, q, paced, true)
+		h.mu.Unlock()
+	case q.attempt >= h.opt.MaxAttempts || h.ctx.Err() != nil:
+		h.log.Error("escrow webhook: giving up; the next reconciliation will hand over what is missing",
+			"transaction_id", b.id, "events", b.events, "attempts", q.attempt, "error", err)
+		h.giveUp(b)
+		h.finish(id, q)
+	default:
+		wait := min(h.opt.RetryWait<<min(q.attempt-1, 20), h.opt.MaxRetryWait)
+		wait = wait/2 + mrand.N(wait/2+1) // jitter, so that failing transactions spread out
+		var rle *escrow.RateLimitError
+		if errors.As(err, &rle) {
+			wait = max(wait, rle.RetryAfter) // the client knows when the allowance is back
+		}
+		h.log.Info("escrow webhook: retrying", "transaction_id", b.id, "events", b.events, "attempt", q.attempt, "wait", wait, "error", err)
+		h.mu.Lock()
+		q.attempt++
+		h.wait(id, q, wait, false)
+		h.mu.Unlock()
+	}
+}
+
+// take returns the queue's batch under way, with what arrived during its wait, or makes
+// one of what was queued; nil (and the queue retired) when nothing was.
+func (h *Handler) take(id int64, q *txQueue) *batch {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case q.b == nil && !q.pending():
+		h.retire(id, q)
+	case q.b == nil:
+		q.b = &batch{id: id, q: q, events: q.events, tx: q.tx, fetch: (len(q.events) > 0 && !q.listed) || q.tx == nil, tracked: q.recheck}
+		q.events, q.tx, q.recheck, q.listed, q.attempt = nil, nil, false, false, 1
+	case len(q.events) > 0 || q.recheck: // arrived during the wait: they join the batch
+		q.b.events, q.b.fetch = addNames(q.b.events, q.events), true
+		q.b.tracked = q.b.tracked || q.recheck
+		q.events, q.recheck = nil, false
+	}
+	return q.b
+}
+
+// finish ends the queue's batch: the queue goes back to its lane if more came meanwhile,
+// or is retired.
+func (h *Handler) finish(id int64, q *txQueue) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q.b = nil
+	if q.kind != kindKnown && q.pending() && h.neg.has(id, time.Now()) {
+		h.stats.NotFoundDropped++ // delivered again while the fetch answered 404 or 403
+		q.events, q.recheck = nil, false
+	}
+	if q.pending() && h.ctx.Err() == nil {
+		h.place(id, q)
+		return
+	}
+	h.retire(id, q)
+}
+
+// retire forgets a queue with nothing left to do. h.mu held.
+func (h *Handler) retire(id int64, q *txQueue) {
+	delete(h.queues, id)
+	if q.kind != kindKnown {
+		h.unseen--
+	}
+	h.signalIdle()
+}
+
+// wait sets the queue aside for d. A delivery that arrives during a pace's wait (pace
+// true) makes it ready at once: it may bring a name that need not wait. h.mu held.
+func (h *Handler) wait(id int64, q *txQueue, d time.Duration, pace bool) {
+	q.state, q.paceWait = qWaiting, pace
+	q.gen++
+	h.wakeAt(time.Now().Add(d), id, q.gen)
+}
+
+// wakeAt sets a wakeup, starting the scheduler if it does not run. id 0 is the
+// never-seen lane's. h.mu held.
+func (h *Handler) wakeAt(at time.Time, id int64, gen uint64) {
+	heap.Push(&h.later, wakeup{at: at, id: id, gen: gen})
+	if !h.scheduling {
+		h.scheduling = true
+		h.wg.Add(1)
+		go h.schedule()
+		return
+	}
+	select {
+	case h.kick <- struct{}{}:
+	default:
+	}
+}
+
+// schedule makes queues ready when their wakeups come due, and ends when none is left.
+func (h *Handler) schedule() {
+	defer h.wg.Done()
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for {
+		h.mu.Lock()
+		due, next := h.later.due(time.Now())
+		for _, w := range due {
+			h.wake(w)
+		}
+		if next.IsZero() || h.ctx.Err() != nil {
+			h.scheduling = false
+			h.mu.Unlock()
+			return
+		}
+		h.mu.Unlock()
+		t.Reset(time.Until(next))
+		select {
+		case <-h.ctx.Done():
+		case <-t.C:
+		case <-h.kick:
+		}
+	}
+}
+
+// wake makes a wakeup's queue ready, unless it is stale; the never-seen lane's lets the
+// workers try it again. h.mu held.
+func (h *Handler) wake(w wakeup) {
+	if w.id == 0 {
+		if h.lanes[kindUnseen].len() > 0 {
+			h.spawn()
+		}
+		return
+	}
+	if q := h.queues[w.id]; q != nil && q.state == qWaiting && q.gen == w.gen {
+		h.place(w.id, q)
+	}
+}
+
+// queueOf returns the transaction's queue, made if need be (newQueue); reconciled says
+// the reconciler asks, so the account has the transaction. h.mu held.
+func (h *Handler) queueOf(id int64, reconciled bool) (*txQueue, error) {
+	q := h.queues[id]
+	if q == nil {
+		return h.newQueue(id, reconciled)
+	}
+	if reconciled && q.kind != kindKnown {
+		h.know(id, q)
+		if q.state == qReady { // into the known lane; its old place is skipped
+			h.place(id, q)
+		}
+	}
+	return q, nil
+}
+
+// newQueue makes the queue of a transaction not queued yet, in the lane its kind says,
+// or returns nil when the delivery is dropped: an id the API answered 404 or 403 lately,
+// or a never-seen id beyond MaxUnseen with none older to drop instead. err is errFull
+// when known transactions fill MaxQueued. h.mu held.
+func (h *Handler) newQueue(id int64, known bool) (*txQueue, error) {
+	now := time.Now()
+	if known || h.known.has(id, now) {
+		if len(h.queues)-h.unseen >= h.opt.MaxQueued {
+			return nil, errFull
+		}
+		q := &txQueue{kind: kindKnown}
+		h.queues[id] = q
+		if known {
+			h.known.add(id, now)
+		}
+		return q, nil
+	}
+	if h.neg.has(id, now) {
+		h.stats.NotFoundDropped++
+		return nil, nil
+	}
+	if h.unseen >= h.opt.MaxUnseen && !h.evictUnseen() {
+		h.stats.UnseenDropped++
+		h.dropped.add(id, now)
+		return nil, nil
+	}
+	q := &txQueue{kind: kindUnchecked}
+	h.queues[id] = q
+	h.unseen++
+	return q, nil
+}
+
+// evictUnseen drops the oldest never-seen id waiting for a fetch, to make room for a
+// newer delivery, and reports whether there was one. h.mu held.
+func (h *Handler) evictUnseen() bool {
+	for {
+		id, q, ok := h.pop(kindUnseen)
+		if !ok {
+			return false
+		}
+		if q != nil {
+			h.stats.UnseenDropped++
+			h.dropped.add(id, time.Now())
+			h.retire(id, q)
+			return true
+		}
+	}
+}
+
+// unreadable notes an id the API answered 404 or 403: deliveries naming it are dropped
+// without a fetch for a while, and a never-seen one wastes the never-seen share.
+func (h *Handler) unreadable(b *batch) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.neg.add(b.id, time.Now())
+	if b.q != nil && b.q.kind != kindKnown {
+		h.budget.waste()
+	}
+}
+
+// dropUnseen drops the never-seen ids waiting for a fetch, when the handler shuts down:
+// they may wait for a rate-limit window, and a real one among them is found by the next
+// reconciliation. h.mu held.
+func (h *Handler) dropUnseen() {
+	for {
+		id, q, ok := h.pop(kindUnseen)
+		if !ok {
+			return
+		}
+		if q != nil {
+			h.dropped.add(id, time.Now())
+			h.retire(id, q)
+		}
+	}
+}
+
+// abandon forgets the work left when the handler shut down, so that Flush returns.
+func (h *Handler) abandon() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	clear(h.queues)
+	h.lanes, h.later, h.unseen = [3]lane{}, nil, 0
+	h.signalIdle()
+}

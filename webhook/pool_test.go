@@ -1,0 +1,223 @@
+package webhook_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"runtime"
+	"slices"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	escrow "github.com/escrowkit/escrow-go"
+	"github.com/escrowkit/escrow-go/escrowtest"
+	"github.com/escrowkit/escrow-go/webhook"
+)
+
+// forgedBase is the first made-up id of the tests' floods: the fake API has none of them.
+const forgedBase = 900_000_000
+
+// rateLimited is the fake API's answer headers for a window of 10 requests a minute:
+// UnseenShare's default (a tenth) lets one forgery be fetched per window.
+var rateLimited = http.Header{"Ratelimit-Limit": {"10"}, "Ratelimit-Remaining": {"9"}, "Ratelimit-Reset": {"60"}}
+
+// TestKnownTransactionsGoFirst: with the never-seen share spent by a forgery and hundreds
+// of never-seen ids waiting, a delivery about a transaction handed over before is
+// confirmed at once; the never-seen ones wait for the next window, then are confirmed.
+func TestKnownTransactionsGoFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.header = rateLimited
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		api.txs[2] = sale(2, item(21, escrow.ItemGeneralMerchandise, false))
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		flushed(t, h)
+		start := time.Now()
+		deliver(h, "create", forgedBase) // a 404: the window's share is spent
+		synctest.Wait()
+		deliver(h, "create", 2) // real, never seen: waits with the forgeries
+		for i := range int64(500) {
+			if code := deliver(h, "create", forgedBase+1+i); code != http.StatusOK {
+				t.Fatalf("a forgery answered %d", code)
+			}
+		}
+		deliver(h, "agree", 1) // known
+		synctest.Wait()
+		if l := got.list(); !slices.Equal(l, []string{"create:1", "agree:1"}) || got.at[1] != start {
+			t.Errorf("handed over %v at %v; want agree:1 at once", l, got.at)
+		}
+		if n := api.readsOf(forgedBase + 1); n != 0 {
+			t.Errorf("a forgery was fetched %d times within a spent share", n)
+		}
+		time.Sleep(time.Minute) // the next window: the first never-seen id is fetched
+		synctest.Wait()
+		if l := got.list(); len(l) != 3 || l[2] != "create:2" {
+			t.Errorf("after the window: %v", l)
+		}
+		if n := h.Stats().UnseenDropped; n != 0 {
+			t.Errorf("%d never-seen ids dropped within MaxUnseen", n)
+		}
+	})
+}
+
+// TestNeverSeenOverflowDropsTheOldest: past MaxUnseen the oldest never-seen id waiting
+// is dropped, and the delivery is answered 200 all the same: never 503.
+func TestNeverSeenOverflowDropsTheOldest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.header = rateLimited
+		for id := int64(1); id <= 4; id++ {
+			api.txs[id] = sale(id, item(id*10, escrow.ItemGeneralMerchandise, false))
+		}
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxUnseen: 3})
+		defer shutdown(t, h)
+		deliver(h, "create", forgedBase) // spends the share
+		synctest.Wait()
+		for id := int64(1); id <= 4; id++ {
+			if code := deliver(h, "create", id); code != http.StatusOK {
+				t.Errorf("never-seen delivery %d answered %d", id, code)
+			}
+			synctest.Wait() // looked up in the store: waiting for the share
+		}
+		if s := h.Stats(); s.UnseenDropped != 1 {
+			t.Errorf("Stats %+v, want one dropped", s)
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if l := got.list(); !slices.Equal(slices.Sorted(slices.Values(l)), []string{"create:2", "create:3", "create:4"}) {
+			t.Errorf("handed over %v; want all but the oldest", l)
+		}
+	})
+}
+
+// TestNotFoundIdsAreNotFetchedAgain: an id answered 404 is not fetched again for a while,
+// however often it is delivered.
+func TestNotFoundIdsAreNotFetchedAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{})
+		defer shutdown(t, h)
+		deliver(h, "create", forgedBase)
+		flushed(t, h)
+		for range 50 {
+			deliver(h, "agree", forgedBase)
+			flushed(t, h)
+		}
+		if n := api.readsOf(forgedBase); n != 1 {
+			t.Errorf("fetched %d times", n)
+		}
+		if s := h.Stats(); s.NotFoundDropped != 50 {
+			t.Errorf("Stats %+v, want 50 dropped unfetched", s)
+		}
+		time.Sleep(2 * time.Minute) // it may exist by now: ids are handed out in sequence
+		deliver(h, "create", forgedBase)
+		flushed(t, h)
+		if n := api.readsOf(forgedBase); n != 2 {
+			t.Errorf("fetched %d times after the negative cache expired", n)
+		}
+	})
+}
+
+// TestGoroutinesBoundedByWorkers: thousands of never-seen ids queued take no goroutine
+// each: the handler runs at most Workers, and one scheduler.
+func TestGoroutinesBoundedByWorkers(t *testing.T) {
+	api := newFakeAPI()
+	api.header = rateLimited
+	h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{MaxUnseen: 5000})
+	before := runtime.NumGoroutine()
+	most := 0
+	for i := range int64(5000) {
+		deliver(h, "create", forgedBase+i)
+		most = max(most, runtime.NumGoroutine())
+	}
+	// Workers (8) and the scheduler, and a few short-lived ones of the HTTP client and
+	// the runtime: not one per id.
+	if most > before+8+1+5 {
+		t.Errorf("%d goroutines with 5000 ids queued, %d before", most, before)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	h.Shutdown(ctx) // the ids still waiting are given up
+}
+
+// TestPartnerListingConfirmsNewTransactions: while the never-seen share is spent by
+// forgeries, a partner's new transaction is confirmed from one listing of its newest
+// transactions, without a fetch of its own.
+func TestPartnerListingConfirmsNewTransactions(t *testing.T) {
+	w := newWorld(t, webhook.Options{}, escrowtest.WithRateLimit(20, time.Minute))
+	for i := range int64(30) { // 404s: two spend the share, the rest wait
+		if code := w.deliver(fmt.Sprintf(`{"event": "create", "event_type": "transaction", "transaction_id": %d}`, forgedBase+i)); code != http.StatusOK {
+			t.Fatalf("a forgery answered %d", code)
+		}
+	}
+	id := w.create()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(w.got.byTransaction()[id]) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := w.got.byTransaction()[id]; !slices.Equal(got, []string{"create"}) || w.got.count(webhook.FromWebhook) != 1 {
+		t.Errorf("the new transaction's events: %v", got)
+	}
+}
+
+// TestDroppedNewTransactionIsRecoveredByTheListing: a partner's new transaction whose
+// delivery a flood pushed out of the never-seen queue is handed over all the same, once a
+// listing of the newest transactions names it.
+func TestDroppedNewTransactionIsRecoveredByTheListing(t *testing.T) {
+	w := newWorld(t, webhook.Options{MaxUnseen: 2}, escrowtest.WithRateLimit(20, time.Minute))
+	forge := func(from, n int64) {
+		for i := range n {
+			w.deliver(fmt.Sprintf(`{"event": "create", "event_type": "transaction", "transaction_id": %d}`, forgedBase+from+i))
+		}
+	}
+	forge(0, 10) // the share spent, the queue full
+	id := w.create()
+	if err := w.srv.FlushWebhooks(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	forge(10, 10) // pushes the new transaction's delivery out
+	deadline := time.Now().Add(10 * time.Second)
+	for len(w.got.byTransaction()[id]) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := w.got.byTransaction()[id]; !slices.Equal(got, []string{"create"}) {
+		t.Errorf("the new transaction's events: %v", got)
+	}
+	// Its delivery dropped, the listing hands its state over as the reconciler would.
+	if n := w.got.count(webhook.FromReconcile); n != 1 {
+		t.Errorf("%d events from the listing of a dropped delivery, want 1", n)
+	}
+}
+
+// TestDeliveriesDuringAFailedFetchAreDropped: deliveries of a never-seen id that arrive
+// while its fetch is under way are dropped with it when the API answers 404: no second
+// fetch.
+func TestDeliveriesDuringAFailedFetchAreDropped(t *testing.T) {
+	api := newFakeAPI()
+	gate := make(chan struct{})
+	h := webhook.NewHandler(clientOver(t, &gatedAPI{api: api, gate: gate}), (&calls{}).fn, webhook.Options{})
+	defer shutdown(t, h)
+	deliver(h, "create", forgedBase)
+	deliver(h, "agree", forgedBase) // queued behind the fetch under way, or coalesced with it
+	close(gate)
+	flushed(t, h)
+	if n := api.readsOf(forgedBase); n != 1 {
+		t.Errorf("fetched %d times", n)
+	}
+}
+
+// gatedAPI answers like api once gate is closed.
+type gatedAPI struct {
+	api  *fakeAPI
+	gate chan struct{}
+}
+
+func (g *gatedAPI) RoundTrip(r *http.Request) (*http.Response, error) {
+	<-g.gate
+	return g.api.RoundTrip(r)
+}

@@ -19,6 +19,12 @@ type actionRule struct {
 	flag string
 	// state is where the flag puts an item (Item.State).
 	state TransactionState
+	// after is the flag the action follows: once it is an item's latest, the action is a
+	// next step (NextSteps); "" for ship, which follows funding.
+	after string
+	// optional: a party may take it, but the lifecycle does not wait on it, so it is no
+	// next step.
+	optional bool
 	// delegable: an approved partner may perform it for a party with AsCustomer.
 	delegable bool
 	// takes is the part of the request body that goes with the action.
@@ -40,13 +46,13 @@ const (
 var actionTable = [...]actionRule{
 	{action: ActionAgree, event: EventAgree, delegable: true},
 	{action: ActionShip, roles: []Role{RoleSeller}, event: EventShip, flag: "shipped", state: StateShipped, delegable: true, takes: takesShipping},
-	{action: ActionReceive, roles: []Role{RoleBuyer}, event: EventReceive, flag: "received", state: StateInInspection, delegable: true},
-	{action: ActionAccept, roles: []Role{RoleBuyer}, event: EventAccept, flag: "accepted", state: StateAccepted},
-	{action: ActionReject, roles: []Role{RoleBuyer}, event: EventReject, flag: "rejected", state: StateReturning, delegable: true},
-	{action: ActionShipReturn, roles: []Role{RoleBuyer}, event: EventShipReturn, flag: "shipped_returned", state: StateReturning, delegable: true, takes: takesShipping},
-	{action: ActionReceiveReturn, roles: []Role{RoleSeller}, event: EventReceiveReturn, flag: "received_returned", state: StateReturning, delegable: true},
-	{action: ActionAcceptReturn, roles: []Role{RoleSeller}, event: EventAcceptReturn, flag: "accepted_returned", state: StateReturned},
-	{action: ActionRejectReturn, roles: []Role{RoleSeller}, event: EventRejectReturn, flag: "rejected_returned", state: StateInDispute},
+	{action: ActionReceive, roles: []Role{RoleBuyer}, event: EventReceive, flag: "received", state: StateInInspection, after: "shipped", delegable: true},
+	{action: ActionAccept, roles: []Role{RoleBuyer}, event: EventAccept, flag: "accepted", state: StateAccepted, after: "received"},
+	{action: ActionReject, roles: []Role{RoleBuyer}, event: EventReject, flag: "rejected", state: StateReturning, after: "received", delegable: true},
+	{action: ActionShipReturn, roles: []Role{RoleBuyer}, event: EventShipReturn, flag: "shipped_returned", state: StateReturning, after: "rejected", delegable: true, takes: takesShipping},
+	{action: ActionReceiveReturn, roles: []Role{RoleSeller}, event: EventReceiveReturn, flag: "received_returned", state: StateReturning, after: "shipped_returned", delegable: true},
+	{action: ActionAcceptReturn, roles: []Role{RoleSeller}, event: EventAcceptReturn, flag: "accepted_returned", state: StateReturned, after: "received_returned"},
+	{action: ActionRejectReturn, roles: []Role{RoleSeller}, event: EventRejectReturn, flag: "rejected_returned", state: StateInDispute, after: "received_returned"},
 	{action: ActionCancel, event: EventCancel, takes: takesCancelInformation},
 }
 
@@ -120,10 +126,17 @@ func (a Action) TakesCancelInformation() bool {
 // latestItemState is the state the item's latest action flag puts it in, by the action
 // table; ok is false when no action flag is set.
 func latestItemState(s ItemStatus) (TransactionState, bool) {
+	r, ok := latestRule(s)
+	return r.state, ok
+}
+
+// latestRule is the row of the latest action, in lifecycle order, whose flag the item
+// shows; ok is false when it shows none.
+func latestRule(s ItemStatus) (actionRule, bool) {
 	for _, r := range slices.Backward(actionTable[:]) {
 		if r.flag != "" && s.Flag(r.flag) {
-			return r.state, true
+			return r, true
 		}
 	}
-	return "", false
+	return actionRule{}, false
 }

@@ -432,10 +432,19 @@ func TestEmulatorAnswersDecodeStrictly(t *testing.T) {
 	}
 }
 
+// nonEmpty is s as a list: none when s is "".
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}
+
 // TestActionTableMatchesTheEmulator: the SDK's action table (actions.go) and the emulator's
 // (escrowtest.Actions), written independently, name the same actions with the same roles,
 // events and As-Customer answer, and each action on the goods sets the flag the SDK reads
-// (reject_return also sets in_dispute in the emulator; the SDK reads rejected_returned).
+// (reject_return also sets in_dispute in the emulator; the SDK reads rejected_returned)
+// and follows the flag after which the SDK lists it as a next step.
 func TestActionTableMatchesTheEmulator(t *testing.T) {
 	emu := escrowtest.Actions()
 	var names []Action
@@ -463,6 +472,9 @@ func TestActionTableMatchesTheEmulator(t *testing.T) {
 		}
 		if flag := a.ItemFlag(); (flag == "") != (len(e.Sets) == 0) || (flag != "" && !slices.Contains(e.Sets, flag)) {
 			t.Errorf("%s: the SDK reads flag %q, the emulator sets %v", a, flag, e.Sets)
+		}
+		if r, _ := a.rule(); r.flag != "" && (r.optional != e.Optional || !slices.Equal(nonEmpty(r.after), e.Requires)) {
+			t.Errorf("%s: the SDK takes it after %q (optional %v), the emulator after %v (optional %v)", a, r.after, r.optional, e.Requires, e.Optional)
 		}
 	}
 	for _, a := range Actions() {

@@ -17,26 +17,30 @@ package escrow
 // An endpoint only the emulator serves stays out of routeTable and goes in
 // emulatorExtensions (contract_test.go).
 //
-// Adding an action, a delegable "dispute" that emits an event, say. These are the 8
-// places (6 files) such a change took when tried, every test then passing:
+// Adding an action, a delegable "dispute" that emits an event, say (buyer or seller, after
+// receive, optional). These are the 8 places (6 files) such a change took when tried,
+// every test then passing:
 //  1. escrow.go: its Action constant (ActionDispute);
 //  2. escrow.go: its EventName constant (EventDispute), unless the event exists;
 //  3. actions.go: its row: roles, event, the item flag it sets (as ItemStatus names it in
 //     JSON; a new flag also needs its ItemStatus field and its entry in itemFlags), the
-//     state that flag leads to, delegable, what its body takes. Settling an ambiguous
-//     action, the webhook facts, Item.State, the CLI's list and flags and the As-Customer
-//     docs read the row;
+//     state that flag leads to, the flag it follows (after), optional when the lifecycle
+//     does not wait on it, delegable, what its body takes. Settling an ambiguous action,
+//     the webhook facts, Item.State, NextSteps, the CLI's list and flags and the
+//     As-Customer docs read the row;
 //  4. escrowtest/lifecycle.go: the emulator's row: roles, delegable, the flags it
 //     requires, excludes and sets, funded, its timeline message, and optional when the
 //     lifecycle does not wait on it (no next step);
 //  5. escrowtest/doc.go: its line of the table of actions (TestDocMatchesLifecycle);
-//  6. escrowtest/ascustomer_test.go: its entry in asCustomerMatrix, the one pin of the
+//  6. escrowtest/auth_test.go: its entry in asCustomerMatrix, the one pin of the
 //     As-Customer matrix;
-//  7. escrowtest/ascustomer_test.go: a case of TestAsCustomerMatrix;
+//  7. escrowtest/auth_test.go: a case of TestAsCustomerMatrix;
 //  8. escrowtest/lifecycle_test.go: the states in which TestIllegalTransitions finds it
 //     legal.
 //
 // Then go generate rewrites AsCustomer's doc and the README's As-Customer list. Optional:
-// a method of its own on TransactionsService (as Ship is), and a CHANGELOG line. An
-// action the lifecycle waits on (not optional) is a next step too: state.go's goodsSteps,
-// a NextAction and its phrase, since NextSteps reads the item flags itself.
+// a method of its own on TransactionsService (as Ship is), a NextAction constant and its
+// phrase for NextStep.String (without one it reads "does dispute"), and a CHANGELOG line.
+// An action the lifecycle waits on (not optional) becomes a next step in the SDK's and the
+// emulator's NextSteps alike; the expected steps of state_test.go's TestNextSteps cases
+// that reach its state then list it too (a ninth place).

@@ -489,26 +489,27 @@ type goodsStep struct {
 	action NextAction
 }
 
-// goodsSteps are the next actions a funded good's flags ask for.
+// goodsSteps are the next actions a funded good's flags ask for: the actions of the action
+// table (actions.go) that follow its latest flag, by their roles. A good in dispute waits
+// on the provider.
 func (it *Item) goodsSteps() []goodsStep {
-	s := it.Status
-	switch {
-	case s.InDispute || s.RejectedReturned || s.AcceptedReturned:
+	if it.Status.InDispute {
 		return nil
-	case s.ReceivedReturned:
-		return []goodsStep{{RoleSeller, NextAcceptReturn}, {RoleSeller, NextRejectReturn}}
-	case s.ShippedReturned:
-		return []goodsStep{{RoleSeller, NextReceiveReturn}}
-	case s.Rejected:
-		return []goodsStep{{RoleBuyer, NextShipReturn}}
-	case s.Accepted:
-		return nil
-	case s.Received:
-		return []goodsStep{{RoleBuyer, NextAccept}, {RoleBuyer, NextReject}}
-	case s.Shipped:
-		return []goodsStep{{RoleBuyer, NextReceive}}
 	}
-	return []goodsStep{{RoleSeller, NextShip}}
+	var latest string // "" until an action on the goods is done: ship follows funding
+	if r, ok := latestRule(it.Status); ok {
+		latest = r.flag
+	}
+	var steps []goodsStep
+	for _, r := range actionTable {
+		if r.flag == "" || r.optional || r.after != latest {
+			continue
+		}
+		for _, role := range r.roles {
+			steps = append(steps, goodsStep{role, NextAction(r.action)})
+		}
+	}
+	return steps
 }
 
 // payoutSteps adds the disbursement methods that payouts owed and not made wait on: the

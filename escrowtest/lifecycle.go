@@ -193,6 +193,10 @@ type Action struct {
 	// Sets are the item status flags it sets, as the API names them ("shipped"); none for
 	// the actions on the whole transaction.
 	Sets []string
+	// Requires are the item status flags it needs ("ship" needs none, but funding).
+	Requires []string
+	// Optional: the lifecycle does not wait on it, so it is no next step.
+	Optional bool
 	// Delegable: an approved partner may perform it As-Customer for a party.
 	Delegable bool
 }
@@ -201,16 +205,22 @@ type Action struct {
 func Actions() []Action {
 	out := make([]Action, 0, len(lifecycle))
 	for _, a := range lifecycle {
-		var sets []string
-		for _, s := range itemStates {
-			if a.sets&s.flag != 0 {
-				sets = append(sets, s.name)
-			}
-		}
 		// perform and the whole-transaction functions emit the action's own name.
-		out = append(out, Action{Name: a.name, Roles: slices.Clone(a.roles), Event: a.name, Sets: sets, Delegable: a.delegable})
+		out = append(out, Action{Name: a.name, Roles: slices.Clone(a.roles), Event: a.name, Sets: flagNames(a.sets),
+			Requires: flagNames(a.requires), Delegable: a.delegable, Optional: a.optional})
 	}
 	return out
+}
+
+// flagNames names the flags of a set, in lifecycle order.
+func flagNames(flags itemFlag) []string {
+	var names []string
+	for _, s := range itemStates {
+		if flags&s.flag != 0 {
+			names = append(names, s.name)
+		}
+	}
+	return names
 }
 
 var authorizationTypes = []string{"push", "authorization_code", "username_password"}

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/escrowkit/escrow-go/internal/jsonbudget"
 	"github.com/google/go-querystring/query"
 	"github.com/hashicorp/go-retryablehttp"
 )
@@ -65,6 +66,8 @@ type Client struct {
 	// shared holds the rate-limit memory when a RateLimitStore was given; see
 	// WithRateLimitStore.
 	shared *sharedLimits
+	// observer, when set, sees every call; see WithObserver and observe.go.
+	observer Observer
 }
 
 // service is embedded (by conversion) in every resource service.
@@ -85,6 +88,15 @@ func (*credentials) String() string { return "[REDACTED]" }
 func (*credentials) GoString() string { return "[REDACTED]" }
 
 // Option configures a [Client] in [NewClient].
+//
+// Functional options are the configuration style of every package of escrow-go: escrow,
+// escrowtest, redislimit and escrowotel. A constructor called with none is the
+// recommended configuration; each option is a named function with its own doc comment
+// and default, so a call site reads as what it changes, and adding one never breaks a
+// caller. The one struct, [github.com/escrowkit/escrow-go/webhook.Options], is not a
+// second style for new code but the receiver's settings record: one value that every
+// replica of a receiver shares, with a zero value that is usable. New knobs join the style
+// their package already has, so a user never meets two styles in one package.
 type Option func(*settings)
 
 type settings struct {
@@ -97,6 +109,7 @@ type settings struct {
 	// rateLimitStore, when set, holds the rate-limit memory; see WithRateLimitStore.
 	rateLimitStore RateLimitStore
 	maxHold        time.Duration
+	observer       Observer
 }
 
 // WithSandbox points the client at the provider's sandbox, whose accounts and credentials
@@ -168,6 +181,7 @@ func NewClient(email, apiKey string, opts ...Option) (*Client, error) {
 		maxWait:    s.maxWait,
 		baseWait:   min(defaultBaseWait, s.maxWait),
 		logger:     s.logger,
+		observer:   s.observer,
 		jitter:     func(d time.Duration) time.Duration { return rand.N(d + 1) },
 	}
 	if c.logger == nil {
@@ -303,28 +317,39 @@ type requestOptions struct {
 }
 
 // AsCustomer makes an approved partner act for the customer with this e-mail address (the
-// As-Customer header). The live API permits agree, ship, receive, reject, ship_return and
-// receive_return, and the buyer's payment steps (listing and choosing payment methods,
-// marking a wire sent); it refuses accept, accept_return, reject_return and cancel, which
-// stay with the party (or, for cancel, the partner as itself). The emulator enforces the
-// same matrix: escrowtest.AsCustomerActions lists it and TestAsCustomerMatrix pins it.
+// As-Customer header), on what the API lets a partner do for a party ([Action.Delegable],
+// [Route.AsCustomer]; this list is generated from actions.go and endpoints.go):
+//
+//	actions        agree, ship, receive, reject, ship_return, receive_return
+//	not delegable  accept, accept_return, reject_return, cancel
+//	routes         PATCH /transaction/{id}
+//	               PATCH /transaction/{id}/item/{item_id}
+//	               GET /transaction/{id}/payment_methods
+//	               POST /transaction/{id}/payment_methods/{payment_method_name}
+//	               POST /transaction/{id}/payment_methods/wire_transfer
+//	               GET /transaction/{id}/web_link/{action}
+//	               GET /transaction/{id}/item/{item_id}/web_link/{action}
+//
+// The other actions stay with the party (cancel: with the partner as itself). The tables
+// follow the live API where it and the spec differ: the spec lists reject_return, which the
+// live API refuses. The emulator enforces the same matrix from its own table, which the
+// contract test compares with the SDK's.
 func AsCustomer(email string) RequestOption {
 	return func(o *requestOptions) { o.asCustomer = email }
 }
 
 // call describes one API call for [Client.send].
 type call struct {
-	method  string
-	pattern string // the route relative to the base URL, such as "transaction/{id}"
-	params  []any  // values of the pattern's {…} segments, in order
-	query   any    // a struct with `url` tags, or nil
-	body    any    // encoded to JSON once, or nil
-	out     any    // decoded from a 2xx body (see responseDecoder), or nil
-	opts    []RequestOption
+	route  Route // the row of the route table (endpoints.go)
+	params []any // values of the template's {…} segments, in order
+	query  any   // a struct with `url` tags, or nil
+	body   any   // encoded to JSON once, or nil
+	out    any   // decoded from a 2xx body (see responseDecoder), or nil
+	opts   []RequestOption
 	// keepRedirect returns a redirect to out instead of following it.
 	keepRedirect bool
 	// escapedPath and rawQuery, set by Client.Do, are sent as they are instead of the
-	// pattern and the query; pattern then only names the endpoint.
+	// template and the query; the route then only names the endpoint.
 	escapedPath, rawQuery string
 }
 
@@ -335,7 +360,7 @@ type responseDecoder interface {
 }
 
 // endpoint names the route for rate-limit accounting and logs: "GET /transaction/{id}".
-func (k *call) endpoint() string { return k.method + " /" + k.pattern }
+func (k *call) endpoint() string { return k.route.String() }
 
 // fetch sends k and decodes the answer into a new T.
 func fetch[T any](ctx context.Context, c *Client, k call) (*T, error) {
@@ -348,12 +373,28 @@ func fetch[T any](ctx context.Context, c *Client, k call) (*T, error) {
 }
 
 // send is the request pipeline: build the request once, send it through the retry layer,
-// and turn the answer into a result or a typed error.
+// and turn the answer into a result or a typed error. With an observer, the call is
+// reported to it, unless it is a settled write's send, which its settle reports as a whole.
 func (c *Client) send(ctx context.Context, k call) error {
+	if c.observer == nil {
+		return c.sendObserved(ctx, k, nil)
+	}
+	if ob := joined(ctx, k.route.Method, k.route.path()); ob != nil {
+		return c.sendObserved(ctx, k, ob)
+	}
+	ob := c.observe(ctx, k.route.Method, k.route.path())
+	err := c.sendObserved(ob.ctx, k, ob)
+	ob.end(err)
+	return err
+}
+
+// sendObserved is send's pipeline; ob, when not nil, records the attempts, retries and
+// waits.
+func (c *Client) sendObserved(ctx context.Context, k call, ob *observation) error {
 	path := k.escapedPath
 	if path == "" {
 		var err error
-		if path, err = expandPath(k.pattern, k.params); err != nil {
+		if path, err = expandPath(k.route.path(), k.params); err != nil {
 			return err
 		}
 	}
@@ -382,7 +423,7 @@ func (c *Client) send(ctx context.Context, k call) error {
 	var err error
 	if k.body != nil {
 		if body, err = json.Marshal(k.body); err != nil {
-			return fmt.Errorf("escrow: %s %s: encoding the request: %w", k.method, sentPath, err)
+			return fmt.Errorf("escrow: %s %s: encoding the request: %w", k.route.Method, sentPath, err)
 		}
 	}
 	var ro requestOptions
@@ -393,7 +434,7 @@ func (c *Client) send(ctx context.Context, k call) error {
 		ro.response.capture(nil, time.Time{}) // a call refused before sending leaves no stale answer
 	}
 
-	req, err := retryablehttp.NewRequestWithContext(ctx, k.method, u.String(), bodyOrNil(body))
+	req, err := retryablehttp.NewRequestWithContext(ctx, k.route.Method, u.String(), bodyOrNil(body))
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidArgument, err)
 	}
@@ -410,7 +451,7 @@ func (c *Client) send(ctx context.Context, k call) error {
 		req.Header.Set("As-Customer", ro.asCustomer)
 	}
 
-	p := &attemptPolicy{c: c, method: k.method, path: sentPath, endpoint: k.endpoint()}
+	p := &attemptPolicy{c: c, method: k.route.Method, path: sentPath, endpoint: k.endpoint(), obs: ob}
 	if err := p.acquire(ctx); err != nil {
 		return err
 	}
@@ -471,7 +512,7 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 	}
 
 	if k.out == nil || resp.StatusCode == http.StatusNoContent {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, responseCap(&k)))
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, k.route.MaxBody()))
 		return nil
 	}
 	// The body is read into a pooled buffer: decoders copy what they keep, so it is free
@@ -480,7 +521,7 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 	if buf == nil {
 		buf = new([]byte)
 	}
-	limit := responseCap(&k)
+	limit := k.route.MaxBody()
 	body, err := readCapped(resp, limit, (*buf)[:0]) // see limits.go
 	if err != nil && limit == MaxListBody {
 		err = fmt.Errorf("%w: a page of a listing; ask for smaller pages (ListTransactionsOptions.PerPage, the partner options' Limit)", err)
@@ -509,7 +550,7 @@ func decodeBody(resp *http.Response, body []byte, out any) error {
 			return nil
 		}
 	}
-	if err := checkBudget(body, out); err != nil {
+	if err := jsonbudget.Check(body, out); err != nil {
 		return err
 	}
 	return json.Unmarshal(body, out)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -723,4 +724,26 @@ func (r *chaosRun) verify(ctx context.Context) (ChaosResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// chaosProgram is the flags and output of `go run ./bench/chaos`.
+func chaosProgram(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
+	cfg := DefaultChaos
+	fs.IntVar(&cfg.Ops, "ops", cfg.Ops, "SDK calls to make")
+	fs.Float64Var(&cfg.FaultRate, "fault-rate", cfg.FaultRate, "fraction of requests that meet a fault, in [0, 1)")
+	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "concurrent goroutines")
+	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "the http.Client timeout of each attempt")
+	fs.Int64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the emulator's fault injection")
+	fs.IntVar(&cfg.RateLimit, "limit", cfg.RateLimit, "the emulator's rate limit per endpoint per second; 0 turns it off, and injected 429s then carry no rate-limit headers")
+	return func(ctx context.Context, stdout, stderr io.Writer) error {
+		res, err := RunChaos(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, res)
+		for _, u := range res.Untyped {
+			fmt.Fprintln(stderr, "untyped error:", u)
+		}
+		return nil
+	}
 }

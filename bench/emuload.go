@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -243,4 +244,22 @@ func measure(ctx context.Context, hc *http.Client, build loadRequest, status int
 	}
 	wg.Wait()
 	return float64(ok.Load()) / time.Since(start).Seconds(), bad.Load()
+}
+
+// emulatorProgram is the flags and output of `go run ./bench/emulator`.
+func emulatorProgram(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
+	cfg := DefaultEmulatorLoad
+	fs.IntVar(&cfg.Stored, "stored", cfg.Stored, "transactions stored before reads are measured")
+	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "concurrent client goroutines")
+	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "length of each measurement")
+	return func(ctx context.Context, stdout, _ io.Writer) error {
+		results, err := RunEmulatorLoad(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		for _, r := range results {
+			fmt.Fprintln(stdout, r)
+		}
+		return nil
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -301,6 +302,31 @@ func retryableGet(rt http.RoundTripper, url string, acct escrowtest.Account) fun
 		}
 		if tx.ID == 0 {
 			return errors.New("no transaction in the answer")
+		}
+		return nil
+	}
+}
+
+// pacingProgram is the flags and output of `go run ./bench/pacing`.
+func pacingProgram(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
+	cfg := DefaultPacing
+	fs.IntVar(&cfg.Limit, "limit", cfg.Limit, "requests the emulator allows per window and endpoint")
+	fs.DurationVar(&cfg.Window, "window", cfg.Window, "the emulator's rate-limit window")
+	fs.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "separate clients of the one account")
+	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "concurrent goroutines per replica")
+	fs.StringVar(&cfg.RedisURL, "redis", "", "a Redis URL (redis://host:port/db): also run the SDK's replicas sharing their rate-limit memory there")
+	fs.DurationVar(&cfg.Duration, "duration", cfg.Duration, "how long each client runs")
+	return func(ctx context.Context, stdout, _ io.Writer) error {
+		clients := []string{ClientSDK, ClientRetryableHTTP}
+		if cfg.RedisURL != "" {
+			clients = []string{ClientSDK, ClientSDKRedis, ClientRetryableHTTP}
+		}
+		for _, client := range clients {
+			res, err := RunPacing(ctx, cfg, client)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(stdout, res)
 		}
 		return nil
 	}

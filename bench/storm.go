@@ -3,7 +3,9 @@ package bench
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -222,4 +224,20 @@ func RunStorm(ctx context.Context, cfg StormConfig) (StormResult, error) {
 	runtime.ReadMemStats(&ms)
 	res.HeapGrowth = int64(ms.HeapAlloc) - heapBefore
 	return res, nil
+}
+
+// stormProgram is the flags and output of `go run ./bench/storm`.
+func stormProgram(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
+	cfg := DefaultStorm
+	fs.IntVar(&cfg.Deliveries, "deliveries", cfg.Deliveries, "copies to send")
+	fs.IntVar(&cfg.Senders, "senders", cfg.Senders, "goroutines sending them")
+	fs.BoolVar(&cfg.Unique, "unique", false, "send a different invented event name in each copy")
+	return func(ctx context.Context, stdout, _ io.Writer) error {
+		res, err := RunStorm(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, res)
+		return nil
+	}
 }

@@ -115,6 +115,26 @@ const (
 
 // renderCustomer renders a customer as a reader sees it. Every field the live API
 // returns is present, empty when unknown, as the live API does.
+// renderProfile fills in what a customer's profile says about it.
+func renderProfile(w *wireCustomer, p customerProfile) {
+	w.FirstName, w.MiddleName, w.LastName, w.PhoneNumber = p.firstName, p.middleName, p.lastName, p.phone
+	if name := strings.TrimSpace(p.firstName + " " + p.lastName); name != "" {
+		w.DisplayName = name
+	}
+	for dst, src := range map[*wireAddress]*wireAddress{&w.Address: p.address, &w.ShippingAddress: p.shippingAddress, &w.Company.Address: p.companyAddress} {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	w.Company.CompanyName = p.companyName
+	if !p.dateOfBirth.IsZero() {
+		w.DateOfBirth = p.dateOfBirth.Format("2006-01-02T15:04:05") // as the live API writes it
+	}
+	if p.taxNumbers != nil {
+		w.TaxNumbers = p.taxNumbers
+	}
+}
+
 func renderCustomer(a *account, seen customerView) wireCustomer {
 	username, _, _ := strings.Cut(a.email, "@")
 	status := func(verified bool) wireVerificationState {
@@ -138,23 +158,7 @@ func renderCustomer(a *account, seen customerView) wireCustomer {
 	if seen == partyView {
 		return w
 	}
-	p := a.profile
-	w.FirstName, w.MiddleName, w.LastName, w.PhoneNumber = p.firstName, p.middleName, p.lastName, p.phone
-	if name := strings.TrimSpace(p.firstName + " " + p.lastName); name != "" {
-		w.DisplayName = name
-	}
-	for dst, src := range map[*wireAddress]*wireAddress{&w.Address: p.address, &w.ShippingAddress: p.shippingAddress, &w.Company.Address: p.companyAddress} {
-		if src != nil {
-			*dst = *src
-		}
-	}
-	w.Company.CompanyName = p.companyName
-	if !p.dateOfBirth.IsZero() {
-		w.DateOfBirth = p.dateOfBirth.Format("2006-01-02T15:04:05") // as the live API writes it
-	}
-	if p.taxNumbers != nil {
-		w.TaxNumbers = p.taxNumbers
-	}
+	renderProfile(&w, a.profile)
 	if seen == ownView {
 		w.DisbursementMethods = a.methods
 		for _, h := range a.webhooks {
@@ -203,13 +207,48 @@ func (e *Emulator) updateCustomer(req *request) (response, error) {
 	if err != nil {
 		return response{}, err
 	}
+	unchangeable(o, a)
+	p := a.profile
+	updateProfile(o, &p)
+	taxNumbers := parseTaxNumbers(o)
+	if err := o.errs.orNil(); err != nil {
+		return response{}, err
+	}
+	if o.has("tax_numbers") {
+		p.taxNumbers = []wireTaxNumber{}
+		for _, tn := range taxNumbers {
+			tn.ID = next(&e.st.ids.taxNumber)
+			p.taxNumbers = append(p.taxNumbers, tn)
+		}
+	}
+	a.profile = p
+	return success(renderCustomer(a, ownView)), nil
+}
+
+// unchangeable refuses changes of what identifies the account.
+func unchangeable(o object, a *account) {
 	if o.has("email") && !strings.EqualFold(o.str("email"), a.email) {
 		o.fail("email", "cannot be changed through the API")
 	}
 	if id, ok := o.integer("id", 1, 1<<62); ok && id != a.id {
 		o.fail("id", "cannot be changed")
 	}
-	p := a.profile
+}
+
+// parseTaxNumbers reads the tax numbers of an update, without their ids.
+func parseTaxNumbers(o object) []wireTaxNumber {
+	var taxNumbers []wireTaxNumber
+	for _, tn := range o.elements("tax_numbers") {
+		tn.required("type")
+		tn.required("number")
+		taxNumbers = append(taxNumbers, wireTaxNumber{Type: tn.text("type"), Number: tn.text("number")})
+	}
+	return taxNumbers
+}
+
+// updateProfile changes the fields of p that o names, tax numbers aside (they take ids,
+// given only once the whole update is valid).
+func updateProfile(o object, p *customerProfile) {
 	for key, dst := range map[string]*string{"first_name": &p.firstName, "middle_name": &p.middleName, "last_name": &p.lastName, "phone_number": &p.phone} {
 		if o.has(key) {
 			*dst = o.str(key)
@@ -235,24 +274,6 @@ func (e *Emulator) updateCustomer(req *request) (response, error) {
 	if dob, ok := o.timestamp("date_of_birth"); ok {
 		p.dateOfBirth = dob
 	}
-	var taxNumbers []wireTaxNumber
-	for _, tn := range o.elements("tax_numbers") {
-		tn.required("type")
-		tn.required("number")
-		taxNumbers = append(taxNumbers, wireTaxNumber{Type: tn.text("type"), Number: tn.text("number")})
-	}
-	if err := o.errs.orNil(); err != nil {
-		return response{}, err
-	}
-	if o.has("tax_numbers") {
-		p.taxNumbers = []wireTaxNumber{}
-		for _, tn := range taxNumbers {
-			tn.ID = next(&e.st.ids.taxNumber)
-			p.taxNumbers = append(p.taxNumbers, tn)
-		}
-	}
-	a.profile = p
-	return success(renderCustomer(a, ownView)), nil
 }
 
 // parseIdentificationDocuments reads a list of CustomerCountryIdentification.

@@ -61,6 +61,12 @@ func parseMethod(o object, types []string, currency string) *wireDisbursementMet
 	for _, ib := range o.elements("intermediary_banks") {
 		m.IntermediaryBanks = append(m.IntermediaryBanks, *parseIntermediaryBank(ib))
 	}
+	requireMethodFields(o, m)
+	return m
+}
+
+// requireMethodFields reports the details the method's type needs and o lacks.
+func requireMethodFields(o object, m *wireDisbursementMethod) {
 	for _, key := range requiredMethodFields[m.Type] {
 		if o.str(key) == "" {
 			o.fail(key, "is required for "+m.Type)
@@ -69,7 +75,6 @@ func parseMethod(o object, types []string, currency string) *wireDisbursementMet
 	if strings.HasPrefix(m.Type, "wire_transfer") && m.BankAccountNumber == "" && m.BankIBAN == "" && m.InternationalRoutingCode == "" {
 		o.fail("bank_account_number", "a wire transfer needs bank_account_number, bank_iban or international_routing_code")
 	}
-	return m
 }
 
 func parseIntermediaryBank(o object) *wireIntermediaryBank {

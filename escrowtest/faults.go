@@ -75,6 +75,18 @@ func (f Fault) validate() error {
 	if f.Probability < 0 || f.Probability > 1 || f.Probability != f.Probability {
 		errs = append(errs, fmt.Errorf("probability %v is not between 0 and 1", f.Probability))
 	}
+	errs = append(errs, f.delayErrors()...)
+	return errors.Join(append(errs, f.combinationErrors()...)...)
+}
+
+// hasEffect reports whether the fault does anything when it fires.
+func (f Fault) hasEffect() bool {
+	return f.Status != 0 || f.Drop != DropNone || f.Latency != 0 || f.LatencyAfter != 0
+}
+
+// delayErrors lists what is wrong with the fault's drop and latencies, each alone.
+func (f Fault) delayErrors() []error {
+	var errs []error
 	if f.Drop < DropNone || f.Drop > DropAfter {
 		errs = append(errs, fmt.Errorf("unknown drop %d", f.Drop))
 	}
@@ -84,19 +96,25 @@ func (f Fault) validate() error {
 	if f.LatencyAfter < 0 {
 		errs = append(errs, errors.New("latency after handling is negative"))
 	}
+	return errs
+}
+
+// combinationErrors lists what is wrong with the fault's fields taken together.
+func (f Fault) combinationErrors() []error {
+	var errs []error
 	if f.LatencyAfter != 0 && f.Drop == DropBefore {
 		errs = append(errs, errors.New("a connection dropped before handling has no answer to delay"))
 	}
 	if f.Status != 0 && f.Drop != DropNone {
 		errs = append(errs, errors.New("a fault either answers a status or drops the connection, not both"))
 	}
-	if f.Status == 0 && f.Drop == DropNone && f.Latency == 0 && f.LatencyAfter == 0 {
+	if !f.hasEffect() {
 		errs = append(errs, errors.New("a fault needs a status, a drop or a latency"))
 	}
 	if isWebhookEndpoint(f.Endpoint) && (f.Status != 0 || f.LatencyAfter != 0) {
 		errs = append(errs, errors.New("a webhook fault drops or delays the call; it has no status to answer nor answer to delay"))
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 func validEndpoint(s string) bool {

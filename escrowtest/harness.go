@@ -8,14 +8,15 @@ import (
 
 // Account is a customer's credentials, for HTTP Basic authentication with Email as the
 // user and Password or APIKey as the password.
+// The control API (POST /_emulator/customers) answers with it as JSON.
 type Account struct {
-	ID    int64
-	Email string
+	ID    int64  `json:"id"`
+	Email string `json:"email"`
+	// APIKey is a new API key, "<digits>_<secret>". Only its hash is kept.
+	APIKey string `json:"api_key"`
 	// Password is set when this call gave the account its password. It is empty when the
 	// account already had one: the emulator keeps passwords only as hashes.
-	Password string
-	// APIKey is a new API key, "<digits>_<secret>". Only its hash is kept.
-	APIKey string
+	Password string `json:"password,omitempty"`
 }
 
 // AddCustomer returns credentials for a customer: a new account, or, when the e-mail

@@ -107,9 +107,23 @@ func sellerOwes(tx *transaction) cents {
 // reports whether anything was paid.
 func (e *Emulator) payOut(tx *transaction, it *item) bool {
 	seller := tx.party(roleSeller).account
-	var gross cents
-	var beneficiary int64
-	paid := false
+	gross, beneficiary, paid := payableSchedule(tx, it, seller)
+	if !paid {
+		return false
+	}
+	payout := gross - settleFees(tx, it, seller, beneficiary)
+	if beneficiary == seller {
+		withhold := min(max(sellerOwes(tx)-tx.money.withheld, 0), payout)
+		tx.money.withheld += withhold
+		payout -= withhold
+	}
+	tx.money.out += payout
+	return true
+}
+
+// payableSchedule marks disbursed the item's payments that can be paid out now, and
+// returns what they amount to and to whom they go; paid is false when none can.
+func payableSchedule(tx *transaction, it *item, seller int64) (gross cents, beneficiary int64, paid bool) {
 	for _, s := range it.schedule {
 		if s.disbursed || s.refunded {
 			continue
@@ -131,10 +145,12 @@ func (e *Emulator) payOut(tx *transaction, it *item) bool {
 		}
 		s.disbursed, beneficiary, paid = true, s.beneficiary, true
 	}
-	if !paid {
-		return false
-	}
-	var sellerFees cents
+	return gross, beneficiary, paid
+}
+
+// settleFees settles the item's fees with its payout, and returns the seller's, which
+// come out of a payout to the seller.
+func settleFees(tx *transaction, it *item, seller, beneficiary int64) (sellerFees cents) {
 	for _, f := range it.fees {
 		if f.settled {
 			continue
@@ -150,14 +166,7 @@ func (e *Emulator) payOut(tx *transaction, it *item) bool {
 		}
 		f.settled = true
 	}
-	payout := gross - sellerFees
-	if beneficiary == seller {
-		withhold := min(max(sellerOwes(tx)-tx.money.withheld, 0), payout)
-		tx.money.withheld += withhold
-		payout -= withhold
-	}
-	tx.money.out += payout
-	return true
+	return sellerFees
 }
 
 // refundItem gives the buyer back what the buyer paid in for an item, fee share

@@ -106,9 +106,17 @@ func (f txFilter) matches(v view) bool {
 		return false
 	case f.customerIDs != nil && !slices.ContainsFunc(tx.parties, func(p *party) bool { return slices.Contains(f.customerIDs, p.account) }):
 		return false
+	}
+	return f.inRanges(v)
+}
+
+// inRanges applies the amount and creation-date filters.
+func (f txFilter) inRanges(v view) bool {
+	created := v.tx.created
+	switch {
 	case f.hasMin && v.amount() < f.minAmount, f.hasMax && v.amount() > f.maxAmount:
 		return false
-	case !f.startDate.IsZero() && tx.created.Before(f.startDate), !f.endDate.IsZero() && tx.created.After(f.endDate):
+	case !f.startDate.IsZero() && created.Before(f.startDate), !f.endDate.IsZero() && created.After(f.endDate):
 		return false
 	}
 	return true
@@ -166,12 +174,7 @@ func (e *Emulator) partnerCustomers(req *request) (response, error) {
 	}
 	var matching []*account
 	for _, a := range e.customersOf(req.caller) {
-		switch {
-		case ids != nil && !slices.Contains(ids, a.id):
-		case country != "" && a.country() != country:
-		case status == "verified" && !a.verifiedPersonal, status == "not_verified" && a.verifiedPersonal:
-		case status == "company_verified" && !a.verifiedCompany:
-		default:
+		if customerMatches(a, ids, country, status) {
 			matching = append(matching, a)
 		}
 	}
@@ -186,6 +189,19 @@ func (e *Emulator) partnerCustomers(req *request) (response, error) {
 // partnerCustomer serves GET /partner/customer?party_id=…&customer_id=…: a customer of
 // one of the partner's transactions, found by party id or customer id (both, when given,
 // must name the same customer).
+// customerMatches applies the filters of GET /partner/customers.
+func customerMatches(a *account, ids []int64, country, status string) bool {
+	switch {
+	case ids != nil && !slices.Contains(ids, a.id):
+	case country != "" && a.country() != country:
+	case status == "verified" && !a.verifiedPersonal, status == "not_verified" && a.verifiedPersonal:
+	case status == "company_verified" && !a.verifiedCompany:
+	default:
+		return true
+	}
+	return false
+}
+
 func (e *Emulator) partnerCustomer(req *request) (response, error) {
 	if err := requirePartner(req); err != nil {
 		return response{}, err
@@ -200,27 +216,39 @@ func (e *Emulator) partnerCustomer(req *request) (response, error) {
 		return response{}, err
 	}
 	if partyID != 0 {
-		found := int64(0)
-		for _, tx := range e.st.txOrder {
-			for _, p := range tx.parties {
-				if p.id == partyID && tx.hasRole(req.caller.id, rolePartner) {
-					found = p.account
-				}
-			}
-		}
+		found := e.partyAccount(req.caller, partyID)
 		if found == 0 || (customerID != 0 && customerID != found) {
 			return response{}, notFound("no party %d in your transactions", partyID)
 		}
 		customerID = found
 	}
+	return e.partnersView(req.caller, customerID)
+}
+
+// partyAccount is the account of the party partyID of one of partner's transactions; 0
+// when there is none.
+func (e *Emulator) partyAccount(partner *account, partyID int64) int64 {
+	found := int64(0)
+	for _, tx := range e.st.txOrder {
+		for _, p := range tx.parties {
+			if p.id == partyID && tx.hasRole(partner.id, rolePartner) {
+				found = p.account
+			}
+		}
+	}
+	return found
+}
+
+// partnersView renders the customer as the partner may see it.
+func (e *Emulator) partnersView(partner *account, customerID int64) (response, error) {
 	a := e.st.accounts[customerID]
 	switch {
 	case a == nil:
-	case a == req.caller:
+	case a == partner:
 		return success(renderCustomer(a, ownView)), nil
-	case e.relatedTo(req.caller, a):
+	case e.relatedTo(partner, a):
 		return success(renderCustomer(a, partnerView)), nil
-	case e.partyOf(req.caller, a):
+	case e.partyOf(partner, a):
 		// "Customer, when the partner is part of the transaction": the customer, but not
 		// its profile, which the partner has no relationship to read.
 		return success(renderCustomer(a, partyView)), nil

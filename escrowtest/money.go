@@ -41,6 +41,19 @@ var decimalPattern = regexp.MustCompile(`^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d{1
 // parseCents reads a positive amount with at most two significant decimals, given as the
 // text of a JSON number or of a numeric string. Trailing zeros do not count as decimals:
 // 1000.000 is 1000.00, while 0.1+0.2 written as 0.30000000000000004 is refused.
+// wholeCents drops the zeros after the cents of digits × 10^shift cents, refusing a
+// value with more than two decimal places; the shift it returns is not negative.
+func wholeCents(digits string, shift int) (string, int, error) {
+	if shift >= 0 {
+		return digits, shift, nil
+	}
+	cut := len(digits) + shift
+	if cut <= 0 || strings.Trim(digits[cut:], "0") != "" {
+		return "", 0, errors.New("must have at most two decimal places")
+	}
+	return digits[:cut], 0, nil
+}
+
 func parseCents(text string) (cents, error) {
 	m := decimalPattern.FindStringSubmatch(text)
 	if len(text) > 64 || m == nil {
@@ -56,14 +69,9 @@ func parseCents(text string) (cents, error) {
 		return 0, errors.New("must be greater than 0")
 	}
 	// The value is digits × 10^shift cents.
-	shift := exp - fraction + 2
-	if shift < 0 {
-		cut := len(digits) + shift
-		if cut <= 0 || strings.Trim(digits[cut:], "0") != "" {
-			return 0, errors.New("must have at most two decimal places")
-		}
-		digits = digits[:cut]
-		shift = 0
+	digits, shift, err := wholeCents(digits, exp-fraction+2)
+	if err != nil {
+		return 0, err
 	}
 	if len(digits)+shift > len(strconv.FormatInt(int64(maxAmount), 10)) {
 		return 0, fmt.Errorf("must be at most %s", maxAmount)

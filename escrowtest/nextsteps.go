@@ -139,20 +139,30 @@ func (e *Emulator) NextSteps(txID int64) (Progress, error) {
 }
 
 // progress derives a transaction's Progress; the lock is held.
+// disbursed is what the transaction has paid out.
+func disbursed(tx *transaction) cents {
+	var sum cents
+	for _, it := range tx.items {
+		for _, s := range it.schedule {
+			if s.disbursed {
+				sum += s.amount
+			}
+		}
+	}
+	return sum
+}
+
+// same reports whether two steps are one: the same role's action on the same item.
+func (s NextStep) same(o NextStep) bool {
+	return o.Role == s.Role && o.Action == s.Action && o.ItemID == s.ItemID
+}
+
 func (e *Emulator) progress(tx *transaction) Progress {
 	p := Progress{TransactionID: tx.id, State: tx.state(), Steps: []NextStep{}, Unpaid: []Unpaid{}, Goods: []GoodState{}}
 	for _, it := range tx.goods() {
 		p.Goods = append(p.Goods, GoodState{ItemID: it.id, State: it.state(tx)})
 	}
-	var disbursed cents
-	for _, it := range tx.items {
-		for _, s := range it.schedule {
-			if s.disbursed {
-				disbursed += s.amount
-			}
-		}
-	}
-	p.Disbursed = disbursed.String()
+	p.Disbursed = disbursed(tx).String()
 	if tx.isClosed() {
 		return p
 	}
@@ -161,12 +171,9 @@ func (e *Emulator) progress(tx *transaction) Progress {
 		if pt := tx.party(role); pt != nil {
 			s.Customer = e.st.accounts[pt.account].email
 		}
-		for _, have := range p.Steps {
-			if have.Role == s.Role && have.Action == s.Action && have.ItemID == s.ItemID {
-				return
-			}
+		if !slices.ContainsFunc(p.Steps, s.same) {
+			p.Steps = append(p.Steps, s)
 		}
-		p.Steps = append(p.Steps, s)
 	}
 	switch {
 	case !tx.allAgreed():
@@ -185,8 +192,9 @@ func (e *Emulator) progress(tx *transaction) Progress {
 	return p
 }
 
-// goodsSteps adds, for each good, the actions of the lifecycle table its flags allow, by
-// the role the table names; milestones are acted on one item at a time.
+// goodsSteps adds, for each good, the actions of the lifecycle table its flags allow and
+// the lifecycle waits on, by the roles the table names; milestones are acted on one item at
+// a time.
 func (e *Emulator) goodsSteps(tx *transaction, add func(role, action string, itemID int64, autoAt time.Time)) {
 	perItem := tx.milestone()
 	for _, it := range tx.goods() {
@@ -195,7 +203,7 @@ func (e *Emulator) goodsSteps(tx *transaction, add func(role, action string, ite
 			itemID = it.id
 		}
 		for _, rule := range lifecycle {
-			if rule.whole || !rule.allows(it) {
+			if rule.whole || rule.optional || !rule.allows(it) {
 				continue
 			}
 			var autoAt time.Time
@@ -204,25 +212,33 @@ func (e *Emulator) goodsSteps(tx *transaction, add func(role, action string, ite
 					autoAt = auto.ends(it)
 				}
 			}
-			add(rule.role, rule.name, itemID, autoAt)
+			for _, role := range rule.roles {
+				add(role, rule.name, itemID, autoAt)
+			}
 		}
 	}
 }
 
 // unpaid lists the payouts owed and not made, and adds the disbursement methods they
 // wait on.
+// owedOn is what the item's schedule still owes: neither paid out nor refunded.
+func owedOn(it *item) cents {
+	var owed cents
+	for _, s := range it.schedule {
+		if !s.disbursed && !s.refunded {
+			owed += s.amount
+		}
+	}
+	return owed
+}
+
 func (e *Emulator) unpaid(tx *transaction, add func(role, action string, itemID int64, autoAt time.Time)) []Unpaid {
 	out := []Unpaid{}
 	for _, it := range tx.items {
 		if !due(tx, it) {
 			continue
 		}
-		var owed cents
-		for _, s := range it.schedule {
-			if !s.disbursed && !s.refunded {
-				owed += s.amount
-			}
-		}
+		owed := owedOn(it)
 		if owed == 0 {
 			continue
 		}
@@ -265,14 +281,19 @@ func waiting(tx *transaction, p Progress) string {
 		parts = append(parts, "nothing is owed to anyone until the buyer accepts the goods or an inspection period ends")
 	}
 	if len(parts) == 0 {
-		for _, it := range tx.goods() {
-			if it.flags&flagInDispute != 0 {
-				return "the seller rejected the returned goods: the provider arbitrates, and nothing moves until then"
-			}
-		}
-		return "nothing is left for a party to do"
+		return idle(tx)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// idle says why a transaction no party has a step in waits.
+func idle(tx *transaction) string {
+	for _, it := range tx.goods() {
+		if it.flags&flagInDispute != 0 {
+			return "the seller rejected the returned goods: the provider arbitrates, and nothing moves until then"
+		}
+	}
+	return "nothing is left for a party to do"
 }
 
 // advanceReporting moves the clock forward by d, as Advance does, and returns the

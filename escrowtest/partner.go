@@ -44,10 +44,7 @@ func (e *Emulator) statistics(req *request, dates func(partner *account) []time.
 		q.errs.add("must not be after end_date", "start_date")
 	}
 	step := statisticsIntervals[interval]
-	var bounds []time.Time
-	for b := start.Truncate(24 * time.Hour); !b.After(end) && len(bounds) <= maxBuckets; b = step(b) {
-		bounds = append(bounds, b)
-	}
+	bounds := buckets(start, end, step)
 	if len(bounds) > maxBuckets {
 		q.errs.add(fmt.Sprintf("the range holds more than %d intervals", maxBuckets), "interval")
 	}
@@ -60,17 +57,32 @@ func (e *Emulator) statistics(req *request, dates func(partner *account) []time.
 	}
 	all := dates(req.caller)
 	for _, b := range bounds {
-		next := step(b)
-		bucket := wireTimeData{Label: b.Format(time.DateOnly) + "/" + next.Format(time.DateOnly)}
-		for _, d := range all {
-			if !d.Before(b) && d.Before(next) && !d.Before(start) && !d.After(end) {
-				bucket.Value++
-			}
-		}
+		bucket := count(all, b, step(b), start, end)
 		out.Aggregates.Total += bucket.Value
 		out.TimeData = append(out.TimeData, bucket)
 	}
 	return success(out), nil
+}
+
+// buckets are the starts of the intervals from start's day to end, one more than
+// maxBuckets at most (which the caller refuses).
+func buckets(start, end time.Time, step func(time.Time) time.Time) []time.Time {
+	var bounds []time.Time
+	for b := start.Truncate(24 * time.Hour); !b.After(end) && len(bounds) <= maxBuckets; b = step(b) {
+		bounds = append(bounds, b)
+	}
+	return bounds
+}
+
+// count is the bucket [b, next) of the dates, within [start, end].
+func count(dates []time.Time, b, next, start, end time.Time) wireTimeData {
+	bucket := wireTimeData{Label: b.Format(time.DateOnly) + "/" + next.Format(time.DateOnly)}
+	for _, d := range dates {
+		if !d.Before(b) && d.Before(next) && !d.Before(start) && !d.After(end) {
+			bucket.Value++
+		}
+	}
+	return bucket
 }
 
 // transactionStatistics serves GET /partner/statistics/transactions/count: the partner's

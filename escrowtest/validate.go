@@ -253,31 +253,7 @@ func (c *creation) parties(o object) []draftParty {
 	var parties []draftParty
 	for _, po := range o.elements("parties") {
 		po.flat = true // the spec reports parties as a list of messages per index
-		p := draftParty{role: po.str("role")}
-		switch {
-		case !po.required("role") || p.role == "":
-		case p.role == rolePartner:
-			po.fail("role", "the partner is the customer who creates the transaction and is not listed")
-			p.role = ""
-		case !slices.Contains([]string{roleBuyer, roleSeller, roleBroker}, p.role):
-			po.fail("role", "must be one of buyer, seller, broker")
-			p.role = ""
-		case c.hasRole(p.role):
-			po.failSelf(fmt.Sprintf("a transaction has at most one %s", p.role))
-			p.role = ""
-		}
-		if ref := po.str("customer"); po.required("customer") && ref != "" {
-			p.email = c.customer(ref)
-			c.listed[p.email] = true
-			switch {
-			case ref != "me" && !validEmail(ref):
-				po.fail("customer", fmt.Sprintf("%q is not an e-mail address or \"me\"", ref))
-				p.email = ""
-			case c.roles[p.email] != "":
-				po.fail("customer", fmt.Sprintf("%s is already the %s", ref, c.roles[p.email]))
-				p.email = ""
-			}
-		}
+		p := draftParty{role: c.partyRole(po), email: c.partyCustomer(po)}
 		if vis, ok := po.child("visibility"); ok {
 			for _, ref := range vis.stringList("hidden_from") {
 				p.hiddenFrom = append(p.hiddenFrom, c.customer(ref))
@@ -294,20 +270,62 @@ func (c *creation) parties(o object) []draftParty {
 		}
 	}
 	for i, p := range parties {
-		if p.hiddenFrom == nil {
-			continue
-		}
-		if !c.hasRole(roleBroker) {
-			c.errs.add("visibility: is allowed only in a transaction with a broker", "parties", index(i))
-		}
-		for _, h := range p.hiddenFrom {
-			if (c.roles[h] == "" && !c.partyFailed(h)) || h == p.email {
-				c.errs.add(fmt.Sprintf("visibility: %s is not another party of the transaction", h), "parties", index(i))
-			}
-			c.hidden[h] = true
-		}
+		c.visibility(i, p)
 	}
 	return parties
+}
+
+// partyRole validates a party's role; it is "" when the role is refused.
+func (c *creation) partyRole(po object) string {
+	role := po.str("role")
+	switch {
+	case !po.required("role") || role == "":
+	case role == rolePartner:
+		po.fail("role", "the partner is the customer who creates the transaction and is not listed")
+	case !slices.Contains([]string{roleBuyer, roleSeller, roleBroker}, role):
+		po.fail("role", "must be one of buyer, seller, broker")
+	case c.hasRole(role):
+		po.failSelf(fmt.Sprintf("a transaction has at most one %s", role))
+	default:
+		return role
+	}
+	return ""
+}
+
+// partyCustomer validates a party's customer reference and returns its e-mail address, ""
+// when the reference is refused.
+func (c *creation) partyCustomer(po object) string {
+	ref := po.str("customer")
+	if !po.required("customer") || ref == "" {
+		return ""
+	}
+	email := c.customer(ref)
+	c.listed[email] = true
+	switch {
+	case ref != "me" && !validEmail(ref):
+		po.fail("customer", fmt.Sprintf("%q is not an e-mail address or \"me\"", ref))
+	case c.roles[email] != "":
+		po.fail("customer", fmt.Sprintf("%s is already the %s", ref, c.roles[email]))
+	default:
+		return email
+	}
+	return ""
+}
+
+// visibility checks the parties the i-th party hides from, once every party is known.
+func (c *creation) visibility(i int, p draftParty) {
+	if p.hiddenFrom == nil {
+		return
+	}
+	if !c.hasRole(roleBroker) {
+		c.errs.add("visibility: is allowed only in a transaction with a broker", "parties", index(i))
+	}
+	for _, h := range p.hiddenFrom {
+		if (c.roles[h] == "" && !c.partyFailed(h)) || h == p.email {
+			c.errs.add(fmt.Sprintf("visibility: %s is not another party of the transaction", h), "parties", index(i))
+		}
+		c.hidden[h] = true
+	}
 }
 
 func (c *creation) items(o object) []draftItem {
@@ -335,14 +353,7 @@ func (c *creation) item(o object) draftItem {
 		it.typ = ""
 	}
 	rule := itemRule(it.typ)
-	if rule.only != nil {
-		// The creation shape of a broker fee is only type, visibility and schedule.
-		for _, key := range []string{"title", "description", "category", "inspection_period", "quantity", "fees", "extra_attributes"} {
-			if o.has(key) && !slices.Contains(rule.only, key) {
-				o.fail(key, "is not allowed on "+it.typ+" items")
-			}
-		}
-	}
+	onlyFields(o, rule, it.typ)
 	if q, ok := o.integer("quantity", 1, maxQuantity); ok {
 		it.quantity = q
 	}
@@ -351,19 +362,39 @@ func (c *creation) item(o object) draftItem {
 	it.inspection = c.inspectionPeriod(o, it.typ)
 	it.schedule = c.schedule(o, it.typ)
 	it.fees = c.fees(o, it.typ)
-	if vis, ok := o.child("visibility"); ok {
-		if !rule.visibility {
-			o.fail("visibility", "is allowed on broker_fee items only")
-		}
-		it.hasVisibility = true
-		for _, ref := range vis.stringList("hidden_from") {
-			it.hiddenFrom = append(it.hiddenFrom, c.customer(ref))
-		}
-	}
+	it.hasVisibility, it.hiddenFrom = c.itemVisibility(o, rule)
 	if rule.partnerOnly && !c.creator.partner {
 		o.fail("type", it.typ+" items may be added by approved partners only")
 	}
 	return it
+}
+
+// onlyFields refuses the fields an item type does not take: the creation shape of a
+// broker fee is only type, visibility and schedule.
+func onlyFields(o object, rule itemTypeRule, typ string) {
+	if rule.only == nil {
+		return
+	}
+	for _, key := range []string{"title", "description", "category", "inspection_period", "quantity", "fees", "extra_attributes"} {
+		if o.has(key) && !slices.Contains(rule.only, key) {
+			o.fail(key, "is not allowed on "+typ+" items")
+		}
+	}
+}
+
+// itemVisibility reads an item's visibility: whether it has one, and whom it hides from.
+func (c *creation) itemVisibility(o object, rule itemTypeRule) (has bool, hiddenFrom []string) {
+	vis, ok := o.child("visibility")
+	if !ok {
+		return false, nil
+	}
+	if !rule.visibility {
+		o.fail("visibility", "is allowed on broker_fee items only")
+	}
+	for _, ref := range vis.stringList("hidden_from") {
+		hiddenFrom = append(hiddenFrom, c.customer(ref))
+	}
+	return true, hiddenFrom
 }
 
 func (c *creation) category(o object, typ string, withContent bool) string {
@@ -410,20 +441,7 @@ func (c *creation) extraAttributes(o object, typ string) extraAttributes {
 		eo = object{errs: c.errs, path: append(slices.Clone(o.path), "extra_attributes")}
 	}
 	rule := itemRule(typ)
-	// onlyOn reports whether the item's type takes the attribute, reporting it when not.
-	onlyOn := func(key string) bool {
-		if slices.Contains(rule.attributes, key) {
-			return true
-		}
-		if eo.has(key) {
-			for _, r := range itemTypeRules {
-				if slices.Contains(r.attributes, key) {
-					eo.fail(key, "applies to "+r.name+" items only")
-				}
-			}
-		}
-		return false
-	}
+	onlyOn := func(key string) bool { return takesAttribute(eo, rule, key) }
 	if onlyOn("with_content") {
 		x.withContent = eo.looseBoolean("with_content")
 	}
@@ -449,6 +467,40 @@ func (c *creation) extraAttributes(o object, typ string) extraAttributes {
 	return x
 }
 
+// takesAttribute reports whether an item of the rule's type takes the extra attribute,
+// reporting it in eo when not.
+func takesAttribute(eo object, rule itemTypeRule, key string) bool {
+	if slices.Contains(rule.attributes, key) {
+		return true
+	}
+	if eo.has(key) {
+		for _, r := range itemTypeRules {
+			if slices.Contains(r.attributes, key) {
+				eo.fail(key, "applies to "+r.name+" items only")
+			}
+		}
+	}
+	return false
+}
+
+// scheduleEntry validates one schedule entry; multi says the item takes several, with
+// due dates.
+func (c *creation) scheduleEntry(so object, multi bool, payers []string, beneficiary string) draftSchedule {
+	s := draftSchedule{}
+	if so.required("amount") {
+		s.amount, _ = so.amount("amount")
+	}
+	s.payer = c.partyRef(so, "payer_customer", payers...)
+	s.beneficiary = c.partyRef(so, "beneficiary_customer", beneficiary)
+	switch {
+	case multi && so.required("due_date"):
+		s.due, _ = so.timestamp("due_date")
+	case !multi && so.has("due_date"):
+		so.fail("due_date", "is allowed on milestone and domain_name_holding items only")
+	}
+	return s
+}
+
 func (c *creation) schedule(o object, typ string) []draftSchedule {
 	if !o.required("schedule") {
 		return nil
@@ -469,19 +521,8 @@ func (c *creation) schedule(o object, typ string) []draftSchedule {
 	var out []draftSchedule
 	var total cents
 	for _, so := range entries {
-		s := draftSchedule{}
-		if so.required("amount") {
-			s.amount, _ = so.amount("amount")
-			total += s.amount
-		}
-		s.payer = c.partyRef(so, "payer_customer", payers...)
-		s.beneficiary = c.partyRef(so, "beneficiary_customer", beneficiary)
-		switch {
-		case multi && so.required("due_date"):
-			s.due, _ = so.timestamp("due_date")
-		case !multi && so.has("due_date"):
-			so.fail("due_date", "is allowed on milestone and domain_name_holding items only")
-		}
+		s := c.scheduleEntry(so, multi, payers, beneficiary)
+		total += s.amount
 		out = append(out, s)
 	}
 	if total > maxAmount {
@@ -529,35 +570,54 @@ func (c *creation) partyRef(o object, key string, roles ...string) string {
 	return ""
 }
 
+// fee validates one fee entry; an escrow fee's halves are its share in halves (2 when
+// unsplit, 0 when its split was refused).
+func (c *creation) fee(fo object) draftFee {
+	f := draftFee{typ: fo.oneOf("type", feeTypes...)}
+	fo.required("type")
+	if fo.has("amount") {
+		fo.fail("amount", "must not be given at creation: the service computes it")
+	}
+	f.payer = c.feePayer(fo, f.typ)
+	switch {
+	case f.typ == feeEscrow:
+		f.halves = 2
+		if fo.has("split") {
+			f.halves = c.split(fo)
+		}
+	case fo.has("split"):
+		fo.fail("split", "applies to escrow fees only")
+	}
+	return f
+}
+
+// feesAllowed reports whether an item of the type takes fee entries, reporting them when
+// not.
+func feesAllowed(o object, typ string) bool {
+	rule := itemRule(typ)
+	if typ == "" || rule.escrowFee {
+		return true
+	}
+	if rule.only == nil { // a restricted creation shape has reported it already
+		o.fail("fees", "is not allowed on "+typ+" items")
+	}
+	return false
+}
+
 func (c *creation) fees(o object, typ string) []draftFee {
 	if !o.has("fees") {
 		return nil
 	}
-	if rule := itemRule(typ); typ != "" && !rule.escrowFee {
-		if rule.only == nil { // a restricted creation shape has reported it already
-			o.fail("fees", "is not allowed on "+typ+" items")
-		}
+	if !feesAllowed(o, typ) {
 		return nil
 	}
 	var fees []draftFee
 	halves, badSplit := 0, false
 	for _, fo := range o.elements("fees") {
-		f := draftFee{typ: fo.oneOf("type", feeTypes...)}
-		fo.required("type")
-		if fo.has("amount") {
-			fo.fail("amount", "must not be given at creation: the service computes it")
-		}
-		f.payer = c.feePayer(fo, f.typ)
-		switch {
-		case f.typ == feeEscrow:
-			f.halves = 2
-			if fo.has("split") {
-				f.halves = c.split(fo)
-			}
+		f := c.fee(fo)
+		if f.typ == feeEscrow {
 			halves += f.halves
 			badSplit = badSplit || f.halves == 0
-		case fo.has("split"):
-			fo.fail("split", "applies to escrow fees only")
 		}
 		fees = append(fees, f)
 	}
@@ -579,6 +639,18 @@ func (c *creation) split(o object) int {
 	return 0
 }
 
+// noPartyPays reports a fee payer that is no party, unless its party entry was refused
+// already.
+func (c *creation) noPartyPays(o object, ref, email, typ string) {
+	switch {
+	case c.partyFailed(email):
+	case email == c.creator.email && typ == feeEscrow:
+		o.fail("payer_customer", "a partner cannot pay the escrow fee")
+	default:
+		o.fail("payer_customer", fmt.Sprintf("%s is not a party of the transaction", ref))
+	}
+}
+
 func (c *creation) feePayer(o object, typ string) string {
 	ref := o.str("payer_customer")
 	if !o.required("payer_customer") || ref == "" {
@@ -587,11 +659,8 @@ func (c *creation) feePayer(o object, typ string) string {
 	email := c.customer(ref)
 	role := c.roles[email]
 	switch {
-	case role == "" && c.partyFailed(email):
-	case role == "" && email == c.creator.email && typ == feeEscrow:
-		o.fail("payer_customer", "a partner cannot pay the escrow fee")
 	case role == "":
-		o.fail("payer_customer", fmt.Sprintf("%s is not a party of the transaction", ref))
+		c.noPartyPays(o, ref, email, typ)
 	case feePayerRole[typ] != "" && feePayerRole[typ] != role:
 		o.fail("payer_customer", fmt.Sprintf("%s fees are paid by the %s", typ, feePayerRole[typ]))
 	default:
@@ -603,62 +672,81 @@ func (c *creation) feePayer(o object, typ string) string {
 // crossItemRules applies the rules that compare items with each other and with the
 // parties; each failure is reported on the item that breaks it.
 func (c *creation) crossItemRules(items []draftItem) {
-	at := func(i int, msg string, path ...string) {
-		c.errs.add(msg, append([]string{"items", index(i)}, path...)...)
-	}
-	var goodsType string
-	var inspection int64
-	var feesRef []draftFee
-	feesSeen := false
-	var brokerVis *draftItem
-	for i, it := range items {
-		switch {
-		case !transferable(it.typ):
-		case goodsType == "":
-			goodsType = it.typ
-		case it.typ != goodsType:
-			at(i, fmt.Sprintf("%s items cannot be mixed with %s items: one transferable item type per transaction", it.typ, goodsType), "type")
-		}
-		if transferable(it.typ) && !itemRule(it.typ).perItem {
-			if inspection == 0 {
-				inspection = it.inspection
-			} else if it.inspection != inspection {
-				at(i, fmt.Sprintf("must match the other items' inspection period (%d)", inspection), "inspection_period")
-			}
-		}
-		// Fee rule 3 is about the goods: the provider's e-commerce plugins put fee entries on
-		// the goods and none on the shipping_fee item, and the live API accepts that.
-		if transferable(it.typ) {
-			if !feesSeen {
-				feesRef, feesSeen = it.fees, true
-			} else if !slices.Equal(it.fees, feesRef) {
-				at(i, "the fee schedule must be the same on every item", "fees", "all")
-			}
-		}
-		if !itemRule(it.typ).visibility {
-			continue
-		}
-		if !c.hasRole(roleBroker) {
-			at(i, "a broker_fee item needs a broker party", "type")
-		}
-		if brokerVis == nil {
-			brokerVis = &items[i]
-		} else if !sameSet(it.hiddenFrom, brokerVis.hiddenFrom) || it.hasVisibility != brokerVis.hasVisibility {
-			at(i, "every broker_fee item must carry the same visibility", "visibility")
-		}
-		for _, h := range it.hiddenFrom {
-			if !c.hidden[h] {
-				at(i, fmt.Sprintf("%s must also be hidden in a party's visibility", h), "visibility")
-			}
-			// A fee concealed from the one who pays it would be taken from them unseen,
-			// and their disbursement totals could not add up.
-			if slices.ContainsFunc(it.schedule, func(s draftSchedule) bool { return s.payer == h }) {
-				at(i, fmt.Sprintf("%s pays this broker fee and cannot be hidden from it", h), "visibility")
-			}
+	var agreed itemAgreement
+	for i := range items {
+		c.sameGoods(&agreed, i, items[i])
+		if itemRule(items[i].typ).visibility {
+			c.brokerFeeRules(&agreed, i, &items[i])
 		}
 	}
-	if goodsType == "" {
+	if agreed.goodsType == "" {
 		c.errs.add("a transaction needs an item of type domain_name, domain_name_holding, general_merchandise, milestone or motor_vehicle", "items", "all")
+	}
+}
+
+// itemAgreement is what the items of one transaction must agree on, as the first item
+// that states it says.
+type itemAgreement struct {
+	goodsType  string
+	inspection int64
+	fees       []draftFee
+	feesSeen   bool
+	brokerVis  *draftItem
+}
+
+// itemErr reports msg about the i-th item, at path under it.
+func (c *creation) itemErr(i int, msg string, path ...string) {
+	c.errs.add(msg, append([]string{"items", index(i)}, path...)...)
+}
+
+// sameGoods checks that a transferable item agrees with the others on the goods' type,
+// inspection period and fee schedule.
+func (c *creation) sameGoods(a *itemAgreement, i int, it draftItem) {
+	if !transferable(it.typ) {
+		return
+	}
+	switch {
+	case a.goodsType == "":
+		a.goodsType = it.typ
+	case it.typ != a.goodsType:
+		c.itemErr(i, fmt.Sprintf("%s items cannot be mixed with %s items: one transferable item type per transaction", it.typ, a.goodsType), "type")
+	}
+	if !itemRule(it.typ).perItem {
+		if a.inspection == 0 {
+			a.inspection = it.inspection
+		} else if it.inspection != a.inspection {
+			c.itemErr(i, fmt.Sprintf("must match the other items' inspection period (%d)", a.inspection), "inspection_period")
+		}
+	}
+	// Fee rule 3 is about the goods: the provider's e-commerce plugins put fee entries on
+	// the goods and none on the shipping_fee item, and the live API accepts that.
+	if !a.feesSeen {
+		a.fees, a.feesSeen = it.fees, true
+	} else if !slices.Equal(it.fees, a.fees) {
+		c.itemErr(i, "the fee schedule must be the same on every item", "fees", "all")
+	}
+}
+
+// brokerFeeRules checks a broker_fee item: a broker party, one visibility for every such
+// item, and a visibility the parties' own agrees with.
+func (c *creation) brokerFeeRules(a *itemAgreement, i int, it *draftItem) {
+	if !c.hasRole(roleBroker) {
+		c.itemErr(i, "a broker_fee item needs a broker party", "type")
+	}
+	if a.brokerVis == nil {
+		a.brokerVis = it
+	} else if !sameSet(it.hiddenFrom, a.brokerVis.hiddenFrom) || it.hasVisibility != a.brokerVis.hasVisibility {
+		c.itemErr(i, "every broker_fee item must carry the same visibility", "visibility")
+	}
+	for _, h := range it.hiddenFrom {
+		if !c.hidden[h] {
+			c.itemErr(i, fmt.Sprintf("%s must also be hidden in a party's visibility", h), "visibility")
+		}
+		// A fee concealed from the one who pays it would be taken from them unseen,
+		// and their disbursement totals could not add up.
+		if slices.ContainsFunc(it.schedule, func(s draftSchedule) bool { return s.payer == h }) {
+			c.itemErr(i, fmt.Sprintf("%s pays this broker fee and cannot be hidden from it", h), "visibility")
+		}
 	}
 }
 

@@ -18,22 +18,12 @@
 // It needs Redis 4.0 or later (multi-field HSET; scripts replicated by effects), standalone
 // or a Cluster: an endpoint's two keys share one hash tag.
 //
-// # Why a package, not a module
+// # A module of its own
 //
-// This package lives in the escrow-go module and is the only code in it that imports
-// go-redis. Go compiles only the packages a program imports, so a program that uses the SDK
-// alone never compiles go-redis; with module-graph pruning (go 1.17 and later go.mod files)
-// it does not download go-redis either, though go-redis appears in escrow-go's go.mod and
-// go.sum. Measured on a module that imports escrow and webhook only, with an empty module
-// cache: `go mod tidy` fetched nothing of go-redis, pgx or modernc (not even their go.mod
-// files), its go.sum names none of them, and its binary lists four dependencies.
-//
-// A nested module (escrow-go/redislimit with its own go.mod) would keep go-redis out of the
-// SDK's go.mod altogether. It was weighed and not chosen: the CLI (cmd/escrow) and the
-// benchmarks need the drivers, so the root module would require the nested one, or they
-// would need replace directives, which `go install github.com/escrowkit/escrow-go/cmd/escrow@latest`
-// refuses; and every release would be two tagged versions kept in step. The cost of the
-// choice made: escrow-go's go.mod lists go-redis, so a user's `go mod graph` shows it, and
-// a go-redis version escrow-go requires takes part in the user's version selection even when
-// the user imports the SDK alone.
+// This package is a nested module (github.com/escrowkit/escrow-go/redislimit, its own
+// go.mod), the only one that requires go-redis. The escrow-go module requires no cache
+// library, so a program that uses the SDK alone has no go-redis in its module graph,
+// its go.sum or its version selection; a program that wants shared pacing adds this
+// module. See the README's "Modules" section for how the modules are developed and tagged
+// together.
 package redislimit

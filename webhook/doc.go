@@ -111,4 +111,11 @@
 // found. [Handler.RunReconciler] reconciles at once and then on a schedule; the first run
 // over an empty store marks where history ends, so that older transactions are not
 // replayed.
+//
+// # Options
+//
+// A Handler is configured by the [Options] struct, not by functional options as the
+// other packages are (see escrow.Option): a receiver's settings are one record that every
+// replica shares and that is handed whole to NewHandler, and the zero value is usable.
+// Every new knob is a field of Options, with its default in its comment.
 package webhook

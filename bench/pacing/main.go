@@ -8,36 +8,6 @@
 //	go run ./bench/pacing -replicas 8 -workers 2 -redis redis://127.0.0.1:6379/0
 package main
 
-import (
-	"context"
-	"flag"
-	"fmt"
+import "github.com/escrowkit/escrow-go/bench"
 
-	"github.com/escrowkit/escrow-go/bench"
-)
-
-func main() {
-	cfg := bench.DefaultPacing
-	flag.IntVar(&cfg.Limit, "limit", cfg.Limit, "requests the emulator allows per window and endpoint")
-	flag.DurationVar(&cfg.Window, "window", cfg.Window, "the emulator's rate-limit window")
-	flag.IntVar(&cfg.Replicas, "replicas", cfg.Replicas, "separate clients of the one account")
-	flag.IntVar(&cfg.Workers, "workers", cfg.Workers, "concurrent goroutines per replica")
-	flag.StringVar(&cfg.RedisURL, "redis", "", "a Redis URL (redis://host:port/db): also run the SDK's replicas sharing their rate-limit memory there")
-	flag.DurationVar(&cfg.Duration, "duration", cfg.Duration, "how long each client runs")
-	flag.Parse()
-
-	clients := []string{bench.ClientSDK, bench.ClientRetryableHTTP}
-	if cfg.RedisURL != "" {
-		clients = []string{bench.ClientSDK, bench.ClientSDKRedis, bench.ClientRetryableHTTP}
-	}
-	bench.Command("pacing", func(ctx context.Context) error {
-		for _, client := range clients {
-			res, err := bench.RunPacing(ctx, cfg, client)
-			if err != nil {
-				return err
-			}
-			fmt.Println(res)
-		}
-		return nil
-	})
-}
+func main() { bench.Main("pacing") }

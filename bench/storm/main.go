@@ -5,27 +5,6 @@
 // and the heap's growth.
 package main
 
-import (
-	"context"
-	"flag"
-	"fmt"
+import "github.com/escrowkit/escrow-go/bench"
 
-	"github.com/escrowkit/escrow-go/bench"
-)
-
-func main() {
-	cfg := bench.DefaultStorm
-	flag.IntVar(&cfg.Deliveries, "deliveries", cfg.Deliveries, "copies to send")
-	flag.IntVar(&cfg.Senders, "senders", cfg.Senders, "goroutines sending them")
-	flag.BoolVar(&cfg.Unique, "unique", false, "send a different invented event name in each copy")
-	flag.Parse()
-
-	bench.Command("storm", func(ctx context.Context) error {
-		res, err := bench.RunStorm(ctx, cfg)
-		if err != nil {
-			return err
-		}
-		fmt.Println(res)
-		return nil
-	})
-}
+func main() { bench.Main("storm") }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"net"
-	"net/http"
 	"net/url"
 	"time"
 )
@@ -34,8 +33,8 @@ func (f *apiFlags) emulatorAccount() (email, key string, err error) {
 	defer release()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var a controlAccount
-	if err := c.call(ctx, http.MethodPost, "customers", nil, map[string]any{"email": f.as}, &a); err != nil {
+	a, err := c.AddCustomer(ctx, f.as, false)
+	if err != nil {
 		return "", "", err
 	}
 	return a.Email, a.APIKey, nil

@@ -1,16 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -38,19 +34,9 @@ func (f *controlFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.json, "json", false, "print the control API's answer as JSON")
 }
 
-// controlClient calls one emulator's control API.
-type controlClient struct {
-	root *url.URL // https://host:port/_emulator/
-	hc   *http.Client
-}
-
-// maxControlAnswer bounds what is read of an answer: the control API's largest, the
-// deliveries, stays far below it.
-const maxControlAnswer = 16 << 20
-
 // connect returns a client for the emulator the flags or the environment name. release
 // closes its idle connections.
-func (f *controlFlags) connect() (c *controlClient, release func(), err error) {
+func (f *controlFlags) connect() (c *escrowtest.ControlClient, release func(), err error) {
 	base, caCert := orEnv(f.baseURL, envBaseURL), orEnv(f.caCert, envCACert)
 	if base == "" {
 		return nil, nil, usagef("which emulator? pass --base-url or set %s to the URL 'escrow emulator' prints", envBaseURL)
@@ -63,127 +49,23 @@ func (f *controlFlags) connect() (c *controlClient, release func(), err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	// The control API sits at the root of the emulator's origin, whatever the API's path.
-	root := &url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/_emulator/"}
-	return &controlClient{root: root, hc: &http.Client{Transport: transport, Timeout: time.Minute}}, transport.CloseIdleConnections, nil
-}
-
-// controlError is an answer of the control API other than a success, with the error body's
-// code and message, or the fields a validation refused.
-type controlError struct {
-	Method, Path string
-	StatusCode   int
-	Code         string   // such as "not_found" or "invalid_state"; "" for validation errors
-	Message      string   // the error body's message, or the body itself when it is not JSON
-	Fields       []string // "field: message" for each refused field of a 422
-}
-
-// Error names the call, the status and what the emulator said.
-func (e *controlError) Error() string {
-	msg := e.Message
-	if len(e.Fields) > 0 {
-		msg = strings.Join(e.Fields, "; ")
-	}
-	if e.Code != "" {
-		msg = e.Code + ": " + msg
-	}
-	return fmt.Sprintf("%s %s: %d: %s", e.Method, e.Path, e.StatusCode, msg)
-}
-
-// call sends body (nil for none) as JSON and decodes the answer into out (nil: discard).
-func (c *controlClient) call(ctx context.Context, method, path string, query url.Values, body, out any) error {
-	u := c.root.JoinPath(path)
-	u.RawQuery = query.Encode()
-	var reqBody io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		reqBody = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), reqBody)
+	c, err = escrowtest.NewControlClient(base, &http.Client{Transport: transport, Timeout: time.Minute})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxControlAnswer))
-	if err != nil {
-		return fmt.Errorf("%s %s: reading the answer: %w", method, u.Path, err)
-	}
-	if resp.StatusCode >= 300 {
-		return newControlError(method, u.Path, resp.StatusCode, data)
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("%s %s: the answer is not the JSON expected (is %s an emulator?): %w", method, u.Path, c.root.Host, err)
-	}
-	return nil
+	return c, transport.CloseIdleConnections, nil
 }
 
-// newControlError reads an error body: {"error", "message"}, or {"errors": {...}} with
-// messages at the leaves (escrowtest's shapes).
-func newControlError(method, path string, status int, body []byte) *controlError {
-	e := &controlError{Method: method, Path: path, StatusCode: status}
-	var doc struct {
-		Error   string         `json:"error"`
-		Message string         `json:"message"`
-		Errors  map[string]any `json:"errors"`
-	}
-	if json.Unmarshal(body, &doc) != nil {
-		e.Message = strings.TrimSpace(string(body))
-		if e.Message == "" {
-			e.Message = http.StatusText(status)
-		}
-		return e
-	}
-	e.Code, e.Message = doc.Error, doc.Message
-	var walk func(prefix string, v any)
-	walk = func(prefix string, v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			for _, k := range slices.Sorted(maps.Keys(v)) {
-				walk(strings.TrimPrefix(prefix+"."+k, "."), v[k])
-			}
-		case []any:
-			for _, m := range v {
-				e.Fields = append(e.Fields, fmt.Sprintf("%s: %v", prefix, m))
-			}
-		}
-	}
-	walk("", doc.Errors)
-	return e
-}
-
-// controlOK is the answer of the control endpoints that report nothing but success.
-type controlOK struct {
-	OK bool `json:"ok"`
-}
-
-// controlAccount is the answer of POST /_emulator/customers.
-type controlAccount struct {
-	ID       int64  `json:"id"`
-	Email    string `json:"email"`
-	APIKey   string `json:"api_key"`
-	Password string `json:"password,omitempty"`
-}
+// okAnswer is what --json prints for the control endpoints that report nothing but
+// success: their answer, {"ok": true}.
+var okAnswer = map[string]bool{"ok": true}
 
 // controlCommand runs a control subcommand: it parses the flags, checks the positional
 // arguments with check, connects, and runs do, whose answer is printed as JSON with
 // --json and by human otherwise.
 func controlCommand(ctx context.Context, name, synopsis string, args []string, stdout, stderr io.Writer,
 	flags func(fs *flag.FlagSet), check func(positional []string) error,
-	do func(ctx context.Context, c *controlClient) (answer any, human func(w io.Writer), err error)) int {
+	do func(ctx context.Context, c *escrowtest.ControlClient) (answer any, human func(w io.Writer), err error)) int {
 	fs := newFlagSet(name, withFlags(synopsis, "[--base-url URL] [--ca-cert file] [--json]"), stderr)
 	var cf controlFlags
 	cf.register(fs)
@@ -225,17 +107,17 @@ func want(what ...string) func([]string) error {
 
 // runEmulatorApprove is "escrow emulator approve ID": the buyer's funds arrive.
 func runEmulatorApprove(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return runEmulatorPayment(ctx, "approve", "approve_payment", "the payment arrived: transaction %d is funded\n", args, stdout, stderr)
+	return runEmulatorPayment(ctx, "approve", (*escrowtest.ControlClient).ApprovePayment, "the payment arrived: transaction %d is funded\n", args, stdout, stderr)
 }
 
 // runEmulatorRejectPayment is "escrow emulator reject-payment ID": the payment fails and
 // the buyer must choose a method again.
 func runEmulatorRejectPayment(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return runEmulatorPayment(ctx, "reject-payment", "reject_payment", "the payment was rejected: transaction %d awaits a payment again\n", args, stdout, stderr)
+	return runEmulatorPayment(ctx, "reject-payment", (*escrowtest.ControlClient).RejectPayment, "the payment was rejected: transaction %d awaits a payment again\n", args, stdout, stderr)
 }
 
 // runEmulatorPayment approves or rejects a transaction's payment.
-func runEmulatorPayment(ctx context.Context, sub, endpoint, done string, args []string, stdout, stderr io.Writer) int {
+func runEmulatorPayment(ctx context.Context, sub string, call func(*escrowtest.ControlClient, context.Context, int64) error, done string, args []string, stdout, stderr io.Writer) int {
 	name := "escrow emulator " + sub
 	var id int64
 	return controlCommand(ctx, name, name+" ID", args, stdout, stderr, nil,
@@ -245,10 +127,9 @@ func runEmulatorPayment(ctx context.Context, sub, endpoint, done string, args []
 			}
 			return err
 		},
-		func(ctx context.Context, c *controlClient) (any, func(io.Writer), error) {
-			var ok controlOK
-			err := c.call(ctx, http.MethodPost, fmt.Sprintf("transactions/%d/%s", id, endpoint), nil, nil, &ok)
-			return ok, func(w io.Writer) { fmt.Fprintf(w, done, id) }, err
+		func(ctx context.Context, c *escrowtest.ControlClient) (any, func(io.Writer), error) {
+			err := call(c, ctx, id)
+			return okAnswer, func(w io.Writer) { fmt.Fprintf(w, done, id) }, err
 		})
 }
 
@@ -264,14 +145,15 @@ func runEmulatorLedger(ctx context.Context, args []string, stdout, stderr io.Wri
 			}
 			return err
 		},
-		func(ctx context.Context, c *controlClient) (any, func(io.Writer), error) {
+		func(ctx context.Context, c *escrowtest.ControlClient) (any, func(io.Writer), error) {
 			var answer struct {
 				escrowtest.Ledger
 				Progress escrowtest.Progress `json:"next_steps"`
 			}
-			err := c.call(ctx, http.MethodGet, fmt.Sprintf("transactions/%d/ledger", id), nil, nil, &answer.Ledger)
+			var err error
+			answer.Ledger, err = c.Ledger(ctx, id)
 			if err == nil {
-				err = c.call(ctx, http.MethodGet, fmt.Sprintf("transactions/%d/next_steps", id), nil, nil, &answer.Progress)
+				answer.Progress, err = c.NextSteps(ctx, id)
 			}
 			return answer, func(w io.Writer) {
 				l := answer.Ledger
@@ -324,12 +206,8 @@ func runEmulatorAdvance(ctx context.Context, args []string, stdout, stderr io.Wr
 			}
 			return err
 		},
-		func(ctx context.Context, c *controlClient) (any, func(io.Writer), error) {
-			var clock struct {
-				Now          string                `json:"now"`
-				Transactions []escrowtest.Progress `json:"transactions"`
-			}
-			err := c.call(ctx, http.MethodPost, "clock/advance", nil, map[string]int64{"seconds": int64(d / time.Second)}, &clock)
+		func(ctx context.Context, c *escrowtest.ControlClient) (any, func(io.Writer), error) {
+			clock, err := c.Advance(ctx, d)
 			return clock, func(w io.Writer) {
 				fmt.Fprintf(w, "the emulator's clock moved %s: it is now %s\n", showDuration(d), clock.Now)
 				for _, p := range clock.Transactions {
@@ -402,31 +280,29 @@ the emulator's own webhook calls; clear removes every fault`, args, stdout, stde
 			}
 			return nil
 		},
-		func(ctx context.Context, c *controlClient) (any, func(io.Writer), error) {
-			var ok controlOK
+		func(ctx context.Context, c *escrowtest.ControlClient) (any, func(io.Writer), error) {
 			if endpoint == "clear" {
-				err := c.call(ctx, http.MethodDelete, "faults", nil, nil, &ok)
-				return ok, func(w io.Writer) { fmt.Fprintln(w, "every fault cleared") }, err
+				err := c.ClearFaults(ctx)
+				return okAnswer, func(w io.Writer) { fmt.Fprintln(w, "every fault cleared") }, err
 			}
-			body := map[string]any{"endpoint": endpoint}
-			if status != 0 {
-				body["status"] = status
-			}
-			if drop != "" {
-				body["drop"] = drop
-			}
-			if latency != 0 {
-				body["latency_ms"] = latency.Milliseconds()
-			}
-			if latencyAfter != 0 {
-				body["latency_after_ms"] = latencyAfter.Milliseconds()
-			}
-			if probability != 0 {
-				body["probability"] = probability
-			}
-			err := c.call(ctx, http.MethodPost, "faults", nil, body, &ok)
-			return ok, func(w io.Writer) { fmt.Fprintf(w, "fault injected on %s\n", endpoint) }, err
+			f := escrowtest.Fault{Endpoint: endpoint, Status: status, Drop: parseDrop(drop), Latency: latency, LatencyAfter: latencyAfter, Probability: probability}
+			err := c.InjectFault(ctx, f)
+			return okAnswer, func(w io.Writer) { fmt.Fprintf(w, "fault injected on %s\n", endpoint) }, err
 		})
+}
+
+// parseDrop reads --drop. A value other than before or after is passed on as an unknown
+// Drop, which the emulator refuses, naming the values it takes.
+func parseDrop(s string) escrowtest.Drop {
+	switch s {
+	case "":
+		return escrowtest.DropNone
+	case "before":
+		return escrowtest.DropBefore
+	case "after":
+		return escrowtest.DropAfter
+	}
+	return -1
 }
 
 // runEmulatorRateLimit is "escrow emulator rate-limit N [--window d]".
@@ -450,10 +326,9 @@ func runEmulatorRateLimit(ctx context.Context, args []string, stdout, stderr io.
 			}
 			return nil
 		},
-		func(ctx context.Context, c *controlClient) (any, func(io.Writer), error) {
-			var ok controlOK
-			err := c.call(ctx, http.MethodPost, "rate_limit", nil, map[string]int64{"limit": limit, "window_seconds": int64(window / time.Second)}, &ok)
-			return ok, func(w io.Writer) {
+		func(ctx context.Context, c *escrowtest.ControlClient) (any, func(io.Writer), error) {
+			err := c.SetRateLimit(ctx, int(limit), window)
+			return okAnswer, func(w io.Writer) {
 				if limit == 0 {
 					fmt.Fprintln(w, "rate limiting is off")
 					return
@@ -472,19 +347,13 @@ func runEmulatorDeliveries(ctx context.Context, args []string, stdout, stderr io
 			fs.BoolVar(&flush, "flush", false, "first wait until the queued calls are made")
 		},
 		want(),
-		func(ctx context.Context, c *controlClient) (any, func(io.Writer), error) {
-			var answer struct {
-				Deliveries []escrowtest.Delivery `json:"deliveries"`
-			}
-			var q url.Values
-			if flush {
-				q = url.Values{"flush": {"true"}}
-			}
-			err := c.call(ctx, http.MethodGet, "webhook_deliveries", q, nil, &answer)
+		func(ctx context.Context, c *escrowtest.ControlClient) (any, func(io.Writer), error) {
+			deliveries, err := c.Deliveries(ctx, flush)
+			answer := map[string][]escrowtest.Delivery{"deliveries": deliveries}
 			return answer, func(w io.Writer) {
 				tw := newTable(w)
 				fmt.Fprintln(tw, "EVENT\tTRANSACTION\tURL\tSTATUS\tERROR")
-				for _, d := range answer.Deliveries {
+				for _, d := range deliveries {
 					status := "-"
 					if d.StatusCode != 0 {
 						status = strconv.Itoa(d.StatusCode)
@@ -492,7 +361,7 @@ func runEmulatorDeliveries(ctx context.Context, args []string, stdout, stderr io
 					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\n", d.Event, d.TransactionID, d.URL, status, orDash(d.Error))
 				}
 				tw.Flush()
-				fmt.Fprintf(w, "%s\n", plural(len(answer.Deliveries), "delivery", "deliveries"))
+				fmt.Fprintf(w, "%s\n", plural(len(deliveries), "delivery", "deliveries"))
 			}, err
 		})
 }
@@ -501,10 +370,9 @@ func runEmulatorDeliveries(ctx context.Context, args []string, stdout, stderr io
 func runEmulatorReset(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	const name = "escrow emulator reset"
 	return controlCommand(ctx, name, name, args, stdout, stderr, nil, want(),
-		func(ctx context.Context, c *controlClient) (any, func(io.Writer), error) {
-			var ok controlOK
-			err := c.call(ctx, http.MethodPost, "reset", nil, nil, &ok)
-			return ok, func(w io.Writer) {
+		func(ctx context.Context, c *escrowtest.ControlClient) (any, func(io.Writer), error) {
+			err := c.Reset(ctx)
+			return okAnswer, func(w io.Writer) {
 				fmt.Fprintln(w, "the emulator is as new: every account, transaction, fault and delivery is gone, and the clock is back.")
 				fmt.Fprintln(w, "Credentials made before no longer work: 'escrow emulator customer EMAIL --partner' makes an account.")
 			}, err
@@ -529,9 +397,8 @@ func runEmulatorCustomer(ctx context.Context, args []string, stdout, stderr io.W
 			}
 			return err
 		},
-		func(ctx context.Context, c *controlClient) (any, func(io.Writer), error) {
-			var a controlAccount
-			err := c.call(ctx, http.MethodPost, "customers", nil, map[string]any{"email": email, "partner": partner}, &a)
+		func(ctx context.Context, c *escrowtest.ControlClient) (any, func(io.Writer), error) {
+			a, err := c.AddCustomer(ctx, email, partner)
 			return a, func(w io.Writer) {
 				tw := newTable(w)
 				fmt.Fprintf(tw, "ID\t%d\n", a.ID)

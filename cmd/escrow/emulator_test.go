@@ -12,21 +12,42 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/escrowkit/escrow-go/escrowtest"
 )
 
-// TestEmulatorCommand starts "escrow emulator" on a free port, uses the API and the
-// control API over HTTPS with the certificate it wrote, and stops it as a signal would.
+// lockedBuffer is a buffer that a command writes while a test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestEmulatorCommand starts "escrow emulator" on a free port, uses the API, the control
+// API and the page over HTTPS with the certificate it wrote, and stops it as a signal
+// would, with the page's event stream open.
 func TestEmulatorCommand(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	certFile := filepath.Join(t.TempDir(), "cert.pem")
 	stdoutR, stdoutW := io.Pipe()
+	stderr := &lockedBuffer{}
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"emulator", "--addr", "127.0.0.1:0", "--cert-out", certFile}, stdoutW, io.Discard)
+		done <- run(ctx, []string{"emulator", "--addr", "127.0.0.1:0", "--cert-out", certFile}, stdoutW, stderr)
 		stdoutW.Close()
 	}()
 	line, err := bufio.NewReader(stdoutR).ReadString('\n')
@@ -85,6 +106,26 @@ func TestEmulatorCommand(t *testing.T) {
 	if _, err := client.Do(req); err == nil {
 		t.Error("the connection was not dropped")
 	}
+
+	// The page: its address is printed on start, and it is served.
+	page := root + "_emulator/ui/"
+	if !strings.Contains(stderr.String(), "watch it at "+page) {
+		t.Errorf("the page's address is not printed: %s", stderr)
+	}
+	resp, err = client.Get(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+		t.Errorf("page: %d %v", resp.StatusCode, resp.Header)
+	}
+	events, err := client.Get(root + "_emulator/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer events.Body.Close()
 
 	stop()
 	select {

@@ -151,129 +151,176 @@ func printPaymentMethods(ctx context.Context, w io.Writer, c *escrow.Client, id 
 func run(ctx context.Context, w io.Writer, srv *escrowtest.Server) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	s, err := openShop(w, srv)
+	if err != nil {
+		return err
+	}
+	stop, err := s.listen(ctx)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	tx, err := s.checkout(ctx)
+	if err != nil {
+		return err
+	}
+	if err := s.agree(ctx, tx); err != nil {
+		return err
+	}
+	if err := s.pay(ctx, tx); err != nil {
+		return err
+	}
+	return s.deliver(ctx, tx)
+}
 
+// shop is the marketplace on the emulator: its client, the two parties' own clients, the
+// order, and the fulfilment its webhook receiver drives.
+type shop struct {
+	w                     io.Writer
+	srv                   *escrowtest.Server
+	market, buyer, seller *escrow.Client
+	o                     order
+	f                     *fulfilment
+}
+
+func openShop(w io.Writer, srv *escrowtest.Server) (*shop, error) {
 	connect := func(a escrowtest.Account) (*escrow.Client, error) {
 		return escrow.NewClient(a.Email, a.APIKey, escrow.WithBaseURL(srv.URL), escrow.WithHTTPClient(srv.Client()))
 	}
-	market, err := connect(srv.AddPartner("market@example.com"))
-	if err != nil {
-		return err
+	s := &shop{w: w, srv: srv, o: order{
+		ID: "order-1042", Buyer: "buyer@example.com", Seller: "seller@example.com",
+		Title: "Leica M6 camera", Price: escrow.MustAmount("1200.00"), Shipping: escrow.MustAmount("25.00"),
+	}}
+	var err error
+	if s.market, err = connect(srv.AddPartner("market@example.com")); err != nil {
+		return nil, err
 	}
 	// The buyer and the seller act with their own keys only where As-Customer cannot reach:
 	// accepting the goods, and choosing how the seller is paid out.
-	buyer, err := connect(srv.AddCustomer("buyer@example.com"))
-	if err != nil {
-		return err
+	if s.buyer, err = connect(srv.AddCustomer(s.o.Buyer)); err != nil {
+		return nil, err
 	}
-	seller, err := connect(srv.AddCustomer("seller@example.com"))
-	if err != nil {
-		return err
-	}
-	o := order{
-		ID: "order-1042", Buyer: "buyer@example.com", Seller: "seller@example.com",
-		Title: "Leica M6 camera", Price: escrow.MustAmount("1200.00"), Shipping: escrow.MustAmount("25.00"),
-	}
+	s.seller, err = connect(srv.AddCustomer(s.o.Seller))
+	s.f = &fulfilment{client: s.market, seller: s.o.Seller, notes: make(chan note, 64)}
+	return s, err
+}
 
-	// The receiver: the API posts deliveries here; the handler confirms each by fetching the
-	// transaction and hands fulfil the events that really happened, once each, in order.
-	f := &fulfilment{client: market, seller: o.Seller, notes: make(chan note, 64)}
-	h := webhook.NewHandler(market, f.handle, webhook.Options{})
+// listen starts the receiver and registers it: the API posts deliveries there; the
+// handler confirms each by fetching the transaction and hands fulfil the events that
+// really happened, once each, in order. stop shuts it down.
+func (s *shop) listen(ctx context.Context) (stop func(), err error) {
+	h := webhook.NewHandler(s.market, s.f.handle, webhook.Options{})
 	mux := http.NewServeMux()
 	mux.Handle("POST /escrow/webhook", h)
 	recv := httptest.NewServer(mux) // plain HTTP on loopback, which the emulator may call
-	defer recv.Close()
-	defer func() {
+	stop = func() {
 		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer scancel()
 		h.Shutdown(sctx)
-	}()
-	hook, err := market.Webhooks.Create(ctx, escrow.Me, recv.URL+"/escrow/webhook")
-	if err != nil {
-		return fmt.Errorf("registering the webhook: %w", err)
+		recv.Close()
 	}
-	fmt.Fprintf(w, "webhook %d registered: %s\n", hook.ID, hook.URL)
+	hook, err := s.market.Webhooks.Create(ctx, escrow.Me, recv.URL+"/escrow/webhook")
+	if err != nil {
+		stop()
+		return nil, fmt.Errorf("registering the webhook: %w", err)
+	}
+	fmt.Fprintf(s.w, "webhook %d registered: %s\n", hook.ID, hook.URL)
+	return stop, nil
+}
 
+// checkout submits the order twice, losing the first answer, and shows that one
+// transaction exists for it.
+func (s *shop) checkout(ctx context.Context) (*escrow.Transaction, error) {
+	w, o := s.w, s.o
 	// The first submit's answer is lost after the API created the transaction, as a
 	// timeout would lose it: Create finds the transaction by its reference.
-	if err := srv.InjectFault(escrowtest.Fault{Endpoint: "POST /transaction", Drop: escrowtest.DropAfter}); err != nil {
-		return err
+	if err := s.srv.InjectFault(escrowtest.Fault{Endpoint: "POST /transaction", Drop: escrowtest.DropAfter}); err != nil {
+		return nil, err
 	}
-	tx, err := checkout(ctx, market, o)
-	srv.ClearFaults()
+	tx, err := checkout(ctx, s.market, o)
+	s.srv.ClearFaults()
 	if err != nil {
-		return fmt.Errorf("checkout: %w", err)
+		return nil, fmt.Errorf("checkout: %w", err)
 	}
 	fmt.Fprintf(w, "checkout %s: transaction %d (its answer was lost; Create found it by reference)\n", o.ID, tx.ID)
-	if err := f.await(ctx, w, escrow.EventCreate); err != nil {
-		return err
+	if err := s.f.await(ctx, w, escrow.EventCreate); err != nil {
+		return nil, err
 	}
-	again, err := checkout(ctx, market, o)
+	again, err := checkout(ctx, s.market, o)
 	if err != nil {
-		return fmt.Errorf("second checkout: %w", err)
+		return nil, fmt.Errorf("second checkout: %w", err)
 	}
-	n, err := countOrders(ctx, market, o.ID)
+	n, err := countOrders(ctx, s.market, o.ID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Fprintf(w, "checkout %s again: transaction %d; transactions with that reference: %d\n", o.ID, again.ID, n)
 	printItems(w, tx)
+	return tx, nil
+}
 
+// agree records both parties' agreement and the seller's payout method.
+func (s *shop) agree(ctx context.Context, tx *escrow.Transaction) error {
 	// The seller agreed to the marketplace's terms when listing, the buyer at checkout; the
 	// marketplace records both As-Customer.
-	for _, party := range []string{o.Seller, o.Buyer} {
-		if _, err := market.Transactions.Agree(ctx, tx.ID, escrow.AsCustomer(party)); err != nil {
+	for _, party := range []string{s.o.Seller, s.o.Buyer} {
+		if _, err := s.market.Transactions.Agree(ctx, tx.ID, escrow.AsCustomer(party)); err != nil {
 			return fmt.Errorf("agree as %s: %w", party, err)
 		}
 	}
-	fmt.Fprintln(w, "seller and buyer agreed (As-Customer)")
-	if err := f.await(ctx, w, escrow.EventAgree); err != nil {
+	fmt.Fprintln(s.w, "seller and buyer agreed (As-Customer)")
+	if err := s.f.await(ctx, s.w, escrow.EventAgree); err != nil {
 		return err
 	}
-	if _, err := seller.Transactions.SelectDisbursementMethod(ctx, tx.ID, &escrow.DisbursementMethod{
+	if _, err := s.seller.Transactions.SelectDisbursementMethod(ctx, tx.ID, &escrow.DisbursementMethod{
 		Type: escrow.DisbursementACH, AccountName: "Sam Seller", AccountType: "checking",
 		BankABARoutingNumber: "021000021", BankAccountNumber: "000123456789", BankName: "Example Bank",
 	}); err != nil {
 		return fmt.Errorf("seller's disbursement method: %w", err)
 	}
-	fmt.Fprintln(w, "seller chose ACH for the payout (own key)")
+	fmt.Fprintln(s.w, "seller chose ACH for the payout (own key)")
+	return nil
+}
 
-	if err := printPaymentMethods(ctx, w, market, tx.ID, escrow.AsCustomer(o.Buyer)); err != nil {
+// pay shows the buyer's payment methods and page, and has the buyer pay.
+func (s *shop) pay(ctx context.Context, tx *escrow.Transaction) error {
+	if err := printPaymentMethods(ctx, s.w, s.market, tx.ID, escrow.AsCustomer(s.o.Buyer)); err != nil {
 		return err
 	}
-	page, err := paymentPage(ctx, market, tx.ID, o, escrow.AsCustomer(o.Buyer))
+	page, err := paymentPage(ctx, s.market, tx.ID, s.o, escrow.AsCustomer(s.o.Buyer))
 	if err != nil {
 		return fmt.Errorf("payment page: %w", err)
 	}
-	fmt.Fprintf(w, "redirect the buyer to %s\n", page)
-
+	fmt.Fprintf(s.w, "redirect the buyer to %s\n", page)
 	// The buyer pays on that page; the emulator stands in for the card network.
-	if err := srv.ApprovePayment(tx.ID); err != nil {
+	if err := s.srv.ApprovePayment(tx.ID); err != nil {
 		return err
 	}
-	if err := f.await(ctx, w, escrow.EventPaymentApproved, escrow.EventShip); err != nil {
-		return err
-	}
+	return s.f.await(ctx, s.w, escrow.EventPaymentApproved, escrow.EventShip)
+}
 
+// deliver takes the parcel's arrival to the transaction's close.
+func (s *shop) deliver(ctx context.Context, tx *escrow.Transaction) error {
 	// The parcel arrives: the buyer confirms receipt on the marketplace, which passes it on,
 	// and accepts with the buyer's own key (the API refuses accept through As-Customer).
-	if _, err := market.Transactions.Receive(ctx, tx.ID, escrow.AsCustomer(o.Buyer)); err != nil {
+	if _, err := s.market.Transactions.Receive(ctx, tx.ID, escrow.AsCustomer(s.o.Buyer)); err != nil {
 		return fmt.Errorf("receive: %w", err)
 	}
-	if err := f.await(ctx, w, escrow.EventReceive); err != nil {
+	if err := s.f.await(ctx, s.w, escrow.EventReceive); err != nil {
 		return err
 	}
-	if _, err := buyer.Transactions.Accept(ctx, tx.ID); err != nil {
+	if _, err := s.buyer.Transactions.Accept(ctx, tx.ID); err != nil {
 		return fmt.Errorf("accept: %w", err)
 	}
-	if err := f.await(ctx, w, escrow.EventAccept, escrow.EventComplete); err != nil {
+	if err := s.f.await(ctx, s.w, escrow.EventAccept, escrow.EventComplete); err != nil {
 		return err
 	}
-	final, err := market.Transactions.Get(ctx, tx.ID)
+	final, err := s.market.Transactions.Get(ctx, tx.ID)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "order %s closed: transaction %d complete, closed %s\n",
-		o.ID, final.ID, final.CloseDate.Format(time.RFC3339))
+	fmt.Fprintf(s.w, "order %s closed: transaction %d complete, closed %s\n",
+		s.o.ID, final.ID, final.CloseDate.Format(time.RFC3339))
 	return nil
 }
 

@@ -104,115 +104,42 @@ func contract(seller string, from time.Time) *escrow.CreateTransactionRequest {
 
 // run takes the contract from creation to the last payout on the emulator.
 func run(ctx context.Context, w io.Writer, srv *escrowtest.Server) error {
-	connect := func(a escrowtest.Account) (*escrow.Client, error) {
-		return escrow.NewClient(a.Email, a.APIKey, escrow.WithBaseURL(srv.URL), escrow.WithHTTPClient(srv.Client()))
-	}
-	buyer, err := connect(srv.AddCustomer("bakery@example.com"))
+	c, err := newContract(ctx, w, srv)
 	if err != nil {
 		return err
 	}
-	const dev = "dev@example.com"
-	seller, err := connect(srv.AddCustomer(dev))
-	if err != nil {
+	if err := c.fund(ctx); err != nil {
 		return err
 	}
-
-	tx, err := buyer.Transactions.Create(ctx, contract(dev, srv.Now()))
-	if err != nil {
-		return fmt.Errorf("create: %w", err)
-	}
-	fmt.Fprintf(w, "transaction %d: %s\n", tx.ID, tx.Description)
-	printItems(w, tx, dev)
-	if _, err := seller.Transactions.Agree(ctx, tx.ID); err != nil {
-		return fmt.Errorf("seller agrees: %w", err)
-	}
-	if _, err := seller.Transactions.SelectDisbursementMethod(ctx, tx.ID, &escrow.DisbursementMethod{
-		Type: escrow.DisbursementWireTransfer, AccountName: "Dev & Co", BankName: "Example Bank",
-		BankSwiftCode: "EXAMUS33", BankAccountNumber: "000987654321",
-	}); err != nil {
-		return fmt.Errorf("seller's disbursement method: %w", err)
-	}
-	fmt.Fprintln(w, "the seller agreed and chose a wire for the payouts")
-
-	// The whole contract is funded up front, by wire: the details come from the API every
-	// time, since they may differ between transactions.
-	wire, err := buyer.Transactions.GetWireTransferDetails(ctx, tx.ID)
-	if err != nil {
-		return fmt.Errorf("wire details: %w", err)
-	}
-	pm, err := buyer.Transactions.GetPaymentMethods(ctx, tx.ID)
-	if err != nil {
-		return fmt.Errorf("payment methods: %w", err)
-	}
-	if _, err := buyer.Transactions.MarkWireSent(ctx, tx.ID); err != nil {
-		return fmt.Errorf("mark wire sent: %w", err)
-	}
-	fmt.Fprintf(w, "the buyer wires %s to %s, account %s\n", pm.TotalWithoutPaymentFee, wire.BankName, wire.CreditAccountNumber)
-	if err := srv.ApprovePayment(tx.ID); err != nil { // the emulator stands in for the bank
-		return err
-	}
-
 	// A milestone contract moves item by item: an action on the whole transaction is refused.
-	_, err = seller.Transactions.Ship(ctx, tx.ID, nil)
+	_, err = c.seller.Transactions.Ship(ctx, c.tx.ID, nil)
 	var apiErr *escrow.APIError
 	if !errors.As(err, &apiErr) {
 		return fmt.Errorf("ship on the whole transaction: got %v, want it refused", err)
 	}
 	fmt.Fprintf(w, "ship on the whole transaction: refused, %d %s\n", apiErr.StatusCode, apiErr.Message)
-
-	act := func(c *escrow.Client, itemID int64, a escrow.Action) error {
-		_, err := c.Transactions.ActOnItem(ctx, tx.ID, itemID, &escrow.ActionRequest{Action: a})
-		if err != nil {
-			return fmt.Errorf("%s item %d: %w", a, itemID, err)
-		}
-		return nil
-	}
-	design, build, launch := tx.Items[0].ID, tx.Items[1].ID, tx.Items[2].ID
+	design, build, launch := c.tx.Items[0].ID, c.tx.Items[1].ID, c.tx.Items[2].ID
 
 	// Design: delivered, checked and accepted ten days in.
 	srv.Advance(10 * 24 * time.Hour)
-	for _, step := range []struct {
-		c *escrow.Client
-		a escrow.Action
-	}{{seller, escrow.ActionShip}, {buyer, escrow.ActionReceive}, {buyer, escrow.ActionAccept}} {
-		if err := act(step.c, design, step.a); err != nil {
-			return err
-		}
-	}
-	if err := report(ctx, w, buyer, tx.ID, dev, "day 10: design delivered, received and accepted"); err != nil {
+	if err := c.steps(ctx, design, "day 10: design delivered, received and accepted", escrow.ActionShip, escrow.ActionReceive, escrow.ActionAccept); err != nil {
 		return err
 	}
-
 	// Build: the buyer lets its 10-day inspection period run out, which counts as acceptance.
 	srv.Advance(30 * 24 * time.Hour)
-	if err := act(seller, build, escrow.ActionShip); err != nil {
-		return err
-	}
-	if err := act(buyer, build, escrow.ActionReceive); err != nil {
-		return err
-	}
-	if err := report(ctx, w, buyer, tx.ID, dev, "day 40: build delivered and received"); err != nil {
+	if err := c.steps(ctx, build, "day 40: build delivered and received", escrow.ActionShip, escrow.ActionReceive); err != nil {
 		return err
 	}
 	srv.Advance(10 * 24 * time.Hour)
-	if err := report(ctx, w, buyer, tx.ID, dev, "day 50: the build's inspection period ended"); err != nil {
+	if err := c.steps(ctx, build, "day 50: the build's inspection period ended"); err != nil {
 		return err
 	}
-
 	// Launch: the last acceptance completes the contract.
 	srv.Advance(5 * 24 * time.Hour)
-	for _, step := range []struct {
-		c *escrow.Client
-		a escrow.Action
-	}{{seller, escrow.ActionShip}, {buyer, escrow.ActionReceive}, {buyer, escrow.ActionAccept}} {
-		if err := act(step.c, launch, step.a); err != nil {
-			return err
-		}
-	}
-	if err := report(ctx, w, buyer, tx.ID, dev, "day 55: launch delivered, received and accepted"); err != nil {
+	if err := c.steps(ctx, launch, "day 55: launch delivered, received and accepted", escrow.ActionShip, escrow.ActionReceive, escrow.ActionAccept); err != nil {
 		return err
 	}
-	final, err := buyer.Transactions.Get(ctx, tx.ID)
+	final, err := c.buyer.Transactions.Get(ctx, c.tx.ID)
 	if err != nil {
 		return err
 	}
@@ -220,6 +147,80 @@ func run(ctx context.Context, w io.Writer, srv *escrowtest.Server) error {
 	fmt.Fprintf(w, "complete %s: the buyer paid %s, the seller received %s\n",
 		final.CloseDate.Format(time.DateOnly), paid, received)
 	return nil
+}
+
+const dev = "dev@example.com" // the seller
+
+// milestones is the contract between the bakery and the developer, as each of them sees it.
+type milestones struct {
+	w             io.Writer
+	srv           *escrowtest.Server
+	buyer, seller *escrow.Client
+	tx            *escrow.Transaction
+}
+
+// newContract creates the contract; the seller agrees and chooses how to be paid.
+func newContract(ctx context.Context, w io.Writer, srv *escrowtest.Server) (*milestones, error) {
+	connect := func(a escrowtest.Account) (*escrow.Client, error) {
+		return escrow.NewClient(a.Email, a.APIKey, escrow.WithBaseURL(srv.URL), escrow.WithHTTPClient(srv.Client()))
+	}
+	c := &milestones{w: w, srv: srv}
+	var err error
+	if c.buyer, err = connect(srv.AddCustomer("bakery@example.com")); err != nil {
+		return nil, err
+	}
+	if c.seller, err = connect(srv.AddCustomer(dev)); err != nil {
+		return nil, err
+	}
+	if c.tx, err = c.buyer.Transactions.Create(ctx, contract(dev, srv.Now())); err != nil {
+		return nil, fmt.Errorf("create: %w", err)
+	}
+	fmt.Fprintf(w, "transaction %d: %s\n", c.tx.ID, c.tx.Description)
+	printItems(w, c.tx, dev)
+	if _, err := c.seller.Transactions.Agree(ctx, c.tx.ID); err != nil {
+		return nil, fmt.Errorf("seller agrees: %w", err)
+	}
+	if _, err := c.seller.Transactions.SelectDisbursementMethod(ctx, c.tx.ID, &escrow.DisbursementMethod{
+		Type: escrow.DisbursementWireTransfer, AccountName: "Dev & Co", BankName: "Example Bank",
+		BankSwiftCode: "EXAMUS33", BankAccountNumber: "000987654321",
+	}); err != nil {
+		return nil, fmt.Errorf("seller's disbursement method: %w", err)
+	}
+	fmt.Fprintln(w, "the seller agreed and chose a wire for the payouts")
+	return c, nil
+}
+
+// fund has the buyer fund the whole contract up front, by wire: the details come from
+// the API every time, since they may differ between transactions.
+func (c *milestones) fund(ctx context.Context) error {
+	wire, err := c.buyer.Transactions.GetWireTransferDetails(ctx, c.tx.ID)
+	if err != nil {
+		return fmt.Errorf("wire details: %w", err)
+	}
+	pm, err := c.buyer.Transactions.GetPaymentMethods(ctx, c.tx.ID)
+	if err != nil {
+		return fmt.Errorf("payment methods: %w", err)
+	}
+	if _, err := c.buyer.Transactions.MarkWireSent(ctx, c.tx.ID); err != nil {
+		return fmt.Errorf("mark wire sent: %w", err)
+	}
+	fmt.Fprintf(c.w, "the buyer wires %s to %s, account %s\n", pm.TotalWithoutPaymentFee, wire.BankName, wire.CreditAccountNumber)
+	return c.srv.ApprovePayment(c.tx.ID) // the emulator stands in for the bank
+}
+
+// steps takes a milestone through the actions, each by the party whose step it is, then
+// reports the contract under the heading.
+func (c *milestones) steps(ctx context.Context, itemID int64, heading string, actions ...escrow.Action) error {
+	for _, a := range actions {
+		by := c.buyer
+		if a == escrow.ActionShip {
+			by = c.seller
+		}
+		if _, err := by.Transactions.ActOnItem(ctx, c.tx.ID, itemID, &escrow.ActionRequest{Action: a}); err != nil {
+			return fmt.Errorf("%s item %d: %w", a, itemID, err)
+		}
+	}
+	return report(ctx, c.w, c.buyer, c.tx.ID, dev, heading)
 }
 
 // report prints the items as the buyer now sees them.

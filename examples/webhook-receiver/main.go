@@ -111,13 +111,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err := h.Flush(ctx); err != nil {
 		return err
 	}
-	lost := 0
-	for _, d := range srv.Deliveries() {
-		if d.Error != "" {
-			lost++
-		}
-	}
-	fmt.Fprintf(out, "The reconciler looks for what the %d lost calls did not say:\n", lost)
+	fmt.Fprintf(out, "The reconciler looks for what the %d lost calls did not say:\n", lost(srv))
 	if err := h.Reconcile(ctx); err != nil {
 		return err
 	}
@@ -219,4 +213,15 @@ func serveSandbox(ctx context.Context, out io.Writer, addr string) error {
 		return nil
 	}
 	return err
+}
+
+// lost counts the webhook calls the emulator's faults lost.
+func lost(srv *escrowtest.Server) int {
+	n := 0
+	for _, d := range srv.Deliveries() {
+		if d.Error != "" {
+			n++
+		}
+	}
+	return n
 }

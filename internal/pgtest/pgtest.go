@@ -5,6 +5,11 @@
 //
 // A missing server is a skip on a developer's machine and a failure where
 // ESCROW_REQUIRE_SERVERS=1 (CI sets it).
+//
+// The package links no SQL driver: it talks to the server through database/sql's "pgx"
+// driver, which the test binary registers by importing github.com/jackc/pgx/v5/stdlib. So
+// it can stay in the root module, whose go.mod requires no database library, and serve the
+// nested modules (webhook/sqlstore, cmd/escrow) that do.
 package pgtest
 
 import (
@@ -22,8 +27,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	_ "github.com/jackc/pgx/v5/stdlib" // the driver the DSNs are for
 )
 
 // BinDir is where Debian's PostgreSQL 15 puts its programs; ESCROW_PG_BIN overrides it.
@@ -57,48 +60,61 @@ func Start() (*Server, error) {
 		return nil, err
 	}
 	s := &Server{dir: dir, data: filepath.Join(dir, "data"), bin: bin}
-	if os.Geteuid() == 0 {
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("%w: running as root and there is no postgres user to run the server as", ErrUnavailable)
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		if err := os.Chown(dir, uid, gid); err != nil {
-			os.RemoveAll(dir)
-			return nil, err
-		}
-		runuser, err := exec.LookPath("runuser")
-		if err != nil {
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("%w: running as root and runuser is missing", ErrUnavailable)
-		}
-		s.asUser = []string{runuser, "-u", "postgres", "--"}
-	}
-	if err := s.run("initdb", "-D", s.data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync", "--no-instructions"); err != nil {
+	if err := s.start(); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	// A free port can be taken between Listen and the server's start: try a few.
-	for try := 0; ; try++ {
-		s.port, err = freePort()
-		if err != nil {
-			os.RemoveAll(dir)
-			return nil, err
-		}
-		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", s.port, dir)
-		err = s.run("pg_ctl", "-D", s.data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "-t", "60", "start")
-		if err == nil {
-			break
-		}
-		if try == 2 {
-			log, _ := os.ReadFile(filepath.Join(dir, "log"))
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("%w\n%s", err, log)
+	return s, nil
+}
+
+// start initializes the cluster in s.dir and starts the server; the caller removes the
+// directory when it fails.
+func (s *Server) start() error {
+	if os.Geteuid() == 0 {
+		if err := s.runAsPostgres(); err != nil {
+			return err
 		}
 	}
-	return s, nil
+	if err := s.run("initdb", "-D", s.data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync", "--no-instructions"); err != nil {
+		return err
+	}
+	// A free port can be taken between Listen and the server's start: try a few.
+	for try := 0; ; try++ {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		s.port = port
+		opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", s.port, s.dir)
+		err = s.run("pg_ctl", "-D", s.data, "-o", opts, "-l", filepath.Join(s.dir, "log"), "-w", "-t", "60", "start")
+		if err == nil {
+			return nil
+		}
+		if try == 2 {
+			log, _ := os.ReadFile(filepath.Join(s.dir, "log"))
+			return fmt.Errorf("%w\n%s", err, log)
+		}
+	}
+}
+
+// runAsPostgres makes the server run as the postgres user (initdb refuses root), through
+// runuser, in a directory that user owns.
+func (s *Server) runAsPostgres() error {
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return fmt.Errorf("%w: running as root and there is no postgres user to run the server as", ErrUnavailable)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	if err := os.Chown(s.dir, uid, gid); err != nil {
+		return err
+	}
+	runuser, err := exec.LookPath("runuser")
+	if err != nil {
+		return fmt.Errorf("%w: running as root and runuser is missing", ErrUnavailable)
+	}
+	s.asUser = []string{runuser, "-u", "postgres", "--"}
+	return nil
 }
 
 func freePort() (int, error) {
@@ -134,7 +150,8 @@ func (s *Server) DSN(db string) string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", s.port, db)
 }
 
-// NewDatabase creates an empty database for one test and returns its URL.
+// NewDatabase creates an empty database for one test and returns its URL. The test
+// binary must have registered the "pgx" driver.
 func (s *Server) NewDatabase(t testing.TB) string {
 	t.Helper()
 	name := fmt.Sprintf("test_%d", s.dbs.Add(1))

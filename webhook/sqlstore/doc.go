@@ -22,18 +22,35 @@
 // the record commit together or not at all: after a crash the event is handed over again
 // only if its effect was rolled back, so it takes effect exactly once.
 //
-// # Why a package of its own, inside the root module
+// # Drivers: the program imports the one it uses
 //
-// Go compiles and links only the packages a program imports. Keeping the SQL drivers
-// behind this package means that programs using only the SDK (package escrow) or only
-// package webhook with their own Store never compile pgx or SQLite; package webhook does
-// not import them. A nested module (its own go.mod) was weighed and not chosen: the
-// escrow CLI needs the drivers, and `go install github.com/escrowkit/escrow-go/cmd/escrow@latest`
-// must work, which forbids replace directives and would tie two modules' releases
-// together. The cost of one module, stated honestly: the drivers are listed in the root
-// go.mod, so they take part in every user's version selection (a user who also requires
-// pgx gets at least our version) and `go mod download` without arguments fetches them.
-// Module-graph pruning (go 1.17+) keeps the rest cheap: a build that does not import this
-// package neither compiles nor downloads the drivers (measured: see package redislimit's
-// doc, whose trial module imported escrow and webhook and fetched no driver at all).
+// This package links no SQL driver. As with database/sql itself, the program imports the
+// driver of its engine, and Open finds it by name:
+//
+//	import (
+//		_ "modernc.org/sqlite" // registers "sqlite", for sqlite:PATH
+//		"github.com/escrowkit/escrow-go/webhook/sqlstore"
+//	)
+//
+// or _ "github.com/jackc/pgx/v5/stdlib" (registers "pgx") for postgres:// URLs. So a
+// SQLite-only program never compiles pgx, and a PostgreSQL one never compiles SQLite
+// (measured: `go version -m` of a program that opens a sqlite: store lists no pgx module,
+// and of one that opens a postgres:// store no modernc module). A missing import is an error matching ErrNoDriver, naming the package to import.
+// [New] takes a *sql.DB the caller opened with any driver that speaks the Dialect.
+//
+// Driver subpackages (sqlstore/postgres, sqlstore/sqlite, each importing its driver) were
+// weighed: they would catch the missing import at compile time, but every store feature
+// would be surfaced three times, Open could no longer accept either engine from one
+// flag (the CLI's --store), and the drivers' versions would still be chosen by this
+// module rather than by the program. The database/sql custom asks one import line of the
+// program, which Go users already write for every database/sql driver.
+//
+// # A module of its own
+//
+// The package is a nested module (github.com/escrowkit/escrow-go/webhook/sqlstore, its
+// own go.mod), so the escrow-go module requires no database library: a program using the
+// SDK or package webhook does not even see pgx or SQLite in its module graph. The drivers
+// are required here only by this package's tests; the program's own go.mod chooses their
+// versions. See the README's "Modules" section for how the modules are developed and
+// tagged together.
 package sqlstore

@@ -11,9 +11,6 @@ import (
 	"strings"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
-	_ "modernc.org/sqlite"             // registers "sqlite"
-
 	"github.com/escrowkit/escrow-go/webhook"
 )
 
@@ -41,6 +38,16 @@ const SchemaVersion = 2
 
 // ErrDSN matches every error about a data source name that Open cannot use.
 var ErrDSN = errors.New("sqlstore: invalid store DSN")
+
+// ErrNoDriver matches the error of Open when the program has not registered the driver
+// its DSN needs: the program imports it (see the package doc).
+var ErrNoDriver = errors.New("sqlstore: the store's database/sql driver is not registered")
+
+// driverImports names the package that registers each driver Open uses.
+var driverImports = map[string]string{
+	"pgx":    "github.com/jackc/pgx/v5/stdlib",
+	"sqlite": "modernc.org/sqlite",
+}
 
 // ErrNewerSchema matches a *SchemaError.
 var ErrNewerSchema = errors.New("sqlstore: the store's schema is newer than this program")
@@ -74,11 +81,16 @@ var _ webhook.Store = (*Store)(nil)
 //	sqlite:PATH                       a SQLite file, created if missing
 //	postgres://user:pass@host/db?...  PostgreSQL (also postgresql://), as pgx reads it
 //
-// An unusable DSN is an error matching ErrDSN; a server that cannot be reached before
-// ctx ends is an error too. Close the Store when done.
+// The program registers the engine's driver by importing it (import _
+// "modernc.org/sqlite", or _ "github.com/jackc/pgx/v5/stdlib"); without it Open returns
+// an error matching ErrNoDriver. An unusable DSN is an error matching ErrDSN; a server that
+// cannot be reached before ctx ends is an error too. Close the Store when done.
 func Open(ctx context.Context, dsn string) (*Store, error) {
 	driver, source, d, err := parseDSN(dsn)
 	if err != nil {
+		return nil, err
+	}
+	if err := needDriver(driver, d, sql.Drivers()); err != nil {
 		return nil, err
 	}
 	db, err := sql.Open(driver, source)
@@ -96,6 +108,14 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	}
 	s.own = true
 	return s, nil
+}
+
+// needDriver says which import is missing when driver is not among the registered ones.
+func needDriver(driver string, d Dialect, registered []string) error {
+	if slices.Contains(registered, driver) {
+		return nil
+	}
+	return fmt.Errorf("%w: the %s store needs driver %q: import _ %q in the program", ErrNoDriver, d, driver, driverImports[driver])
 }
 
 // parseDSN turns a store DSN into a driver name and its data source.

@@ -30,9 +30,9 @@ package escrow
 //     requires, excludes and sets, funded, its timeline message, and optional when the
 //     lifecycle does not wait on it (no next step);
 //  5. escrowtest/doc.go: its line of the table of actions (TestDocMatchesLifecycle);
-//  6. escrowtest/ascustomer_test.go: its entry in asCustomerMatrix, the one pin of the
+//  6. escrowtest/auth_test.go: its entry in asCustomerMatrix, the one pin of the
 //     As-Customer matrix;
-//  7. escrowtest/ascustomer_test.go: a case of TestAsCustomerMatrix;
+//  7. escrowtest/auth_test.go: a case of TestAsCustomerMatrix;
 //  8. escrowtest/lifecycle_test.go: the states in which TestIllegalTransitions finds it
 //     legal.
 //

@@ -289,6 +289,7 @@ func TestCallErrorType(t *testing.T) {
 		want string
 	}{
 		{escrow.Call{StatusCode: 200}, ""},
+		{escrow.Call{StatusCode: 400, Err: &escrow.APIError{StatusCode: 400}}, "400"}, // the first status of the class
 		{escrow.Call{StatusCode: 422, Err: &escrow.APIError{StatusCode: 422}}, "422"},
 		{escrow.Call{Err: &escrow.RateLimitError{RetryAfter: time.Hour}}, "rate_limited"},
 		{escrow.Call{Err: &escrow.TransportError{Err: context.DeadlineExceeded}}, "timeout"},

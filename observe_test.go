@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -289,6 +290,7 @@ func TestCallErrorType(t *testing.T) {
 		want string
 	}{
 		{escrow.Call{StatusCode: 200}, ""},
+		{escrow.Call{StatusCode: 400, Err: &escrow.APIError{StatusCode: 400}}, "400"}, // the first status of the class
 		{escrow.Call{StatusCode: 422, Err: &escrow.APIError{StatusCode: 422}}, "422"},
 		{escrow.Call{Err: &escrow.RateLimitError{RetryAfter: time.Hour}}, "rate_limited"},
 		{escrow.Call{Err: &escrow.TransportError{Err: context.DeadlineExceeded}}, "timeout"},
@@ -323,6 +325,63 @@ func TestObservedCallsHoldNoCredential(t *testing.T) {
 		s := fmt.Sprintf("%+v %#v %v", o.call, o.call, o.call.Err)
 		if strings.Contains(s, acct.APIKey) || strings.Contains(s, token) {
 			t.Errorf("an observed call shows a credential: %s", s)
+		}
+	}
+}
+
+// scripted answers each request with the next of its answers: a status, or (0) a lost
+// connection.
+type scripted struct {
+	statuses []int
+	n        atomic.Int32
+}
+
+func (s *scripted) RoundTrip(r *http.Request) (*http.Response, error) {
+	i := int(s.n.Add(1)) - 1
+	if i >= len(s.statuses) || s.statuses[i] == 0 {
+		return nil, errors.New("connection reset by peer")
+	}
+	return &http.Response{StatusCode: s.statuses[i], Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(strings.NewReader(`{"id": 1}`)), Request: r}, nil
+}
+
+// TestObservedCallEndsWithItsLastAttempt: a call whose last attempt lost its connection
+// after a 503 reports no status and the error type "transport", not the 503 before it.
+func TestObservedCallEndsWithItsLastAttempt(t *testing.T) {
+	obs := new(recordingObserver)
+	c, err := escrow.NewClient("me@example.com", "key-7f3a9c", escrow.WithBaseURL("https://api.example.com/2017-09-01/"),
+		escrow.WithHTTPClient(&http.Client{Transport: &scripted{statuses: []int{503, 0}}}),
+		escrow.WithObserver(obs), escrow.WithMaxRetries(1), escrow.WithMaxWait(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Customers.Get(t.Context(), escrow.Me); err == nil {
+		t.Fatal("Get succeeded through a 503 and a lost connection")
+	}
+	if got := obs.only(t); got.Attempts != 2 || got.StatusCode != 0 || got.ErrorType() != "transport" {
+		t.Errorf("observed %d attempts, status %d, error type %q; want 2, 0, transport", got.Attempts, got.StatusCode, got.ErrorType())
+	}
+}
+
+// TestObservedServerPortIsTheSchemesWithoutOne: a base URL without a port is served on its
+// scheme's (80 for plain HTTP to a loopback host, 443 for HTTPS); one with a port, on it.
+func TestObservedServerPortIsTheSchemesWithoutOne(t *testing.T) {
+	for base, want := range map[string]int{
+		"http://localhost/2017-09-01/":        80,
+		"https://api.example.com/2017-09-01/": 443,
+		"http://127.0.0.1:8443/2017-09-01/":   8443,
+	} {
+		obs := new(recordingObserver)
+		c, err := escrow.NewClient("me@example.com", "key-7f3a9c", escrow.WithBaseURL(base),
+			escrow.WithHTTPClient(&http.Client{Transport: &scripted{statuses: []int{200}}}), escrow.WithObserver(obs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Customers.Get(t.Context(), escrow.Me); err != nil {
+			t.Fatal(err)
+		}
+		if got := obs.only(t); got.ServerPort != want {
+			t.Errorf("%s: server port %d, want %d", base, got.ServerPort, want)
 		}
 	}
 }

@@ -247,3 +247,26 @@ func TestNextStepsOfAPartnerFee(t *testing.T) {
 		t.Errorf("unpaid = %+v, want the seller's goods (no method) and the partner's 15.00 (withheld)", p.Unpaid)
 	}
 }
+
+// TestEveryNextStepReadsAsASentence: each step the emulator can ask for (every action of
+// its table but cancel, and paying and choosing a disbursement method) has its own phrase,
+// never the "does <action>" kept for names it does not know.
+func TestEveryNextStepReadsAsASentence(t *testing.T) {
+	actions := []string{"pay", "select_disbursement_method"}
+	for _, a := range lifecycle {
+		if a.name != "cancel" {
+			actions = append(actions, a.name)
+		}
+	}
+	seen := map[string]string{}
+	for _, a := range actions {
+		s := NextStep{Role: "buyer", Customer: "b@example.com", Action: a}.String()
+		if strings.Contains(s, " does ") {
+			t.Errorf("%s reads %q", a, s)
+		}
+		if other, ok := seen[s]; ok {
+			t.Errorf("%s and %s both read %q", a, other, s)
+		}
+		seen[s] = a
+	}
+}

@@ -513,3 +513,31 @@ func TestRunReconcilerPrunesOneReplicaAtATime(t *testing.T) {
 		})
 	}
 }
+
+// TestRunReconcilerPrunesHourlyWhatFinishedThirtyDaysAgo: without Options.Retention the
+// store keeps 30 days of finished transactions and is pruned once an hour (a tenth of the
+// retention is three days, and an hour is the most between prunes).
+func TestRunReconcilerPrunesHourlyWhatFinishedThirtyDaysAgo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := new(pruneCounting)
+		h := webhook.NewHandler(newListingAPI(false).client(t), (&calls{}).fn, webhook.Options{Store: store, Replica: "a"})
+		ctx, cancel := context.WithCancel(t.Context())
+		var wg sync.WaitGroup
+		wg.Go(func() { h.RunReconciler(ctx, 10*time.Minute) })
+		start := time.Now()
+		time.Sleep(3*time.Hour - time.Second)
+		cancel()
+		wg.Wait()
+		shutdown(t, h)
+		store.mu.Lock()
+		defer store.mu.Unlock()
+		if len(store.prunes) != 3 {
+			t.Errorf("%d prunes in 3 hours, want 3 (one an hour)", len(store.prunes))
+		}
+		for i, before := range store.prunes {
+			if want := start.Add(time.Duration(i)*time.Hour - 30*24*time.Hour); !before.Equal(want) {
+				t.Errorf("prune %d deleted what finished before %v, want %v", i, before.Sub(start), want.Sub(start))
+			}
+		}
+	})
+}

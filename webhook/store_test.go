@@ -2,6 +2,8 @@ package webhook_test
 
 import (
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/escrowkit/escrow-go/webhook"
 	"github.com/escrowkit/escrow-go/webhook/storetest"
@@ -13,4 +15,52 @@ func TestMemoryStore(t *testing.T) {
 
 func TestMemoryStoreWithReplicas(t *testing.T) {
 	storetest.RunReplicas(t, func(*testing.T) webhook.Store { return new(webhook.MemoryStore) })
+}
+
+// TestMemoryStorePrunesWhatFinishedBeforeTheCutoff: Prune takes the transactions that
+// finished strictly before its cutoff (one that finished at the cutoff stays), leaves a
+// tombstone that refuses every lease, and forgets the tombstone only once the transaction
+// finished more than TombstoneHorizon (a year) before a later cutoff.
+func TestMemoryStorePrunesWhatFinishedBeforeTheCutoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		var s webhook.MemoryStore
+		if err := s.Finish(ctx, 7); err != nil {
+			t.Fatal(err)
+		}
+		finished := time.Now() // the store's clock, which the bubble holds still
+		const year = 365 * 24 * time.Hour
+		pruned := func(at time.Time) bool {
+			t.Helper()
+			turn, err := s.Acquire(ctx, webhook.Lease{TransactionID: 7, Holder: "r", Expires: at.Add(time.Minute)}, nil, at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if turn.Granted {
+				if _, err := s.Yield(ctx, webhook.Yield{Lease: webhook.Lease{TransactionID: 7, Holder: "r", Expires: at.Add(time.Minute)}, Now: at, Release: true}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return turn.Pruned
+		}
+		for _, step := range []struct {
+			cutoff     time.Time
+			wantPruned int64
+			tombstone  bool
+		}{
+			{finished, 0, false},
+			{finished.Add(time.Nanosecond), 1, true},
+			{finished.Add(year / 2), 0, true},
+			{finished.Add(year), 0, true},
+			{finished.Add(year + time.Nanosecond), 0, false},
+		} {
+			n, err := s.Prune(ctx, step.cutoff)
+			if err != nil || n != step.wantPruned {
+				t.Errorf("Prune(finished + %v) = %d, %v; want %d", step.cutoff.Sub(finished), n, err, step.wantPruned)
+			}
+			if got := pruned(step.cutoff); got != step.tombstone {
+				t.Errorf("after Prune(finished + %v): a lease refused as pruned: %v, want %v", step.cutoff.Sub(finished), got, step.tombstone)
+			}
+		}
+	})
 }

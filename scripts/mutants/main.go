@@ -512,11 +512,9 @@ func test(ctx context.Context, tmp string, m mutant, timeout time.Duration) (str
 	// a build can take minutes, and a slow build is no test catching the mutant. -vet=off: a
 	// vet complaint about the mutant (an unused result, say) is not a test catching it either.
 	build := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, "-vet=off", "-overlay", ofile, pkg)
-	out, err := runGroup(build)
-	switch {
-	case ctx.Err() != nil: // interrupted: no verdict
+	if _, err := runGroup(build); ctx.Err() != nil { // interrupted: no verdict
 		return "", ctx.Err()
-	case err != nil:
+	} else if err != nil {
 		return notViable, nil
 	}
 	if _, err := os.Stat(bin); err != nil {
@@ -529,7 +527,7 @@ func test(ctx context.Context, tmp string, m mutant, timeout time.Duration) (str
 	defer cancel()
 	run := exec.CommandContext(tctx, bin, "-test.count=1", "-test.failfast", "-test.timeout="+timeout.String())
 	run.Dir = filepath.Dir(abs)
-	out, err = runGroup(run)
+	out, err := runGroup(run)
 	var exit *exec.ExitError
 	switch {
 	case err == nil:

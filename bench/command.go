@@ -19,6 +19,7 @@ func programs() map[string]program {
 		"chaos":    chaosProgram,
 		"emulator": emulatorProgram,
 		"pacing":   pacingProgram,
+		"receive":  receiveProgram,
 		"storm":    stormProgram,
 	}
 }

@@ -4,11 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +20,7 @@ import (
 
 	escrow "github.com/escrowkit/escrow-go"
 	"github.com/escrowkit/escrow-go/escrowtest"
+	"github.com/escrowkit/escrow-go/internal/pgtest"
 	"github.com/escrowkit/escrow-go/webhook"
 	"github.com/escrowkit/escrow-go/webhook/sqlstore"
 )
@@ -497,4 +502,42 @@ func (m *saleMarket) sale(ctx context.Context) (int64, error) {
 		}
 	}
 	return id, nil
+}
+
+// receiveProgram is the flags and output of `go run ./bench/receive`.
+func receiveProgram(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
+	cfg := ReceiveConfig{Lifecycles: 200, Workers: 8}
+	replicas := fs.String("replicas", "1,2,4", "replica counts to measure, comma-separated")
+	fs.StringVar(&cfg.Store, "store", "sqlite", "memory, sqlite, pgtest, or a postgres:// URL")
+	fs.IntVar(&cfg.Lifecycles, "lifecycles", cfg.Lifecycles, "sales taken to completion (8 facts each)")
+	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "goroutines making sales at once")
+	return func(ctx context.Context, stdout, _ io.Writer) error {
+		dir, err := os.MkdirTemp("", "escrow-receive-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		cfg.Dir = dir
+		if cfg.Store == "pgtest" {
+			pg, err := pgtest.Start()
+			if err != nil {
+				return err
+			}
+			defer pg.Stop()
+			cfg.Store = pg.DSN("postgres")
+		}
+		for _, r := range strings.Split(*replicas, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(r))
+			if err != nil {
+				return fmt.Errorf("-replicas: %w", err)
+			}
+			cfg.Replicas = n
+			res, err := RunReceive(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(stdout, res)
+		}
+		return nil
+	}
 }

@@ -9,53 +9,6 @@
 // pruning.
 package main
 
-import (
-	"context"
-	"flag"
-	"fmt"
-	"os"
-	"strconv"
-	"strings"
+import "github.com/escrowkit/escrow-go/bench"
 
-	"github.com/escrowkit/escrow-go/bench"
-	"github.com/escrowkit/escrow-go/internal/pgtest"
-)
-
-func main() {
-	cfg := bench.ReceiveConfig{Lifecycles: 200, Workers: 8}
-	replicas := flag.String("replicas", "1,2,4", "replica counts to measure, comma-separated")
-	flag.StringVar(&cfg.Store, "store", "sqlite", "memory, sqlite, pgtest, or a postgres:// URL")
-	flag.IntVar(&cfg.Lifecycles, "lifecycles", cfg.Lifecycles, "sales taken to completion (8 facts each)")
-	flag.IntVar(&cfg.Workers, "workers", cfg.Workers, "goroutines making sales at once")
-	flag.Parse()
-
-	bench.Command("receive", func(ctx context.Context) error {
-		dir, err := os.MkdirTemp("", "escrow-receive-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		cfg.Dir = dir
-		if cfg.Store == "pgtest" {
-			pg, err := pgtest.Start()
-			if err != nil {
-				return err
-			}
-			defer pg.Stop()
-			cfg.Store = pg.DSN("postgres")
-		}
-		for _, r := range strings.Split(*replicas, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(r))
-			if err != nil {
-				return fmt.Errorf("-replicas: %w", err)
-			}
-			cfg.Replicas = n
-			res, err := bench.RunReceive(ctx, cfg)
-			if err != nil {
-				return err
-			}
-			fmt.Println(res)
-		}
-		return nil
-	})
-}
+func main() { bench.Main("receive") }

@@ -248,25 +248,6 @@ func (e *Emulator) act(req *request, onItem bool) (response, error) {
 
 // perform is the one place where an action changes a transaction: it checks who acts
 // and the state, and changes nothing when it refuses. it is nil for the whole transaction.
-// allowed checks that the action may be taken now on every target: the transaction's
-// state, each item's, and a domain name's authorization.
-func allowed(tx *transaction, targets []*item, rule actionRule, in actionInput) error {
-	if tx.isClosed() || (rule.funded && !tx.funded) {
-		return invalidState(in.action, tx.state(), 0, "cannot %s: transaction %d is %s", in.action, tx.id, tx.state())
-	}
-	for _, t := range targets {
-		if !rule.allows(t) {
-			return invalidState(in.action, t.state(tx), t.id, "cannot %s: item %d is %s", in.action, t.id, t.state(tx))
-		}
-	}
-	for _, t := range targets {
-		if rule.domainAuthorization && itemRule(t.typ).domain && in.authorizationType == "" {
-			return fieldErrors{"shipping_information": fieldErrors{"authorization_type": []string{"is required for domain names: push, authorization_code or username_password"}}}
-		}
-	}
-	return nil
-}
-
 func (e *Emulator) perform(tx *transaction, it *item, as actor, in actionInput) error {
 	who := as.account
 	rule := mustAction(in.action)
@@ -283,8 +264,20 @@ func (e *Emulator) perform(tx *transaction, it *item, as actor, in actionInput) 
 	if err != nil {
 		return err
 	}
-	if err := allowed(tx, targets, rule, in); err != nil {
-		return err
+	if tx.isClosed() || (rule.funded && !tx.funded) {
+		return invalidState(in.action, tx.state(), 0, "cannot %s: transaction %d is %s", in.action, tx.id, tx.state())
+	}
+	for _, t := range targets {
+		if !rule.allows(t) {
+			return invalidState(in.action, t.state(tx), t.id, "cannot %s: item %d is %s", in.action, t.id, t.state(tx))
+		}
+	}
+	if rule.domainAuthorization {
+		for _, t := range targets {
+			if itemRule(t.typ).domain && in.authorizationType == "" {
+				return fieldErrors{"shipping_information": fieldErrors{"authorization_type": []string{"is required for domain names: push, authorization_code or username_password"}}}
+			}
+		}
 	}
 	for _, t := range targets {
 		e.apply(tx, t, rule)

@@ -7,12 +7,19 @@
 //	go run ./bench/chaos                  duplicates, losses and untyped errors under injected faults
 //	go run ./bench/emulator               the emulator's throughput beside a bare TLS handler
 //	go run ./bench/storm                  what a replay storm of webhook deliveries costs a webhook.Handler
+//	go run ./bench/flood                  16,000 forged deliveries of made-up ids against a webhook.Handler
+//	                                      (-secret: with a delivery secret the forger does not know)
 //
 // Each command prints lines of key=value pairs. They share one main, Main: a command's
 // directory holds only `func main() { bench.Main("NAME") }`, and its flags and output live
-// beside its harness (chaosProgram in chaos.go, and so on), in the table of programs. The work is done by RunPacing, RunChaos,
-// RunEmulatorLoad and RunStorm, which the package's tests run briefly so that they keep
+// beside its harness (chaosProgram in chaos.go, and so on), in the table of programs. The
+// work is done by RunPacing, RunChaos, RunEmulatorLoad, RunStorm and RunFlood, which the
+// package's tests run briefly so that they keep
 // working; the tests assert counts, never timings, which vary too much on a shared machine.
 //
 // Results and the machine they ran on are in BENCHMARKS.md at the repository root.
+//
+// The commands share one main, Main: a command's directory holds only
+// `func main() { bench.Main("NAME") }`, and its flags and output live beside its harness
+// (chaosProgram in chaos.go, and so on), in the table of programs.
 package bench

@@ -313,28 +313,39 @@ type requestOptions struct {
 }
 
 // AsCustomer makes an approved partner act for the customer with this e-mail address (the
-// As-Customer header). The live API permits agree, ship, receive, reject, ship_return and
-// receive_return, and the buyer's payment steps (listing and choosing payment methods,
-// marking a wire sent); it refuses accept, accept_return, reject_return and cancel, which
-// stay with the party (or, for cancel, the partner as itself). The emulator enforces the
-// same matrix: escrowtest.AsCustomerActions lists it and TestAsCustomerMatrix pins it.
+// As-Customer header), on what the API lets a partner do for a party ([Action.Delegable],
+// [Route.AsCustomer]; this list is generated from actions.go and endpoints.go):
+//
+//	actions        agree, ship, receive, reject, ship_return, receive_return
+//	not delegable  accept, accept_return, reject_return, cancel
+//	routes         PATCH /transaction/{id}
+//	               PATCH /transaction/{id}/item/{item_id}
+//	               GET /transaction/{id}/payment_methods
+//	               POST /transaction/{id}/payment_methods/{payment_method_name}
+//	               POST /transaction/{id}/payment_methods/wire_transfer
+//	               GET /transaction/{id}/web_link/{action}
+//	               GET /transaction/{id}/item/{item_id}/web_link/{action}
+//
+// The other actions stay with the party (cancel: with the partner as itself). The tables
+// follow the live API where it and the spec differ: the spec lists reject_return, which the
+// live API refuses. The emulator enforces the same matrix from its own table, which the
+// contract test compares with the SDK's.
 func AsCustomer(email string) RequestOption {
 	return func(o *requestOptions) { o.asCustomer = email }
 }
 
 // call describes one API call for [Client.send].
 type call struct {
-	method  string
-	pattern string // the route relative to the base URL, such as "transaction/{id}"
-	params  []any  // values of the pattern's {…} segments, in order
-	query   any    // a struct with `url` tags, or nil
-	body    any    // encoded to JSON once, or nil
-	out     any    // decoded from a 2xx body (see responseDecoder), or nil
-	opts    []RequestOption
+	route  Route // the row of the route table (endpoints.go)
+	params []any // values of the template's {…} segments, in order
+	query  any   // a struct with `url` tags, or nil
+	body   any   // encoded to JSON once, or nil
+	out    any   // decoded from a 2xx body (see responseDecoder), or nil
+	opts   []RequestOption
 	// keepRedirect returns a redirect to out instead of following it.
 	keepRedirect bool
 	// escapedPath and rawQuery, set by Client.Do, are sent as they are instead of the
-	// pattern and the query; pattern then only names the endpoint.
+	// template and the query; the route then only names the endpoint.
 	escapedPath, rawQuery string
 }
 
@@ -345,7 +356,7 @@ type responseDecoder interface {
 }
 
 // endpoint names the route for rate-limit accounting and logs: "GET /transaction/{id}".
-func (k *call) endpoint() string { return k.method + " /" + k.pattern }
+func (k *call) endpoint() string { return k.route.String() }
 
 // fetch sends k and decodes the answer into a new T.
 func fetch[T any](ctx context.Context, c *Client, k call) (*T, error) {
@@ -363,7 +374,7 @@ func (c *Client) send(ctx context.Context, k call) error {
 	path := k.escapedPath
 	if path == "" {
 		var err error
-		if path, err = expandPath(k.pattern, k.params); err != nil {
+		if path, err = expandPath(k.route.path(), k.params); err != nil {
 			return err
 		}
 	}
@@ -392,7 +403,7 @@ func (c *Client) send(ctx context.Context, k call) error {
 	var err error
 	if k.body != nil {
 		if body, err = json.Marshal(k.body); err != nil {
-			return fmt.Errorf("escrow: %s %s: encoding the request: %w", k.method, sentPath, err)
+			return fmt.Errorf("escrow: %s %s: encoding the request: %w", k.route.Method, sentPath, err)
 		}
 	}
 	var ro requestOptions
@@ -403,7 +414,7 @@ func (c *Client) send(ctx context.Context, k call) error {
 		ro.response.capture(nil, time.Time{}) // a call refused before sending leaves no stale answer
 	}
 
-	req, err := retryablehttp.NewRequestWithContext(ctx, k.method, u.String(), bodyOrNil(body))
+	req, err := retryablehttp.NewRequestWithContext(ctx, k.route.Method, u.String(), bodyOrNil(body))
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidArgument, err)
 	}
@@ -420,7 +431,7 @@ func (c *Client) send(ctx context.Context, k call) error {
 		req.Header.Set("As-Customer", ro.asCustomer)
 	}
 
-	p := &attemptPolicy{c: c, method: k.method, path: sentPath, endpoint: k.endpoint()}
+	p := &attemptPolicy{c: c, method: k.route.Method, path: sentPath, endpoint: k.endpoint()}
 	if err := p.acquire(ctx); err != nil {
 		return err
 	}
@@ -481,7 +492,7 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 	}
 
 	if k.out == nil || resp.StatusCode == http.StatusNoContent {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, responseCap(&k)))
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, k.route.MaxBody()))
 		return nil
 	}
 	// The body is read into a pooled buffer: decoders copy what they keep, so it is free
@@ -490,7 +501,7 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 	if buf == nil {
 		buf = new([]byte)
 	}
-	limit := responseCap(&k)
+	limit := k.route.MaxBody()
 	body, err := readCapped(resp, limit, (*buf)[:0]) // see limits.go
 	if err != nil && limit == MaxListBody {
 		err = fmt.Errorf("%w: a page of a listing; ask for smaller pages (ListTransactionsOptions.PerPage, the partner options' Limit)", err)

@@ -10,16 +10,16 @@ import (
 )
 
 // CustomersService reads and manages customer accounts (spec part 4, "Customers"). Every
-// path takes [Me] or a [CustomerID].
+// {customer_id} takes [Me] or a [CustomerID]. The table is generated from endpoints.go.
 //
-//	GET   /customer/{me|id}                                     Get
-//	PATCH /customer/{me|id}                                     Update
-//	POST  /customer                                             Create
-//	GET   /customer/{me|id}/identification-documents            ListIdentificationDocuments
-//	GET   /customer/{me|id}/api_key                             ListAPIKeys
-//	PATCH /customer/{me|id}/api_key/{key_id}                    UpdateAPIKey
-//	GET   /customer/{me|id}/disbursement_methods                ListDisbursementMethods
-//	GET   /customer/{me|id}/disbursement_methods/{id}           GetDisbursementMethod
+//	GET   /customer/{customer_id}                                         Get
+//	PATCH /customer/{customer_id}                                         Update
+//	POST  /customer                                                       Create
+//	GET   /customer/{customer_id}/identification-documents                ListIdentificationDocuments
+//	GET   /customer/{customer_id}/api_key                                 ListAPIKeys
+//	PATCH /customer/{customer_id}/api_key/{key_id}                        UpdateAPIKey
+//	GET   /customer/{customer_id}/disbursement_methods                    ListDisbursementMethods
+//	GET   /customer/{customer_id}/disbursement_methods/{disbursement_id}  GetDisbursementMethod
 //
 // Webhook registration is on [WebhooksService].
 type CustomersService service
@@ -264,7 +264,7 @@ type UpdateAPIKeyRequest struct {
 
 // Get returns a customer: [Me] or a [CustomerID] the caller has access to.
 func (s *CustomersService) Get(ctx context.Context, customer CustomerRef, opts ...RequestOption) (*Customer, error) {
-	return fetch[Customer](ctx, s.client, call{method: http.MethodGet, pattern: "customer/{customer_id}", params: []any{customer}, opts: opts})
+	return fetch[Customer](ctx, s.client, call{route: routeGetCustomer, params: []any{customer}, opts: opts})
 }
 
 // Update changes a customer's details (PATCH /customer/{me|id}) and returns the customer
@@ -279,7 +279,7 @@ func (s *CustomersService) Update(ctx context.Context, customer CustomerRef, req
 	if req == nil {
 		return nil, fmt.Errorf("%w: nil UpdateCustomerRequest", ErrInvalidArgument)
 	}
-	return fetch[Customer](ctx, s.client, call{method: http.MethodPatch, pattern: "customer/{customer_id}", params: []any{customer}, body: req, opts: opts})
+	return fetch[Customer](ctx, s.client, call{route: routeUpdateCustomer, params: []any{customer}, body: req, opts: opts})
 }
 
 // Create creates an account for an e-mail address; its owner receives an e-mail to set a
@@ -290,7 +290,7 @@ func (s *CustomersService) Create(ctx context.Context, req *CreateCustomerReques
 		return nil, fmt.Errorf("%w: a CreateCustomerRequest with an Email is required", ErrInvalidArgument)
 	}
 	c := &Customer{Email: req.Email}
-	err := s.client.send(ctx, call{method: http.MethodPost, pattern: "customer", body: req, out: (*createdCustomer)(c), opts: opts})
+	err := s.client.send(ctx, call{route: routeCreateCustomer, body: req, out: (*createdCustomer)(c), opts: opts})
 	if ae, ok := err.(*APIError); ok && ae.StatusCode == http.StatusForbidden {
 		ae.Message = "forbidden: an account may already exist for " + req.Email + " (" + ae.Message + ")"
 	}
@@ -313,12 +313,12 @@ func (c *createdCustomer) decodeResponse(_ *http.Response, body []byte) error {
 
 // ListIdentificationDocuments lists a customer's identity documents.
 func (s *CustomersService) ListIdentificationDocuments(ctx context.Context, customer CustomerRef, opts ...RequestOption) (*IdentificationDocuments, error) {
-	return fetch[IdentificationDocuments](ctx, s.client, call{method: http.MethodGet, pattern: "customer/{customer_id}/identification-documents", params: []any{customer}, opts: opts})
+	return fetch[IdentificationDocuments](ctx, s.client, call{route: routeListIdentificationDocuments, params: []any{customer}, opts: opts})
 }
 
 // ListAPIKeys lists a customer's API keys (last four characters only).
 func (s *CustomersService) ListAPIKeys(ctx context.Context, customer CustomerRef, opts ...RequestOption) (*APIKeys, error) {
-	return fetch[APIKeys](ctx, s.client, call{method: http.MethodGet, pattern: "customer/{customer_id}/api_key", params: []any{customer}, opts: opts})
+	return fetch[APIKeys](ctx, s.client, call{route: routeListAPIKeys, params: []any{customer}, opts: opts})
 }
 
 // UpdateAPIKey renames or (de)activates one API key.
@@ -326,15 +326,15 @@ func (s *CustomersService) UpdateAPIKey(ctx context.Context, customer CustomerRe
 	if req == nil {
 		return nil, fmt.Errorf("%w: nil UpdateAPIKeyRequest", ErrInvalidArgument)
 	}
-	return fetch[APIKey](ctx, s.client, call{method: http.MethodPatch, pattern: "customer/{customer_id}/api_key/{key_id}", params: []any{customer, keyID}, body: req, opts: opts})
+	return fetch[APIKey](ctx, s.client, call{route: routeUpdateAPIKey, params: []any{customer, keyID}, body: req, opts: opts})
 }
 
 // ListDisbursementMethods lists a customer's saved disbursement methods.
 func (s *CustomersService) ListDisbursementMethods(ctx context.Context, customer CustomerRef, opts ...RequestOption) (*DisbursementMethods, error) {
-	return fetch[DisbursementMethods](ctx, s.client, call{method: http.MethodGet, pattern: "customer/{customer_id}/disbursement_methods", params: []any{customer}, opts: opts})
+	return fetch[DisbursementMethods](ctx, s.client, call{route: routeListSavedDisbursementMethods, params: []any{customer}, opts: opts})
 }
 
 // GetDisbursementMethod returns one saved disbursement method.
 func (s *CustomersService) GetDisbursementMethod(ctx context.Context, customer CustomerRef, id int64, opts ...RequestOption) (*DisbursementMethod, error) {
-	return fetch[DisbursementMethod](ctx, s.client, call{method: http.MethodGet, pattern: "customer/{customer_id}/disbursement_methods/{disbursement_id}", params: []any{customer, id}, opts: opts})
+	return fetch[DisbursementMethod](ctx, s.client, call{route: routeGetSavedDisbursementMethod, params: []any{customer, id}, opts: opts})
 }

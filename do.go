@@ -58,11 +58,11 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any, opt
 	// The rate-limit allowance is kept per endpoint: a path of a known endpoint shares its
 	// row's; any other path is counted under its own shape, ids folded, so that calls on
 	// many ids of one unknown endpoint share one entry.
-	pattern := foldIDs(escaped)
-	if r, ok := matchRoute(method, escaped); ok {
-		pattern = r.pattern
+	r, ok := matchRoute(method, escaped)
+	if !ok {
+		r = Route{Method: method, Template: "/" + foldIDs(escaped)}
 	}
-	return c.send(ctx, call{method: method, pattern: pattern, escapedPath: escaped, rawQuery: rawQuery, body: body, out: out, opts: opts})
+	return c.send(ctx, call{route: r, escapedPath: escaped, rawQuery: rawQuery, body: body, out: out, opts: opts})
 }
 
 // relativePath checks a path for [Client.Do] and splits it into an escaped path and a raw

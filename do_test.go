@@ -160,7 +160,7 @@ func TestMatchRoute(t *testing.T) {
 	}
 	for _, tt := range cases {
 		r, ok := matchRoute(tt.method, tt.path)
-		if got := r.pattern; ok != (tt.want != "") || got != tt.want {
+		if got := r.path(); ok != (tt.want != "") || got != tt.want {
 			t.Errorf("matchRoute(%s %s) = %q, %v; want %q", tt.method, tt.path, got, ok, tt.want)
 		}
 	}
@@ -276,21 +276,21 @@ func TestDoAllowsEveryRouteOfTheTable(t *testing.T) {
 		"{reference}": {url.PathEscape("order/2024/55"), url.PathEscape("a;b"), url.PathEscape("v1.2..3"), url.PathEscape("ünï cödé"), "%2525"},
 	}
 	mt.RegisterNoResponder(respond(200, `{}`))
-	for _, r := range routes {
+	for _, r := range routeTable() {
 		for variant := range 2 {
-			path := r.pattern
+			path := r.path()
 			for name, vals := range params {
 				path = strings.ReplaceAll(path, name, vals[min(variant, len(vals)-1)])
 			}
-			if err := c.Do(context.Background(), r.method, path, nil, nil); err != nil {
-				t.Errorf("Do(%s %s) = %v, want it sent", r.method, path, err)
+			if err := c.Do(context.Background(), r.Method, path, nil, nil); err != nil {
+				t.Errorf("Do(%s %s) = %v, want it sent", r.Method, path, err)
 			}
 		}
-		if len(params["{reference}"]) > 2 && strings.Contains(r.pattern, "{reference}") {
+		if len(params["{reference}"]) > 2 && strings.Contains(r.Template, "{reference}") {
 			for _, ref := range params["{reference}"][2:] {
-				path := strings.ReplaceAll(r.pattern, "{reference}", ref)
-				if err := c.Do(context.Background(), r.method, path, nil, nil); err != nil {
-					t.Errorf("Do(%s %s) = %v, want it sent", r.method, path, err)
+				path := strings.ReplaceAll(r.path(), "{reference}", ref)
+				if err := c.Do(context.Background(), r.Method, path, nil, nil); err != nil {
+					t.Errorf("Do(%s %s) = %v, want it sent", r.Method, path, err)
 				}
 			}
 		}

@@ -75,7 +75,7 @@ func TestEndpoints(t *testing.T) {
 			// the same path shares the allowance.
 			c.limits.mu.Lock()
 			for endpoint := range c.limits.byEndpoint {
-				if want := row.method + " /" + row.pattern; endpoint != want {
+				if want := row.String(); endpoint != want {
 					t.Errorf("rate limit counted under %q, want the table's %q", endpoint, want)
 				}
 			}
@@ -1264,5 +1264,47 @@ func checkWebhooks(t *testing.T, got any) {
 	want := []Webhook{{91, "https://hooks.studio.example/escrow"}, {92, "http://localhost:8080/dev-hook"}}
 	if w := as[*Webhooks](t, got); !reflect.DeepEqual(w.Webhooks, want) {
 		t.Errorf("webhooks = %+v", w.Webhooks)
+	}
+}
+
+// TestSettleColumnSaysWhatTheClientReads: a write whose row names a settle kind reads the
+// state after an ambiguous failure (a 502) before answering; any other write answers the
+// 502 without reading. So the column the docs are generated from is what the methods do.
+func TestSettleColumnSaysWhatTheClientReads(t *testing.T) {
+	writes := map[string]bool{}
+	for _, tt := range endpointCases() {
+		if tt.method == http.MethodGet {
+			continue
+		}
+		t.Run(tt.name, func(t *testing.T) {
+			c, mt := setup(t, WithMaxRetries(0))
+			var reads, sent recorder
+			mt.RegisterNoResponder(func(req *http.Request) (*http.Response, error) {
+				if req.Method == http.MethodGet {
+					return reads.then(respond(http.StatusNotFound, `{"message": "not found"}`))(req)
+				}
+				return sent.then(respond(http.StatusBadGateway, `{"message": "upstream"}`))(req)
+			})
+			row, ok := matchRoute(tt.method, tt.path)
+			if !ok {
+				t.Fatalf("%s %s is no row", tt.method, tt.path)
+			}
+			writes[row.String()] = true
+			if _, err := tt.call(context.Background(), c); err == nil {
+				t.Fatal("the write succeeded against a 502")
+			}
+			want := row.settle != settleNone
+			if row.settle == settleByReference { // only a Create with a Reference can be looked up
+				want = bytes.Contains(sent.all()[0].Body, []byte(`"reference"`))
+			}
+			if read := reads.count() > 0; read != want {
+				t.Errorf("%s: %d reads after a 502; its row says %q", row, reads.count(), row.Settles())
+			}
+		})
+	}
+	for _, r := range routeTable() {
+		if r.Method != http.MethodGet && r.note == "" && !writes[r.String()] {
+			t.Errorf("%s: no case of endpointCases writes it", r)
+		}
 	}
 }

@@ -28,24 +28,6 @@ const (
 	maxPrealloc = 64 << 10
 )
 
-// responseCap returns the cap on the successful answer of an endpoint.
-func responseCap(k *call) int64 {
-	switch k.pattern {
-	case "partner/reports/{task_id}/download":
-		return MaxReportBody
-	case "transaction", "partner/transactions", "partner/customers", "partner/reports",
-		"transaction/{id}/timeline-entries", "partner/statistics/transactions/count",
-		"partner/statistics/customers/count", "partner/customer/{customer_id}/payments_in",
-		"partner/customer/{customer_id}/payments_out", "customer/{customer_id}/webhook",
-		"customer/{customer_id}/api_key", "customer/{customer_id}/disbursement_methods",
-		"customer/{customer_id}/identification-documents":
-		if k.method == "GET" || k.pattern == "partner/reports" {
-			return MaxListBody
-		}
-	}
-	return MaxResourceBody
-}
-
 // keepBody returns a body a decoder keeps: a copy when the client will reuse its buffer,
 // else the buffer itself, so that a report of MaxReportBody bytes is not held twice.
 func keepBody(body []byte) []byte {

@@ -18,17 +18,17 @@ import (
 // PartnerService holds the endpoints only approved partners may call (spec part 4,
 // "Partner endpoints").
 //
-//	GET  /partner/transactions                       Transactions, AllTransactions
-//	GET  /partner/customers                          Customers, AllCustomers
-//	GET  /partner/customer                           Customer
-//	GET  /partner/statistics/transactions/count      TransactionStatistics
-//	GET  /partner/statistics/customers/count         CustomerStatistics
-//	GET  /partner/customer/{id}/payments_in          PaymentsIn
-//	GET  /partner/customer/{id}/payments_out         PaymentsOut
-//	GET  /partner/reports                            Reports
-//	GET  /partner/reports/count                      ReportsCount
-//	POST /partner/reports                            CreateReport
-//	GET  /partner/reports/{task_id}/download         DownloadReport
+//	GET  /partner/transactions                         Transactions, AllTransactions
+//	GET  /partner/customers                            Customers, AllCustomers
+//	GET  /partner/customer                             Customer
+//	GET  /partner/statistics/transactions/count        TransactionStatistics
+//	GET  /partner/statistics/customers/count           CustomerStatistics
+//	GET  /partner/customer/{customer_id}/payments_in   PaymentsIn
+//	GET  /partner/customer/{customer_id}/payments_out  PaymentsOut
+//	GET  /partner/reports                              Reports
+//	GET  /partner/reports/count                        ReportsCount
+//	POST /partner/reports                              CreateReport
+//	GET  /partner/reports/{task_id}/download           DownloadReport
 //
 // Where the spec says a shape is "not shown", the types below name the fields the
 // escrowtest emulator uses and keep the whole document in a Raw field, so nothing the live
@@ -280,7 +280,7 @@ func (d *ReportDownload) decodeResponse(resp *http.Response, body []byte) error 
 
 // Transactions returns one page of the partner's transactions.
 func (s *PartnerService) Transactions(ctx context.Context, opt *PartnerTransactionsOptions, opts ...RequestOption) (*TransactionCursorList, error) {
-	return fetch[TransactionCursorList](ctx, s.client, call{method: http.MethodGet, pattern: "partner/transactions", query: queryOrNil(opt), opts: opts})
+	return fetch[TransactionCursorList](ctx, s.client, call{route: routePartnerTransactions, query: queryOrNil(opt), opts: opts})
 }
 
 // AllTransactions iterates over the partner's transactions, following next_cursor and
@@ -307,7 +307,7 @@ func (s *PartnerService) AllTransactions(ctx context.Context, opt *PartnerTransa
 
 // Customers returns one page of the partner's customers.
 func (s *PartnerService) Customers(ctx context.Context, opt *PartnerCustomersOptions, opts ...RequestOption) (*CustomerCursorList, error) {
-	return fetch[CustomerCursorList](ctx, s.client, call{method: http.MethodGet, pattern: "partner/customers", query: queryOrNil(opt), opts: opts})
+	return fetch[CustomerCursorList](ctx, s.client, call{route: routePartnerCustomers, query: queryOrNil(opt), opts: opts})
 }
 
 // AllCustomers iterates over the partner's customers as AllTransactions does, with the
@@ -385,37 +385,37 @@ func (s *PartnerService) Customer(ctx context.Context, lookup *PartnerCustomerOp
 	if lookup == nil || (lookup.PartyID == 0 && lookup.CustomerID == 0) {
 		return nil, fmt.Errorf("%w: a PartyID or a CustomerID is required", ErrInvalidArgument)
 	}
-	return fetch[Customer](ctx, s.client, call{method: http.MethodGet, pattern: "partner/customer", query: lookup, opts: opts})
+	return fetch[Customer](ctx, s.client, call{route: routePartnerCustomer, query: lookup, opts: opts})
 }
 
 // TransactionStatistics counts the partner's transactions over time.
 func (s *PartnerService) TransactionStatistics(ctx context.Context, opt *StatisticsOptions, opts ...RequestOption) (*Statistics, error) {
-	return fetch[Statistics](ctx, s.client, call{method: http.MethodGet, pattern: "partner/statistics/transactions/count", query: queryOrNil(opt), opts: opts})
+	return fetch[Statistics](ctx, s.client, call{route: routeTransactionStatistics, query: queryOrNil(opt), opts: opts})
 }
 
 // CustomerStatistics counts the partner's customers over time.
 func (s *PartnerService) CustomerStatistics(ctx context.Context, opt *StatisticsOptions, opts ...RequestOption) (*Statistics, error) {
-	return fetch[Statistics](ctx, s.client, call{method: http.MethodGet, pattern: "partner/statistics/customers/count", query: queryOrNil(opt), opts: opts})
+	return fetch[Statistics](ctx, s.client, call{route: routeCustomerStatistics, query: queryOrNil(opt), opts: opts})
 }
 
 // PaymentsIn lists the card payments a customer paid in with.
 func (s *PartnerService) PaymentsIn(ctx context.Context, customerID int64, opts ...RequestOption) (*CreditCards, error) {
-	return fetch[CreditCards](ctx, s.client, call{method: http.MethodGet, pattern: "partner/customer/{customer_id}/payments_in", params: []any{customerID}, opts: opts})
+	return fetch[CreditCards](ctx, s.client, call{route: routePaymentsIn, params: []any{customerID}, opts: opts})
 }
 
 // PaymentsOut lists the card payments a customer was paid out to.
 func (s *PartnerService) PaymentsOut(ctx context.Context, customerID int64, opts ...RequestOption) (*CreditCards, error) {
-	return fetch[CreditCards](ctx, s.client, call{method: http.MethodGet, pattern: "partner/customer/{customer_id}/payments_out", params: []any{customerID}, opts: opts})
+	return fetch[CreditCards](ctx, s.client, call{route: routePaymentsOut, params: []any{customerID}, opts: opts})
 }
 
 // Reports lists the reports the partner has requested.
 func (s *PartnerService) Reports(ctx context.Context, opts ...RequestOption) (*Reports, error) {
-	return fetch[Reports](ctx, s.client, call{method: http.MethodGet, pattern: "partner/reports", opts: opts})
+	return fetch[Reports](ctx, s.client, call{route: routeListReports, opts: opts})
 }
 
 // ReportsCount counts the reports the partner has requested.
 func (s *PartnerService) ReportsCount(ctx context.Context, opts ...RequestOption) (*ReportsCount, error) {
-	return fetch[ReportsCount](ctx, s.client, call{method: http.MethodGet, pattern: "partner/reports/count", opts: opts})
+	return fetch[ReportsCount](ctx, s.client, call{route: routeCountReports, opts: opts})
 }
 
 // CreateReport requests a report of the transactions matching the filter.
@@ -428,7 +428,7 @@ func (s *PartnerService) CreateReport(ctx context.Context, filter *PartnerTransa
 			return nil, fmt.Errorf("%w: %w: amount filter %s is negative", ErrInvalidArgument, ErrInvalidAmount, a)
 		}
 	}
-	return fetch[CreatedReport](ctx, s.client, call{method: http.MethodPost, pattern: "partner/reports", body: filter, opts: opts})
+	return fetch[CreatedReport](ctx, s.client, call{route: routeCreateReport, body: filter, opts: opts})
 }
 
 // DownloadReport returns where to fetch a report, or the report itself. A redirect is
@@ -437,5 +437,5 @@ func (s *PartnerService) DownloadReport(ctx context.Context, taskID string, opt 
 	if strings.TrimSpace(taskID) == "" {
 		return nil, fmt.Errorf("%w: empty report task id", ErrInvalidArgument)
 	}
-	return fetch[ReportDownload](ctx, s.client, call{method: http.MethodGet, pattern: "partner/reports/{task_id}/download", params: []any{taskID}, query: queryOrNil(opt), keepRedirect: true, opts: opts})
+	return fetch[ReportDownload](ctx, s.client, call{route: routeDownloadReport, params: []any{taskID}, query: queryOrNil(opt), keepRedirect: true, opts: opts})
 }

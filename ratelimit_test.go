@@ -44,7 +44,7 @@ func (errTimeout) Temporary() bool { return true }
 
 // doMethod sends one call with the given method through the client's pipeline.
 func doMethod(ctx context.Context, c *Client, method string) error {
-	k := call{method: method, pattern: "transaction/{id}", params: []any{int64(9)}}
+	k := call{route: Route{Method: method, Template: "/transaction/{id}"}, params: []any{int64(9)}}
 	if method == http.MethodPost || method == http.MethodPatch {
 		k.body = map[string]string{"action": "ship"}
 	}

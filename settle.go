@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -149,21 +150,6 @@ func (a actor) isClient(customer string) bool {
 	return customer == "me" || strings.EqualFold(customer, a.email)
 }
 
-// actionEffects are the item flags each goods action sets, and the role that performs it.
-var actionEffects = map[Action]struct {
-	role Role
-	flag func(*ItemStatus) bool
-}{
-	ActionShip:          {RoleSeller, func(s *ItemStatus) bool { return s.Shipped }},
-	ActionReceive:       {RoleBuyer, func(s *ItemStatus) bool { return s.Received }},
-	ActionAccept:        {RoleBuyer, func(s *ItemStatus) bool { return s.Accepted }},
-	ActionReject:        {RoleBuyer, func(s *ItemStatus) bool { return s.Rejected }},
-	ActionShipReturn:    {RoleBuyer, func(s *ItemStatus) bool { return s.ShippedReturned }},
-	ActionReceiveReturn: {RoleSeller, func(s *ItemStatus) bool { return s.ReceivedReturned }},
-	ActionAcceptReturn:  {RoleSeller, func(s *ItemStatus) bool { return s.AcceptedReturned }},
-	ActionRejectReturn:  {RoleSeller, func(s *ItemStatus) bool { return s.RejectedReturned }},
-}
-
 // actionPresence says whether a transaction, read after an ambiguous action, shows the
 // action's effect, and that the effect is the actor's.
 func actionPresence(tx *Transaction, who actor, action Action, itemID int64) (presence, string) {
@@ -176,30 +162,49 @@ func actionPresence(tx *Transaction, who actor, action Action, itemID int64) (pr
 	}
 	switch action {
 	case ActionAgree:
-		if mine == nil {
-			return undetermined, "the actor is not among the parties read"
-		}
-		if mine.Agreed {
-			return present, ""
-		}
-		return absent, ""
+		return agreePresence(mine)
 	case ActionCancel:
-		if tx.Cancelled() {
-			// Only cancel sets it; who cancelled is not shown, but nobody else's cancel can
-			// make ours fail to perform.
-			return present, ""
-		}
-		return absent, ""
+		// Only cancel sets it; who cancelled is not shown, but nobody else's cancel can
+		// make ours fail to perform.
+		return presentIf(tx.Cancelled()), ""
 	}
-	eff, known := actionEffects[action]
-	if !known {
+	// An action on the goods: its row of the action table (actions.go) names the item flag
+	// it sets and the roles that perform it.
+	rule, known := action.rule()
+	if !known || rule.flag == "" {
 		return undetermined, fmt.Sprintf("the effect of action %q is not known to the client", action)
 	}
-	if mine == nil || mine.Role != eff.role {
+	if mine == nil || !slices.Contains(rule.roles, mine.Role) {
 		// Another party's doing would look the same: it cannot count as the actor's.
-		return undetermined, fmt.Sprintf("the actor is not the %s that performs %s", eff.role, action)
+		return undetermined, fmt.Sprintf("the actor is not the %s that performs %s", joinRoles(rule.roles), action)
 	}
-	done, pending := countEffect(tx, itemID, eff.flag)
+	if len(rule.roles) > 1 {
+		// The flag does not say which of the roles set it: it may be another party's.
+		return undetermined, fmt.Sprintf("%s is performed by the %s: the flag does not say whose it is", action, joinRoles(rule.roles))
+	}
+	return goodsPresence(tx, action, itemID, rule.flag)
+}
+
+// presentIf is present when an effect shows, absent when it does not.
+func presentIf(shows bool) presence {
+	if shows {
+		return present
+	}
+	return absent
+}
+
+// agreePresence reads the actor's agreement from its party.
+func agreePresence(mine *Party) (presence, string) {
+	if mine == nil {
+		return undetermined, "the actor is not among the parties read"
+	}
+	return presentIf(mine.Agreed), ""
+}
+
+// goodsPresence reads an action on the goods from the flag it sets on the items it
+// applies to: all of them show it, or none.
+func goodsPresence(tx *Transaction, action Action, itemID int64, flag string) (presence, string) {
+	done, pending := countEffect(tx, itemID, flag)
 	switch {
 	case done > 0 && pending == 0:
 		return present, ""
@@ -211,15 +216,24 @@ func actionPresence(tx *Transaction, who actor, action Action, itemID int64) (pr
 	return undetermined, fmt.Sprintf("%s shows on %d items and not on %d", action, done, pending)
 }
 
+// joinRoles names a set of roles: "buyer or seller".
+func joinRoles(roles []Role) string {
+	names := make([]string, len(roles))
+	for i, r := range roles {
+		names[i] = string(r)
+	}
+	return strings.Join(names, " or ")
+}
+
 // countEffect counts the items an action applies to (the one item, or every goods item of
 // the transaction) that show its flag, and those that do not.
-func countEffect(tx *Transaction, itemID int64, flag func(*ItemStatus) bool) (done, pending int) {
+func countEffect(tx *Transaction, itemID int64, flag string) (done, pending int) {
 	for i := range tx.Items {
 		it := &tx.Items[i]
 		if (itemID != 0 && it.ID != itemID) || (itemID == 0 && !it.Type.Transferable()) {
 			continue
 		}
-		if flag(&it.Status) {
+		if it.Status.Flag(flag) {
 			done++
 		} else {
 			pending++
@@ -228,16 +242,12 @@ func countEffect(tx *Transaction, itemID int64, flag func(*ItemStatus) bool) (do
 	return done, pending
 }
 
-// settleAction sends an action on a transaction (itemID 0) or an item and settles an
-// ambiguous failure by reading the transaction.
-func (s *TransactionsService) settleAction(ctx context.Context, id, itemID int64, req *ActionRequest, opts []RequestOption) (*Transaction, error) {
-	k := call{method: http.MethodPatch, pattern: "transaction/{id}", params: []any{id}, body: req, opts: opts}
-	if itemID != 0 {
-		k.pattern, k.params = "transaction/{id}/item/{item_id}", []any{id, itemID}
-	}
-	who := s.client.actorOf(opts)
+// settleAction sends an action, k, on transaction id or its item itemID (0 for the whole
+// transaction) and settles an ambiguous failure by reading the transaction.
+func (s *TransactionsService) settleAction(ctx context.Context, id, itemID int64, req *ActionRequest, k call) (*Transaction, error) {
+	who := s.client.actorOf(k.opts)
 	return settle(ctx, s.client, settler[Transaction]{
-		method: k.method, path: k.pattern,
+		method: k.route.Method, path: k.route.path(),
 		send: func(ctx context.Context) (*Transaction, error) { return fetch[Transaction](ctx, s.client, k) },
 		read: func(ctx context.Context) (*Transaction, presence, string, error) {
 			// Read as the client itself: the API takes As-Customer on writes only.
@@ -257,7 +267,7 @@ func (s *TransactionsService) settleAction(ctx context.Context, id, itemID int64
 // longer tells.
 func (s *TransactionsService) settleChoosePayment(ctx context.Context, id int64, k call) (*LandingPage, error) {
 	return settle(ctx, s.client, settler[LandingPage]{
-		method: k.method, path: k.pattern,
+		method: k.route.Method, path: k.route.path(),
 		send: func(ctx context.Context) (*LandingPage, error) { return fetch[LandingPage](ctx, s.client, k) },
 		read: func(ctx context.Context) (*LandingPage, presence, string, error) {
 			tx, err := s.Get(ctx, id)
@@ -276,7 +286,7 @@ func (s *TransactionsService) settleChoosePayment(ctx context.Context, id int64,
 // timeline, where the API records payment_sent once.
 func (s *TransactionsService) settleWireSent(ctx context.Context, id int64, k call) (*WireSent, error) {
 	return settle(ctx, s.client, settler[WireSent]{
-		method: k.method, path: k.pattern,
+		method: k.route.Method, path: k.route.path(),
 		send: func(ctx context.Context) (*WireSent, error) { return fetch[WireSent](ctx, s.client, k) },
 		read: func(ctx context.Context) (*WireSent, presence, string, error) {
 			tl, err := s.ListTimelineEntries(ctx, id)
@@ -310,7 +320,7 @@ func (s *TransactionsService) settleWireSent(ctx context.Context, id int64, k ca
 // endpoint answers for the caller only).
 func (s *TransactionsService) settleDisbursement(ctx context.Context, id int64, dm *DisbursementMethod, k call) (*DisbursementMethods, error) {
 	return settle(ctx, s.client, settler[DisbursementMethods]{
-		method: k.method, path: k.pattern,
+		method: k.route.Method, path: k.route.path(),
 		send: func(ctx context.Context) (*DisbursementMethods, error) {
 			return fetch[DisbursementMethods](ctx, s.client, k)
 		},
@@ -372,7 +382,7 @@ var methodDetails = []func(*DisbursementMethod) string{
 // caller's webhooks: the URL registered is the effect.
 func (s *WebhooksService) settleWebhook(ctx context.Context, customer CustomerRef, rawURL string, k call) (*Webhook, error) {
 	return settle(ctx, s.client, settler[Webhook]{
-		method: k.method, path: k.pattern,
+		method: k.route.Method, path: k.route.path(),
 		send: func(ctx context.Context) (*Webhook, error) { return fetch[Webhook](ctx, s.client, k) },
 		read: func(ctx context.Context) (*Webhook, presence, string, error) {
 			list, err := s.List(ctx, customer) // without the write's options, as above

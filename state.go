@@ -192,7 +192,9 @@ func (t *Transaction) anyAccepted() bool {
 	return false
 }
 
-// State returns where one item stands, from its latest status flag. An item does not know
+// State returns where one item stands: cancelled, in dispute, or where the latest action
+// whose flag it shows put it (the action table, actions.go); else funded or awaiting
+// payment. An item does not know
 // whether the parties agreed: one whose schedule is not all secured is awaiting payment.
 // A fee item has no status flags of its own: it is funded, then disbursed.
 func (it *Item) State() TransactionState {
@@ -202,21 +204,17 @@ func (it *Item) State() TransactionState {
 		return StateCancelled
 	case !it.Type.Transferable() && it.Disbursed():
 		return StateDisbursed
-	case s.InDispute || s.RejectedReturned:
+	case s.InDispute: // the provider may open a dispute without an action of the parties
 		return StateInDispute
-	case s.AcceptedReturned:
-		return StateReturned
-	case s.Rejected || s.ShippedReturned || s.ReceivedReturned:
-		return StateReturning
-	case s.Accepted && it.Disbursed():
-		return StateDisbursed
-	case s.Accepted:
-		return StateAccepted
-	case s.Received:
-		return StateInInspection
-	case s.Shipped:
-		return StateShipped
-	case it.Funded():
+	}
+	// Otherwise the item is where its latest action put it (the action table, actions.go).
+	if state, ok := latestItemState(s); ok {
+		if state == StateAccepted && it.Disbursed() {
+			return StateDisbursed
+		}
+		return state
+	}
+	if it.Funded() {
 		return StateFunded
 	}
 	return StateAwaitingPayment

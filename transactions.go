@@ -12,24 +12,28 @@ import (
 )
 
 // TransactionsService creates, reads and acts on transactions (spec part 4, "Transactions").
+// The table is generated from endpoints.go; (As-Customer) marks the routes an approved
+// partner may call for a customer ([AsCustomer]).
 //
-//	POST  /transaction                                  Create
-//	GET   /transaction                                  List, All
-//	GET   /transaction/{id}                             Get
-//	GET   /transaction/reference/{reference}            GetByReference
-//	PATCH /transaction/{id}                             Act, Agree, Ship, Receive, Accept, Reject,
-//	                                                    ShipReturn, ReceiveReturn, AcceptReturn,
-//	                                                    RejectReturn, Cancel
-//	PATCH /transaction/{id}/item/{item_id}              ActOnItem (milestones)
-//	GET   /transaction/{id}/timeline-entries            ListTimelineEntries
-//	GET   /transaction/{id}/disbursement_methods        GetDisbursementMethods
-//	PATCH /transaction/{id}/disbursement_methods        SelectDisbursementMethod
-//	GET   /transaction/{id}/payment_methods             GetPaymentMethods
-//	POST  /transaction/{id}/payment_methods/{name}      ChoosePaymentMethod
-//	GET   /transaction/{id}/payment_methods/wire_transfer   GetWireTransferDetails
-//	POST  /transaction/{id}/payment_methods/wire_transfer   MarkWireSent
-//	GET   /transaction/{id}/web_link/{action}           GetWebLink
-//	GET   /transaction/{id}/item/{item_id}/web_link/{action}  GetItemWebLink
+//	POST  /transaction                                             Create
+//	GET   /transaction                                             List, All
+//	GET   /transaction/{id}                                        Get
+//	GET   /transaction/reference/{reference}                       GetByReference
+//	PATCH /transaction/{id}                                        Act, Agree, Ship, Receive, Accept,
+//	                                                               Reject, ShipReturn, ReceiveReturn,
+//	                                                               AcceptReturn, RejectReturn, Cancel
+//	                                                               (As-Customer)
+//	PATCH /transaction/{id}/item/{item_id}                         ActOnItem (As-Customer)
+//	GET   /transaction/{id}/timeline-entries                       ListTimelineEntries
+//	GET   /transaction/{id}/disbursement_methods                   GetDisbursementMethods
+//	PATCH /transaction/{id}/disbursement_methods                   SelectDisbursementMethod
+//	POST  /transaction/{id}/disbursement_methods                   Client.Do
+//	GET   /transaction/{id}/payment_methods                        GetPaymentMethods (As-Customer)
+//	POST  /transaction/{id}/payment_methods/{payment_method_name}  ChoosePaymentMethod (As-Customer)
+//	GET   /transaction/{id}/payment_methods/wire_transfer          GetWireTransferDetails
+//	POST  /transaction/{id}/payment_methods/wire_transfer          MarkWireSent (As-Customer)
+//	GET   /transaction/{id}/web_link/{action}                      GetWebLink (As-Customer)
+//	GET   /transaction/{id}/item/{item_id}/web_link/{action}       GetItemWebLink (As-Customer)
 //
 // Methods are named as in go-github: Get for one document, List for a list, a verb for
 // an action. POST /transaction/{id}/disbursement_methods, which the spec documents exactly
@@ -119,6 +123,30 @@ type ItemStatus struct {
 	RejectedReturned bool `json:"rejected_returned"`
 	Canceled         bool `json:"canceled"`
 	InDispute        bool `json:"in_dispute"`
+}
+
+// Flag reports whether the flag the API names name ("shipped", "in_dispute") is set; false
+// for a name that is no flag.
+func (s ItemStatus) Flag(name string) bool {
+	if read, ok := itemFlags[name]; ok {
+		return read(s)
+	}
+	return false
+}
+
+// itemFlags read ItemStatus's flags by their JSON names (TestItemFlagsReadTheirFields pins
+// each to its field). Nothing writes it.
+var itemFlags = map[string]func(ItemStatus) bool{
+	"shipped":           func(s ItemStatus) bool { return s.Shipped },
+	"received":          func(s ItemStatus) bool { return s.Received },
+	"accepted":          func(s ItemStatus) bool { return s.Accepted },
+	"rejected":          func(s ItemStatus) bool { return s.Rejected },
+	"shipped_returned":  func(s ItemStatus) bool { return s.ShippedReturned },
+	"received_returned": func(s ItemStatus) bool { return s.ReceivedReturned },
+	"accepted_returned": func(s ItemStatus) bool { return s.AcceptedReturned },
+	"rejected_returned": func(s ItemStatus) bool { return s.RejectedReturned },
+	"canceled":          func(s ItemStatus) bool { return s.Canceled },
+	"in_dispute":        func(s ItemStatus) bool { return s.InDispute },
 }
 
 // Schedule is one payment of an item or fee: who pays how much to whom, and when.
@@ -280,7 +308,7 @@ func (s *TransactionsService) Create(ctx context.Context, req *CreateTransaction
 			}
 		}
 	}
-	k := call{method: http.MethodPost, pattern: "transaction", body: req, opts: opts}
+	k := call{route: routeCreateTransaction, body: req, opts: opts}
 	if req.Reference == "" {
 		return fetch[Transaction](ctx, s.client, k)
 	}
@@ -302,7 +330,7 @@ func (s *TransactionsService) Create(ctx context.Context, req *CreateTransaction
 			// Anyone may create a transaction under this reference that names the caller:
 			// only the caller's own, as requested, counts (see settle.go).
 			if why := createdMatches(req, found, s.client.actorOf(opts)); why != "" {
-				return nil, &OutcomeUnknownError{Method: k.method, Path: "transaction", Reason: fmt.Sprintf("transaction %d found under reference %q is not this request's: %s", found.ID, req.Reference, why), Err: ambiguous}
+				return nil, &OutcomeUnknownError{Method: k.route.Method, Path: k.route.path(), Reason: fmt.Sprintf("transaction %d found under reference %q is not this request's: %s", found.ID, req.Reference, why), Err: ambiguous}
 			}
 			s.client.logger.LogAttrs(ctx, slog.LevelInfo, "escrow: create reconciled by reference",
 				slog.Int64("transaction_id", found.ID), slog.Int("attempt", attempt+1))
@@ -341,17 +369,17 @@ func referenceTaken(err error) bool {
 
 // Get returns the transaction with this id.
 func (s *TransactionsService) Get(ctx context.Context, id int64, opts ...RequestOption) (*Transaction, error) {
-	return fetch[Transaction](ctx, s.client, call{method: http.MethodGet, pattern: "transaction/{id}", params: []any{id}, opts: opts})
+	return fetch[Transaction](ctx, s.client, call{route: routeGetTransaction, params: []any{id}, opts: opts})
 }
 
 // GetByReference returns the transaction the caller created with this reference.
 func (s *TransactionsService) GetByReference(ctx context.Context, reference string, opts ...RequestOption) (*Transaction, error) {
-	return fetch[Transaction](ctx, s.client, call{method: http.MethodGet, pattern: "transaction/reference/{reference}", params: []any{reference}, opts: opts})
+	return fetch[Transaction](ctx, s.client, call{route: routeGetTransactionByReference, params: []any{reference}, opts: opts})
 }
 
 // List returns one page of the caller's transactions.
 func (s *TransactionsService) List(ctx context.Context, opt *ListTransactionsOptions, opts ...RequestOption) (*TransactionList, error) {
-	return fetch[TransactionList](ctx, s.client, call{method: http.MethodGet, pattern: "transaction", query: queryOrNil(opt), opts: opts})
+	return fetch[TransactionList](ctx, s.client, call{route: routeListTransactions, query: queryOrNil(opt), opts: opts})
 }
 
 // All iterates over every transaction, page after page, from opt.Page (default 1), asking
@@ -400,7 +428,7 @@ func (s *TransactionsService) Act(ctx context.Context, id int64, req *ActionRequ
 	if req == nil || req.Action == "" {
 		return nil, fmt.Errorf("%w: an ActionRequest with an Action is required", ErrInvalidArgument)
 	}
-	return s.settleAction(ctx, id, 0, req, opts) // see settle.go
+	return s.settleAction(ctx, id, 0, req, call{route: routeActOnTransaction, params: []any{id}, body: req, opts: opts}) // see settle.go
 }
 
 // ActOnItem performs an action on one item (milestone transactions act per item) and
@@ -409,7 +437,7 @@ func (s *TransactionsService) ActOnItem(ctx context.Context, id, itemID int64, r
 	if req == nil || req.Action == "" {
 		return nil, fmt.Errorf("%w: an ActionRequest with an Action is required", ErrInvalidArgument)
 	}
-	return s.settleAction(ctx, id, itemID, req, opts) // see settle.go
+	return s.settleAction(ctx, id, itemID, req, call{route: routeActOnItem, params: []any{id, itemID}, body: req, opts: opts}) // see settle.go
 }
 
 // Agree records the caller's (or, with AsCustomer, a party's) agreement to the terms.
@@ -543,13 +571,13 @@ func (t *Timeline) UnmarshalJSON(b []byte) error {
 
 // ListTimelineEntries returns the transaction's history.
 func (s *TransactionsService) ListTimelineEntries(ctx context.Context, id int64, opts ...RequestOption) (*Timeline, error) {
-	return fetch[Timeline](ctx, s.client, call{method: http.MethodGet, pattern: "transaction/{id}/timeline-entries", params: []any{id}, opts: opts})
+	return fetch[Timeline](ctx, s.client, call{route: routeListTimelineEntries, params: []any{id}, opts: opts})
 }
 
 // GetDisbursementMethods returns how the caller (seller or broker) can be paid out of this
 // transaction, and what is selected. The content differs per caller.
 func (s *TransactionsService) GetDisbursementMethods(ctx context.Context, id int64, opts ...RequestOption) (*DisbursementMethods, error) {
-	return fetch[DisbursementMethods](ctx, s.client, call{method: http.MethodGet, pattern: "transaction/{id}/disbursement_methods", params: []any{id}, opts: opts})
+	return fetch[DisbursementMethods](ctx, s.client, call{route: routeGetDisbursementMethods, params: []any{id}, opts: opts})
 }
 
 // SelectDisbursementMethod chooses how the caller is paid out of this transaction: a saved
@@ -561,13 +589,13 @@ func (s *TransactionsService) SelectDisbursementMethod(ctx context.Context, id i
 	if method == nil {
 		return nil, fmt.Errorf("%w: nil DisbursementMethod", ErrInvalidArgument)
 	}
-	return s.settleDisbursement(ctx, id, method, call{method: http.MethodPatch, pattern: "transaction/{id}/disbursement_methods", params: []any{id}, body: method, opts: opts})
+	return s.settleDisbursement(ctx, id, method, call{route: routeSelectDisbursementMethod, params: []any{id}, body: method, opts: opts})
 }
 
 // GetPaymentMethods returns how the buyer can fund the transaction. A partner may call it
 // for the buyer with AsCustomer.
 func (s *TransactionsService) GetPaymentMethods(ctx context.Context, id int64, opts ...RequestOption) (*PaymentMethods, error) {
-	return fetch[PaymentMethods](ctx, s.client, call{method: http.MethodGet, pattern: "transaction/{id}/payment_methods", params: []any{id}, opts: opts})
+	return fetch[PaymentMethods](ctx, s.client, call{route: routeGetPaymentMethods, params: []any{id}, opts: opts})
 }
 
 // ChoosePaymentMethod starts paying with credit_card, paypal or poli and returns the
@@ -577,12 +605,12 @@ func (s *TransactionsService) ChoosePaymentMethod(ctx context.Context, id int64,
 	if in == nil {
 		in = &ChoosePaymentMethodRequest{}
 	}
-	return s.settleChoosePayment(ctx, id, call{method: http.MethodPost, pattern: "transaction/{id}/payment_methods/{payment_method_name}", params: []any{id, string(method)}, body: in, opts: opts})
+	return s.settleChoosePayment(ctx, id, call{route: routeChoosePaymentMethod, params: []any{id, string(method)}, body: in, opts: opts})
 }
 
 // GetWireTransferDetails returns where to wire the funds for this transaction.
 func (s *TransactionsService) GetWireTransferDetails(ctx context.Context, id int64, opts ...RequestOption) (*WireTransferDetails, error) {
-	return fetch[WireTransferDetails](ctx, s.client, call{method: http.MethodGet, pattern: "transaction/{id}/payment_methods/wire_transfer", params: []any{id}, opts: opts})
+	return fetch[WireTransferDetails](ctx, s.client, call{route: routeGetWireTransferDetails, params: []any{id}, opts: opts})
 }
 
 // WireSent is the answer of [TransactionsService.MarkWireSent], whose shape the spec does
@@ -619,18 +647,18 @@ func (w *WireSent) decodeResponse(_ *http.Response, body []byte) error {
 
 // MarkWireSent tells the API that the buyer has started the wire at their bank.
 func (s *TransactionsService) MarkWireSent(ctx context.Context, id int64, opts ...RequestOption) (*WireSent, error) {
-	return s.settleWireSent(ctx, id, call{method: http.MethodPost, pattern: "transaction/{id}/payment_methods/wire_transfer", params: []any{id}, opts: opts}) // see settle.go
+	return s.settleWireSent(ctx, id, call{route: routeMarkWireSent, params: []any{id}, opts: opts}) // see settle.go
 }
 
 // GetWebLink returns a page of the provider's website where a party completes an action of
 // the transaction. The API does not list the valid actions.
 func (s *TransactionsService) GetWebLink(ctx context.Context, id int64, action string, opts ...RequestOption) (*LandingPage, error) {
-	return fetch[LandingPage](ctx, s.client, call{method: http.MethodGet, pattern: "transaction/{id}/web_link/{action}", params: []any{id, action}, opts: opts})
+	return fetch[LandingPage](ctx, s.client, call{route: routeGetWebLink, params: []any{id, action}, opts: opts})
 }
 
 // GetItemWebLink is [TransactionsService.GetWebLink] for one item.
 func (s *TransactionsService) GetItemWebLink(ctx context.Context, id, itemID int64, action string, opts ...RequestOption) (*LandingPage, error) {
-	return fetch[LandingPage](ctx, s.client, call{method: http.MethodGet, pattern: "transaction/{id}/item/{item_id}/web_link/{action}", params: []any{id, itemID, action}, opts: opts})
+	return fetch[LandingPage](ctx, s.client, call{route: routeGetItemWebLink, params: []any{id, itemID, action}, opts: opts})
 }
 
 // queryOrNil keeps a typed nil pointer from reaching the query encoder as a non-nil any.

@@ -14,9 +14,9 @@ import (
 
 // WebhooksService registers the URLs the API calls when a transaction changes (spec part 6).
 //
-//	POST   /customer/{me|id}/webhook               Create
-//	GET    /customer/{me|id}/webhook               List
-//	DELETE /customer/{me|id}/webhook/{webhook_id}  Delete
+//	POST   /customer/{customer_id}/webhook               Create
+//	GET    /customer/{customer_id}/webhook               List
+//	DELETE /customer/{customer_id}/webhook/{webhook_id}  Delete
 type WebhooksService service
 
 // Webhook is a registered URL. The API POSTs {event, event_type, transaction_id} to it on
@@ -38,17 +38,17 @@ func (s *WebhooksService) Create(ctx context.Context, customer CustomerRef, rawU
 		return nil, fmt.Errorf("%w: webhook URL %q must be an absolute http(s) URL", ErrInvalidArgument, rawURL)
 	}
 	// After an ambiguous failure the customer's webhooks are read before sending again.
-	return s.settleWebhook(ctx, customer, rawURL, call{method: http.MethodPost, pattern: "customer/{customer_id}/webhook", params: []any{customer}, body: &Webhook{URL: rawURL}, opts: opts})
+	return s.settleWebhook(ctx, customer, rawURL, call{route: routeCreateWebhook, params: []any{customer}, body: &Webhook{URL: rawURL}, opts: opts})
 }
 
 // List returns a customer's webhooks.
 func (s *WebhooksService) List(ctx context.Context, customer CustomerRef, opts ...RequestOption) (*Webhooks, error) {
-	return fetch[Webhooks](ctx, s.client, call{method: http.MethodGet, pattern: "customer/{customer_id}/webhook", params: []any{customer}, opts: opts})
+	return fetch[Webhooks](ctx, s.client, call{route: routeListWebhooks, params: []any{customer}, opts: opts})
 }
 
 // Delete removes a webhook (204); it is not called again.
 func (s *WebhooksService) Delete(ctx context.Context, customer CustomerRef, id int64, opts ...RequestOption) error {
-	return s.client.send(ctx, call{method: http.MethodDelete, pattern: "customer/{customer_id}/webhook/{webhook_id}", params: []any{customer, id}, opts: opts})
+	return s.client.send(ctx, call{route: routeDeleteWebhook, params: []any{customer, id}, opts: opts})
 }
 
 // Event is one webhook delivery: what happened to which transaction. Deliveries are not

@@ -18,6 +18,7 @@ func programs() map[string]program {
 	return map[string]program{
 		"chaos":    chaosProgram,
 		"emulator": emulatorProgram,
+		"flood":    floodProgram,
 		"pacing":   pacingProgram,
 		"receive":  receiveProgram,
 		"storm":    stormProgram,

@@ -10,16 +10,14 @@
 //	go run ./bench/flood                  16,000 forged deliveries of made-up ids against a webhook.Handler
 //	                                      (-secret: with a delivery secret the forger does not know)
 //
-// Each command prints lines of key=value pairs. They share one main, Main: a command's
-// directory holds only `func main() { bench.Main("NAME") }`, and its flags and output live
-// beside its harness (chaosProgram in chaos.go, and so on), in the table of programs. The
-// work is done by RunPacing, RunChaos, RunEmulatorLoad, RunStorm and RunFlood, which the
-// package's tests run briefly so that they keep
-// working; the tests assert counts, never timings, which vary too much on a shared machine.
-//
-// Results and the machine they ran on are in BENCHMARKS.md at the repository root.
+// Each command prints lines of key=value pairs. The work is done by RunPacing, RunChaos,
+// RunEmulatorLoad, RunStorm, RunReceive and RunFlood, which the package's tests run briefly
+// so that they keep working; the tests assert counts, never timings, which vary too much
+// on a shared machine.
 //
 // The commands share one main, Main: a command's directory holds only
 // `func main() { bench.Main("NAME") }`, and its flags and output live beside its harness
 // (chaosProgram in chaos.go, and so on), in the table of programs.
+//
+// Results and the machine they ran on are in BENCHMARKS.md at the repository root.
 package bench

@@ -158,7 +158,7 @@ func TestDocMatchesLifecycle(t *testing.T) {
 		t.Fatalf("the doc's table has %d rows, lifecycle %d", len(rows), len(lifecycle))
 	}
 	for i, a := range lifecycle {
-		role := a.role
+		role := strings.Join(a.roles, ",")
 		if role == "" {
 			role = "party"
 		}

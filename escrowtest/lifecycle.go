@@ -76,8 +76,8 @@ func (it *item) state(t *transaction) string {
 // timeline messages, web links, fault endpoints).
 type actionRule struct {
 	name string
-	// role may perform it; "" means any party (agree, and cancel under its own rules).
-	role string
+	// roles may perform it; none means any party (agree, and cancel under its own rules).
+	roles []string
 	// delegable: an approved partner may perform it As-Customer for the party.
 	delegable bool
 	// whole: it applies to the whole transaction only (agree, cancel), by its own
@@ -88,6 +88,9 @@ type actionRule struct {
 	requires, excludes, sets itemFlag
 	// funded: the transaction must be funded ("ship follows funding").
 	funded bool
+	// optional: a party may take it, but the lifecycle does not wait on it, so it is no
+	// next step (NextSteps lists the others its flags allow).
+	optional bool
 	// domainAuthorization: domain items need shipping_information.authorization_type.
 	domainAuthorization bool
 	// message describes the event of the same name in the timeline.
@@ -105,21 +108,21 @@ type actionRule struct {
 var lifecycle = []actionRule{
 	{name: "agree", delegable: true, whole: true, message: "All parties agreed."},
 	{name: "cancel", whole: true, message: "The transaction was cancelled."},
-	{name: "ship", role: roleSeller, delegable: true, excludes: flagShipped, sets: flagShipped, funded: true, domainAuthorization: true,
+	{name: "ship", roles: []string{roleSeller}, delegable: true, excludes: flagShipped, sets: flagShipped, funded: true, domainAuthorization: true,
 		message: "The seller marked the goods shipped."},
-	{name: "receive", role: roleBuyer, delegable: true, requires: flagShipped, excludes: flagReceived, sets: flagReceived,
+	{name: "receive", roles: []string{roleBuyer}, delegable: true, requires: flagShipped, excludes: flagReceived, sets: flagReceived,
 		message: "The buyer marked the goods received."},
-	{name: "accept", role: roleBuyer, requires: flagReceived, excludes: flagAccepted | flagRejected, sets: flagAccepted,
+	{name: "accept", roles: []string{roleBuyer}, requires: flagReceived, excludes: flagAccepted | flagRejected, sets: flagAccepted,
 		message: "The buyer accepted the goods."},
-	{name: "reject", role: roleBuyer, delegable: true, requires: flagReceived, excludes: flagAccepted | flagRejected, sets: flagRejected,
+	{name: "reject", roles: []string{roleBuyer}, delegable: true, requires: flagReceived, excludes: flagAccepted | flagRejected, sets: flagRejected,
 		message: "The buyer rejected the goods."},
-	{name: "ship_return", role: roleBuyer, delegable: true, requires: flagRejected, excludes: flagShippedReturned, sets: flagShippedReturned, domainAuthorization: true,
+	{name: "ship_return", roles: []string{roleBuyer}, delegable: true, requires: flagRejected, excludes: flagShippedReturned, sets: flagShippedReturned, domainAuthorization: true,
 		message: "The buyer shipped the rejected goods back."},
-	{name: "receive_return", role: roleSeller, delegable: true, requires: flagShippedReturned, excludes: flagReceivedReturned, sets: flagReceivedReturned,
+	{name: "receive_return", roles: []string{roleSeller}, delegable: true, requires: flagShippedReturned, excludes: flagReceivedReturned, sets: flagReceivedReturned,
 		message: "The seller received the returned goods."},
-	{name: "accept_return", role: roleSeller, requires: flagReceivedReturned, excludes: flagAcceptedReturned | flagRejectedReturned, sets: flagAcceptedReturned,
+	{name: "accept_return", roles: []string{roleSeller}, requires: flagReceivedReturned, excludes: flagAcceptedReturned | flagRejectedReturned, sets: flagAcceptedReturned,
 		message: "The seller accepted the returned goods."},
-	{name: "reject_return", role: roleSeller, requires: flagReceivedReturned, excludes: flagAcceptedReturned | flagRejectedReturned, sets: flagRejectedReturned | flagInDispute,
+	{name: "reject_return", roles: []string{roleSeller}, requires: flagReceivedReturned, excludes: flagAcceptedReturned | flagRejectedReturned, sets: flagRejectedReturned | flagInDispute,
 		message: "The seller rejected the returned goods; the transaction is in dispute."},
 }
 
@@ -175,6 +178,39 @@ func AsCustomerActions() []string {
 		}
 	}
 	return names
+}
+
+// Action is one action of PATCH /transaction/{id} as the emulator performs it: a row of
+// its own table of actions, for tests that compare it with a client's (the SDK's contract
+// test does).
+type Action struct {
+	// Name is what the request's "action" says: "ship".
+	Name string
+	// Roles may perform it; none means any party (agree), or rules of its own (cancel).
+	Roles []string
+	// Event is the webhook event it emits, and its timeline entry.
+	Event string
+	// Sets are the item status flags it sets, as the API names them ("shipped"); none for
+	// the actions on the whole transaction.
+	Sets []string
+	// Delegable: an approved partner may perform it As-Customer for a party.
+	Delegable bool
+}
+
+// Actions returns the emulator's table of actions, in lifecycle order.
+func Actions() []Action {
+	out := make([]Action, 0, len(lifecycle))
+	for _, a := range lifecycle {
+		var sets []string
+		for _, s := range itemStates {
+			if a.sets&s.flag != 0 {
+				sets = append(sets, s.name)
+			}
+		}
+		// perform and the whole-transaction functions emit the action's own name.
+		out = append(out, Action{Name: a.name, Roles: slices.Clone(a.roles), Event: a.name, Sets: sets, Delegable: a.delegable})
+	}
+	return out
 }
 
 var authorizationTypes = []string{"push", "authorization_code", "username_password"}
@@ -257,27 +293,9 @@ func (e *Emulator) perform(tx *transaction, it *item, as actor, in actionInput) 
 		}
 		return wholeActions[in.action](e, tx, as, in)
 	}
-	if !tx.hasRole(who.id, rule.role) {
-		return forbidden("only the %s may %s", rule.role, in.action)
-	}
-	targets, err := goodsTargets(tx, it, in.action)
+	targets, err := rule.check(tx, it, who.id, in)
 	if err != nil {
 		return err
-	}
-	if tx.isClosed() || (rule.funded && !tx.funded) {
-		return invalidState(in.action, tx.state(), 0, "cannot %s: transaction %d is %s", in.action, tx.id, tx.state())
-	}
-	for _, t := range targets {
-		if !rule.allows(t) {
-			return invalidState(in.action, t.state(tx), t.id, "cannot %s: item %d is %s", in.action, t.id, t.state(tx))
-		}
-	}
-	if rule.domainAuthorization {
-		for _, t := range targets {
-			if itemRule(t.typ).domain && in.authorizationType == "" {
-				return fieldErrors{"shipping_information": fieldErrors{"authorization_type": []string{"is required for domain names: push, authorization_code or username_password"}}}
-			}
-		}
 	}
 	for _, t := range targets {
 		e.apply(tx, t, rule)
@@ -289,6 +307,37 @@ func (e *Emulator) perform(tx *transaction, it *item, as actor, in actionInput) 
 	e.emit(tx, in.action, itemIDOf(it), who.id, detail)
 	e.settleMoney(tx, rule.sets&flagAcceptedReturned != 0)
 	return nil
+}
+
+// check returns the items an action on the goods applies to, once the account may perform
+// it (it holds one of the action's roles) and the transaction and those items allow it.
+func (a actionRule) check(tx *transaction, it *item, accountID int64, in actionInput) ([]*item, error) {
+	if !slices.ContainsFunc(a.roles, func(role string) bool { return tx.hasRole(accountID, role) }) {
+		return nil, forbidden("only the %s may %s", strings.Join(a.roles, " or "), in.action)
+	}
+	targets, err := goodsTargets(tx, it, in.action)
+	if err != nil {
+		return nil, err
+	}
+	if tx.isClosed() || (a.funded && !tx.funded) {
+		return nil, invalidState(in.action, tx.state(), 0, "cannot %s: transaction %d is %s", in.action, tx.id, tx.state())
+	}
+	for _, t := range targets {
+		if !a.allows(t) {
+			return nil, invalidState(in.action, t.state(tx), t.id, "cannot %s: item %d is %s", in.action, t.id, t.state(tx))
+		}
+	}
+	if a.lacksAuthorization(targets, in) {
+		return nil, fieldErrors{"shipping_information": fieldErrors{"authorization_type": []string{"is required for domain names: push, authorization_code or username_password"}}}
+	}
+	return targets, nil
+}
+
+// lacksAuthorization reports a shipment of domain names without the authorization_type
+// that says how they are handed over.
+func (a actionRule) lacksAuthorization(targets []*item, in actionInput) bool {
+	isDomain := func(it *item) bool { return itemRule(it.typ).domain }
+	return a.domainAuthorization && in.authorizationType == "" && slices.ContainsFunc(targets, isDomain)
 }
 
 // goodsTargets returns the items an action on the goods applies to: the one item, or

@@ -192,8 +192,9 @@ func (e *Emulator) progress(tx *transaction) Progress {
 	return p
 }
 
-// goodsSteps adds, for each good, the actions of the lifecycle table its flags allow, by
-// the role the table names; milestones are acted on one item at a time.
+// goodsSteps adds, for each good, the actions of the lifecycle table its flags allow and
+// the lifecycle waits on, by the roles the table names; milestones are acted on one item at
+// a time.
 func (e *Emulator) goodsSteps(tx *transaction, add func(role, action string, itemID int64, autoAt time.Time)) {
 	perItem := tx.milestone()
 	for _, it := range tx.goods() {
@@ -202,7 +203,7 @@ func (e *Emulator) goodsSteps(tx *transaction, add func(role, action string, ite
 			itemID = it.id
 		}
 		for _, rule := range lifecycle {
-			if rule.whole || !rule.allows(it) {
+			if rule.whole || rule.optional || !rule.allows(it) {
 				continue
 			}
 			var autoAt time.Time
@@ -211,7 +212,9 @@ func (e *Emulator) goodsSteps(tx *transaction, add func(role, action string, ite
 					autoAt = auto.ends(it)
 				}
 			}
-			add(rule.role, rule.name, itemID, autoAt)
+			for _, role := range rule.roles {
+				add(role, rule.name, itemID, autoAt)
+			}
 		}
 	}
 }

@@ -8,6 +8,8 @@ import "net/http"
 type Endpoint struct {
 	Method  string
 	Pattern string
+	// Delegable: an approved partner may call it As-Customer for a party.
+	Delegable bool
 }
 
 // String returns the endpoint as Fault.Endpoint takes it: "GET /transaction/{id}".
@@ -19,7 +21,7 @@ func Endpoints() []Endpoint {
 	routes := apiRouter().routes
 	out := make([]Endpoint, len(routes))
 	for i, r := range routes {
-		out[i] = Endpoint{Method: r.method, Pattern: r.pattern}
+		out[i] = Endpoint{Method: r.method, Pattern: r.pattern, Delegable: r.delegable}
 	}
 	return out
 }

@@ -8,6 +8,30 @@
 // handed over in order, one at a time; a failing callback is retried with backoff without
 // holding up other transactions.
 //
+// # Proof of origin: a secret in the URL
+//
+// Deliveries carry no signature, so anyone who learns the URL can post to it. With
+// [Options].Secrets the URL itself is the proof: register [Handler.DeliveryURL], which
+// appends the current secret as the last path segment ("/escrow/webhook/SECRET"; mount the
+// handler on "/escrow/webhook/"), and a delivery whose last path segment is none of the
+// secrets is answered 404 before anything else: its body is not read, and no API call,
+// store access or goroutine is spent on it. Secrets are compared as SHA-256 digests in
+// constant time, every one of them; refusals are counted ([Handler.Stats]) and warned
+// about at most once a minute, never with the URL. A path segment rather than a query
+// parameter: it passes through the proxies and routers that drop or reorder queries.
+//
+// Rotation, for a URL that leaked or on a schedule: put a new secret first and keep the
+// old one after it (Secrets: {new, old}), register the new DeliveryURL, remove the old
+// registration, then, once no delivery can still be on its way to the old URL (seconds:
+// the sender gives up after 10 s), drop the old secret. With several replicas, each must
+// accept the new secret before it is registered; [SharedSecrets] keeps the list in a
+// [Store] that implements [Settings], so that replicas and restarts share it.
+//
+// The secret proves only that the sender knows the URL, not that the event is true: a
+// leaked URL lets its holder forge deliveries until the secret is rotated. So the handler
+// still confirms every event by fetching the transaction, and a secret is what keeps that
+// confirming cheap.
+//
 // # What can be confirmed
 //
 // Every transaction's state is read as a set of facts, from the SDK's own predicates

@@ -29,19 +29,16 @@ func (l lifecycle) disbursed(it *escrow.Item) bool { return it.Disbursed() }
 func (l lifecycle) completed() bool { return l.tx.Completed() }
 func (l lifecycle) cancelled() bool { return l.tx.Cancelled() }
 
-// itemFacts are the per-item status flags in lifecycle order, with their events.
-var itemFacts = []struct {
-	event escrow.EventName
-	set   func(escrow.ItemStatus) bool
-}{
-	{escrow.EventShip, func(s escrow.ItemStatus) bool { return s.Shipped }},
-	{escrow.EventReceive, func(s escrow.ItemStatus) bool { return s.Received }},
-	{escrow.EventAccept, func(s escrow.ItemStatus) bool { return s.Accepted }},
-	{escrow.EventReject, func(s escrow.ItemStatus) bool { return s.Rejected }},
-	{escrow.EventShipReturn, func(s escrow.ItemStatus) bool { return s.ShippedReturned }},
-	{escrow.EventReceiveReturn, func(s escrow.ItemStatus) bool { return s.ReceivedReturned }},
-	{escrow.EventAcceptReturn, func(s escrow.ItemStatus) bool { return s.AcceptedReturned }},
-	{escrow.EventRejectReturn, func(s escrow.ItemStatus) bool { return s.RejectedReturned }},
+// itemFacts are the actions that set an item flag and emit an event, in lifecycle order:
+// the SDK's action table (escrow.Actions) says which, so this package lists none itself.
+func itemFacts() []escrow.Action {
+	var out []escrow.Action
+	for _, a := range escrow.Actions() {
+		if a.ItemFlag() != "" && a.Event() != "" {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // factsOf reads a transaction's state as facts, in the order their events happen.
@@ -54,13 +51,7 @@ func factsOf(tx *escrow.Transaction) []fact {
 	if l.funded() {
 		out = append(out, fact{event: escrow.EventPaymentApproved, key: string(escrow.EventPaymentApproved)})
 	}
-	for _, f := range itemFacts {
-		for _, it := range tx.Items {
-			if it.Type.Transferable() && f.set(it.Status) {
-				out = append(out, itemFact(f.event, it.ID))
-			}
-		}
-	}
+	out = append(out, goodsFacts(tx)...)
 	for i := range tx.Items {
 		if it := &tx.Items[i]; l.disbursed(it) {
 			out = append(out, itemFact(escrow.EventPaymentDisbursed, it.ID))
@@ -71,6 +62,19 @@ func factsOf(tx *escrow.Transaction) []fact {
 	}
 	if l.cancelled() {
 		out = append(out, fact{event: escrow.EventCancel, key: string(escrow.EventCancel)})
+	}
+	return out
+}
+
+// goodsFacts are the flags the actions on the goods set, action by action.
+func goodsFacts(tx *escrow.Transaction) []fact {
+	var out []fact
+	for _, a := range itemFacts() {
+		for _, it := range tx.Items {
+			if it.Type.Transferable() && it.Status.Flag(a.ItemFlag()) {
+				out = append(out, itemFact(a.Event(), it.ID))
+			}
+		}
 	}
 	return out
 }
@@ -88,8 +92,8 @@ func confirmable(ev escrow.EventName) bool {
 		escrow.EventComplete, escrow.EventCancel:
 		return true
 	}
-	for _, f := range itemFacts {
-		if f.event == ev {
+	for _, a := range itemFacts() {
+		if a.Event() == ev {
 			return true
 		}
 	}

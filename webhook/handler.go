@@ -118,6 +118,11 @@ type Options struct {
 	OnUnconfirmedHint HintFunc
 	// Now is the clock of claim leases; default time.Now.
 	Now func() time.Time
+	// Secrets, when set, make a delivery prove its origin: its URL's last path segment
+	// must be one of them (see DeliveryURL), or it is refused with 404 before any work.
+	// The first is current; the others are still accepted while a rotation is under way.
+	// Each must be 22 to 128 characters of A-Z, a-z, 0-9, '-' and '_' (NewSecret).
+	Secrets []string
 }
 
 // Handler receives webhook deliveries (it is an http.Handler) and reconciles missed ones.
@@ -126,6 +131,7 @@ type Handler struct {
 	fn     Callback
 	opt    Options
 	log    *slog.Logger
+	door   *door // refuses deliveries without a secret (secret.go)
 
 	ctx    context.Context // ends when Shutdown gives up waiting
 	cancel context.CancelFunc
@@ -202,7 +208,7 @@ func NewHandler(client *escrow.Client, fn Callback, opt Options) *Handler {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Handler{
-		client: client, fn: fn, opt: opt, log: log,
+		client: client, fn: fn, opt: opt, log: log, door: newDoor(opt.Secrets, log),
 		ctx: ctx, cancel: cancel,
 		slots:  make(chan struct{}, opt.Workers),
 		queues: make(map[int64]*txQueue),
@@ -213,9 +219,14 @@ func NewHandler(client *escrow.Client, fn Callback, opt Options) *Handler {
 func (h *Handler) Replica() string { return h.opt.Replica }
 
 // ServeHTTP parses a delivery and queues it, answering before any work is done: the sender
-// waits at most 10 s. Malformed deliveries get the status of their *escrow.EventError;
+// waits at most 10 s. With Options.Secrets, a delivery whose URL carries none of them is
+// answered 404 before anything else (Stats().Refused counts them). Malformed deliveries get the status of their *escrow.EventError;
 // deliveries after Shutdown, or about one transaction too many (MaxQueued), get 503.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.door.admits(r) {
+		h.door.refuse(w, r)
+		return
+	}
 	ev, err := escrow.ParseEvent(r)
 	if err != nil {
 		var pe *escrow.EventError

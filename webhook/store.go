@@ -213,6 +213,7 @@ type MemoryStore struct {
 	tombstones map[int64]time.Time // pruned transactions, by when they finished
 	mark       int64
 	marked     bool
+	kv         settingsMap // Settings, in settings.go
 }
 
 type record struct {

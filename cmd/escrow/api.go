@@ -43,6 +43,7 @@ var environmentVariables = []struct{ names, meaning string }{
 	{envSandboxEmail + ", " + envSandboxAPIKey, "the same for the provider's sandbox, read with --sandbox"},
 	{envBaseURL, "the API's base URL when --base-url is not given, such as an emulator's"},
 	{envCACert, "a PEM file of certificates to trust when --ca-cert is not given"},
+	{envWebhookSecret, "webhooks listen: the delivery secrets, current first, comma-separated (overrides the one kept in --store)"},
 }
 
 // usageError is a command line that cannot be run; it exits with exitUsage.

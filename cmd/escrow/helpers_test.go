@@ -41,6 +41,7 @@ func newEmulator(t *testing.T, opts ...escrowtest.Option) *emulator {
 	t.Setenv(envAPIKey, e.partner.APIKey)
 	t.Setenv(envSandboxEmail, "")
 	t.Setenv(envSandboxAPIKey, "")
+	t.Setenv(envWebhookSecret, "")
 	return e
 }
 

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -161,13 +162,28 @@ func runTransactionsAct(ctx context.Context, args []string, stdout, stderr io.Wr
 	})
 }
 
-// actionNames lists the actions the API accepts (API notes, "Actions").
+// actionNames lists the actions the SDK knows (its action table, escrow.Actions).
 func actionNames() []string {
-	return []string{
-		string(escrow.ActionAgree), string(escrow.ActionShip), string(escrow.ActionReceive), string(escrow.ActionAccept),
-		string(escrow.ActionReject), string(escrow.ActionShipReturn), string(escrow.ActionReceiveReturn),
-		string(escrow.ActionAcceptReturn), string(escrow.ActionRejectReturn), string(escrow.ActionCancel),
+	var names []string
+	for _, a := range escrow.Actions() {
+		names = append(names, string(a))
 	}
+	return names
+}
+
+// actionName matches what the API's action names look like: lowercase words joined by
+// underscores. An action the SDK does not know is sent all the same, as the SDK sends it.
+var actionName = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+
+// actionsThat names the actions for which f is true.
+func actionsThat(f func(escrow.Action) bool) []string {
+	var names []string
+	for _, a := range escrow.Actions() {
+		if f(a) {
+			names = append(names, string(a))
+		}
+	}
+	return names
 }
 
 // actionRequest checks "ID ACTION" and the flags that go with the action, and builds the
@@ -181,30 +197,53 @@ func actionRequest(positional []string, carrier, tracking, contact, authorizatio
 		return 0, nil, err
 	}
 	action := escrow.Action(positional[1])
-	if !slices.Contains(actionNames(), string(action)) {
-		return 0, nil, usagef("unknown action %q: want one of %s", action, strings.Join(actionNames(), ", "))
+	if !actionName.MatchString(string(action)) {
+		return 0, nil, usagef("%q is no action name: want one of %s, or another lowercase_name the API takes", action, strings.Join(actionNames(), ", "))
 	}
 	req := &escrow.ActionRequest{Action: action}
-	shipping := carrier != "" || tracking != "" || contact != "" || authorization != ""
-	switch {
-	case shipping && action != escrow.ActionShip && action != escrow.ActionShipReturn:
-		return 0, nil, usagef("--carrier, --tracking, --carrier-contact and --authorization go with ship and ship_return only: the other actions carry no shipping information; leave them out")
-	case reason != "" && action != escrow.ActionCancel:
-		return 0, nil, usagef("--reason goes with cancel only: leave it out, or cancel with 'act ID cancel --reason TEXT'")
-	case shipping:
-		req.ShippingInformation = &escrow.ShippingInformation{AuthorizationType: escrow.AuthorizationType(authorization)}
-		if carrier != "" || tracking != "" || contact != "" {
-			req.ShippingInformation.TrackingInformation = &escrow.TrackingInformation{Carrier: carrier, TrackingID: tracking, CarrierContact: contact}
+	if err := addShipping(req, carrier, tracking, contact, authorization); err != nil {
+		return 0, nil, err
+	}
+	if reason != "" {
+		if action.Known() && !action.TakesCancelInformation() {
+			return 0, nil, usagef("--reason goes with %s only: leave it out, or cancel with 'act ID cancel --reason TEXT'", strings.Join(actionsThat(escrow.Action.TakesCancelInformation), " and "))
 		}
-	case reason != "":
 		req.CancelInformation = &escrow.CancelInformation{CancellationReason: reason}
 	}
+	return id, req, nil
+}
+
+// anySet reports whether any of the flags was given.
+func anySet(flags ...string) bool {
+	return slices.ContainsFunc(flags, func(f string) bool { return f != "" })
+}
+
+// checkAuthorization refuses an --authorization the API does not name.
+func checkAuthorization(authorization string) error {
 	switch escrow.AuthorizationType(authorization) {
 	case "", escrow.AuthorizationPush, escrow.AuthorizationCode, escrow.AuthorizationUsernamePassword:
-	default:
-		return 0, nil, usagef("--authorization must be push, authorization_code or username_password")
+		return nil
 	}
-	return id, req, nil
+	return usagef("--authorization must be push, authorization_code or username_password")
+}
+
+// addShipping adds the shipping flags to an action's body. An action the SDK knows takes
+// them only if its row says so; an unknown one gets what is given, and the API judges.
+func addShipping(req *escrow.ActionRequest, carrier, tracking, contact, authorization string) error {
+	if err := checkAuthorization(authorization); err != nil {
+		return err
+	}
+	if !anySet(carrier, tracking, contact, authorization) {
+		return nil
+	}
+	if req.Action.Known() && !req.Action.TakesShipping() {
+		return usagef("--carrier, --tracking, --carrier-contact and --authorization go with %s only: the other actions carry no shipping information; leave them out", strings.Join(actionsThat(escrow.Action.TakesShipping), " and "))
+	}
+	req.ShippingInformation = &escrow.ShippingInformation{AuthorizationType: escrow.AuthorizationType(authorization)}
+	if anySet(carrier, tracking, contact) {
+		req.ShippingInformation.TrackingInformation = &escrow.TrackingInformation{Carrier: carrier, TrackingID: tracking, CarrierContact: contact}
+	}
+	return nil
 }
 
 // parseID reads a positive integer id.

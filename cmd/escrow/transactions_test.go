@@ -144,6 +144,18 @@ func TestTransactionsActValidation(t *testing.T) {
 	}
 }
 
+// TestTransactionsActSendsActionsTheSDKDoesNotKnow: like the SDK, the CLI sends an action
+// that is not in the SDK's table, with the flags given, and the API decides (here the
+// emulator's 422 on "action").
+func TestTransactionsActSendsActionsTheSDKDoesNotKnow(t *testing.T) {
+	e := newEmulator(t)
+	tx := e.sale(t, "")
+	code, out, errOut := e.api(t, 2, "transactions", "act", fmt.Sprint(tx.ID), "escalate", "--reason", "late", "--as-customer", "buyer@example.com")
+	if code != exitAPI || out != "" || !strings.Contains(errOut, "422") || !strings.Contains(errOut, "action") {
+		t.Errorf("exit %d, want %d with the API's 422 on action\n%s%s", code, exitAPI, out, errOut)
+	}
+}
+
 func TestTransactionsUsage(t *testing.T) {
 	e := newEmulator(t)
 	tests := []struct {
@@ -159,7 +171,7 @@ func TestTransactionsUsage(t *testing.T) {
 		{[]string{"transactions", "list", "--per-page", "500"}, "--per-page must be from 1 to 100"},
 		{[]string{"transactions", "list", "extra"}, `unexpected argument "extra"`},
 		{[]string{"transactions", "act", "7"}, "want a transaction id and an action, got 1"},
-		{[]string{"transactions", "act", "7", "explode"}, `unknown action "explode"`},
+		{[]string{"transactions", "act", "7", "Explode!"}, `"Explode!" is no action name`},
 		{[]string{"transactions", "act", "7", "agree", "--carrier", "UPS"}, "go with ship and ship_return only"},
 		{[]string{"transactions", "act", "7", "ship", "--reason", "why"}, "--reason goes with cancel only"},
 		{[]string{"transactions", "act", "7", "ship", "--authorization", "fax"}, "--authorization must be"},

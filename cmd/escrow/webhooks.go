@@ -2,15 +2,18 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -99,21 +102,13 @@ func runWebhooksRemove(ctx context.Context, args []string, stdout, stderr io.Wri
 // and a replica of one when several listeners share a PostgreSQL --store. Each delivery is
 // confirmed by fetching its transaction before it is handed over (deliveries are
 // unsigned), repeated ones are dropped, and a reconciler re-reads transactions so that
-// deliveries the API lost (it never retries) still show. It stops on SIGINT or SIGTERM,
-// after the events already received are handed over, and removes the webhook --register
-// added.
+// deliveries the API lost (it never retries) still show. With a delivery secret
+// (ESCROW_WEBHOOK_SECRET, or the one --register keeps in the store) a delivery whose URL
+// does not carry it is refused before any work. It stops on SIGINT or SIGTERM, after the
+// events already received are handed over, and removes the webhook --register added.
 func runWebhooksListen(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	const name = "escrow webhooks listen"
-	fs := newFlagSet(name, "escrow webhooks listen [--addr host:port] [--store dsn] [--register] [--forward-to url] [--reconcile interval] [api flags]", stderr)
-	var api apiFlags
-	api.register(fs, false)
-	var lf listenFlags
-	fs.StringVar(&lf.addr, "addr", ":8080", "`host:port` to receive deliveries on (port 0 picks a free one)")
-	fs.DurationVar(&lf.every, "reconcile", 5*time.Minute, "look for lost deliveries this often (0: never)")
-	fs.StringVar(&lf.store, "store", "memory", "where handed-over events are recorded: `dsn` memory (this process only), sqlite:PATH (survives restarts) or a postgres:// URL (shared by replicas)")
-	fs.BoolVar(&lf.register, "register", false, "register this listener's URL as a webhook of the account on start, and remove it on exit")
-	fs.StringVar(&lf.publicURL, "public-url", "", "the `URL` --register registers, when the API reaches this listener elsewhere than at --addr (a tunnel)")
-	fs.StringVar(&lf.forwardTo, "forward-to", "", "also POST each confirmed event as JSON to this local `URL`; a failure is retried")
+	fs, api, lf := listenFlagSet(name, stderr)
 	if code, ok := parseNone(fs, name, args, stderr); !ok {
 		return code
 	}
@@ -134,7 +129,26 @@ func runWebhooksListen(ctx context.Context, args []string, stdout, stderr io.Wri
 	if lf.forwardTo != "" {
 		p.forward = &forwarder{url: lf.forwardTo, hc: &http.Client{Timeout: 10 * time.Second}}
 	}
-	return exitCode(stderr, name, listen(ctx, client, lf, p, stderr, log))
+	return exitCode(stderr, name, listen(ctx, client, *lf, p, stderr, log))
+}
+
+// defaultListenAddr is loopback: listening on every interface takes an explicit --addr.
+const defaultListenAddr = "127.0.0.1:8080"
+
+// listenFlagSet defines the flags of "escrow webhooks listen".
+func listenFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *apiFlags, *listenFlags) {
+	fs := newFlagSet(name, "escrow webhooks listen [--addr host:port] [--store dsn] [--register] [--forward-to url] [--reconcile interval] [--max-conns n] [api flags]", stderr)
+	api := new(apiFlags)
+	api.register(fs, false)
+	lf := &listenFlags{limits: defaultLimits}
+	fs.StringVar(&lf.addr, "addr", defaultListenAddr, "`host:port` to receive deliveries on (port 0 picks a free one); ':8080' listens on every interface")
+	fs.DurationVar(&lf.every, "reconcile", 5*time.Minute, "look for lost deliveries this often (0: never)")
+	fs.StringVar(&lf.store, "store", "memory", "where handed-over events and the delivery secret are kept: `dsn` memory (this process only), sqlite:PATH (survives restarts) or a postgres:// URL (shared by replicas)")
+	fs.BoolVar(&lf.register, "register", false, "register this listener's URL, carrying the delivery secret, as a webhook of the account on start, and remove it on exit")
+	fs.StringVar(&lf.publicURL, "public-url", "", "the `URL` --register registers (with the secret appended), when the API reaches this listener elsewhere than at --addr (a tunnel)")
+	fs.StringVar(&lf.forwardTo, "forward-to", "", "also POST each confirmed event as JSON to this local `URL`; a failure is retried")
+	fs.IntVar(&lf.limits.conns, "max-conns", defaultLimits.conns, "connections open at once; more wait until one closes")
+	return fs, api, lf
 }
 
 // listenFlags are the receiver's own flags.
@@ -142,20 +156,21 @@ type listenFlags struct {
 	addr, store, publicURL, forwardTo string
 	every                             time.Duration
 	register                          bool
+	limits                            serverLimits // --max-conns; the timeouts are not flags
 }
 
 func (lf *listenFlags) check() error {
 	if lf.every < 0 {
 		return usagef("--reconcile must not be negative")
 	}
+	if lf.limits.conns < 1 {
+		return usagef("--max-conns must be at least 1")
+	}
 	if lf.store != "memory" && !strings.HasPrefix(lf.store, "sqlite:") && !strings.HasPrefix(lf.store, "postgres://") && !strings.HasPrefix(lf.store, "postgresql://") {
 		return usagef("--store wants memory, sqlite:PATH or a postgres:// URL")
 	}
 	for flagName, v := range map[string]string{"--forward-to": lf.forwardTo, "--public-url": lf.publicURL} {
-		if v == "" {
-			continue
-		}
-		if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if v != "" && !absoluteHTTP(v) {
 			return usagef("%s wants an absolute http or https URL, got %q", flagName, v)
 		}
 	}
@@ -163,6 +178,12 @@ func (lf *listenFlags) check() error {
 		return usagef("--public-url is only used with --register")
 	}
 	return nil
+}
+
+// absoluteHTTP reports whether v is an absolute http or https URL.
+func absoluteHTTP(v string) bool {
+	u, err := url.Parse(v)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // shutdownWait bounds how long listen waits, when stopping, for events still being
@@ -195,42 +216,34 @@ func listen(ctx context.Context, client *escrow.Client, lf listenFlags, p *event
 		return err
 	}
 	defer func() { err = errors.Join(err, closeStore()) }()
-	h := webhook.NewHandler(client, p.callback, webhook.Options{Logger: log, Store: store})
+	secrets, err := listenSecrets(ctx, store, lf.register)
+	if err != nil {
+		return err
+	}
+	h := webhook.NewHandler(client, p.callback, webhook.Options{Logger: log, Store: store, Secrets: secrets})
 	ln, err := net.Listen("tcp", lf.addr)
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
+	hs := newServer(h, lf.limits, log)
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	go func() { served <- hs.Serve(newLimitListener(ln, lf.limits.conns)) }()
 	own := listenerURL(ln.Addr())
 
 	var unregister func() error
 	if lf.register {
-		target := own
-		if lf.publicURL != "" {
-			target = lf.publicURL
-		}
-		wh, rerr := client.Webhooks.Create(ctx, escrow.Me, target)
-		if rerr != nil {
+		if unregister, err = register(ctx, client, h, current(secrets), cmp.Or(lf.publicURL, own), stderr); err != nil {
 			hs.Close()
 			<-served
 			h.Shutdown(ctx)
-			return fmt.Errorf("--register: %w", rerr)
-		}
-		fmt.Fprintf(stderr, "escrow webhooks listen: registered webhook %d: %s (removed on exit)\n", wh.ID, wh.URL)
-		unregister = func() error {
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownWait)
-			defer cancel()
-			if err := client.Webhooks.Delete(dctx, escrow.Me, wh.ID); err != nil {
-				return fmt.Errorf("removing webhook %d: %w", wh.ID, err)
-			}
-			fmt.Fprintf(stderr, "escrow webhooks listen: removed webhook %d\n", wh.ID)
-			return nil
+			return err
 		}
 	}
-
-	fmt.Fprintf(stderr, "escrow webhooks listen: listening on %s for %s's webhooks (store: %s)\n", own, client.BaseURL(), storeKind(lf.store))
+	door := "any delivery is taken (no delivery secret)"
+	if len(secrets) > 0 {
+		door = "a delivery's URL must carry the delivery secret"
+	}
+	fmt.Fprintf(stderr, "escrow webhooks listen: listening on %s for %s's webhooks (store: %s; %s)\n", own, client.BaseURL(), storeKind(lf.store), door)
 
 	var wg sync.WaitGroup
 	if lf.every > 0 {
@@ -258,6 +271,74 @@ func listen(ctx context.Context, client *escrow.Client, lf listenFlags, p *event
 		err = errors.Join(serveErr, err)
 	}
 	return err
+}
+
+// envWebhookSecret holds the delivery secrets of "webhooks listen", current first,
+// separated by commas; it overrides the one kept in the store.
+const envWebhookSecret = "ESCROW_WEBHOOK_SECRET"
+
+// listenSecrets are the delivery secrets the listener requires: ESCROW_WEBHOOK_SECRET's,
+// else the store's; with --register and neither, a new one is kept in the store, where
+// replicas and restarts find it. None: deliveries need no secret (plain registrations).
+func listenSecrets(ctx context.Context, store webhook.Store, register bool) ([]string, error) {
+	if env := os.Getenv(envWebhookSecret); env != "" {
+		secrets, err := webhook.ParseSecrets(env)
+		if err != nil {
+			return nil, usagef("%s: %v", envWebhookSecret, err)
+		}
+		return secrets, nil
+	}
+	if register {
+		secrets, err := webhook.SharedSecrets(ctx, store)
+		if err != nil {
+			return nil, fmt.Errorf("--store: %w", err)
+		}
+		return secrets, nil
+	}
+	settings, ok := store.(webhook.Settings)
+	if !ok {
+		return nil, nil
+	}
+	kept, ok, err := settings.Setting(ctx, webhook.SecretsSetting)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return webhook.ParseSecrets(kept)
+}
+
+// current is the secret a registration carries: the first.
+func current(secrets []string) string {
+	if len(secrets) == 0 {
+		return ""
+	}
+	return secrets[0]
+}
+
+// register registers target, with the current delivery secret when there is one, as a webhook of
+// the account, and returns what removes it. The registered URL is printed with its secret
+// replaced by "SECRET": stderr is often a log.
+func register(ctx context.Context, client *escrow.Client, h *webhook.Handler, secret, target string, stderr io.Writer) (unregister func() error, err error) {
+	shown := target
+	if secret != "" {
+		if target, err = h.DeliveryURL(target); err != nil {
+			return nil, fmt.Errorf("--register: %w", err)
+		}
+		shown = strings.Replace(target, secret, "SECRET", 1)
+	}
+	wh, err := client.Webhooks.Create(ctx, escrow.Me, target)
+	if err != nil {
+		return nil, fmt.Errorf("--register: %w", err)
+	}
+	fmt.Fprintf(stderr, "escrow webhooks listen: registered webhook %d: %s (removed on exit)\n", wh.ID, shown)
+	return func() error {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownWait)
+		defer cancel()
+		if err := client.Webhooks.Delete(dctx, escrow.Me, wh.ID); err != nil {
+			return fmt.Errorf("removing webhook %d: %w", wh.ID, err)
+		}
+		fmt.Fprintf(stderr, "escrow webhooks listen: removed webhook %d\n", wh.ID)
+		return nil
+	}, nil
 }
 
 // listenerURL is the URL deliveries reach the listener at: an unspecified address (":8080")

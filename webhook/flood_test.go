@@ -1,0 +1,89 @@
+package webhook
+
+import (
+	"container/heap"
+	"testing"
+	"time"
+
+	escrow "github.com/escrowkit/escrow-go"
+)
+
+var floodT0 = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+
+func TestNegCacheForgetsAfterItsTimeAndBeyondItsSize(t *testing.T) {
+	c := newNegCache(time.Minute, 3)
+	c.add(1, floodT0)
+	if !c.has(1, floodT0.Add(59*time.Second)) || c.has(1, floodT0.Add(time.Minute)) || c.has(2, floodT0) {
+		t.Error("an id is remembered for its time only")
+	}
+	c.add(2, floodT0)
+	c.add(3, floodT0)
+	c.add(1, floodT0) // again: still one entry
+	c.add(4, floodT0)
+	if c.has(1, floodT0) || !c.has(2, floodT0) || !c.has(3, floodT0) || !c.has(4, floodT0) || len(c.until) != 3 {
+		t.Errorf("past the size the oldest goes: %v", c.until)
+	}
+}
+
+func TestShareBudgetSpendsAShareOfEachWindow(t *testing.T) {
+	b := &shareBudget{share: 0.1, bootstrap: 2}
+	for i := range 2 {
+		if ok, _ := b.take(floodT0); !ok {
+			t.Fatalf("bootstrap request %d refused", i)
+		}
+	}
+	if ok, retry := b.take(floodT0); ok || !retry.After(floodT0) {
+		t.Fatalf("a third request before any limit is known: %v %v", ok, retry)
+	}
+	b.observe(escrow.RateLimit{Limit: 100, Remaining: 90, Reset: floodT0.Add(time.Minute)})
+	n := 2
+	for {
+		ok, retry := b.take(floodT0.Add(time.Second))
+		if !ok {
+			if !retry.Equal(floodT0.Add(time.Minute)) {
+				t.Errorf("retry at %v, want the window's end", retry)
+			}
+			break
+		}
+		n++
+	}
+	if n != 10 {
+		t.Errorf("spent %d of a window of 100 at a share of 0.1", n)
+	}
+	b.observe(escrow.RateLimit{Limit: 100, Remaining: 50, Reset: floodT0.Add(2 * time.Minute)}) // the same window, seen later
+	if ok, _ := b.take(floodT0.Add(59 * time.Second)); ok {
+		t.Error("spent beyond the share before the window ended")
+	}
+	if ok, _ := b.take(floodT0.Add(time.Minute)); !ok {
+		t.Error("a new window allows requests again")
+	}
+}
+
+func TestLaneIsFIFOAndGivesMemoryBack(t *testing.T) {
+	var l lane
+	for i := range int64(5000) {
+		l.push(i)
+	}
+	for i := range int64(5000) {
+		if got, ok := l.pop(); !ok || got != i {
+			t.Fatalf("pop %d = %d %v", i, got, ok)
+		}
+	}
+	if _, ok := l.pop(); ok || l.len() != 0 || cap(l.ids) > 4096 {
+		t.Errorf("empty lane: len %d cap %d", l.len(), cap(l.ids))
+	}
+}
+
+func TestWakeupsComeDueInOrder(t *testing.T) {
+	var w wakeups
+	for _, s := range []int{3, 1, 2} {
+		heap.Push(&w, wakeup{at: floodT0.Add(time.Duration(s) * time.Second), id: int64(s)})
+	}
+	ready, next := w.due(floodT0.Add(2 * time.Second))
+	if len(ready) != 2 || ready[0].id != 1 || ready[1].id != 2 || !next.Equal(floodT0.Add(3*time.Second)) {
+		t.Errorf("due: %v, next %v", ready, next)
+	}
+	if ready, next := w.due(floodT0.Add(time.Hour)); len(ready) != 1 || !next.IsZero() {
+		t.Errorf("the rest: %v, next %v", ready, next)
+	}
+}

@@ -1,0 +1,182 @@
+package webhook
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// ErrSecret matches every error about a delivery secret that cannot be used: none set,
+// or one that is not 22 to 128 characters of A-Z, a-z, 0-9, '-' and '_'.
+var ErrSecret = errors.New("webhook: unusable delivery secret")
+
+// Secret lengths: 22 base64url characters carry 128 bits, the least worth calling a secret.
+const (
+	minSecretLen = 22
+	maxSecretLen = 128
+)
+
+// NewSecret returns a new random delivery secret: 32 bytes from crypto/rand, base64url
+// (43 characters), fit for Options.Secrets and for the last segment of a URL path.
+func NewSecret() string {
+	var b [32]byte
+	rand.Read(b[:]) // never fails (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// checkSecret says why s cannot be a delivery secret, without quoting it.
+func checkSecret(s string) error {
+	if len(s) < minSecretLen || len(s) > maxSecretLen {
+		return fmt.Errorf("%w: it has %d characters, want %d to %d", ErrSecret, len(s), minSecretLen, maxSecretLen)
+	}
+	if i := strings.IndexFunc(s, notSecretRune); i >= 0 {
+		return fmt.Errorf("%w: character %d is not one of A-Z, a-z, 0-9, '-' and '_'", ErrSecret, i+1)
+	}
+	return nil
+}
+
+// notSecretRune reports a rune a secret may not hold: only those a URL path segment
+// carries unescaped, and base64url's alphabet.
+func notSecretRune(r rune) bool {
+	return !strings.ContainsRune(secretAlphabet, r)
+}
+
+const secretAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+// DeliveryURL returns the URL to register for deliveries to this handler: base with the
+// current secret (Options.Secrets[0]) appended as a last path segment, so that
+// "https://shop.example/escrow/webhook" becomes "https://shop.example/escrow/webhook/SECRET"
+// (mount the handler on "/escrow/webhook/"). base must be an absolute http or https URL;
+// its query, if any, is kept. The URL is a credential: keep it out of logs.
+func (h *Handler) DeliveryURL(base string) (string, error) {
+	if len(h.opt.Secrets) == 0 {
+		return "", fmt.Errorf("%w: Options.Secrets is empty", ErrSecret)
+	}
+	if err := checkSecret(h.opt.Secrets[0]); err != nil {
+		return "", fmt.Errorf("the current secret (Options.Secrets[0]): %w", err)
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Fragment != "" {
+		return "", fmt.Errorf("webhook: base %q is not an absolute http or https URL without a fragment", base)
+	}
+	// The secret needs no escaping; RawPath keeps the base's own escapes ("a%2Fb").
+	raw := strings.TrimSuffix(u.EscapedPath(), "/") + "/" + h.opt.Secrets[0]
+	u.Path, u.RawPath = strings.TrimSuffix(u.Path, "/")+"/"+h.opt.Secrets[0], raw
+	return u.String(), nil
+}
+
+// door refuses deliveries whose URL does not carry a secret, before any other work.
+type door struct {
+	on      bool       // Options.Secrets was set: a delivery needs one of them
+	digests [][32]byte // SHA-256 of each usable secret; compared whole, every one
+	refused atomic.Int64
+	warned  atomic.Int64 // unix nanoseconds of the last warning about refusals
+	log     *slog.Logger
+}
+
+// refusalWarnEvery spaces the warnings about refused deliveries: a flood of forgeries
+// must not become a flood of log lines.
+const refusalWarnEvery = time.Minute
+
+// newDoor keeps the usable secrets. An unusable one is logged (never quoted) and never
+// accepted; when none is usable every delivery is refused: a misconfigured door stays shut.
+func newDoor(secrets []string, log *slog.Logger) *door {
+	d := &door{on: len(secrets) > 0, log: log}
+	for i, s := range secrets {
+		if err := checkSecret(s); err != nil {
+			log.Error("escrow webhook: a secret is never accepted", "index", i, "error", err)
+			continue
+		}
+		d.digests = append(d.digests, sha256.Sum256([]byte(s)))
+	}
+	return d
+}
+
+// admits reports whether r's last path segment is one of the secrets, or whether no
+// secret is required. Comparing digests of equal length, all of them without stopping
+// at a match, takes the same time whatever was sent and whichever secret matches.
+func (d *door) admits(r *http.Request) bool {
+	if !d.on {
+		return true
+	}
+	p := r.URL.Path
+	got := sha256.Sum256([]byte(p[strings.LastIndexByte(p, '/')+1:]))
+	match := 0
+	for i := range d.digests {
+		match |= subtle.ConstantTimeCompare(got[:], d.digests[i][:])
+	}
+	return match == 1
+}
+
+// refuse answers a delivery without a valid secret with 404, as if nothing were there,
+// before its body is read: no store, API call or goroutine is spent on it. It is counted,
+// and a warning (without the URL, which may hold a near-miss of a secret) is logged at
+// most once a minute.
+func (d *door) refuse(w http.ResponseWriter, r *http.Request) {
+	n := d.refused.Add(1)
+	now := time.Now().UnixNano()
+	if last := d.warned.Load(); (last == 0 || now-last >= int64(refusalWarnEvery)) && d.warned.CompareAndSwap(last, now) {
+		d.log.Warn("escrow webhook: refused deliveries without a valid secret in their URL", "refused_total", n, "remote", r.RemoteAddr)
+	}
+	http.NotFound(w, r)
+}
+
+// Settings is an optional interface of a Store: a few named values shared by every
+// replica using the store and kept across restarts, such as the delivery secrets
+// ([SharedSecrets]). MemoryStore and sqlstore.Store implement it.
+type Settings interface {
+	// Setting returns the value kept under key; ok is false when there is none.
+	Setting(ctx context.Context, key string) (value string, ok bool, err error)
+	// InitSetting keeps value under key unless the key already has one, atomically, and
+	// returns the value kept: of replicas starting at once, the first one's value wins.
+	InitSetting(ctx context.Context, key, value string) (kept string, err error)
+	// PutSetting keeps value under key, replacing any.
+	PutSetting(ctx context.Context, key, value string) error
+}
+
+// SecretsSetting is the Settings key of the delivery secrets: current first, then those
+// still accepted during a rotation, separated by commas.
+const SecretsSetting = "delivery_secrets"
+
+// ErrNoSettings: the store does not implement Settings.
+var ErrNoSettings = errors.New("webhook: the store keeps no settings")
+
+// SharedSecrets returns the delivery secrets kept in store (current first), keeping a new
+// one there first if it has none, so that every replica and restart sharing the store
+// uses the same. It fails with ErrNoSettings when store does not implement Settings, and
+// with ErrSecret when what is kept is unusable.
+func SharedSecrets(ctx context.Context, store Store) ([]string, error) {
+	s, ok := store.(Settings)
+	if !ok {
+		return nil, ErrNoSettings
+	}
+	kept, err := s.InitSetting(ctx, SecretsSetting, NewSecret())
+	if err != nil {
+		return nil, fmt.Errorf("webhook: keeping the delivery secret: %w", err)
+	}
+	return ParseSecrets(kept)
+}
+
+// ParseSecrets splits a comma-separated list of secrets (current first), such as the
+// SecretsSetting value or an environment variable, and checks each.
+func ParseSecrets(list string) ([]string, error) {
+	var out []string
+	for i, s := range strings.Split(list, ",") {
+		s = strings.TrimSpace(s)
+		if err := checkSecret(s); err != nil {
+			return nil, fmt.Errorf("secret %d of the list: %w", i+1, err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}

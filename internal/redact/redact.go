@@ -195,6 +195,24 @@ func units(s string, j, depth int, out []unit) []unit {
 
 // escapeAt reads an escape whose first syntax character, c0, spans s[j:j+n0]; the rest
 // of its syntax characters are read one layer down.
+// jsonEscape reads the rest of a JSON escape after its backslash: \/, \\, \" or \uXXXX
+// of an ASCII character.
+func jsonEscape(next func() (byte, bool)) (byte, bool) {
+	c1, ok := next()
+	if !ok {
+		return 0, false
+	}
+	switch c1 {
+	case '/', '\\', '"':
+		return c1, true
+	case 'u', 'U':
+		if v, ok := readHex(next, 4); ok && v < 0x80 {
+			return byte(v), true
+		}
+	}
+	return 0, false
+}
+
 func escapeAt(s string, j int, c0 byte, n0, depth int) (byte, int, bool) {
 	pos := j + n0
 	next := func() (byte, bool) {
@@ -206,17 +224,8 @@ func escapeAt(s string, j int, c0 byte, n0, depth int) (byte, int, bool) {
 	}
 	switch c0 {
 	case '\\':
-		c1, ok := next()
-		if !ok {
-			break
-		}
-		switch c1 {
-		case '/', '\\', '"':
-			return c1, pos - j, true
-		case 'u', 'U':
-			if v, ok := readHex(next, 4); ok && v < 0x80 {
-				return byte(v), pos - j, true
-			}
+		if v, ok := jsonEscape(next); ok {
+			return v, pos - j, true
 		}
 	case '%':
 		if v, ok := readHex(next, 2); ok {
@@ -462,27 +471,46 @@ func (r *Redactor) hexRuns(s string) string {
 func (r *Redactor) hexRunAt(s string, i int) (end int, carries bool) {
 	end = i
 	for align := range 2 {
-		var bs []byte
-		j := i + align
-		for j+1 < len(s) && hexVal(s[j]) >= 0 && hexVal(s[j+1]) >= 0 {
-			bs = append(bs, byte(hexVal(s[j])<<4|hexVal(s[j+1])))
-			j += 2
+		bs, j := hexPairs(s, i+align)
+		if len(bs) > 0 {
 			end = max(end, j)
-			k := j
-			for k < len(s) && k-j < 2 && (s[k] == ' ' || s[k] == ':' || s[k] == '-') {
-				k++
-			}
-			if k+1 < len(s) && hexVal(s[k]) >= 0 && hexVal(s[k+1]) >= 0 {
-				j = k
-			}
 		}
-		for n := 0; n+4 <= len(bs); n++ {
-			if _, ok := r.keyGrams[string(bs[n:n+4])]; ok {
-				carries = true
-			}
-		}
+		carries = carries || r.holdsKeyGram(bs)
 	}
 	return end, carries
+}
+
+// hexPairs reads the hex byte pairs from s[j] on, across the separators dumps print
+// between them, and returns the bytes and where the last pair ends.
+func hexPairs(s string, j int) ([]byte, int) {
+	var bs []byte
+	for isHexPair(s, j) {
+		bs = append(bs, byte(hexVal(s[j])<<4|hexVal(s[j+1])))
+		j += 2
+		k := j
+		for k < len(s) && k-j < 2 && (s[k] == ' ' || s[k] == ':' || s[k] == '-') {
+			k++
+		}
+		if isHexPair(s, k) {
+			j = k
+		}
+	}
+	return bs, j
+}
+
+// isHexPair reports whether s[j:j+2] are two hex digits.
+func isHexPair(s string, j int) bool {
+	return j+1 < len(s) && hexVal(s[j]) >= 0 && hexVal(s[j+1]) >= 0
+}
+
+// holdsKeyGram reports whether bs holds 4 bytes of the key in a row.
+func (r *Redactor) holdsKeyGram(bs []byte) bool {
+	for n := 0; n+4 <= len(bs); n++ {
+		if _, ok := r.keyGrams[string(bs[n:n+4])]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // matchAny reports where the first secret that begins at s[i] ends.

@@ -66,6 +66,8 @@ type Client struct {
 	// shared holds the rate-limit memory when a RateLimitStore was given; see
 	// WithRateLimitStore.
 	shared *sharedLimits
+	// observer, when set, sees every call; see WithObserver and observe.go.
+	observer Observer
 }
 
 // service is embedded (by conversion) in every resource service.
@@ -107,6 +109,7 @@ type settings struct {
 	// rateLimitStore, when set, holds the rate-limit memory; see WithRateLimitStore.
 	rateLimitStore RateLimitStore
 	maxHold        time.Duration
+	observer       Observer
 }
 
 // WithSandbox points the client at the provider's sandbox, whose accounts and credentials
@@ -178,6 +181,7 @@ func NewClient(email, apiKey string, opts ...Option) (*Client, error) {
 		maxWait:    s.maxWait,
 		baseWait:   min(defaultBaseWait, s.maxWait),
 		logger:     s.logger,
+		observer:   s.observer,
 		jitter:     func(d time.Duration) time.Duration { return rand.N(d + 1) },
 	}
 	if c.logger == nil {
@@ -369,8 +373,24 @@ func fetch[T any](ctx context.Context, c *Client, k call) (*T, error) {
 }
 
 // send is the request pipeline: build the request once, send it through the retry layer,
-// and turn the answer into a result or a typed error.
+// and turn the answer into a result or a typed error. With an observer, the call is
+// reported to it, unless it is a settled write's send, which its settle reports as a whole.
 func (c *Client) send(ctx context.Context, k call) error {
+	if c.observer == nil {
+		return c.sendObserved(ctx, k, nil)
+	}
+	if ob := joined(ctx, k.route.Method, k.route.path()); ob != nil {
+		return c.sendObserved(ctx, k, ob)
+	}
+	ob := c.observe(ctx, k.route.Method, k.route.path())
+	err := c.sendObserved(ob.ctx, k, ob)
+	ob.end(err)
+	return err
+}
+
+// sendObserved is send's pipeline; ob, when not nil, records the attempts, retries and
+// waits.
+func (c *Client) sendObserved(ctx context.Context, k call, ob *observation) error {
 	path := k.escapedPath
 	if path == "" {
 		var err error
@@ -431,7 +451,7 @@ func (c *Client) send(ctx context.Context, k call) error {
 		req.Header.Set("As-Customer", ro.asCustomer)
 	}
 
-	p := &attemptPolicy{c: c, method: k.route.Method, path: sentPath, endpoint: k.endpoint()}
+	p := &attemptPolicy{c: c, method: k.route.Method, path: sentPath, endpoint: k.endpoint(), obs: ob}
 	if err := p.acquire(ctx); err != nil {
 		return err
 	}

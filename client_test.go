@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
@@ -323,5 +324,225 @@ func TestAgainstATLSServer(t *testing.T) {
 	var te *TransportError
 	if !errors.As(err, &te) || te.Attempts != 1 || te.OutcomeUnknown {
 		t.Errorf("untrusted certificate: %#v", err)
+	}
+}
+
+func TestRefusedArgumentsSendNothing(t *testing.T) {
+	c, _ := setup(t) // any request fails the test
+	ctx := context.Background()
+	checks := map[string]error{}
+	_, checks["Partner.Customer(nil)"] = c.Partner.Customer(ctx, nil)
+	_, checks["Partner.Customer(empty)"] = c.Partner.Customer(ctx, &PartnerCustomerOptions{})
+	_, checks["SelectDisbursementMethod(nil)"] = c.Transactions.SelectDisbursementMethod(ctx, 1, nil)
+	_, checks["ChoosePaymentMethod(empty name)"] = c.Transactions.ChoosePaymentMethod(ctx, 1, "", nil)
+	_, checks["WebLink(empty action)"] = c.Transactions.GetWebLink(ctx, 1, "")
+	_, checks["ItemWebLink(item 0)"] = c.Transactions.GetItemWebLink(ctx, 1, 0, "receive")
+	_, checks["PaymentsIn(0)"] = c.Partner.PaymentsIn(ctx, 0)
+	_, checks["Customers.GetDisbursementMethod(zero ref)"] = c.Customers.GetDisbursementMethod(ctx, "", 3)
+	_, checks["Webhooks.List(CustomerID(-1))"] = c.Webhooks.List(ctx, CustomerID(-1))
+	for what, err := range checks {
+		if !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("%s = %v, want ErrInvalidArgument", what, err)
+		}
+	}
+}
+
+// TestFiveRedirectsFollowedNotSix: a chain of redirects on the API's own host is followed
+// five times, as the error for a longer one says ("more than 5 redirects"); the sixth is
+// refused.
+func TestFiveRedirectsFollowedNotSix(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, mt := setup(t)
+		// transaction/1 redirects to 2, 2 to 3, ...; 6 (five redirects on) answers, and so does 13.
+		for i := 1; i <= 12; i++ {
+			if i == 6 {
+				continue
+			}
+			mt.RegisterResponder("GET", fmt.Sprintf("%stransaction/%d", testBase, i),
+				respond(307, ``, "Location", fmt.Sprintf("%stransaction/%d", testBase, i+1)))
+		}
+		mt.RegisterResponder("GET", testBase+"transaction/6", respond(200, `{"id": 6}`))
+		mt.RegisterResponder("GET", testBase+"transaction/13", respond(200, `{"id": 13}`))
+		if tx, err := c.Transactions.Get(context.Background(), 1); err != nil || tx.ID != 6 {
+			t.Errorf("five redirects: %v, %v; want transaction 6", tx, err)
+		}
+		if _, err := c.Transactions.Get(context.Background(), 7); !errors.Is(err, ErrRedirectRefused) {
+			t.Errorf("six redirects: err = %v, want ErrRedirectRefused", err)
+		}
+	})
+}
+
+// TestUserAgentKeepsAProductWithSpaces: a product such as "acme-market/2.1 (+https://…)"
+// carries spaces, which are not control characters: it leads the User-Agent. One carrying
+// a line break is dropped.
+func TestUserAgentKeepsAProductWithSpaces(t *testing.T) {
+	const product = "acme-market/2.1 (+https://acme.example)"
+	if ua := userAgent(product); !strings.HasPrefix(ua, product+" escrow-go/") {
+		t.Errorf("User-Agent %q, want it to start with %q", ua, product)
+	}
+	if ua := userAgent("acme\r\nX-Evil: 1"); !strings.HasPrefix(ua, "escrow-go/") {
+		t.Errorf("User-Agent %q carries a product with a line break", ua)
+	}
+}
+
+// TestLocalhostInAnyCase: plain HTTP is allowed to localhost however it is spelt.
+func TestLocalhostInAnyCase(t *testing.T) {
+	if _, err := NewClient(testEmail, testKey, WithBaseURL("http://LocalHost:8080/")); err != nil {
+		t.Errorf("http://LocalHost:8080/ refused: %v", err)
+	}
+}
+
+// TestBaseURLKeepsItsEscapesWithoutATrailingSlash: a base URL given without its trailing
+// slash keeps the escapes of its path (a gateway's "%2F" stays one segment) when the slash
+// is added.
+func TestBaseURLKeepsItsEscapesWithoutATrailingSlash(t *testing.T) {
+	var got string
+	rt := httpmock.NewMockTransport()
+	rt.RegisterNoResponder(func(r *http.Request) (*http.Response, error) {
+		got = r.URL.EscapedPath()
+		return httpmock.NewStringResponse(http.StatusOK, `{"id": 1}`), nil
+	})
+	c, err := NewClient(testEmail, testKey, WithBaseURL("https://gateway.example.com/escrow%2Fapi/2017-09-01"), WithHTTPClient(&http.Client{Transport: rt}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Transactions.Get(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if want := "/escrow%2Fapi/2017-09-01/transaction/1"; got != want {
+		t.Errorf("requested %s, want %s", got, want)
+	}
+}
+
+// TestStatusClassDecidesSuccess: every 2xx answer is a success, 299 included, and a 3xx the
+// client did not follow (a 300 without Location) is an error on an endpoint that does not
+// ask for its redirects.
+func TestStatusClassDecidesSuccess(t *testing.T) {
+	c, mt := setup(t)
+	mt.RegisterResponder("GET", testBase+"transaction/1", respond(299, `{"id": 1}`))
+	mt.RegisterResponder("GET", testBase+"transaction/2", respond(300, `{"id": 2}`))
+	if tx, err := c.Transactions.Get(context.Background(), 1); err != nil || tx.ID != 1 {
+		t.Errorf("a 299 answer: tx %+v, err %v; want the transaction", tx, err)
+	}
+	var apiErr *APIError
+	if _, err := c.Transactions.Get(context.Background(), 2); !errors.As(err, &apiErr) || apiErr.StatusCode != 300 {
+		t.Errorf("an unfollowed 300 answer: err %v; want an *APIError with status 300", err)
+	}
+}
+
+// TestDecodeErrorShowsTheBody: a success body that does not decode is kept in the error, so
+// the user can see what the server sent.
+func TestDecodeErrorShowsTheBody(t *testing.T) {
+	c, mt := setup(t)
+	mt.RegisterResponder("GET", testBase+"transaction/1", respond(200, `<html>maintenance</html>`))
+	_, err := c.Transactions.Get(context.Background(), 1)
+	var de *DecodeError
+	if !errors.As(err, &de) || string(de.Body) != `<html>maintenance</html>` {
+		t.Errorf("err = %v; want a *DecodeError holding the body", err)
+	}
+}
+
+// TestRefusedBaseURLSaysWhy: a plain-HTTP base URL is refused with the loopback exception
+// named, and another scheme with the one required, so the fix is in the message.
+func TestRefusedBaseURLSaysWhy(t *testing.T) {
+	for raw, want := range map[string]string{
+		"http://api.escrow.com/2017-09-01/": "plain HTTP is allowed only to loopback hosts",
+		"ftp://api.escrow.com/2017-09-01/":  "scheme must be https",
+	} {
+		_, err := NewClient(testEmail, testKey, WithBaseURL(raw))
+		if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), want) {
+			t.Errorf("WithBaseURL(%q): %v; want ErrInvalidArgument saying %q", raw, err, want)
+		}
+	}
+}
+
+// closeCounter is a response body that counts how often it is closed.
+type closeCounter struct {
+	io.Reader
+	closed *atomic.Int32
+}
+
+func (b closeCounter) Close() error { b.closed.Add(1); return nil }
+
+// TestAnswerBodiesAreClosed: every answer's body is closed, whatever becomes of the call (a
+// success, an API error, a 429 whose hint is too long to wait for), so no connection is
+// leaked.
+func TestAnswerBodiesAreClosed(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		status  int
+		headers []string
+	}{
+		{"success", 200, nil},
+		{"API error", 404, nil},
+		{"429 with too long a hint", 429, []string{"Retry-After", "3600"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, mt := setup(t)
+			var closed atomic.Int32
+			mt.RegisterResponder("GET", testBase+"transaction/1", func(req *http.Request) (*http.Response, error) {
+				resp, err := respond(tc.status, `{"id": 1}`, tc.headers...)(req)
+				if err == nil {
+					resp.Body = closeCounter{resp.Body, &closed}
+				}
+				return resp, err
+			})
+			_, _ = c.Transactions.Get(context.Background(), 1)
+			if n := closed.Load(); n < 1 {
+				t.Errorf("the answer's body was closed %d times, want at least once", n)
+			}
+		})
+	}
+}
+
+// TestCancelledContextEndsAZeroWait: a wait of zero after the caller cancelled reports the
+// cancellation rather than going ahead.
+func TestCancelledContextEndsAZeroWait(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 64 { // a select on a timer and the context picks either ready case at random
+		if err := sleep(ctx, 0); !errors.Is(err, context.Canceled) {
+			t.Fatalf("sleep(cancelled, 0) = %v, want context.Canceled", err)
+		}
+	}
+}
+
+// TestResourceCapIsExact: an answer of exactly MaxResourceBody bytes is read, and one byte
+// more is refused as too long, even when the bytes within the cap are a whole document
+// (here the extra byte is a space after it). With and without Content-Length, which decides
+// how the buffer grows.
+func TestResourceCapIsExact(t *testing.T) {
+	doc := func(size int) string {
+		head := `{"id": 1, "description": "`
+		return head + strings.Repeat("x", size-len(head)-2) + `"}`
+	}
+	for _, withLength := range []bool{true, false} {
+		for _, tc := range []struct {
+			body string
+			ok   bool
+		}{
+			{doc(MaxResourceBody), true},
+			{doc(MaxResourceBody) + " ", false},
+		} {
+			c, mt := setup(t)
+			mt.RegisterResponder("GET", testBase+"transaction/1", func(req *http.Request) (*http.Response, error) {
+				resp, err := respond(200, tc.body)(req)
+				if err == nil {
+					resp.ContentLength = -1
+					if withLength {
+						resp.ContentLength = int64(len(tc.body))
+					}
+				}
+				return resp, err
+			})
+			_, err := c.Transactions.Get(context.Background(), 1)
+			var de *DecodeError
+			switch {
+			case tc.ok && err != nil:
+				t.Errorf("Content-Length %v: a body of %d bytes refused: %v", withLength, len(tc.body), err)
+			case !tc.ok && (!errors.As(err, &de) || !strings.Contains(err.Error(), "exceeds")):
+				t.Errorf("Content-Length %v: a body of %d bytes: %v; want a DecodeError saying it exceeds the cap", withLength, len(tc.body), err)
+			}
+		}
 	}
 }

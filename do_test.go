@@ -235,6 +235,13 @@ var climbingPaths = []string{
 	"transaction/\uff0e\uff0e/x", // full-width dots
 	"transaction/%ef%bc%8e%ef%bc%8e/x",
 	"transaction/a\uff0f..\uff0f..\uff0fx",
+	// Every character normalisation or a lenient server folds into a dot or a separator.
+	"transaction/\u2024\u2024/x",           // one-dot leaders
+	"transaction/\ufe52\ufe52/x",           // small full stops
+	"transaction/a\u2215..\u2215..\u2215x", // division slashes
+	"transaction/a\u2044..\u2044..\u2044x", // fraction slashes
+	"transaction/a\uff3c..\uff3c..\uff3cx", // full-width reverse solidus
+	"transaction/a\ufe68..\ufe68..\ufe68x", // small reverse solidus
 	"transaction/.. /x",
 	"transaction/.../x",
 	"transaction/%2e%2e%3b/x",
@@ -253,11 +260,11 @@ func TestDoRefusesPathsThatClimbOutOfTheBase(t *testing.T) {
 }
 
 // TestTypedCallsRefuseClimbingParameters: a string parameter of a typed method is escaped
-// into one segment, but a server that decodes %2F would still climb with "a/../../x": it is
-// refused before sending too.
+// into one segment, but a server that decodes %2F would still climb with "a/../../x", and
+// IIS reads "%u002e" (in either case) as a dot: each is refused before sending too.
 func TestTypedCallsRefuseClimbingParameters(t *testing.T) {
 	c, _ := setup(t)
-	for _, ref := range []string{"..", "a/../../x", `a\..\..\x`, "..;", "%2e%2e", "%252e%252e", "a/%2e%2e/%2e%2e/x"} {
+	for _, ref := range []string{"..", "a/../../x", `a\..\..\x`, "..;", "%2e%2e", "%252e%252e", "a/%2e%2e/%2e%2e/x", "%u002e%u002e", "%U002E%U002E"} {
 		if _, err := c.Transactions.GetByReference(context.Background(), ref); !errors.Is(err, ErrInvalidArgument) {
 			t.Errorf("GetByReference(%q) = %v, want ErrInvalidArgument", ref, err)
 		}
@@ -299,6 +306,71 @@ func TestDoAllowsEveryRouteOfTheTable(t *testing.T) {
 		mt.RegisterResponder("GET", testBase+"transaction/reference/"+url.PathEscape(ref), respond(200, `{"id": 3}`))
 		if _, err := c.Transactions.GetByReference(context.Background(), ref); err != nil {
 			t.Errorf("GetByReference(%q) = %v", ref, err)
+		}
+	}
+}
+
+// TestRefusedCallLeavesNoStaleResponse: a Response reused across calls describes the last
+// call; one refused before anything is sent leaves no answer in it, not the previous one's.
+func TestRefusedCallLeavesNoStaleResponse(t *testing.T) {
+	c, mt := setup(t)
+	mt.RegisterResponder("GET", testBase+"transaction/1", respond(200, `{"id": 1}`, "RateLimit-Remaining", "7"))
+	var r Response
+	if _, err := c.Transactions.Get(context.Background(), 1, WithResponse(&r)); err != nil || r.StatusCode != 200 {
+		t.Fatalf("first call: %v, status %d", err, r.StatusCode)
+	}
+	_, err := c.Transactions.Get(context.Background(), 1, WithResponse(&r), AsCustomer("buyer@example.com\r\nX-Evil: 1"))
+	if !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("As-Customer with a line break: %v, want ErrInvalidArgument", err)
+	}
+	if r.StatusCode != 0 || r.RateLimit.Remaining != -1 || r.Header != nil {
+		t.Errorf("after a call refused before sending, Response = %+v; want no answer", r)
+	}
+}
+
+// TestInvalidMethodIsRefused: Do with a method no HTTP request can carry is an
+// ErrInvalidArgument, not a panic.
+func TestInvalidMethodIsRefused(t *testing.T) {
+	c, _ := setup(t)
+	if err := c.Do(context.Background(), "GET /x", "transaction/1", nil, nil); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("Do with method %q: %v, want ErrInvalidArgument", "GET /x", err)
+	}
+}
+
+// TestEmptyAnswerIntoRawMessage: Do into a json.RawMessage takes an empty success body as
+// no document (nil), not as malformed JSON, and leaves nothing of an earlier call in it.
+func TestEmptyAnswerIntoRawMessage(t *testing.T) {
+	c, mt := setup(t)
+	mt.RegisterResponder("POST", testBase+"transaction/1/undocumented", respond(200, ""))
+	raw := json.RawMessage(`{"stale": true}`)
+	if err := c.Do(context.Background(), "POST", "transaction/1/undocumented", nil, &raw); err != nil || raw != nil {
+		t.Errorf("an empty answer: err %v, raw %q; want no error and nil", err, raw)
+	}
+}
+
+// TestRequestIDFromEveryHeaderForm: the request id comes from Request-Id, a name ending in
+// -Request-Id, or one ending in -RequestId, whatever the case; an empty one is passed over;
+// of two, the one whose name sorts first is taken, so the same answer gives the same id.
+func TestRequestIDFromEveryHeaderForm(t *testing.T) {
+	for _, tt := range []struct {
+		headers []string
+		want    string
+	}{
+		{[]string{"Request-Id", "r-1"}, "r-1"},
+		{[]string{"X-Amzn-Request-Id", "r-2"}, "r-2"},
+		{[]string{"X-Ms-Requestid", "r-3"}, "r-3"},
+		{[]string{"X-Request-Id", " ", "X-Trace-Requestid", "r-4"}, "r-4"},
+		{[]string{"X-Request-Id", "later", "X-Amzn-Request-Id", "first"}, "first"},
+		{[]string{"X-Request-Identity", "not-an-id"}, ""},
+	} {
+		c, mt := setup(t)
+		mt.RegisterResponder("GET", testBase+"transaction/1", respond(http.StatusOK, `{"id": 1}`, tt.headers...))
+		var r Response
+		if _, err := c.Transactions.Get(context.Background(), 1, WithResponse(&r)); err != nil {
+			t.Fatal(err)
+		}
+		if r.RequestID != tt.want {
+			t.Errorf("headers %v: request id %q, want %q", tt.headers, r.RequestID, tt.want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package escrow
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -179,5 +180,38 @@ func itoa(n int) string {
 		if n /= 10; n == 0 {
 			return string(b[i:])
 		}
+	}
+}
+
+// Answers whose shape the spec does not show decode in every plausible form.
+func TestUndocumentedShapesDecodeLeniently(t *testing.T) {
+	var docs IdentificationDocuments
+	for _, b := range []string{`[{"type": "passport", "country": "AU"}]`, `{"identification_documents": [{"type": "passport", "country": "AU"}]}`, `{"documents": [{"type": "passport", "country": "AU"}]}`} {
+		docs = IdentificationDocuments{}
+		if err := json.Unmarshal([]byte(b), &docs); err != nil || len(docs.IdentificationDocuments) != 1 || docs.IdentificationDocuments[0].Country != "AU" {
+			t.Errorf("%s: %+v %v", b, docs, err)
+		}
+	}
+	for _, b := range []string{`7`, `{"count": 7}`} {
+		var c ReportsCount
+		if err := json.Unmarshal([]byte(b), &c); err != nil || c.Count != 7 {
+			t.Errorf("ReportsCount %s: %+v %v", b, c, err)
+		}
+	}
+	var r Reports
+	if err := json.Unmarshal([]byte(`[{"task_id": "t1", "status": "done"}]`), &r); err != nil || r.Reports[0].TaskID != "t1" || string(r.Raw) == "" {
+		t.Errorf("Reports from a list: %+v %v", r, err)
+	}
+	var tl Timeline
+	if err := json.Unmarshal([]byte(`{"warnings": [], "timeline_entries": [{"event": "ship"}]}`), &tl); err != nil || len(tl.Entries) != 1 || tl.Entries[0].Event != "ship" {
+		t.Errorf("a named list must win over another list: %+v %v", tl, err)
+	}
+	if err := json.Unmarshal([]byte(`{"a": [1], "b": [2]}`), &tl); err == nil {
+		t.Error("an object with two unnamed lists decoded without error")
+	}
+	var created CreatedReport
+	if err := json.Unmarshal([]byte(`{"task_id": "r-9", "sort_by": "id", "transactions": [{"id": 4}]}`), &created); err != nil ||
+		created.TaskID != "r-9" || created.SortBy != "id" || created.Transactions[0].ID != 4 {
+		t.Errorf("CreatedReport: %+v %v", created, err)
 	}
 }

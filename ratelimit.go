@@ -40,6 +40,10 @@ type attemptPolicy struct {
 	// maybePerformed says whether the last attempt may have reached the server and been
 	// acted on. It starts false: nothing has been sent.
 	maybePerformed bool
+	// obs records the call for an Observer; nil without one (see observe.go).
+	obs *observation
+	// retrying is the retry decided in backoff, recorded once it is sent (prepareRetry).
+	retrying Retry
 }
 
 // retryClient configures go-retryablehttp for this call; none of its defaults are used.
@@ -63,6 +67,7 @@ func (p *attemptPolicy) retryClient() *retryablehttp.Client {
 // the retry table.
 func (p *attemptPolicy) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
 	p.attempts++
+	p.obs.attempt(resp)
 	p.c.record(ctx, p.endpoint, resp, p.slot, time.Now())
 	p.slot = slot{}
 	switch {
@@ -103,12 +108,19 @@ func (p *attemptPolicy) backoff(_, _ time.Duration, attempt int, resp *http.Resp
 		}
 	}
 	p.log(context.Background(), slog.LevelInfo, "escrow: retrying", slog.Duration("wait", wait))
+	if p.obs != nil {
+		reason, status := retryReason(resp)
+		p.retrying = Retry{At: time.Now(), Reason: reason, StatusCode: status, Wait: wait}
+	}
 	return wait
 }
 
 // prepareRetry runs after the backoff and before the next attempt: the retry, too, must
 // pass the endpoint's allowance.
-func (p *attemptPolicy) prepareRetry(req *http.Request) error { return p.acquire(req.Context()) }
+func (p *attemptPolicy) prepareRetry(req *http.Request) error {
+	p.obs.retry(p.retrying)
+	return p.acquire(req.Context())
+}
 
 // acquire reserves one request on the endpoint, waiting while its allowance is spent. A
 // wait beyond the maximum fails at once with a *RateLimitError that sent nothing.
@@ -126,6 +138,7 @@ func (p *attemptPolicy) acquire(ctx context.Context) error {
 			wait = p.c.backoffStep(n)
 		}
 		p.log(ctx, slog.LevelInfo, "escrow: holding call, no requests remaining", slog.Duration("wait", wait))
+		p.obs.held(wait)
 		if err := sleep(ctx, wait); err != nil {
 			return &TransportError{Method: p.method, Path: p.path, Attempts: p.attempts, OutcomeUnknown: p.maybePerformed, Err: err}
 		}

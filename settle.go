@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 )
 
 // ErrOutcomeUnknown matches an error after which the client could not tell whether a write
@@ -68,10 +69,28 @@ type settler[T any] struct {
 // server refuses to repeat (an action, marking a wire sent), or sets a state to a value
 // (choosing a payment or disbursement method), or is checked against the list it would add
 // to (a webhook).
+//
+// With an observer, the write is one call: the sends join it, and each read is a call of
+// its own inside it (see observe.go).
 func settle[T any](ctx context.Context, c *Client, s settler[T]) (*T, error) {
+	if c.observer == nil {
+		return settleObserved(ctx, c, s, nil)
+	}
+	ob := c.observe(ctx, s.method, s.path)
+	res, err := settleObserved(ob.ctx, c, s, ob)
+	ob.end(err)
+	return res, err
+}
+
+// settleObserved is settle's loop; ob, when not nil, observes the write as one call.
+func settleObserved[T any](ctx context.Context, c *Client, s settler[T], ob *observation) (*T, error) {
+	sendCtx := ctx
+	if ob != nil {
+		sendCtx = ob.joining()
+	}
 	var ambiguous error
 	for attempt := 0; ; attempt++ {
-		res, err := s.send(ctx)
+		res, err := s.send(sendCtx)
 		var de *DecodeError
 		switch {
 		case err == nil:
@@ -90,7 +109,9 @@ func settle[T any](ctx context.Context, c *Client, s settler[T]) (*T, error) {
 		if ctx.Err() != nil {
 			return nil, &OutcomeUnknownError{Method: s.method, Path: s.path, Reason: "the context ended before the state could be read", Err: ambiguous}
 		}
+		readStart := time.Now()
 		got, p, why, readErr := s.read(ctx)
+		ob.settlingRead(readStart, p, readErr)
 		switch {
 		case readErr != nil:
 			return nil, &OutcomeUnknownError{Method: s.method, Path: s.path, Reason: "reading the state failed: " + c.scrubError(readErr).Error(), Err: ambiguous}
@@ -103,7 +124,9 @@ func settle[T any](ctx context.Context, c *Client, s settler[T]) (*T, error) {
 		case p == absent && attempt < c.maxRetries:
 			c.logger.LogAttrs(ctx, slog.LevelInfo, "escrow: write settled: not performed, sending again",
 				slog.String("method", s.method), slog.String("path", s.path), slog.Int("attempt", attempt+1))
-			if sleep(ctx, c.backoffStep(attempt)) != nil {
+			wait := c.backoffStep(attempt)
+			ob.retry(Retry{At: time.Now(), Reason: RetryNotPerformed, Wait: wait})
+			if sleep(ctx, wait) != nil {
 				return nil, &OutcomeUnknownError{Method: s.method, Path: s.path, Reason: "the context ended before sending again", Err: ambiguous}
 			}
 		case p == absent:

@@ -42,19 +42,20 @@ var (
 			}
 		}
 	}
-	shipped     = func(tx *Transaction) { tx.Items[0].Status.Shipped = true }
-	received    = func(tx *Transaction) { tx.Items[0].Status.Received = true }
-	accepted    = func(tx *Transaction) { tx.Items[0].Status.Accepted = true }
-	rejected    = func(tx *Transaction) { tx.Items[0].Status.Rejected = true }
-	shippedR    = func(tx *Transaction) { tx.Items[0].Status.ShippedReturned = true }
-	receivedR   = func(tx *Transaction) { tx.Items[0].Status.ReceivedReturned = true }
-	acceptedR   = func(tx *Transaction) { tx.Items[0].Status.AcceptedReturned = true }
-	disputed    = func(tx *Transaction) { tx.Items[0].Status.RejectedReturned, tx.Items[0].Status.InDispute = true, true }
-	sellerPaid  = func(tx *Transaction) { tx.Items[0].Schedule[0].Status.DisbursedToBeneficiary = true }
-	brokerPaid  = func(tx *Transaction) { tx.Items[1].Schedule[0].Status.DisbursedToBeneficiary = true }
-	closed      = func(tx *Transaction) { tx.CloseDate = Timestamp{Time: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)} }
-	cancelled   = func(tx *Transaction) { tx.IsCancelled = true }
-	allCanceled = func(tx *Transaction) {
+	shipped      = func(tx *Transaction) { tx.Items[0].Status.Shipped = true }
+	received     = func(tx *Transaction) { tx.Items[0].Status.Received = true }
+	accepted     = func(tx *Transaction) { tx.Items[0].Status.Accepted = true }
+	rejected     = func(tx *Transaction) { tx.Items[0].Status.Rejected = true }
+	shippedR     = func(tx *Transaction) { tx.Items[0].Status.ShippedReturned = true }
+	receivedR    = func(tx *Transaction) { tx.Items[0].Status.ReceivedReturned = true }
+	acceptedR    = func(tx *Transaction) { tx.Items[0].Status.AcceptedReturned = true }
+	disputed     = func(tx *Transaction) { tx.Items[0].Status.RejectedReturned, tx.Items[0].Status.InDispute = true, true }
+	sellerPaid   = func(tx *Transaction) { tx.Items[0].Schedule[0].Status.DisbursedToBeneficiary = true }
+	brokerPaid   = func(tx *Transaction) { tx.Items[1].Schedule[0].Status.DisbursedToBeneficiary = true }
+	closed       = func(tx *Transaction) { tx.CloseDate = Timestamp{Time: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)} }
+	cancelled    = func(tx *Transaction) { tx.IsCancelled = true }
+	itemCanceled = func(tx *Transaction) { tx.Items[0].Status.Canceled = true }
+	allCanceled  = func(tx *Transaction) {
 		for i := range tx.Items {
 			tx.Items[i].Status.Canceled = true
 		}
@@ -222,6 +223,32 @@ func TestTotals(t *testing.T) {
 	}
 }
 
+// TestTotalsKeepEachKindOfFeeApart: a shipping fee item and a card deposit fee count in
+// Fees and Total, but BrokerFee is the broker_fee items alone and EscrowFee the escrow fee
+// entries alone.
+func TestTotalsKeepEachKindOfFeeApart(t *testing.T) {
+	tx := brokered(func(tx *Transaction) {
+		tx.Items[0].Fees = append(tx.Items[0].Fees, Fee{Type: FeeCreditCardDeposit, PayerCustomer: "buyer@example.com", Amount: MustAmount("5.00")})
+		tx.Items = append(tx.Items, Item{ID: 12, Type: ItemShippingFee,
+			Schedule: []Schedule{{Amount: MustAmount("20.00"), PayerCustomer: "buyer@example.com", BeneficiaryCustomer: "seller@example.com"}}})
+	})
+	tot := tx.Totals()
+	for _, c := range []struct {
+		name      string
+		got, want Amount
+	}{
+		{"broker fee", tot.BrokerFee, MustAmount("100.00")},
+		{"escrow fee", tot.EscrowFee, MustAmount("32.50")},
+		{"fees", tot.Fees, MustAmount("157.50")},
+		{"total", tot.Total, MustAmount("1157.50")},
+		{"buyer fees", tot.Of("buyer@example.com").Fees, MustAmount("57.50")},
+	} {
+		if c.got.Cmp(c.want) != 0 {
+			t.Errorf("%s = %s, want %s", c.name, c.got, c.want)
+		}
+	}
+}
+
 // TestTotalsAreExact: 0.1 + 0.2 is not 0.3 in float64; in Totals it is.
 func TestTotalsAreExact(t *testing.T) {
 	tx := &Transaction{Items: []Item{{Type: ItemGeneralMerchandise, Schedule: []Schedule{
@@ -305,6 +332,11 @@ func TestNextSteps(t *testing.T) {
 			onMilestone(0, shipped, received, rejected, shippedR, receivedR, acceptedR),
 			onMilestone(1, shipped, received, accepted, sellerPaid),
 			onMilestone(2, shipped, received, accepted, sellerPaid)), []NextStep{brokerMethod}},
+		// A milestone canceled on its own asks nothing; the others still move.
+		{"one milestone canceled", brokered(milestones, funded, onMilestone(0, itemCanceled)), []NextStep{onItem(ship, 21), onItem(ship, 22)}},
+		// Two goods accepted and not paid wait on the same choice: the seller is asked once.
+		{"two milestones accepted, none paid", brokered(milestones, funded, shipped, received, accepted, onMilestone(1, shipped, received, accepted)),
+			[]NextStep{onItem(ship, 22), sellerMethod}},
 		{"nothing visible", &Transaction{}, nil},
 	}
 	for _, tc := range tests {

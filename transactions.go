@@ -9,6 +9,7 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
+	"time"
 )
 
 // TransactionsService creates, reads and acts on transactions (spec part 4, "Transactions").
@@ -312,9 +313,26 @@ func (s *TransactionsService) Create(ctx context.Context, req *CreateTransaction
 	if req.Reference == "" {
 		return fetch[Transaction](ctx, s.client, k)
 	}
+	if s.client.observer == nil {
+		return s.createByReference(ctx, req, k, nil)
+	}
+	// Observed as one call, as a settled write is (see settle and observe.go).
+	ob := s.client.observe(ctx, k.route.Method, k.route.path())
+	tx, err := s.createByReference(ob.ctx, req, k, ob)
+	ob.end(err)
+	return tx, err
+}
+
+// createByReference is Create for a request with a Reference: it looks the reference up
+// after an ambiguous failure. ob, when not nil, observes it as one call.
+func (s *TransactionsService) createByReference(ctx context.Context, req *CreateTransactionRequest, k call, ob *observation) (*Transaction, error) {
+	sendCtx, opts := ctx, k.opts
+	if ob != nil {
+		sendCtx = ob.joining()
+	}
 	var ambiguous error // the last failure that may have created the transaction
 	for attempt := 0; ; attempt++ {
-		tx, err := fetch[Transaction](ctx, s.client, k)
+		tx, err := fetch[Transaction](sendCtx, s.client, k)
 		switch {
 		case err == nil:
 			return tx, nil
@@ -325,7 +343,12 @@ func (s *TransactionsService) Create(ctx context.Context, req *CreateTransaction
 		default:
 			return nil, err
 		}
+		readStart := time.Now()
 		found, lookupErr := s.GetByReference(ctx, req.Reference, opts...)
+		if ob != nil {
+			p, failed := lookupPresence(found, lookupErr, req, s.client.actorOf(opts))
+			ob.settlingRead(readStart, p, failed)
+		}
 		if lookupErr == nil {
 			// Anyone may create a transaction under this reference that names the caller:
 			// only the caller's own, as requested, counts (see settle.go).
@@ -339,10 +362,27 @@ func (s *TransactionsService) Create(ctx context.Context, req *CreateTransaction
 		if !errors.Is(lookupErr, ErrNotFound) || referenceTaken(err) || attempt >= s.client.maxRetries {
 			return nil, ambiguous
 		}
-		if sleep(ctx, s.client.backoffStep(attempt)) != nil {
+		wait := s.client.backoffStep(attempt)
+		ob.retry(Retry{At: time.Now(), Reason: RetryNotPerformed, Wait: wait})
+		if sleep(ctx, wait) != nil {
 			return nil, ambiguous
 		}
 	}
+}
+
+// lookupPresence is what a lookup by reference after an ambiguous Create says of it, for
+// an Observer: found and the request's, provably absent (not found), neither, or the
+// lookup's failure.
+func lookupPresence(found *Transaction, err error, req *CreateTransactionRequest, who actor) (presence, error) {
+	switch {
+	case err == nil && createdMatches(req, found, who) == "":
+		return present, nil
+	case err == nil:
+		return undetermined, nil
+	case errors.Is(err, ErrNotFound):
+		return absent, nil
+	}
+	return undetermined, err
 }
 
 // mayHaveTakenEffect reports whether a failed write may nevertheless have been performed.

@@ -261,3 +261,82 @@ func TestActionsSendTheirBodies(t *testing.T) {
 	}
 	_ = http.MethodGet
 }
+
+func TestMarkWireSentBodies(t *testing.T) {
+	for _, tt := range []struct {
+		name, body string
+		status     int
+		want       string // Raw; "" for none
+		txID       int64  // the transaction read from the answer; 0 for none
+	}{
+		{"empty 200", ``, 200, "", 0},
+		{"whitespace 200", " \n", 200, "", 0},
+		{"204", ``, 204, "", 0},
+		{"JSON", `{"status": "wire_sent", "amount": "3650.50"}`, 200, `{"status": "wire_sent", "amount": "3650.50"}`, 0},
+		{"JSON list", `[1, 2]`, 200, `[1, 2]`, 0},
+		{"a transaction", `{"id": 48016, "currency": "usd", "parties": [{"role": "buyer", "customer": "me", "agreed": true}], "items": []}`, 200,
+			`{"id": 48016, "currency": "usd", "parties": [{"role": "buyer", "customer": "me", "agreed": true}], "items": []}`, 48016},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, mt := setup(t)
+			var rec recorder
+			mt.RegisterResponder("POST", testBase+"transaction/48016/payment_methods/wire_transfer", rec.then(respond(tt.status, tt.body)))
+			sent, err := c.Transactions.MarkWireSent(context.Background(), 48016)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(sent.Raw) != tt.want || (tt.want == "" && sent.Raw != nil) {
+				t.Errorf("raw = %q, want %q", sent.Raw, tt.want)
+			}
+			switch {
+			case tt.txID == 0 && sent.Transaction != nil:
+				t.Errorf("read a transaction from %s", tt.body)
+			case tt.txID != 0 && (sent.Transaction == nil || sent.Transaction.ID != tt.txID || !sent.Transaction.AllAgreed()):
+				t.Errorf("transaction = %+v, want %d decoded", sent.Transaction, tt.txID)
+			}
+			if r := rec.all()[0]; len(r.Body) != 0 || r.Header.Get("Content-Type") != "" {
+				t.Errorf("sent a body %q", r.Body)
+			}
+		})
+	}
+	t.Run("not JSON", func(t *testing.T) {
+		c, mt := setup(t)
+		mt.RegisterResponder("POST", testBase+"transaction/48016/payment_methods/wire_transfer", respond(200, `OK`))
+		if _, err := c.Transactions.MarkWireSent(context.Background(), 48016); !errors.Is(err, ErrMalformedResponse) {
+			t.Errorf("err = %v, want ErrMalformedResponse", err)
+		}
+	})
+}
+
+func TestTimelineDecodesBareAndWrappedLists(t *testing.T) {
+	for _, tt := range []struct{ name, body string }{
+		{"bare list", `[{"event": "create", "date": "2024-05-06T09:15:02.123456+10:00", "message": "created"},
+			{"event": "ship", "date": "2024-05-20T08:00:00", "item_id": 7001}]`},
+		{"wrapped", `{"page": 1, "entries": [{"event": "create", "date": "2024-05-06T09:15:02.123456+10:00", "message": "created"},
+			{"event": "ship", "date": "2024-05-20T08:00:00", "item_id": 7001}]}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, mt := setup(t)
+			mt.RegisterResponder("GET", testBase+"transaction/48016/timeline-entries", respond(200, tt.body))
+			tl, err := c.Transactions.ListTimelineEntries(context.Background(), 48016)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tl.Entries) != 2 || tl.Entries[0].Event != "create" || tl.Entries[0].Message != "created" ||
+				tl.Entries[1].ItemID != 7001 || tl.Entries[1].Date.Raw() != "2024-05-20T08:00:00" {
+				t.Errorf("entries = %+v", tl.Entries)
+			}
+			at(t, "date", tl.Entries[0].Date, utc(2024, 5, 5, 23, 15, 2, 123456000))
+			if string(tl.Raw) != tt.body {
+				t.Errorf("Raw = %s", tl.Raw)
+			}
+		})
+	}
+	for _, body := range []string{`{"entries": [{"event": 5}]}`, `"timeline"`, `{"entries": `} {
+		c, mt := setup(t)
+		mt.RegisterResponder("GET", testBase+"transaction/48016/timeline-entries", respond(200, body))
+		if _, err := c.Transactions.ListTimelineEntries(context.Background(), 48016); !errors.Is(err, ErrMalformedResponse) {
+			t.Errorf("body %s: err = %v, want ErrMalformedResponse", body, err)
+		}
+	}
+}

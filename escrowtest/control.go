@@ -33,37 +33,47 @@ type ControlEndpoint struct {
 	Summary string `json:"summary"`
 }
 
-// controlRoute is a control endpoint and its handler.
+// controlRoute is a control endpoint and its handler: handle answers JSON, serve (the
+// page and its event stream) writes its own answer.
 type controlRoute struct {
 	ControlEndpoint
 	handle func(e *Emulator, r *http.Request, body []byte) (response, error)
+	serve  func(e *Emulator, w http.ResponseWriter, r *http.Request)
 }
 
 // controlRoutes is the one list of control endpoints: the control API dispatches on it,
 // and the index and ControlEndpoints are built from it.
 var controlRoutes = []controlRoute{
 	{ControlEndpoint{http.MethodPost, "/_emulator/customers", `{"email", "partner"}`, `201 {"id", "email", "api_key", "password"}`,
-		"add a customer (an approved partner with partner: true) and give it credentials"}, (*Emulator).controlAddCustomer},
+		"add a customer (an approved partner with partner: true) and give it credentials"}, (*Emulator).controlAddCustomer, nil},
+	{ControlEndpoint{http.MethodGet, "/_emulator/transactions", "", `200 {"now", "total", "transactions": [{"id", "description", "reference", "currency", "created", "amount", "state", "parties": [{"role", "customer", "agreed"}], "next_steps", "waiting"}], "states"}`,
+		"the transactions, newest first, with who must act next (?state=, ?party=, ?limit=)"}, (*Emulator).controlTransactions, nil},
+	{ControlEndpoint{http.MethodGet, "/_emulator/transactions/{id}", "", `200 {"now", "viewer", "parties", "transaction", "progress", "ledger": {"in", "out", "fees", "held", "balanced"}, "timeline", "deliveries", "as_customer": [{"date", "endpoint", "partner", "as_customer", "status"}]}`,
+		"one transaction whole, as ?viewer= (a party) sees it: next steps, ledger, timeline, webhook and As-Customer calls"}, (*Emulator).controlTransaction, nil},
 	{ControlEndpoint{http.MethodPost, "/_emulator/transactions/{id}/approve_payment", "", `200 {"ok": true}`,
-		"the buyer's funds arrive"}, (*Emulator).controlApprovePayment},
+		"the buyer's funds arrive"}, (*Emulator).controlApprovePayment, nil},
 	{ControlEndpoint{http.MethodPost, "/_emulator/transactions/{id}/reject_payment", "", `200 {"ok": true}`,
-		"the buyer's payment fails"}, (*Emulator).controlRejectPayment},
+		"the buyer's payment fails"}, (*Emulator).controlRejectPayment, nil},
 	{ControlEndpoint{http.MethodGet, "/_emulator/transactions/{id}/ledger", "", `200 {"in", "out", "fees", "held"}`,
-		"the transaction's money: in always equals out + fees + held"}, (*Emulator).controlLedger},
+		"the transaction's money: in always equals out + fees + held"}, (*Emulator).controlLedger, nil},
 	{ControlEndpoint{http.MethodGet, "/_emulator/transactions/{id}/next_steps", "", `200 {"transaction_id", "state", "next_steps": [{"role", "customer", "action", "item_id", "auto_at"}], "goods": [{"item_id", "state"}], "disbursed", "unpaid": [{"item_id", "role", "customer", "amount", "reason"}], "waiting"}`,
-		"who must do what next, and why money owed has not been paid out"}, (*Emulator).controlNextSteps},
+		"who must do what next, and why money owed has not been paid out"}, (*Emulator).controlNextSteps, nil},
 	{ControlEndpoint{http.MethodPost, "/_emulator/clock/advance", `{"seconds"}`, `200 {"now", "transactions": [next_steps answers]}`,
-		"move the emulator's clock forward; inspection periods that end are applied, and the transactions they changed say what they wait for"}, (*Emulator).controlAdvance},
+		"move the emulator's clock forward; inspection periods that end are applied, and the transactions they changed say what they wait for"}, (*Emulator).controlAdvance, nil},
 	{ControlEndpoint{http.MethodPost, "/_emulator/rate_limit", `{"limit", "window_seconds"}`, `200 {"ok": true}`,
-		"set the rate limit per account and endpoint (limit 0 turns it off)"}, (*Emulator).controlRateLimit},
+		"set the rate limit per account and endpoint (limit 0 turns it off)"}, (*Emulator).controlRateLimit, nil},
 	{ControlEndpoint{http.MethodPost, "/_emulator/faults", `{"endpoint", "status", "probability", "drop", "latency_ms", "latency_after_ms"}`, `200 {"ok": true}`,
-		"inject a fault on an API endpoint or on webhook calls"}, (*Emulator).controlAddFault},
+		"inject a fault on an API endpoint or on webhook calls"}, (*Emulator).controlAddFault, nil},
 	{ControlEndpoint{http.MethodDelete, "/_emulator/faults", "", `200 {"ok": true}`,
-		"remove every fault"}, (*Emulator).controlClearFaults},
-	{ControlEndpoint{http.MethodGet, "/_emulator/webhook_deliveries", "", `200 {"deliveries": [{"url", "event", "event_type", "transaction_id", "status_code", "error"}]}`,
-		"the webhook calls made; ?flush=true waits for the queued ones first"}, (*Emulator).controlDeliveries},
+		"remove every fault"}, (*Emulator).controlClearFaults, nil},
+	{ControlEndpoint{http.MethodGet, "/_emulator/webhook_deliveries", "", `200 {"deliveries": [{"url", "event", "event_type", "transaction_id", "status_code", "error", "latency_ms", "fault"}]}`,
+		"the webhook calls made; ?flush=true waits for the queued ones first"}, (*Emulator).controlDeliveries, nil},
 	{ControlEndpoint{http.MethodPost, "/_emulator/reset", "", `200 {"ok": true}`,
-		"forget every account, transaction, fault and delivery"}, (*Emulator).controlReset},
+		"forget every account, transaction, fault and delivery"}, (*Emulator).controlReset, nil},
+	{ControlEndpoint{http.MethodGet, "/_emulator/events", "", `200 text/event-stream: "change" events`,
+		"server-sent \"change\" events (data: a counter): the page's live updates"}, nil, (*Emulator).serveEvents},
+	{ControlEndpoint{http.MethodGet, "/_emulator/ui/", "", "200 text/html",
+		"the page: watch transactions live and use these controls, in a browser on this machine"}, nil, (*Emulator).serveUI},
 }
 
 // controlIndex is the index's own entry, listed first.
@@ -101,8 +111,13 @@ func (e *Emulator) controlMux() http.Handler {
 		})
 	}
 	for _, rt := range controlRoutes {
+		if rt.serve != nil {
+			mux.HandleFunc(rt.Method+" "+rt.Path, func(w http.ResponseWriter, r *http.Request) { rt.serve(e, w, r) })
+			continue
+		}
 		handle(rt.Method+" "+rt.Path, func(r *http.Request, body []byte) (response, error) { return rt.handle(e, r, body) })
 	}
+	mux.Handle("GET /_emulator/ui", http.RedirectHandler(UIPath, http.StatusMovedPermanently))
 	handle(controlIndex.Method+" "+controlIndex.Path+"{$}", func(*http.Request, []byte) (response, error) {
 		return success(controlEndpoints{Endpoints: ControlEndpoints()}), nil
 	})
@@ -111,13 +126,25 @@ func (e *Emulator) controlMux() http.Handler {
 	handle(controlRoot, func(r *http.Request, _ []byte) (response, error) {
 		return response{}, notFound("no control endpoint %s %s: GET %s lists them", r.Method, r.URL.Path, controlRoot)
 	})
+	// A page of another site open in the same browser could otherwise post to the control
+	// API (a form or a no-cors fetch needs no permission): requests that change something
+	// must come from the emulator's own page or from outside a browser (no Sec-Fetch-Site
+	// nor Origin: the CLI, curl, tests).
+	crossOrigin := http.NewCrossOriginProtection()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host, _, _ := net.SplitHostPort(r.RemoteAddr)
 		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 			forbidden("the control API answers loopback clients only").response().write(w)
 			return
 		}
+		if err := crossOrigin.Check(r); err != nil {
+			forbidden("the control API takes changes from its own page or from outside a browser only: %v", err).response().write(w)
+			return
+		}
 		mux.ServeHTTP(w, r)
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			e.changes.notify()
+		}
 	})
 }
 

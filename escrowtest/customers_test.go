@@ -214,3 +214,16 @@ func TestPartnerSeesProfilesOnlyThroughItsOwnRelationship(t *testing.T) {
 	p2.must(http.StatusForbidden, http.MethodGet, fmt.Sprintf("customer/%d", w.stranger.ID), nil)
 	p2.must(http.StatusNotFound, http.MethodGet, fmt.Sprintf("partner/customer?customer_id=%d", w.stranger.ID), nil)
 }
+
+// TestWebhookOncePerAccount: the creator of a transaction holds two party entries (its role
+// and the partner entry), but its webhook hears each event once.
+func TestWebhookOncePerAccount(t *testing.T) {
+	w := newWorld(t)
+	hook := newReceiver(t, http.StatusOK)
+	w.b.must(http.StatusOK, http.MethodPost, "customer/me/webhook", body{"url": hook.URL})
+	w.at("agreed")
+	flush(t, w.srv)
+	if got := hook.events(); got != "create agree" {
+		t.Errorf("creator's webhook heard %q, want %q", got, "create agree")
+	}
+}

@@ -22,7 +22,8 @@
 // starts the emulator over HTTPS on a loopback address, as net/http/httptest does for a
 // handler; NewEmulator returns it as an http.Handler to serve on a listener of one's own
 // (the `escrow emulator` command does). A seller is paid out only once it has selected a
-// disbursement method: NextSteps names that step when a payout waits on it.
+// disbursement method: NextSteps names that step when a payout waits on it. With WithUI,
+// a browser on the same machine watches the emulator at srv.UIURL() (see Control API).
 //
 // The emulator is an independent implementation of the server side of the spec: it has
 // its own JSON shapes and does not import the SDK, so that a wrong JSON tag on either
@@ -429,6 +430,11 @@
 //
 //	GET    /_emulator/                                  200 {"endpoints": [...]}, this list
 //	POST   /_emulator/customers {"email", "partner"}    201 {"id", "email", "api_key", "password"}
+//	GET    /_emulator/transactions ?state= &party= &limit=
+//	                                                    200 {"now", "total", "transactions": [{"id",
+//	       "description", "amount", "state", "parties", "next_steps", "waiting", …}], "states"}
+//	GET    /_emulator/transactions/{id} ?viewer=        200 {"now", "viewer", "parties", "transaction",
+//	       "progress", "ledger", "timeline", "deliveries", "as_customer"}
 //	POST   /_emulator/transactions/{id}/approve_payment 200 {"ok": true}
 //	POST   /_emulator/transactions/{id}/reject_payment  200 {"ok": true}
 //	GET    /_emulator/transactions/{id}/ledger          200 {"in", "out", "fees", "held"}
@@ -441,10 +447,35 @@
 //	       "latency_after_ms"}                          200
 //	DELETE /_emulator/faults                            200
 //	GET    /_emulator/webhook_deliveries ?flush=true    200 {"deliveries": [{"url", "event",
-//	       "event_type", "transaction_id", "status_code", "error"}]}
+//	       "event_type", "transaction_id", "status_code", "error", "latency_ms", "fault"}]}
 //	POST   /_emulator/reset                             200
+//	GET    /_emulator/events                            200 text/event-stream
+//	GET    /_emulator/ui/                               200 text/html (WithUI)
 //
-// with the same error bodies as the API. POST /_emulator/customers creates at most 100,000
+// with the same error bodies as the API. GET /_emulator/transactions lists every
+// transaction, newest first (the newest 200 unless limit says otherwise), filtered by
+// state and by part of a party's address; GET /_emulator/transactions/{id} shows one as
+// the API shows it to the party whose address viewer names (concealment applied; the
+// emulator's view, which conceals nothing, without it), with its NextSteps, its ledger and
+// whether it balances, its timeline, the webhook calls it caused (with latency_ms and the
+// fault that touched each) and the latest 100 As-Customer calls made on it, refused ones
+// included.
+//
+// GET /_emulator/events is a stream of server-sent events: a "change" event whose data is
+// a counter, at the start and whenever an API request was served, a control endpoint
+// changed something or a webhook call ended (bursts coalesced, at most one every 150 ms).
+// It carries nothing else: a watcher reads again what it shows. A stream ends after a
+// second without a change, with "retry: 1000" so that the browser opens the next one, and
+// no request stays open long. WithUI serves a page at /_emulator/ui/ (`escrow emulator`
+// always does, and prints its address) that shows the transactions, who must act next,
+// ledgers, webhook calls and As-Customer calls, updated from that stream, with controls
+// that call the endpoints above. /_emulator/ui/?tx=ID&viewer=ADDRESS shows one
+// transaction; without ?tx= the page follows the newest. The page arrives with its data. It is plain HTML, CSS
+// and JavaScript embedded in the package, with no build step and nothing fetched from
+// elsewhere. Requests that change something (any method but GET and HEAD) are refused
+// (403) when a browser says they come from another site (Sec-Fetch-Site, or an Origin
+// that is not the emulator's own), so that no other page open in the same browser can
+// drive the emulator; programs that send neither header are not affected. POST /_emulator/customers creates at most 100,000
 // accounts (422 past it), since it takes no credentials. It also serves the landing pages
 // and report downloads the API hands out. [ControlClient] calls it from Go, typed with the
 // same types (the escrow CLI's control commands use it); a test in the emulator's own

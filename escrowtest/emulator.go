@@ -29,6 +29,7 @@ type Emulator struct {
 	hooks   *dispatcher
 	routes  *router
 	control http.Handler
+	changes *changes // wakes the page's event stream
 
 	// mu guards the store, the rate limiter and now. It is never held while a webhook
 	// is delivered or a fault's latency is slept.
@@ -58,7 +59,9 @@ func NewEmulator(opts ...Option) *Emulator {
 		st:      newStore(),
 		limiter: newRateLimiter(cfg.rateLimit, cfg.rateWindow),
 		done:    make(chan struct{}),
+		changes: newChanges(),
 	}
+	e.hooks.changed = e.changes.notify
 	e.control = e.controlMux()
 	return e
 }
@@ -116,6 +119,7 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	resp := e.serve(w, r, call{route: rt, params: params, allowed: allowed, endpoint: endpoint, injected: fault.Status})
+	e.changes.notify()
 	// The change is made before this wait, whether or not the client is still there.
 	if fault.LatencyAfter > 0 && !e.sleep(r.Context(), fault.LatencyAfter) {
 		dropConnection(w) // as above: no empty 200
@@ -185,6 +189,7 @@ func (e *Emulator) serve(w http.ResponseWriter, r *http.Request, c call) respons
 
 	resp := e.answer(r, c, quota, caller, body)
 	quota.setHeaders(resp.headers())
+	e.recordAsCustomer(r, c, caller, resp.status)
 	return resp
 }
 

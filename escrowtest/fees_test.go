@@ -148,3 +148,23 @@ func TestFeeSplitBetweenPayers(t *testing.T) {
 		t.Errorf("fees = %v\nwant %v", got, want)
 	}
 }
+
+// TestFeeItemsCarryNoFees: partner_fee items take no fees list, and neither fee item type is
+// charged an escrow fee of its own.
+func TestFeeItemsCarryNoFees(t *testing.T) {
+	w := newWorld(t)
+	b := withFeeItem(partnered(), "partner_fee", "me", 20)
+	r := w.p.must(http.StatusCreated, http.MethodPost, "transaction", b)
+	if fees := r.list("items.1.fees"); len(fees) != 0 {
+		t.Errorf("partner fee item charged fees %v", fees)
+	}
+	k := w.k.must(http.StatusCreated, http.MethodPost, "transaction", brokered())
+	if fees := k.list("items.1.fees"); len(fees) != 0 {
+		t.Errorf("broker fee item charged fees %v", fees)
+	}
+	// The list is refused whole: its entries, wrong as they are, are not judged one by one.
+	set(b, "items.1.fees", []any{body{"type": "escrow", "payer_customer": "buyer@example.com", "split": 0.5}, body{"type": "bogus"}})
+	if got := w.p.must(http.StatusUnprocessableEntity, http.MethodPost, "transaction", b).errorPaths(); !slices.Equal(got, []string{"items.1.fees"}) {
+		t.Errorf("fees on a partner_fee item: errors at %v, want only items.1.fees", got)
+	}
+}

@@ -3,6 +3,7 @@ package escrowtest
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -349,4 +350,45 @@ func mustJSON(t testing.TB, v any) []byte {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// paidOut reports whether the first schedule entry of item i is disbursed, as c sees it.
+func paidOut(t *testing.T, c *client, id int64, i int) bool {
+	t.Helper()
+	r := c.must(http.StatusOK, http.MethodGet, txPath(id), nil)
+	v, ok := r.get(fmt.Sprintf("items.%d.schedule.0.status.disbursed_to_beneficiary", i)).(bool)
+	if !ok {
+		t.Fatalf("no item %d schedule status in %s", i, r.raw)
+	}
+	return v
+}
+
+// closed reports whether the transaction has a close date.
+func closed(t *testing.T, c *client, id int64) bool {
+	t.Helper()
+	return c.must(http.StatusOK, http.MethodGet, txPath(id), nil).get("close_date") != nil
+}
+
+// refundsTo lists the amounts the partner sees paid back to a customer's card.
+func refundsTo(t *testing.T, w *world, customer Account) []string {
+	t.Helper()
+	r := w.p.must(http.StatusOK, http.MethodGet, fmt.Sprintf("partner/customer/%d/payments_out", customer.ID), nil)
+	var out []string
+	for i := range r.list("payments") {
+		out = append(out, r.str(fmt.Sprintf("payments.%d.amount", i)))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// byCard has the buyer choose a credit card, so that refunds show in payments_out.
+func byCard(w *world, id int64) {
+	w.b.must(http.StatusOK, http.MethodPost, txPath(id, "payment_methods", "credit_card"), nil)
+}
+
+// withFeeItem adds a fee item (shipping_fee or partner_fee) the buyer pays.
+func withFeeItem(b body, typ, beneficiary string, amount float64) body {
+	b["items"] = append(b["items"].([]any), body{"type": typ,
+		"schedule": []any{body{"amount": amount, "payer_customer": "buyer@example.com", "beneficiary_customer": beneficiary}}})
+	return b
 }

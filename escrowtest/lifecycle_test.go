@@ -3,6 +3,7 @@ package escrowtest
 import (
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -405,4 +406,215 @@ func TestCancelRules(t *testing.T) {
 			t.Errorf("refusal: %s", r.raw)
 		}
 	})
+}
+
+// TestEmptyActionRefused: an empty action names no action; it is refused like an unknown
+// one, at "action", and the transaction is left as it was.
+func TestEmptyActionRefused(t *testing.T) {
+	w := newWorld(t)
+	id := w.at("funded")
+	before := eventsOf(t, w.b, id)
+	item := w.b.must(http.StatusOK, http.MethodGet, txPath(id), nil).id("items.0.id")
+	for _, path := range []string{txPath(id), txPath(id, "item", strconv.FormatInt(item, 10))} {
+		r := w.s.must(http.StatusUnprocessableEntity, http.MethodPatch, path, body{"action": ""})
+		if got := r.errorPaths(); !slices.Equal(got, []string{"action"}) {
+			t.Errorf("PATCH %s with an empty action: errors at %v, want action", path, got)
+		}
+	}
+	if got := eventsOf(t, w.b, id); got != before {
+		t.Errorf("events %q after refused actions, want %q", got, before)
+	}
+}
+
+// TestNoAgreeingToACancelledTransaction: a party that had not agreed when the transaction
+// was cancelled cannot agree to it afterwards: 400, the state "cancelled", and no agree
+// event announcing a deal that is off.
+func TestNoAgreeingToACancelledTransaction(t *testing.T) {
+	w := newWorld(t)
+	id := w.at("cancelled") // the buyer created it and cancelled before the seller agreed
+	r := w.s.act(http.StatusBadRequest, id, 0, action("agree"))
+	if r.str("error") != "invalid_state" || r.str("state") != "cancelled" {
+		t.Errorf("the seller agreeing to a cancelled transaction: %s", r.raw)
+	}
+	if got := eventsOf(t, w.s, id); got != "create cancel" {
+		t.Errorf("events %q, want %q", got, "create cancel")
+	}
+}
+
+// TestCompletionAnnouncedOnce: a transaction completes once. A party choosing a
+// disbursement method afterwards (here the seller of a fully returned deal, who was paid
+// nothing) does not complete it again: one complete event, and the close date stays.
+func TestCompletionAnnouncedOnce(t *testing.T) {
+	w := newWorld(t)
+	id := w.at("returned")
+	closedAt := w.b.must(http.StatusOK, http.MethodGet, txPath(id), nil).str("close_date")
+	w.srv.Advance(time.Hour)
+	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	if got := eventsOf(t, w.b, id); strings.Count(got, "complete") != 1 {
+		t.Errorf("events %q, want one complete", got)
+	}
+	if got := w.b.must(http.StatusOK, http.MethodGet, txPath(id), nil).str("close_date"); got != closedAt {
+		t.Errorf("close date %s after a late disbursement method, want %s", got, closedAt)
+	}
+}
+
+// TestCancelAnnouncesTheRefund: cancelling a funded transaction announces payment_refunded,
+// whatever item is listed last: here a commission the seller pays, which was never paid
+// in and so gives nothing back itself.
+func TestCancelAnnouncesTheRefund(t *testing.T) {
+	w, id := brokerWorld(t)
+	payment(w, id)
+	w.k.act(http.StatusOK, id, 0, action("cancel"))
+	if got := eventsOf(t, w.k, id); !strings.HasSuffix(got, " cancel payment_refunded") {
+		t.Errorf("events %q, want the cancel and then payment_refunded", got)
+	}
+}
+
+// instalments is a sale of one milestone, 500.00 paid into escrow in two schedule entries
+// (300.00 and 200.00).
+func instalments() body {
+	b := set(milestones(), "items", []any{milestoneItem("Design", 300)})
+	entry := clone(get(b, "items.0.schedule.0").(map[string]any))
+	set(entry, "amount", 200)
+	return set(b, "items.0.schedule", append(get(b, "items.0.schedule").([]any), entry))
+}
+
+// milestonesWithCommission is sellerPaysCommission with two milestones, of the given
+// amounts, and the seller-paid commission of 20.00 listed first or last.
+func milestonesWithCommission(first, second float64, commissionFirst bool) body {
+	b := sellerPaysCommission()
+	m := func(title string, amount float64) body {
+		return body{"title": title, "type": "milestone", "inspection_period": 86400,
+			"schedule": []any{body{"amount": amount, "payer_customer": "buyer@example.com", "beneficiary_customer": "seller@example.com", "due_date": "2024-06-01T00:00:00Z"}}}
+	}
+	fee := body{"type": "broker_fee", "visibility": body{"hidden_from": []any{"buyer@example.com"}},
+		"schedule": []any{body{"amount": 20, "payer_customer": "seller@example.com", "beneficiary_customer": "me"}}}
+	b["items"] = []any{m("Design", first), m("Build", second), fee}
+	if commissionFirst {
+		b["items"] = []any{fee, m("Design", first), m("Build", second)}
+	}
+	return b
+}
+
+// milestoneWorld creates a milestonesWithCommission deal as the broker, every party agreed,
+// both payees with a disbursement method, funded; it returns the milestones' ids.
+func milestoneWorld(t *testing.T, b body) (w *world, id, first, second int64) {
+	w = newWorld(t)
+	id = w.k.create(b)
+	w.b.act(http.StatusOK, id, 0, action("agree"))
+	w.s.act(http.StatusOK, id, 0, action("agree"))
+	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	w.k.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	payment(w, id)
+	var ms []int64
+	for _, it := range w.k.must(http.StatusOK, http.MethodGet, txPath(id), nil).list("items") {
+		if it.(map[string]any)["type"] == "milestone" {
+			ms = append(ms, int64(it.(map[string]any)["id"].(float64)))
+		}
+	}
+	return w, id, ms[0], ms[1]
+}
+
+// TestRejectPaymentOnlyWhileAwaitingPayment: RejectPayment stands for a failed payment, so
+// it applies only to an agreed, unfunded, open transaction; elsewhere it errs and leaves the
+// timeline alone.
+func TestRejectPaymentOnlyWhileAwaitingPayment(t *testing.T) {
+	for _, tc := range []struct {
+		state string
+		ok    bool
+	}{
+		{"created", false}, // the seller has not agreed
+		{"agreed", true},
+		{"funded", false},
+		{"cancelled", false},
+	} {
+		t.Run(tc.state, func(t *testing.T) {
+			w := newWorld(t)
+			id := w.at(tc.state)
+			before := eventsOf(t, w.b, id)
+			err := w.srv.RejectPayment(id)
+			if (err == nil) != tc.ok {
+				t.Fatalf("RejectPayment = %v, want ok %v", err, tc.ok)
+			}
+			want := before
+			if tc.ok {
+				want += " payment_rejected"
+			}
+			if got := eventsOf(t, w.b, id); got != want {
+				t.Errorf("events %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// TestAutoAcceptNamesTheItem: the timeline entry of an inspection period ending names the
+// item when one milestone was accepted, as a buyer's accept of that item would; for a
+// whole-transaction sale it names none.
+func TestAutoAcceptNamesTheItem(t *testing.T) {
+	last := func(t *testing.T, w *world, id int64) map[string]any {
+		t.Helper()
+		es := w.b.must(http.StatusOK, http.MethodGet, txPath(id, "timeline-entries"), nil).list("timeline_entries")
+		return es[len(es)-1].(map[string]any)
+	}
+	t.Run("milestone", func(t *testing.T) {
+		w := newWorld(t)
+		id, tx := w.funded(milestones())
+		second := tx.id("items.1.id")
+		w.s.act(http.StatusOK, id, second, action("ship"))
+		w.b.act(http.StatusOK, id, second, action("receive"))
+		w.srv.Advance(24 * time.Hour)
+		if e := last(t, w, id); e["event"] != "accept" || e["item_id"] != float64(second) {
+			t.Errorf("last entry %v, want accept of item %d", e, second)
+		}
+	})
+	t.Run("merchandise", func(t *testing.T) {
+		w := newWorld(t)
+		id := w.at("received")
+		w.srv.Advance(3 * 24 * time.Hour)
+		if e := last(t, w, id); e["event"] != "accept" || e["item_id"] != nil {
+			t.Errorf("last entry %v, want accept of no item", e)
+		}
+	})
+}
+
+// TestShipmentDetailsInTheTimeline: the timeline entry of a shipment tells the carrier and
+// tracking id when given, and the authorization type of a domain transfer; nothing more.
+func TestShipmentDetailsInTheTimeline(t *testing.T) {
+	lastMessage := func(t *testing.T, c *client, id int64) string {
+		t.Helper()
+		es := c.must(http.StatusOK, http.MethodGet, txPath(id, "timeline-entries"), nil).list("timeline_entries")
+		return es[len(es)-1].(map[string]any)["message"].(string)
+	}
+	w := newWorld(t)
+	id := w.at("funded")
+	w.s.act(http.StatusOK, id, 0, body{"action": "ship", "shipping_information": body{
+		"tracking_information": body{"carrier": "UPS", "tracking_id": "1Z999"}}})
+	if got, want := lastMessage(t, w.b, id), "The seller marked the goods shipped (UPS, 1Z999)."; got != want {
+		t.Errorf("merchandise shipment: %q, want %q", got, want)
+	}
+	id = w.at("funded")
+	ships(w, id)
+	if got, want := lastMessage(t, w.b, id), "The seller marked the goods shipped."; got != want {
+		t.Errorf("shipment without details: %q, want %q", got, want)
+	}
+	id = w.s.create(domain())
+	w.b.act(http.StatusOK, id, 0, action("agree"))
+	must(t, w.srv.ApprovePayment(id))
+	w.s.act(http.StatusOK, id, 0, body{"action": "ship", "shipping_information": body{"authorization_type": "push"}})
+	if got, want := lastMessage(t, w.b, id), "The seller marked the goods shipped (authorization push)."; got != want {
+		t.Errorf("domain transfer: %q, want %q", got, want)
+	}
+}
+
+func TestEmitsPaymentReceivedForPluginOrderState(t *testing.T) {
+	w := newWorld(t)
+	id := w.b.create(merchandise())
+	w.s.act(http.StatusOK, id, 0, action("agree"))
+	w.b.must(http.StatusOK, http.MethodPost, txPath(id, "payment_methods", "wire_transfer"), nil)
+	if err := w.srv.ApprovePayment(id); err != nil {
+		t.Fatal(err)
+	}
+	if got := eventsOf(t, w.b, id); got != "create agree payment_sent payment_received payment_approved" {
+		t.Errorf("events: %s", got)
+	}
 }

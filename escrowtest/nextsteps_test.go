@@ -225,3 +225,25 @@ func TestNextStepsOfACommissionTheSellerPays(t *testing.T) {
 		t.Errorf("after the seller chose: %+v", p)
 	}
 }
+
+// TestNextStepsOfAPartnerFee: a partner fee needs no disbursement method, so while the
+// seller's payout waits on the seller's choice the partner is asked for nothing, and its
+// fee, which the seller pays, is said to wait for the seller's payouts.
+func TestNextStepsOfAPartnerFee(t *testing.T) {
+	w := newWorld(t)
+	b := partnered()
+	b["items"] = append(b["items"].([]any), body{"type": "partner_fee",
+		"schedule": []any{body{"amount": "15.00", "payer_customer": "seller@example.com", "beneficiary_customer": "me"}}})
+	id := w.p.create(b)
+	w.b.act(http.StatusOK, id, 0, action("agree"))
+	w.s.act(http.StatusOK, id, 0, action("agree"))
+	if err := w.srv.ApprovePayment(id); err != nil {
+		t.Fatal(err)
+	}
+	w.accepted(id, 0)
+	w.wantSteps(id, "seller:select_disbursement_method")
+	p, _ := w.srv.NextSteps(id)
+	if len(p.Unpaid) != 2 || p.Unpaid[1].Role != "partner" || p.Unpaid[1].Customer != "partner@example.com" || p.Unpaid[1].Reason != ReasonWithheld {
+		t.Errorf("unpaid = %+v, want the seller's goods (no method) and the partner's 15.00 (withheld)", p.Unpaid)
+	}
+}

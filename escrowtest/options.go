@@ -21,6 +21,11 @@ type config struct {
 	logger         *slog.Logger
 	// minimumEscrowFee: a buyer must pay at least this, and at least the escrow fee.
 	minimumEscrowFee cents
+	// ui serves the page at /_emulator/ui/.
+	ui bool
+	// eventIdle ends an event stream that long without a change; defaultEventIdle
+	// unless a test shortens or lengthens it.
+	eventIdle time.Duration
 }
 
 // Defaults: see the package comment.
@@ -40,6 +45,7 @@ func newConfig(opts []Option) config {
 		webhookTimeout:   defaultWebhookTimeout,
 		logger:           slog.New(slog.DiscardHandler),
 		minimumEscrowFee: defaultMinimumEscrowFee,
+		eventIdle:        defaultEventIdle,
 	}
 	for _, o := range opts {
 		o(&c)
@@ -100,4 +106,12 @@ func WithMinimumEscrowFee(amount string) Option {
 		minimum = c
 	}
 	return func(c *config) { c.minimumEscrowFee = minimum }
+}
+
+// WithUI serves the emulator's page at /_emulator/ui/ (on Server, at srv.UIURL()): a
+// person watches transactions, who must act next, ledgers and webhook deliveries live,
+// and uses the control API's controls. Like the control API, it answers loopback clients
+// only. `escrow emulator` serves it always; a test turns it on to watch itself run.
+func WithUI() Option {
+	return func(c *config) { c.ui = true }
 }

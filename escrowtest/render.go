@@ -20,6 +20,8 @@ type view struct {
 	st     *store
 	tx     *transaction
 	reader int64
+	// all sees everything, as the emulator does: the control API's view for the page.
+	all bool
 }
 
 // render returns the transaction as the reader sees it.
@@ -37,6 +39,9 @@ func (v view) customer(accountID int64) string {
 
 // hidden reports whether a party's details are concealed from the reader.
 func (v view) hidden(accountID int64) bool {
+	if v.all {
+		return false
+	}
 	for _, p := range v.tx.parties {
 		if p.account == accountID && slices.Contains(p.hiddenFrom, v.reader) {
 			return true
@@ -71,6 +76,9 @@ func (v view) amount() cents {
 }
 
 func (v view) seesItem(it *item) bool {
+	if v.all {
+		return true
+	}
 	if !transferable(it.typ) && !slices.ContainsFunc(it.schedule, v.seesEntry) {
 		return false // a fee item made only of concealed amounts
 	}
@@ -85,7 +93,7 @@ func (v view) seesItem(it *item) bool {
 }
 
 func (v view) visibility(set bool, hiddenFrom []int64) *wireVisibility {
-	if !set || !(v.tx.hasRole(v.reader, roleBroker) || v.tx.hasRole(v.reader, rolePartner)) {
+	if !set || !(v.all || v.tx.hasRole(v.reader, roleBroker) || v.tx.hasRole(v.reader, rolePartner)) {
 		return nil
 	}
 	w := &wireVisibility{HiddenFrom: []string{}}

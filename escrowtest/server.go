@@ -70,3 +70,7 @@ func (s *Server) Close() {
 // BaseURL returns URL, the API's base URL: with escrow.WithEmulator, it points an SDK
 // client at the server.
 func (s *Server) BaseURL() string { return s.URL }
+
+// UIURL returns the address of the emulator's page, which WithUI turns on: open it in a
+// browser on the same machine to watch the test run.
+func (s *Server) UIURL() string { return s.ts.URL + UIPath }

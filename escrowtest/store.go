@@ -179,6 +179,8 @@ type transaction struct {
 
 	timeline []timelineEntry
 	money    ledger
+	// delegated are the latest As-Customer calls made on it, for the page.
+	delegated []delegatedCall
 }
 
 type party struct {

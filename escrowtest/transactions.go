@@ -192,16 +192,7 @@ func (e *Emulator) timeline(req *request) (response, error) {
 	if err != nil {
 		return response{}, err
 	}
-	v := view{st: e.st, tx: tx, reader: req.caller.id}
-	out := wireTimeline{TimelineEntries: []wireTimelineEntry{}}
-	for _, t := range tx.timeline {
-		entry := wireTimelineEntry{ID: t.id, Event: t.event, EventType: "transaction", Date: formatTime(t.date), ItemID: t.item, Message: t.detail}
-		if t.actor != 0 {
-			entry.Customer = v.customer(t.actor)
-		}
-		out.TimelineEntries = append(out.TimelineEntries, entry)
-	}
-	return success(out), nil
+	return success(wireTimeline{TimelineEntries: view{st: e.st, tx: tx, reader: req.caller.id}.timeline()}), nil
 }
 
 // webLinkActions are the pages a web link may open; the spec does not list them.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -22,6 +23,12 @@ type Delivery struct {
 	StatusCode int `json:"status_code"`
 	// Error says why the call failed to get an answer (refused, timed out); "" otherwise.
 	Error string `json:"error"`
+	// LatencyMS is how long the call took, in milliseconds of real time, an injected
+	// latency included.
+	LatencyMS int64 `json:"latency_ms"`
+	// Fault names the injected fault that touched the call ("dropped", "latency 200ms"),
+	// "" when none did.
+	Fault string `json:"fault,omitempty"`
 }
 
 // hookJob is one call to make.
@@ -64,6 +71,7 @@ type dispatcher struct {
 	timeout   time.Duration
 	faults    *faultInjector // "WEBHOOK ..." faults lose or delay calls
 	log       *slog.Logger
+	changed   func()          // called when a call is recorded: the page shows it
 	ctx       context.Context // cancelled by close, which aborts the calls in flight
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
@@ -77,7 +85,7 @@ type dispatcher struct {
 }
 
 func newDispatcher(client *http.Client, timeout time.Duration, faults *faultInjector, log *slog.Logger) *dispatcher {
-	d := &dispatcher{client: client, timeout: timeout, faults: faults, log: log, queues: map[string]*receiverQueue{}, idle: make(chan struct{})}
+	d := &dispatcher{client: client, timeout: timeout, faults: faults, log: log, changed: func() {}, queues: map[string]*receiverQueue{}, idle: make(chan struct{})}
 	close(d.idle) // nothing pending
 	if client == nil {
 		d.ownClient = true
@@ -146,8 +154,9 @@ func (d *dispatcher) run(url string, q *receiverQueue) {
 
 		d.mu.Lock()
 		q.jobs = q.jobs[1:]
-		d.settled(1)
 		job.rec.Delivery, job.rec.done = rec, true
+		d.changed() // before settled, so that a flush returns after it
+		d.settled(1)
 		d.mu.Unlock()
 	}
 }
@@ -165,10 +174,13 @@ func (d *dispatcher) settled(n int) {
 }
 
 // deliver makes one call and describes how it went.
-func (d *dispatcher) deliver(job hookJob) Delivery {
-	rec := Delivery{URL: job.url, Event: job.event, EventType: "transaction", TransactionID: job.tx}
+func (d *dispatcher) deliver(job hookJob) (rec Delivery) {
+	rec = Delivery{URL: job.url, Event: job.event, EventType: "transaction", TransactionID: job.tx}
+	start := time.Now()
+	defer func() { rec.LatencyMS = time.Since(start).Milliseconds() }()
 	fault := d.faults.pick(webhookMethod + " /" + job.event)
 	if fault.Latency > 0 {
+		rec.Fault = "latency " + fault.Latency.String()
 		t := time.NewTimer(fault.Latency)
 		select {
 		case <-t.C:
@@ -177,7 +189,7 @@ func (d *dispatcher) deliver(job hookJob) Delivery {
 		}
 	}
 	if fault.Drop != DropNone {
-		rec.Error = "dropped by fault"
+		rec.Error, rec.Fault = "dropped by fault", strings.TrimPrefix(rec.Fault+", dropped", ", ")
 		d.log.Info("escrowtest webhook", "url", job.url, "event", job.event, "transaction_id", job.tx, "error", rec.Error)
 		return rec
 	}

@@ -131,6 +131,33 @@ func TestWebhookFaults(t *testing.T) {
 	}
 }
 
+// TestWebhookCallsRecordLatencyAndFault: each recorded call says how long it took and
+// which injected fault touched it, so that the page can show why a call was slow or lost.
+func TestWebhookCallsRecordLatencyAndFault(t *testing.T) {
+	w := newWorld(t)
+	hook := newReceiver(t, http.StatusOK)
+	w.b.must(http.StatusOK, http.MethodPost, "customer/me/webhook", body{"url": hook.URL})
+	must(t, w.srv.InjectFault(Fault{Endpoint: "WEBHOOK /create", Latency: 30 * time.Millisecond}))
+	must(t, w.srv.InjectFault(Fault{Endpoint: "WEBHOOK /agree", Latency: 10 * time.Millisecond, Drop: DropBefore}))
+	id := w.b.create(merchandise())
+	w.s.act(http.StatusOK, id, 0, action("agree"))
+	must(t, w.srv.ApprovePayment(id))
+	flush(t, w.srv)
+	ds := w.srv.Deliveries()
+	if len(ds) != 4 {
+		t.Fatalf("deliveries %+v", ds)
+	}
+	if ds[0].Fault != "latency 30ms" || ds[0].LatencyMS < 30 || ds[0].StatusCode != http.StatusOK {
+		t.Errorf("a delayed call: %+v", ds[0])
+	}
+	if ds[1].Fault != "latency 10ms, dropped" || ds[1].LatencyMS < 10 || ds[1].Error != "dropped by fault" {
+		t.Errorf("a delayed and lost call: %+v", ds[1])
+	}
+	if ds[2].Fault != "" || ds[2].StatusCode != http.StatusOK {
+		t.Errorf("a call no fault touched: %+v", ds[2])
+	}
+}
+
 func TestWebhookFailuresAreRecorded(t *testing.T) {
 	slow := make(chan struct{})
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

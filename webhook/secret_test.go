@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	escrow "github.com/escrowkit/escrow-go"
@@ -385,3 +386,45 @@ func TestSharedSecrets(t *testing.T) {
 
 // storeWithoutSettings hides MemoryStore's Settings.
 type storeWithoutSettings struct{ webhook.Store }
+
+// TestSecretLengthEdges: a secret of 22 to 128 characters is usable, one character fewer
+// or more is refused with ErrSecret, from a list and at the door alike.
+func TestSecretLengthEdges(t *testing.T) {
+	for n, usable := range map[int]bool{21: false, 22: true, 128: true, 129: false} {
+		s := strings.Repeat("a", n)
+		_, err := webhook.ParseSecrets(s)
+		if usable != (err == nil) || (err != nil && !errors.Is(err, webhook.ErrSecret)) {
+			t.Errorf("ParseSecrets of %d characters: %v", n, err)
+		}
+		h := webhook.NewHandler(newFakeAPI().client(t), (&calls{}).fn, webhook.Options{Secrets: []string{s}, Logger: slog.New(slog.DiscardHandler)})
+		if code := post(h, "/escrow/"+s, "made_up_event", 1); (code != http.StatusNotFound) != usable {
+			t.Errorf("a delivery with a secret of %d characters answered %d", n, code)
+		}
+		shutdown(t, h)
+	}
+}
+
+// TestRefusalsWarnedOncePerMinute: a flood of refused deliveries logs one warning a
+// minute, whatever its length: none more within the minute, the next as soon as it has
+// passed.
+func TestRefusalsWarnedOncePerMinute(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logs logtest.Lines
+		h := webhook.NewHandler(newFakeAPI().client(t), (&calls{}).fn, webhook.Options{
+			Secrets: []string{newSecret}, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		})
+		defer shutdown(t, h)
+		start := time.Now()
+		warnings := func() int { return strings.Count(logs.String(), "refused deliveries without a valid secret") }
+		for _, step := range []struct {
+			after time.Duration
+			want  int
+		}{{0, 1}, {time.Second, 1}, {59 * time.Second, 1}, {time.Minute, 2}, {119 * time.Second, 2}, {2 * time.Minute, 3}} {
+			time.Sleep(time.Until(start.Add(step.after)))
+			post(h, "/escrow/forged", "create", 1)
+			if got := warnings(); got != step.want {
+				t.Errorf("%v into the flood: %d warnings, want %d", step.after, got, step.want)
+			}
+		}
+	})
+}

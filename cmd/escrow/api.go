@@ -67,6 +67,8 @@ type apiFlags struct {
 	as         string
 	json       bool
 	verbose    bool
+	// observer, when set, sees every call (webhooks listen --metrics-addr).
+	observer escrow.Observer
 }
 
 // register adds the flags to fs. actAs adds --as-customer, for commands that act on
@@ -138,6 +140,9 @@ func (f *apiFlags) connect(stderr io.Writer) (client *escrow.Client, release fun
 	}
 	if f.verbose {
 		opts = append(opts, escrow.WithLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	}
+	if f.observer != nil {
+		opts = append(opts, escrow.WithObserver(f.observer))
 	}
 	client, err = escrow.NewClient(email, key, opts...)
 	if err != nil {

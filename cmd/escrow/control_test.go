@@ -313,8 +313,8 @@ func TestShellQuote(t *testing.T) {
 }
 
 // TestEmulatorControlCoverage: every endpoint of the control API has a subcommand, so that
-// an endpoint added to escrowtest without one fails here. The index and the pages are for
-// browsing, not driving.
+// an endpoint added to escrowtest without one fails here. The index, the page and what the
+// page reads are for browsing, not driving.
 func TestEmulatorControlCoverage(t *testing.T) {
 	bySubcommand := map[string]string{
 		"POST /_emulator/customers":                         "customer",
@@ -329,6 +329,12 @@ func TestEmulatorControlCoverage(t *testing.T) {
 		"GET /_emulator/webhook_deliveries":                 "deliveries",
 		"POST /_emulator/reset":                             "reset",
 		"GET /_emulator/":                                   "",
+		// The page's: it reads these and the event stream; transactions get shows what
+		// a party sees, and ledger what only the emulator knows.
+		"GET /_emulator/transactions":      "",
+		"GET /_emulator/transactions/{id}": "",
+		"GET /_emulator/events":            "",
+		"GET /_emulator/ui/":               "",
 	}
 	subs := commands["emulator"].subs
 	for _, ep := range escrowtest.ControlEndpoints() {

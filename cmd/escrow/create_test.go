@@ -99,3 +99,17 @@ func TestTransactionsCreateFromFile(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateQuietPrintsTheID: --quiet prints the id alone, for ID=$(…) in scripts.
+func TestCreateQuietPrintsTheID(t *testing.T) {
+	e := newEmulator(t)
+	code, out, errOut := e.api(t, 2, "transactions", "create", "--buyer", "buyer@example.com", "--seller", "seller@example.com",
+		"--amount", "100", "--title", "Lamp", "--quiet")
+	if code != 0 || out != "200001\n" {
+		t.Errorf("exit %d: %q %s", code, out, errOut)
+	}
+	code, out, _ = e.api(t, 3, "transactions", "pay", "wire", "200001", "--as", "buyer@example.com")
+	if code != 0 || !strings.Contains(out, "Amount to wire  103.25") {
+		t.Errorf("pay wire: exit %d\n%s", code, out)
+	}
+}

@@ -90,7 +90,7 @@ func runEmulator(ctx context.Context, args []string, subs map[string]command, st
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	if err := serveEmulator(ctx, emulatorSettings{addr: *addr, certOut: *certOut, envFile: *envFile, partner: *partner}, stdout, log); err != nil {
+	if err := serveEmulator(ctx, emulatorSettings{addr: *addr, certOut: *certOut, envFile: *envFile, partner: *partner}, stdout, stderr, log); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return exitAPI
 	}
@@ -105,8 +105,9 @@ type emulatorSettings struct {
 	partner string // the partner account made for envFile
 }
 
-// serveEmulator serves until ctx ends, then shuts down gracefully.
-func serveEmulator(ctx context.Context, set emulatorSettings, stdout io.Writer, log *slog.Logger) error {
+// serveEmulator serves until ctx ends, then shuts down gracefully. It prints the API's base
+// URL on stdout and the page's address on stderr.
+func serveEmulator(ctx context.Context, set emulatorSettings, stdout, stderr io.Writer, log *slog.Logger) error {
 	ln, err := net.Listen("tcp", set.addr)
 	if err != nil {
 		return err
@@ -123,7 +124,7 @@ func serveEmulator(ctx context.Context, set emulatorSettings, stdout io.Writer, 
 		}
 	}
 
-	emu := escrowtest.NewEmulator(escrowtest.WithLogger(log))
+	emu := escrowtest.NewEmulator(escrowtest.WithLogger(log), escrowtest.WithUI())
 	defer emu.Close()
 	origin := "https://" + net.JoinHostPort(host, fmt.Sprint(ln.Addr().(*net.TCPAddr).Port))
 	if set.envFile != "" {
@@ -144,7 +145,9 @@ func serveEmulator(ctx context.Context, set emulatorSettings, stdout io.Writer, 
 	go func() { served <- srv.ServeTLS(ln, "", "") }()
 
 	fmt.Fprintln(stdout, origin+"/2017-09-01/")
-	log.Info("escrow emulator serving", "api", origin+"/2017-09-01/", "control", origin+"/_emulator/", "cert_out", set.certOut)
+	// stdout keeps its one line, the base URL, for scripts; the page is for a person.
+	fmt.Fprintf(stderr, "escrow emulator: watch it at %s%s (a browser on this machine; trust --cert-out's certificate or accept it)\n", origin, escrowtest.UIPath)
+	log.Info("escrow emulator serving", "api", origin+"/2017-09-01/", "control", origin+"/_emulator/", "ui", origin+escrowtest.UIPath, "cert_out", set.certOut)
 	if set.envFile != "" {
 		log.Info("shell settings written; load them with '. "+set.envFile+"'", "env", set.envFile, "partner", set.partner)
 	}

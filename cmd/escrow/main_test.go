@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 
@@ -126,5 +127,17 @@ func TestBaseURLFromEnvironment(t *testing.T) {
 	}
 	if hint := versionHint(e.srv.URL); hint != "" {
 		t.Errorf("a hint for a good URL: %s", hint)
+	}
+}
+
+// TestChangelogHasTheVersion: the version 'escrow version' prints has its section in
+// CHANGELOG.md, so that a user can read what it holds.
+func TestChangelogHasTheVersion(t *testing.T) {
+	data, err := os.ReadFile("../../CHANGELOG.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "\n## "+escrow.Version+" ") && !strings.Contains(string(data), "\n## "+escrow.Version+"\n") {
+		t.Errorf("CHANGELOG.md has no section \"## %s\"", escrow.Version)
 	}
 }

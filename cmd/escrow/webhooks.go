@@ -20,6 +20,7 @@ import (
 	"time"
 
 	escrow "github.com/escrowkit/escrow-go"
+	"github.com/escrowkit/escrow-go/internal/prommetrics"
 	"github.com/escrowkit/escrow-go/webhook"
 	"github.com/escrowkit/escrow-go/webhook/sqlstore"
 )
@@ -115,6 +116,10 @@ func runWebhooksListen(ctx context.Context, args []string, stdout, stderr io.Wri
 	if err := lf.check(); err != nil {
 		return exitCode(stderr, name, err)
 	}
+	if lf.metricsAddr != "" {
+		lf.metrics = prommetrics.New()
+		api.observer = lf.metrics
+	}
 	client, release, err := api.connect(stderr)
 	if err != nil {
 		return exitCode(stderr, name, err)
@@ -137,7 +142,7 @@ const defaultListenAddr = "127.0.0.1:8080"
 
 // listenFlagSet defines the flags of "escrow webhooks listen".
 func listenFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *apiFlags, *listenFlags) {
-	fs := newFlagSet(name, "escrow webhooks listen [--addr host:port] [--store dsn] [--register] [--forward-to url] [--reconcile interval] [--max-conns n] [api flags]", stderr)
+	fs := newFlagSet(name, "escrow webhooks listen [--addr host:port] [--store dsn] [--register] [--forward-to url] [--reconcile interval] [--max-conns n] [--metrics-addr host:port] [api flags]", stderr)
 	api := new(apiFlags)
 	api.register(fs, false)
 	lf := &listenFlags{limits: defaultLimits}
@@ -148,6 +153,7 @@ func listenFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *apiFlags, *li
 	fs.StringVar(&lf.publicURL, "public-url", "", "the `URL` --register registers (with the secret appended), when the API reaches this listener elsewhere than at --addr (a tunnel)")
 	fs.StringVar(&lf.forwardTo, "forward-to", "", "also POST each confirmed event as JSON to this local `URL`; a failure is retried")
 	fs.IntVar(&lf.limits.conns, "max-conns", defaultLimits.conns, "connections open at once; more wait until one closes")
+	fs.StringVar(&lf.metricsAddr, "metrics-addr", "", "serve the receiver's and the client's metrics for Prometheus at /metrics, and /healthz, on `host:port`")
 	return fs, api, lf
 }
 
@@ -157,6 +163,9 @@ type listenFlags struct {
 	every                             time.Duration
 	register                          bool
 	limits                            serverLimits // --max-conns; the timeouts are not flags
+	// metricsAddr, when set, serves metrics, fed to metrics by the client and the handler.
+	metricsAddr string
+	metrics     *prommetrics.Metrics
 }
 
 func (lf *listenFlags) check() error {
@@ -216,6 +225,18 @@ func listen(ctx context.Context, client *escrow.Client, lf listenFlags, p *event
 		return err
 	}
 	defer func() { err = errors.Join(err, closeStore()) }()
+	if lf.metrics != nil {
+		ms, err := startMetrics(lf.metricsAddr, lf.metrics, store, client, log)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownWait)
+			defer cancel()
+			err = errors.Join(err, ms.shutdown(sctx))
+		}()
+		fmt.Fprintf(stderr, "escrow webhooks listen: metrics on %s, health on %shealthz\n", ms.URL(), strings.TrimSuffix(ms.URL(), "metrics"))
+	}
 	secrets, err := listenSecrets(ctx, store, lf.register)
 	if err != nil {
 		return err

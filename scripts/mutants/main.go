@@ -13,7 +13,7 @@
 //
 // Usage (from the module root; scripts/mutate is the usual way in):
 //
-//	go run ./scripts/mutants [-gremlins report.json] [-ops stmt,bool,ret] [-timeout 2m] \
+//	go run ./scripts/mutants [-gremlins report.json] [-ops stmt,bool,ret,hand] [-timeout 2m] \
 //	    [-survivors out.txt] [-dry] file.go...
 package main
 
@@ -42,6 +42,9 @@ import (
 	"time"
 )
 
+// allOps is every operator of this program: the default, and what a recheck rebuilds from.
+const allOps = "stmt,bool,ret,hand"
+
 // Outcome of one mutant, in the words of gremlins' report where it has one.
 const (
 	killed     = "KILLED"
@@ -58,6 +61,7 @@ type mutant struct {
 	kind       string
 	start, end int
 	repl       string
+	extra      string // appended to the file (a helper the edit calls)
 	status     string
 }
 
@@ -70,14 +74,22 @@ func (m mutant) String() string {
 func main() {
 	var (
 		gremlinsReport = flag.String("gremlins", "", "gremlins JSON `report` (or its console output, for a run cut short): its counts join the table and its NOT COVERED mutants are replayed")
-		ops            = flag.String("ops", "stmt,bool,ret", "own mutation `operators`: stmt (remove a statement), bool (swap true/false), ret (return a constant bool); empty for none")
+		ops            = flag.String("ops", allOps, "own mutation `operators`: stmt (remove a statement), bool (swap true/false), ret (return a constant bool), and the hand classes eq, cond, table, bound, const, scan (hand: all six; see hand.go); empty for none")
 		timeout        = flag.Duration("timeout", 2*time.Minute, "time allowed to one package's tests under one mutant")
 		survivors      = flag.String("survivors", "", "write every mutant that lived or was not covered to this `file`")
 		results        = flag.String("results", "", "write every mutant and its status to this `file`")
 		recheck        = flag.String("recheck", "", "instead of making mutants, read a -results `file` and run again only its survivors")
 		dry            = flag.Bool("dry", false, "list the mutants without running them")
+		table          = flag.String("table", "", "instead of running mutants, print the tables of a -results `file`, or of the [i/n] progress lines of a run cut short")
 	)
 	flag.Parse()
+	if *table != "" {
+		if err := printResults(os.Stdout, *table); err != nil {
+			fmt.Fprintln(os.Stderr, "mutants:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	// An interrupted run stops its go test and still removes its temporary files.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -138,7 +150,7 @@ func run(ctx context.Context, report, recheck, ops string, timeout time.Duration
 	}
 	all = append(all, todo...)
 
-	printTable(os.Stdout, all)
+	printTables(os.Stdout, all)
 	var surv, res bytes.Buffer
 	for _, m := range all {
 		fmt.Fprintln(&res, m)
@@ -199,7 +211,7 @@ func fromResults(path string) (done, again []mutant, err error) {
 			continue
 		}
 		if own[m.file] == nil {
-			if own[m.file], err = generate(m.file, "stmt,bool,ret"); err != nil {
+			if own[m.file], err = generate(m.file, allOps); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -351,6 +363,11 @@ func generate(path, ops string) ([]mutant, error) {
 	for _, op := range strings.Split(ops, ",") {
 		on[strings.TrimSpace(op)] = true
 	}
+	if on["hand"] {
+		for _, op := range handOps {
+			on[op] = true
+		}
+	}
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -365,6 +382,17 @@ func generate(path, ops string) ([]mutant, error) {
 		p := fset.Position(n.Pos())
 		out = append(out, mutant{file: path, line: p.Line, col: p.Column, kind: kind,
 			start: p.Offset, end: fset.Position(n.End()).Offset, repl: repl})
+	}
+	addSpan := func(start, end, at token.Pos, kind, repl, extra string) {
+		p := fset.Position(at)
+		out = append(out, mutant{file: path, line: p.Line, col: p.Column, kind: kind,
+			start: fset.Position(start).Offset, end: fset.Position(end).Offset, repl: repl, extra: extra})
+	}
+	for _, op := range handOps {
+		if on[op] {
+			hand(fset, f, src, on, add, addSpan)
+			break
+		}
 	}
 	var boolResult []bool // stack: does the enclosing function return exactly one bool?
 	var visit func(n ast.Node) bool
@@ -460,7 +488,7 @@ func test(ctx context.Context, tmp string, m mutant, timeout time.Duration) (str
 		return "", err
 	}
 	mutated := make([]byte, 0, len(src)+len(m.repl))
-	mutated = append(append(append(mutated, src[:m.start]...), m.repl...), src[m.end:]...)
+	mutated = append(append(append(append(mutated, src[:m.start]...), m.repl...), src[m.end:]...), m.extra...)
 	mfile := filepath.Join(tmp, "mutant.go")
 	if err := os.WriteFile(mfile, mutated, 0o644); err != nil {
 		return "", err
@@ -474,40 +502,105 @@ func test(ctx context.Context, tmp string, m mutant, timeout time.Duration) (str
 		return "", err
 	}
 
-	// The go command's own -timeout makes a hung test binary panic with a recognisable line;
-	// the context is the backstop for a hang in the build or after the panic.
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
+	pkg := "./" + filepath.ToSlash(filepath.Dir(m.file))
+	bin := filepath.Join(tmp, "pkg.test")
+	_ = os.Remove(bin)
+	// The test binary is built first, bounded by nothing but the run itself: on a busy machine
+	// a build can take minutes, and a slow build is no test catching the mutant. -vet=off: a
+	// vet complaint about the mutant (an unused result, say) is not a test catching it either.
+	build := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, "-vet=off", "-overlay", ofile, pkg)
+	out, err := runGroup(build)
+	switch {
+	case ctx.Err() != nil: // interrupted: no verdict
+		return "", ctx.Err()
+	case err != nil:
+		return notViable, nil
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return lived, nil // a package without tests: nothing catches the mutant
+	}
+	// The binary's own -test.timeout makes a hung test panic with a recognisable line; the
+	// context is the backstop for a hang after the panic. Tests run in their package's
+	// directory, as go test runs them.
 	tctx, cancel := context.WithTimeout(ctx, timeout+30*time.Second)
 	defer cancel()
-	pkg := "./" + filepath.ToSlash(filepath.Dir(m.file))
-	// -vet=off: a vet complaint about the mutant (an unused result, say) is not a test catching it.
-	cmd := exec.CommandContext(tctx, "go", "test", "-count=1", "-failfast", "-vet=off",
-		"-overlay", ofile, "-timeout", timeout.String(), pkg)
-	// In a process group of its own, so that a timeout or an interrupt ends the compiler or
-	// the test binary the go command started, not just the go command.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
-	text := out.String()
+	run := exec.CommandContext(tctx, bin, "-test.count=1", "-test.failfast", "-test.timeout="+timeout.String())
+	run.Dir = filepath.Dir(abs)
+	out, err = runGroup(run)
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
 		return lived, nil
-	case ctx.Err() != nil: // interrupted: no verdict
+	case ctx.Err() != nil:
 		return "", ctx.Err()
-	case tctx.Err() != nil || strings.Contains(text, "panic: test timed out"):
+	case tctx.Err() != nil || strings.Contains(out, "panic: test timed out"):
 		return timedOut, nil
-	case strings.Contains(text, "[build failed]") || strings.Contains(text, "[setup failed]"):
-		return notViable, nil
 	case errors.As(err, &exit):
 		return killed, nil
 	default:
-		return "", fmt.Errorf("go test %s: %w", pkg, err)
+		return "", fmt.Errorf("%s tests: %w", pkg, err)
 	}
+}
+
+// runGroup runs cmd in a process group of its own, so that a timeout or an interrupt ends
+// the compiler or the test binary it started, not just the command, and returns its output.
+func runGroup(cmd *exec.Cmd) (string, error) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// printTables writes the table of the tool mutants and, apart, that of the hand classes.
+func printTables(w io.Writer, all []mutant) {
+	var tool, handMade []mutant
+	for _, m := range all {
+		if handKinds[m.kind] {
+			handMade = append(handMade, m)
+		} else {
+			tool = append(tool, m)
+		}
+	}
+	if len(tool) > 0 {
+		fmt.Fprintln(w, "tool mutants (gremlins, and statement removal, true/false swaps, constant returns):")
+		printTable(w, tool)
+	}
+	if len(handMade) > 0 {
+		fmt.Fprintln(w, "hand-class mutants (a field, check or table entry dropped, a bound or constant moved, a scan reversed):")
+		printTable(w, handMade)
+	}
+}
+
+// progressLine is a results line as a run prints it while it goes: "[3/117] " before it.
+var progressLine = regexp.MustCompile(`^\[\d+/\d+\] `)
+
+// printResults prints the tables of a results file, or of the progress lines of a run's
+// output (other lines are skipped), without running anything.
+func printResults(w io.Writer, path string) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var all []mutant
+	for _, l := range strings.Split(string(raw), "\n") {
+		l = progressLine.ReplaceAllString(l, "")
+		fields := strings.Split(l, "\t")
+		pos := strings.Split(fields[0], ":")
+		if len(fields) != 3 || len(pos) != 3 {
+			continue
+		}
+		all = append(all, mutant{file: pos[0], kind: fields[1], status: fields[2]})
+	}
+	if len(all) == 0 {
+		return fmt.Errorf("%s: no results lines", path)
+	}
+	printTables(w, all)
+	return nil
 }
 
 // printTable writes one row per file. Score is the share of mutants the tests detect (killed

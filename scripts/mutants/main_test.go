@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"slices"
@@ -92,5 +95,148 @@ func TestGremlinsLog(t *testing.T) {
 	}
 	if m := rep.Files[1].Mutations[0]; m != (gremlinsMutation{Type: "INVERT_BITWISE", Status: "NOT COVERED", Line: 16, Column: 27}) {
 		t.Errorf("%+v", m)
+	}
+}
+
+const handSample = `package p
+
+import "slices"
+
+const lease = 30 * second
+
+const (
+	second = 1000
+	first  = iota
+)
+
+var roles = map[string]bool{"buyer": true, "seller": false}
+
+type method struct{ iban, bic string }
+
+func same(a, b method) bool {
+	return a.iban == b.iban && a.bic == b.bic
+}
+
+func allowed(role string, owner, caller int) bool {
+	if roles[role] && owner == caller || role == "admin" {
+		return true
+	}
+	return false
+}
+
+func pages(n, maxPages int) int {
+	seen := 0
+	for i := 0; i < n; i++ {
+		if i >= maxPages {
+			break
+		}
+		seen++
+	}
+	return seen
+}
+
+func newest(ids []int) int {
+	for _, id := range ids {
+		return id
+	}
+	for _, id := range slices.Backward(ids) {
+		return id
+	}
+	return 0
+}
+`
+
+// TestHandClasses lists the mutants of the hand classes: each comparison of an equality
+// chain (and only those) is a dropped field, other operands of && and || are dropped checks,
+// a map literal's entries are removable, a named bound moves by one both ways, a numeric
+// constant (not iota) doubles and halves, and loops are turned around. Every mutant still
+// parses.
+func TestHandClasses(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.go")
+	if err := os.WriteFile(path, []byte(handSample), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := generate(path, "hand")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range ms {
+		if !handKinds[m.kind] {
+			t.Errorf("-ops hand made a %s", m.kind)
+		}
+		edited := apply([]byte(handSample), m) + m.extra
+		if _, err := parser.ParseFile(token.NewFileSet(), "p.go", edited, 0); err != nil {
+			t.Errorf("%s at %d:%d does not parse: %v\n%s", m.kind, m.line, m.col, err, edited)
+		}
+		got = append(got, fmt.Sprintf("%d %s %q", m.line, m.kind, strings.ReplaceAll(m.repl, "\t", " ")))
+	}
+	slices.Sort(got)
+	want := []string{
+		`12 TABLE_ENTRY_REMOVED ""`, // "buyer": true,
+		`12 TABLE_ENTRY_REMOVED ""`, // , "seller": false
+		`17 FIELD_DROPPED "true"`,   // a.iban == b.iban
+		`17 FIELD_DROPPED "true"`,   // a.bic == b.bic
+		`21 CHECK_DROPPED "false"`,  // role == "admin"
+		`21 CHECK_DROPPED "false"`,  // roles[role] && owner == caller, from the ||
+		`21 CHECK_DROPPED "true"`,   // roles[role]
+		`21 FIELD_DROPPED "true"`,   // owner == caller
+		`29 SCAN_REVERSED "i := (n) - 1; i >= 0; i--"`,
+		`30 BOUND_MINUS_ONE "(maxPages - 1)"`,
+		`30 BOUND_PLUS_ONE "(maxPages + 1)"`,
+		`39 SCAN_REVERSED "mutantsBackward(ids)"`,
+		`42 SCAN_REVERSED "All"`,
+		`5 CONSTANT_DOUBLED "(30 * second) * 2"`,
+		`5 CONSTANT_HALVED "(30 * second) / 2"`,
+		`8 CONSTANT_DOUBLED "(1000) * 2"`,
+		`8 CONSTANT_HALVED "(1000) / 2"`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("mutants:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// A removed entry takes its comma with it: the map keeps one entry, still well formed.
+	for _, m := range ms {
+		if m.kind == "TABLE_ENTRY_REMOVED" {
+			if e := apply([]byte(handSample), m); strings.Count(e[strings.Index(e, "var roles"):strings.Index(e, "type method")], ":") != 1 {
+				t.Errorf("entry removal left:\n%s", e)
+			}
+		}
+	}
+	// The hand classes are counted apart from the tool mutants, and rebuilt by a recheck.
+	if ms, _ := generate(path, allOps); len(ms) <= len(got) {
+		t.Errorf("%s made %d mutants, no more than the hand classes alone", allOps, len(ms))
+	}
+}
+
+// TestTableOfAProgressLog: the [i/n] lines of a run cut short table as a results file
+// would, tool mutants and hand classes apart; other lines are skipped.
+func TestTableOfAProgressLog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.log")
+	log := "=== replayed NOT COVERED mutants and our own (hand)\n" +
+		"[1/4] a.go:3:9\tCONSTANT_DOUBLED\tKILLED\n" +
+		"[2/4] a.go:5:2\tSCAN_REVERSED\tLIVED\n" +
+		"[3/4] a.go:7:1\tREMOVE_STATEMENT\tTIMED OUT\n" +
+		"a.go:8:1\tBOOL_SWAP\tNOT VIABLE\n"
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := printResults(&out, path); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Fields(out.String())
+	tool, hand := slices.Index(got, "tool"), slices.Index(got, "hand-class")
+	if tool < 0 || hand < tool {
+		t.Fatalf("want the tool table, then the hand-class table:\n%s", out.String())
+	}
+	// file killed survived not-covered timed-out not-viable score, per table
+	if row := strings.Join(got[slices.Index(got, "a.go"):][:7], " "); row != "a.go 0 0 0 1 1 100%" {
+		t.Errorf("tool row %q", row)
+	}
+	if row := strings.Join(got[hand+slices.Index(got[hand:], "a.go"):][:7], " "); row != "a.go 1 1 0 0 0 50%" {
+		t.Errorf("hand row %q", row)
+	}
+	if err := printResults(&out, filepath.Join(t.TempDir(), "none")); err == nil {
+		t.Error("a missing file tabled")
 	}
 }

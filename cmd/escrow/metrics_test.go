@@ -1,0 +1,96 @@
+package main
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	escrow "github.com/escrowkit/escrow-go"
+	"github.com/escrowkit/escrow-go/webhook"
+)
+
+// freeAddr returns a loopback address no one listens on now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
+}
+
+// TestListenServesMetricsAndHealth: after a sale delivered to the listener, /metrics shows
+// the client's calls (registering, confirming) in Prometheus' text format, and /healthz
+// says the store and the API answer.
+func TestListenServesMetricsAndHealth(t *testing.T) {
+	e := newEmulator(t)
+	addr := freeAddr(t)
+	l := startListener(t, e, "--json", "--register", "--reconcile", "1h", "--metrics-addr", addr)
+	tx := e.sale(t, "")
+	var out []string
+	awaitJSON(t, l, &out, tx.ID, "create")
+
+	code, page := get(t, "http://"+addr+"/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("/metrics answered %d", code)
+	}
+	for _, want := range []string{
+		"# TYPE http_client_request_duration_seconds histogram",
+		`http_client_request_duration_seconds_count{http_request_method="GET",url_template="/transaction/{id}",http_response_status_code="200"} `,
+		`http_client_request_duration_seconds_count{http_request_method="POST",url_template="/customer/{customer_id}/webhook",http_response_status_code="200"} 1`,
+		"# TYPE escrow_webhook_queue_depth gauge",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if strings.Contains(page, e.partner.APIKey) || strings.Contains(page, e.partner.Email) {
+		t.Error("/metrics shows the account's credentials")
+	}
+	if t.Failed() {
+		t.Log(page)
+	}
+
+	code, body := get(t, "http://"+addr+"/healthz")
+	if code != http.StatusOK || body != "store: ok\napi: ok\n" {
+		t.Errorf("/healthz answered %d %q; want 200, both ok", code, body)
+	}
+	if code, _ := l.stop(); code != 0 {
+		t.Errorf("exit %d", code)
+	}
+}
+
+// TestHealthSaysWhichIsDown: with the API refusing the account, /healthz answers 503 and
+// names the API, not the store.
+func TestHealthSaysWhichIsDown(t *testing.T) {
+	e := newEmulator(t)
+	bad, err := escrow.NewClient(e.partner.Email, "not-the-key", escrow.WithBaseURL(e.srv.URL), escrow.WithHTTPClient(e.srv.Client()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &health{store: new(webhook.MemoryStore), client: bad}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	code, body := get(t, srv.URL+"/healthz")
+	if code != http.StatusServiceUnavailable || !strings.HasPrefix(body, "store: ok\napi: failing: ") || strings.Contains(body, "not-the-key") {
+		t.Errorf("/healthz answered %d %q; want 503, the store ok and the API not, without the key", code, body)
+	}
+}

@@ -1,0 +1,371 @@
+package escrowotel_test
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	escrow "github.com/escrowkit/escrow-go"
+	"github.com/escrowkit/escrow-go/escrowotel"
+	"github.com/escrowkit/escrow-go/escrowtest"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// telemetry is an Observer whose spans and metrics are kept in memory.
+type telemetry struct {
+	obs    *escrowotel.Observer
+	tp     *sdktrace.TracerProvider
+	spans  *tracetest.InMemoryExporter
+	reader *sdkmetric.ManualReader
+}
+
+func newTelemetry(t *testing.T) *telemetry {
+	t.Helper()
+	spans := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	return &telemetry{
+		obs: escrowotel.New(escrowotel.WithTracerProvider(tp), escrowotel.WithMeterProvider(mp)),
+		tp:  tp, spans: spans, reader: reader,
+	}
+}
+
+// span returns the one span of that name, failing the test if there is not exactly one.
+func (tm *telemetry) span(t *testing.T, name string) tracetest.SpanStub {
+	t.Helper()
+	var found []tracetest.SpanStub
+	for _, s := range tm.spans.GetSpans() {
+		if s.Name == name {
+			found = append(found, s)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d spans named %q among %v; want 1", len(found), name, names(tm.spans.GetSpans()))
+	}
+	return found[0]
+}
+
+func names(spans tracetest.SpanStubs) []string {
+	out := make([]string, len(spans))
+	for i, s := range spans {
+		out[i] = s.Name
+	}
+	return out
+}
+
+// metric returns the collected metric of that name, failing the test if there is none.
+func (tm *telemetry) metric(t *testing.T, name string) metricdata.Metrics {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := tm.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name == name {
+				return m
+			}
+		}
+	}
+	t.Fatalf("no metric %q", name)
+	return metricdata.Metrics{}
+}
+
+func attr(attrs []attribute.KeyValue, key string) (attribute.Value, bool) {
+	for _, kv := range attrs {
+		if string(kv.Key) == key {
+			return kv.Value, true
+		}
+	}
+	return attribute.Value{}, false
+}
+
+// wantAttrs checks that attrs hold each key with its value (compared as text).
+func wantAttrs(t *testing.T, what string, attrs []attribute.KeyValue, want map[string]string) {
+	t.Helper()
+	for k, v := range want {
+		got, ok := attr(attrs, k)
+		if !ok || got.String() != v {
+			t.Errorf("%s: %s = %q (present %v), want %q", what, k, got.String(), ok, v)
+		}
+	}
+}
+
+func connect(t *testing.T, srv *escrowtest.Server, a escrowtest.Account, o escrow.Observer, opts ...escrow.Option) *escrow.Client {
+	t.Helper()
+	c, err := escrow.NewClient(a.Email, a.APIKey, append([]escrow.Option{escrow.WithEmulator(srv), escrow.WithObserver(o)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func sale(reference string) *escrow.CreateTransactionRequest {
+	return &escrow.CreateTransactionRequest{
+		Currency: escrow.USD, Description: "A laptop", Reference: reference,
+		Parties: []escrow.PartyInput{
+			{Role: escrow.RoleBuyer, Customer: "buyer@example.com"},
+			{Role: escrow.RoleSeller, Customer: escrow.Me},
+		},
+		Items: []escrow.ItemInput{{
+			Title: "Laptop", Type: escrow.ItemGeneralMerchandise, Category: escrow.CategoryComputerHardwareAndSoftware,
+			InspectionPeriod: escrow.Days(1), Quantity: 1,
+			Schedule: []escrow.ScheduleInput{{Amount: escrow.MustAmount("1500.00"), PayerCustomer: "buyer@example.com", BeneficiaryCustomer: escrow.Me}},
+		}},
+	}
+}
+
+// TestCallIsOneClientSpanInTheCallersTrace: each SDK call is one client span named
+// "{METHOD} {route template}", a child of the caller's span, with the HTTP client
+// conventions' attributes, and one duration measurement.
+func TestCallIsOneClientSpanInTheCallersTrace(t *testing.T) {
+	tm := newTelemetry(t)
+	srv := escrowtest.NewServer()
+	t.Cleanup(srv.Close)
+	seller := connect(t, srv, srv.AddCustomer("seller@example.com"), tm.obs)
+	srv.AddCustomer("buyer@example.com")
+
+	ctx, checkout := tm.tp.Tracer("shop").Start(t.Context(), "checkout")
+	tx, err := seller.Transactions.Create(ctx, sale(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := seller.Transactions.Get(ctx, tx.ID); err != nil {
+		t.Fatal(err)
+	}
+	checkout.End()
+
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1 : strings.Index(srv.URL, "/2017")]
+	for name, status := range map[string]string{"POST /transaction": "201", "GET /transaction/{id}": "200"} {
+		s := tm.span(t, name)
+		if s.SpanKind != trace.SpanKindClient || s.Parent.SpanID() != checkout.SpanContext().SpanID() || s.Status.Code != codes.Unset {
+			t.Errorf("%s: kind %v, parent %v, status %v; want a client span under checkout, unset status", name, s.SpanKind, s.Parent.SpanID(), s.Status)
+		}
+		method, template, _ := strings.Cut(name, " ")
+		wantAttrs(t, name, s.Attributes, map[string]string{
+			"http.request.method": method, "url.template": template, "server.address": "127.0.0.1",
+			"server.port": port, "http.response.status_code": status,
+		})
+		if _, ok := attr(s.Attributes, "http.request.resend_count"); ok {
+			t.Errorf("%s: resend_count on a call sent once", name)
+		}
+	}
+
+	h := tm.metric(t, "http.client.request.duration")
+	if h.Unit != "s" {
+		t.Errorf("duration unit %q, want s", h.Unit)
+	}
+	points := h.Data.(metricdata.Histogram[float64]).DataPoints
+	if len(points) != 2 {
+		t.Fatalf("%d duration series, want one per endpoint: %+v", len(points), points)
+	}
+	for _, p := range points {
+		tmpl, _ := p.Attributes.Value("url.template")
+		status, _ := p.Attributes.Value("http.response.status_code")
+		if p.Count != 1 || p.Sum <= 0 || (tmpl.AsString() == "/transaction") != (status.AsInt64() == 201) {
+			t.Errorf("duration point %v: count %d sum %v; want one positive measurement with its status", p.Attributes.ToSlice(), p.Count, p.Sum)
+		}
+	}
+}
+
+// failFirst fails the first request it carries without sending it, as a reset connection
+// would, and passes the others on.
+type failFirst struct {
+	next http.RoundTripper
+	n    atomic.Int32
+}
+
+func (f *failFirst) RoundTrip(r *http.Request) (*http.Response, error) {
+	if f.n.Add(1) == 1 {
+		return nil, errors.New("connection reset by peer")
+	}
+	return f.next.RoundTrip(r)
+}
+
+// TestRetriedCallHasItsResendCountAndRetryEvents: a call that lost its first connection is
+// still one span, with http.request.resend_count, a retry event with the reason, and the
+// retries counter by reason.
+func TestRetriedCallHasItsResendCountAndRetryEvents(t *testing.T) {
+	tm := newTelemetry(t)
+	srv := escrowtest.NewServer()
+	t.Cleanup(srv.Close)
+	acct := srv.AddCustomer("buyer@example.com")
+	c, err := escrow.NewClient(acct.Email, acct.APIKey, escrow.WithBaseURL(srv.URL),
+		escrow.WithHTTPClient(&http.Client{Transport: &failFirst{next: srv.Client().Transport}}),
+		escrow.WithObserver(tm.obs), escrow.WithMaxWait(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Customers.Get(t.Context(), escrow.Me); err != nil {
+		t.Fatal(err)
+	}
+	s := tm.span(t, "GET /customer/{customer_id}")
+	wantAttrs(t, s.Name, s.Attributes, map[string]string{"http.request.resend_count": "1", "http.response.status_code": "200"})
+	if len(s.Events) != 1 || s.Events[0].Name != "retry" {
+		t.Fatalf("events %+v; want one retry", s.Events)
+	}
+	wantAttrs(t, "retry event", s.Events[0].Attributes, map[string]string{"reason": "transport_error"})
+
+	points := tm.metric(t, "escrow.client.retries").Data.(metricdata.Sum[int64]).DataPoints
+	if len(points) != 1 || points[0].Value != 1 {
+		t.Fatalf("retries %+v; want one", points)
+	}
+	wantAttrs(t, "retries", points[0].Attributes.ToSlice(), map[string]string{"reason": "transport_error", "url.template": "/customer/{customer_id}"})
+}
+
+// TestFailedCallIsAnErrorSpan: a call answered 404 has status Error and error.type "404",
+// and its duration is recorded with the error type.
+func TestFailedCallIsAnErrorSpan(t *testing.T) {
+	tm := newTelemetry(t)
+	srv := escrowtest.NewServer()
+	t.Cleanup(srv.Close)
+	c := connect(t, srv, srv.AddCustomer("buyer@example.com"), tm.obs)
+	if _, err := c.Transactions.Get(t.Context(), 4242); !errors.Is(err, escrow.ErrNotFound) {
+		t.Fatalf("Get: %v", err)
+	}
+	s := tm.span(t, "GET /transaction/{id}")
+	if s.Status.Code != codes.Error {
+		t.Errorf("status %+v, want Error", s.Status)
+	}
+	wantAttrs(t, s.Name, s.Attributes, map[string]string{"error.type": "404", "http.response.status_code": "404"})
+	points := tm.metric(t, "http.client.request.duration").Data.(metricdata.Histogram[float64]).DataPoints
+	if len(points) != 1 {
+		t.Fatalf("%d duration points, want 1", len(points))
+	}
+	wantAttrs(t, "duration", points[0].Attributes.ToSlice(), map[string]string{"error.type": "404"})
+}
+
+// emulatorTransport serves requests from an emulator in process, with no network, so that
+// a synctest bubble sees every goroutine block durably and its fake clock runs the waits.
+type emulatorTransport struct{ e *escrowtest.Emulator }
+
+func (t emulatorTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body == nil { // a server's request always has one
+		r = r.Clone(r.Context())
+		r.Body = http.NoBody
+	}
+	rec := httptest.NewRecorder()
+	t.e.ServeHTTP(rec, r)
+	return rec.Result(), nil
+}
+
+// TestRateLimitWaitIsAnEventAndAMeasurement: a call held back for the endpoint's allowance
+// shows the wait as a span event and in escrow.client.rate_limit.wait.
+func TestRateLimitWaitIsAnEventAndAMeasurement(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tm := newTelemetry(t)
+		e := escrowtest.NewEmulator(escrowtest.WithRateLimit(1, 10*time.Second))
+		defer e.Close()
+		acct := e.AddCustomer("buyer@example.com")
+		c, err := escrow.NewClient(acct.Email, acct.APIKey, escrow.WithBaseURL("http://127.0.0.1/2017-09-01/"),
+			escrow.WithHTTPClient(&http.Client{Transport: emulatorTransport{e}}), escrow.WithObserver(tm.obs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 { // the first answer says none remain for 10 s
+			if _, err := c.Customers.Get(t.Context(), escrow.Me); err != nil {
+				t.Fatal(err)
+			}
+		}
+		spans := tm.spans.GetSpans()
+		if len(spans) != 2 || len(spans[0].Events) != 0 || len(spans[1].Events) != 1 || spans[1].Events[0].Name != "rate_limit.wait" {
+			t.Fatalf("spans %v; want two, the second with one rate_limit.wait event", spans)
+		}
+		wantAttrs(t, "wait event", spans[1].Events[0].Attributes, map[string]string{"cause": "exhausted"})
+		points := tm.metric(t, "escrow.client.rate_limit.wait").Data.(metricdata.Histogram[float64]).DataPoints
+		if len(points) != 1 || points[0].Count != 1 || points[0].Sum <= 0 || points[0].Sum > 10 {
+			t.Fatalf("rate-limit waits %+v; want one of up to 10 s", points)
+		}
+	})
+}
+
+// TestSettledWriteHasItsReadInside: an action whose answer was lost is one PATCH span with
+// a settling_read event, and the read that settled it is a GET span inside it.
+func TestSettledWriteHasItsReadInside(t *testing.T) {
+	tm := newTelemetry(t)
+	srv := escrowtest.NewServer()
+	t.Cleanup(srv.Close)
+	seller := connect(t, srv, srv.AddCustomer("seller@example.com"), nil)
+	buyer := connect(t, srv, srv.AddCustomer("buyer@example.com"), tm.obs)
+	tx, err := seller.Transactions.Create(t.Context(), sale(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.InjectFault(escrowtest.Fault{Endpoint: "PATCH /transaction/{id}", Drop: escrowtest.DropAfter}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := buyer.Transactions.Agree(t.Context(), tx.ID); err != nil {
+		t.Fatal(err)
+	}
+	write, read := tm.span(t, "PATCH /transaction/{id}"), tm.span(t, "GET /transaction/{id}")
+	if read.Parent.SpanID() != write.SpanContext.SpanID() {
+		t.Errorf("the settling read's parent is %v, want the write %v", read.Parent.SpanID(), write.SpanContext.SpanID())
+	}
+	if len(write.Events) != 1 || write.Events[0].Name != "settling_read" {
+		t.Fatalf("write events %+v; want one settling_read", write.Events)
+	}
+	wantAttrs(t, "settling read", write.Events[0].Attributes, map[string]string{"escrow.settle.outcome": "present"})
+	if write.Status.Code == codes.Error {
+		t.Errorf("a settled write's span is an error: %+v", write.Status)
+	}
+}
+
+// TestTelemetryHoldsNoCredential: no span name, attribute, event, status, link or metric
+// label shows the API key, the Authorization token or the account's e-mail, after
+// successes, retries, a rate-limited account and server errors.
+func TestTelemetryHoldsNoCredential(t *testing.T) {
+	tm := newTelemetry(t)
+	srv := escrowtest.NewServer(escrowtest.WithRateLimit(3, time.Hour))
+	t.Cleanup(srv.Close)
+	acct := srv.AddCustomer("buyer@example.com")
+	c := connect(t, srv, acct, tm.obs, escrow.WithMaxRetries(1), escrow.WithMaxWait(time.Millisecond))
+	ctx := t.Context()
+	_, _ = c.Customers.Get(ctx, escrow.Me)
+	_, _ = c.Transactions.Get(ctx, 1)
+	_ = c.Do(ctx, "GET", "customer/me/api_key", nil, nil)
+	_, _ = c.Customers.Get(ctx, escrow.Me)
+	_, _ = c.Customers.Get(ctx, escrow.Me) // spent: held back, the wait beyond the maximum
+	if err := srv.InjectFault(escrowtest.Fault{Endpoint: "*", Status: 500}); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = c.Transactions.Get(ctx, 2)
+
+	var b strings.Builder
+	for _, s := range tm.spans.GetSpans() {
+		fmt.Fprintf(&b, "%s %v %s %v %v\n", s.Name, s.Attributes, s.Status.Description, s.Events, s.Links)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := tm.reader.Collect(ctx, &rm); err != nil {
+		t.Fatal(err)
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			fmt.Fprintf(&b, "%s %+v\n", m.Name, m.Data)
+		}
+	}
+	dump := b.String()
+	if !strings.Contains(dump, "http.client.request.duration") || !strings.Contains(dump, "error.type") {
+		t.Fatalf("the telemetry lacks what the calls should have produced:\n%s", dump)
+	}
+	token := base64.StdEncoding.EncodeToString([]byte(acct.Email + ":" + acct.APIKey))
+	for _, secret := range []string{acct.APIKey, token, acct.Email} {
+		if strings.Contains(dump, secret) {
+			t.Errorf("the telemetry shows %q:\n%s", secret, dump)
+		}
+	}
+}

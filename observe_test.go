@@ -1,0 +1,328 @@
+package escrow_test
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	escrow "github.com/escrowkit/escrow-go"
+	"github.com/escrowkit/escrow-go/escrowtest"
+)
+
+// observed is one call as a recordingObserver saw it end, with the call whose context it
+// was started in (0: none).
+type observed struct {
+	id, parent int
+	call       escrow.Call
+}
+
+type callIDKey struct{}
+
+// recordingObserver keeps every call that ended, and which call's context each started in.
+type recordingObserver struct {
+	mu    sync.Mutex
+	next  int
+	calls []observed
+}
+
+func (r *recordingObserver) CallStart(ctx context.Context, c *escrow.Call) context.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.next++
+	parent, _ := ctx.Value(callIDKey{}).([2]int)
+	return context.WithValue(ctx, callIDKey{}, [2]int{r.next, parent[0]})
+}
+
+func (r *recordingObserver) CallEnd(ctx context.Context, c *escrow.Call) {
+	ids := ctx.Value(callIDKey{}).([2]int)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, observed{id: ids[0], parent: ids[1], call: *c})
+}
+
+func (r *recordingObserver) all() []observed {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]observed(nil), r.calls...)
+}
+
+// only returns the one call observed, failing the test if there were more or none.
+func (r *recordingObserver) only(t *testing.T) escrow.Call {
+	t.Helper()
+	all := r.all()
+	if len(all) != 1 {
+		t.Fatalf("observed %d calls, want 1: %+v", len(all), all)
+	}
+	return all[0].call
+}
+
+func observedClient(t *testing.T, srv *escrowtest.Server, a escrowtest.Account, opts ...escrow.Option) (*escrow.Client, *recordingObserver) {
+	t.Helper()
+	obs := new(recordingObserver)
+	c, err := escrow.NewClient(a.Email, a.APIKey, append([]escrow.Option{escrow.WithEmulator(srv), escrow.WithObserver(obs)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, obs
+}
+
+// TestObserverSeesOneCallWithItsRouteAndStatus: a plain call is reported once, named by
+// its route template, with the server, the status and one attempt.
+func TestObserverSeesOneCallWithItsRouteAndStatus(t *testing.T) {
+	srv := escrowtest.NewServer()
+	t.Cleanup(srv.Close)
+	c, obs := observedClient(t, srv, srv.AddCustomer("buyer@example.com"))
+	before := time.Now()
+	if _, err := c.Transactions.Get(t.Context(), 999); !errors.Is(err, escrow.ErrNotFound) {
+		t.Fatalf("Get of a missing transaction: %v", err)
+	}
+	got := obs.only(t)
+	if got.Method != "GET" || got.Route != "/transaction/{id}" || got.StatusCode != 404 || got.Attempts != 1 || len(got.Retries) != 0 {
+		t.Errorf("observed %+v; want GET /transaction/{id}, 404, one attempt", got)
+	}
+	if got.ServerAddress != "127.0.0.1" || !strings.HasSuffix(srv.URL[:strings.LastIndex(srv.URL, "/2017")], fmt.Sprintf(":%d", got.ServerPort)) {
+		t.Errorf("server %s:%d; want the emulator's %s", got.ServerAddress, got.ServerPort, srv.URL)
+	}
+	if got.ErrorType() != "404" || !errors.Is(got.Err, escrow.ErrNotFound) {
+		t.Errorf("error %v typed %q; want the call's ErrNotFound, typed 404", got.Err, got.ErrorType())
+	}
+	if got.Start.Before(before) || got.Duration() <= 0 {
+		t.Errorf("start %v, duration %v; want a start after %v and a positive duration", got.Start, got.Duration(), before)
+	}
+}
+
+// failFirst fails the first request it carries without sending it, as a reset connection
+// would, and passes the others on.
+type failFirst struct {
+	next http.RoundTripper
+	n    atomic.Int32
+}
+
+func (f *failFirst) RoundTrip(r *http.Request) (*http.Response, error) {
+	if f.n.Add(1) == 1 {
+		return nil, errors.New("connection reset by peer")
+	}
+	return f.next.RoundTrip(r)
+}
+
+// TestObserverSeesRetriesWithTheirReasons: a GET that lost its connection once and a GET
+// the server kept failing are each one call, with every retry and its reason.
+func TestObserverSeesRetriesWithTheirReasons(t *testing.T) {
+	srv := escrowtest.NewServer()
+	t.Cleanup(srv.Close)
+	acct := srv.AddCustomer("buyer@example.com")
+
+	obs := new(recordingObserver)
+	hc := &http.Client{Transport: &failFirst{next: srv.Client().Transport}}
+	c, err := escrow.NewClient(acct.Email, acct.APIKey, escrow.WithBaseURL(srv.URL), escrow.WithHTTPClient(hc),
+		escrow.WithObserver(obs), escrow.WithMaxWait(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Customers.Get(t.Context(), escrow.Me); err != nil {
+		t.Fatalf("Get after one lost connection: %v", err)
+	}
+	got := obs.only(t)
+	if got.Attempts != 2 || len(got.Retries) != 1 || got.Retries[0].Reason != escrow.RetryTransport || got.StatusCode != 200 || got.Err != nil {
+		t.Errorf("observed %+v; want two attempts, one transport_error retry, 200", got)
+	}
+
+	if err := srv.InjectFault(escrowtest.Fault{Endpoint: "GET /customer/{customer_id}", Status: 503}); err != nil {
+		t.Fatal(err)
+	}
+	c, obs = observedClient(t, srv, acct, escrow.WithMaxRetries(2), escrow.WithMaxWait(time.Millisecond))
+	if _, err := c.Customers.Get(t.Context(), escrow.Me); err == nil {
+		t.Fatal("Get succeeded through a 503 on every attempt")
+	}
+	got = obs.only(t)
+	if got.Attempts != 3 || len(got.Retries) != 2 || got.StatusCode != 503 || got.ErrorType() != "503" {
+		t.Errorf("observed %+v; want three attempts, two retries, 503", got)
+	}
+	for _, r := range got.Retries {
+		if r.Reason != escrow.RetryServerError || r.StatusCode != 503 || r.At.IsZero() {
+			t.Errorf("retry %+v; want server_error after a 503", r)
+		}
+	}
+}
+
+// emulatorTransport serves requests from an emulator in process, with no network, so that
+// a synctest bubble sees every goroutine block durably and its fake clock runs the waits.
+type emulatorTransport struct{ e *escrowtest.Emulator }
+
+func (t emulatorTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	if r.Body == nil { // a server's request always has one
+		r = r.Clone(r.Context())
+		r.Body = http.NoBody
+	}
+	t.e.ServeHTTP(rec, r)
+	return rec.Result(), nil
+}
+
+// TestObserverSeesRateLimitWaits: a call held back because the endpoint had no requests
+// remaining, and a call that met a 429 and waited as told, each report the wait.
+func TestObserverSeesRateLimitWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := escrowtest.NewEmulator(escrowtest.WithRateLimit(1, 10*time.Second))
+		defer e.Close()
+		acct := e.AddCustomer("buyer@example.com")
+		connect := func() (*escrow.Client, *recordingObserver) {
+			obs := new(recordingObserver)
+			c, err := escrow.NewClient(acct.Email, acct.APIKey, escrow.WithBaseURL("http://127.0.0.1/2017-09-01/"),
+				escrow.WithHTTPClient(&http.Client{Transport: emulatorTransport{e}}), escrow.WithObserver(obs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c, obs
+		}
+		c, obs := connect()
+		ctx := t.Context()
+		if _, err := c.Customers.Get(ctx, escrow.Me); err != nil {
+			t.Fatal(err)
+		}
+		// The first answer said none remain for 10 s: the second call waits for the window.
+		start := time.Now()
+		if _, err := c.Customers.Get(ctx, escrow.Me); err != nil {
+			t.Fatal(err)
+		}
+		all := obs.all()
+		if len(all) != 2 {
+			t.Fatalf("observed %d calls, want 2", len(all))
+		}
+		held := all[1].call
+		if len(held.RateLimitWaits) != 1 || held.RateLimitWaits[0].Cause != escrow.RateLimitExhausted || held.RateLimitWaits[0].Wait <= 0 || held.Attempts != 1 {
+			t.Errorf("held call %+v; want one wait for an exhausted endpoint, then one attempt", held)
+		}
+		if waited := time.Since(start); len(held.RateLimitWaits) == 1 && held.RateLimitWaits[0].Wait > waited {
+			t.Errorf("reported a wait of %v; the call took %v", held.RateLimitWaits[0].Wait, waited)
+		}
+
+		// Another client of the account does not know the window is spent: it meets a 429.
+		other, obs := connect()
+		if _, err := c.Customers.Get(ctx, escrow.Me); err != nil { // spends the new window
+			t.Fatal(err)
+		}
+		if _, err := other.Customers.Get(ctx, escrow.Me); err != nil {
+			t.Fatal(err)
+		}
+		got := obs.only(t)
+		if len(got.Retries) != 1 || got.Retries[0].Reason != escrow.RetryRateLimited || got.Retries[0].StatusCode != 429 {
+			t.Errorf("retries %+v; want one after a 429", got.Retries)
+		}
+		if len(got.RateLimitWaits) != 1 || got.RateLimitWaits[0].Cause != escrow.RateLimitTooManyRequests || got.RateLimitWaits[0].Wait <= 0 {
+			t.Errorf("waits %+v; want the wait the 429 asked for", got.RateLimitWaits)
+		}
+	})
+}
+
+// TestObserverSeesASettledWriteAsOneCall: an action whose answer was lost is one PATCH
+// call, with the read that settled it; the read is a call of its own, started in the
+// PATCH's context. Create by reference is observed the same way.
+func TestObserverSeesASettledWriteAsOneCall(t *testing.T) {
+	m := newMarket(t)
+	partner, obs := observedClient(t, m.srv, m.srv.AddPartner("observed@example.com"))
+	ctx := t.Context()
+	if err := m.srv.InjectFault(escrowtest.Fault{Endpoint: "POST /transaction", Drop: escrowtest.DropAfter}); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := partner.Transactions.Create(ctx, brokeredSale("order-observed"))
+	if err != nil {
+		t.Fatalf("Create: %v", err)
+	}
+	m.srv.ClearFaults()
+	checkSettled(t, obs.all(), "POST", "/transaction", "/transaction/reference/{reference}")
+
+	buyer, obs := observedClient(t, m.srv, m.srv.AddCustomer("buyer@example.com"))
+	if err := m.srv.InjectFault(escrowtest.Fault{Endpoint: "PATCH /transaction/{id}", Drop: escrowtest.DropAfter}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := buyer.Transactions.Agree(ctx, tx.ID); err != nil {
+		t.Fatalf("Agree: %v", err)
+	}
+	checkSettled(t, obs.all(), "PATCH", "/transaction/{id}", "/transaction/{id}")
+}
+
+// checkSettled checks that calls are one write (method, route) with one settling read
+// that found it present, and the read's call, inside the write's.
+func checkSettled(t *testing.T, calls []observed, method, route, readRoute string) {
+	t.Helper()
+	if len(calls) != 2 {
+		t.Fatalf("observed %d calls, want the write and its read: %+v", len(calls), calls)
+	}
+	read, write := calls[0], calls[1] // the read ends first
+	if w := write.call; w.Method != method || w.Route != route || w.Err != nil || w.Attempts != 1 ||
+		len(w.SettlingReads) != 1 || w.SettlingReads[0].Outcome != escrow.SettlePresent {
+		t.Errorf("write %+v; want %s %s, one attempt, settled by one read that found it", w, method, route)
+	}
+	if r := read.call; r.Method != "GET" || r.Route != readRoute || r.StatusCode != 200 || read.parent != write.id {
+		t.Errorf("read %+v (inside call %d); want GET %s inside the write (%d)", r, read.parent, readRoute, write.id)
+	}
+}
+
+// TestObserverRoutesOfDo: Do on a path of the route table is named by its row; on any
+// other path it has no route template, since its shape may be of any cardinality.
+func TestObserverRoutesOfDo(t *testing.T) {
+	srv := escrowtest.NewServer()
+	t.Cleanup(srv.Close)
+	c, obs := observedClient(t, srv, srv.AddCustomer("buyer@example.com"))
+	_ = c.Do(t.Context(), "get", "transaction/42", nil, nil)
+	_ = c.Do(t.Context(), "GET", "no-such-endpoint/42/order-9", nil, nil)
+	all := obs.all()
+	if len(all) != 2 || all[0].call.Route != "/transaction/{id}" || all[1].call.Route != "" || all[1].call.Method != "GET" {
+		t.Errorf("observed %+v; want /transaction/{id}, then no route", all)
+	}
+}
+
+// TestCallErrorType: each kind of failure has its low-cardinality name.
+func TestCallErrorType(t *testing.T) {
+	for _, tc := range []struct {
+		call escrow.Call
+		want string
+	}{
+		{escrow.Call{StatusCode: 200}, ""},
+		{escrow.Call{StatusCode: 422, Err: &escrow.APIError{StatusCode: 422}}, "422"},
+		{escrow.Call{Err: &escrow.RateLimitError{RetryAfter: time.Hour}}, "rate_limited"},
+		{escrow.Call{Err: &escrow.TransportError{Err: context.DeadlineExceeded}}, "timeout"},
+		{escrow.Call{Err: &escrow.TransportError{Err: context.Canceled}}, "canceled"},
+		{escrow.Call{Err: &escrow.TransportError{Err: errors.New("reset")}}, "transport"},
+		{escrow.Call{StatusCode: 500, Err: &escrow.OutcomeUnknownError{Err: errors.New("x")}}, "outcome_unknown"},
+		{escrow.Call{StatusCode: 200, Err: &escrow.DecodeError{Err: errors.New("x")}}, "malformed_response"},
+		{escrow.Call{Err: fmt.Errorf("%w: bad", escrow.ErrInvalidArgument)}, "invalid_argument"},
+		{escrow.Call{Err: errors.New("something else")}, "_OTHER"},
+	} {
+		if got := tc.call.ErrorType(); got != tc.want {
+			t.Errorf("ErrorType of %v (status %d) = %q, want %q", tc.call.Err, tc.call.StatusCode, got, tc.want)
+		}
+	}
+}
+
+// TestObservedCallsHoldNoCredential: nothing an observer is handed, printed in full,
+// shows the API key or the Authorization token, even for a call that failed.
+func TestObservedCallsHoldNoCredential(t *testing.T) {
+	srv := escrowtest.NewServer()
+	t.Cleanup(srv.Close)
+	acct := srv.AddCustomer("buyer@example.com")
+	c, obs := observedClient(t, srv, acct, escrow.WithMaxRetries(1), escrow.WithMaxWait(time.Millisecond))
+	_, _ = c.Customers.Get(t.Context(), escrow.Me)
+	_, _ = c.Transactions.Get(t.Context(), 1)
+	if err := srv.InjectFault(escrowtest.Fault{Endpoint: "*", Status: 500}); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = c.Customers.Get(t.Context(), escrow.Me)
+	token := base64.StdEncoding.EncodeToString([]byte(acct.Email + ":" + acct.APIKey))
+	for _, o := range obs.all() {
+		s := fmt.Sprintf("%+v %#v %v", o.call, o.call, o.call.Err)
+		if strings.Contains(s, acct.APIKey) || strings.Contains(s, token) {
+			t.Errorf("an observed call shows a credential: %s", s)
+		}
+	}
+}

@@ -1,0 +1,1036 @@
+package webhook_test
+
+// Tests of the Handler: how it queues, retries, paces and hands over events. The
+// account's API is faked in process (fakeAPI), so each test sets exactly the transaction
+// the handler reads back, and the retry tests run in a synctest bubble on its fake clock.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	escrow "github.com/escrowkit/escrow-go"
+	"github.com/escrowkit/escrow-go/internal/logtest"
+	"github.com/escrowkit/escrow-go/webhook"
+)
+
+// fakeAPI answers GET /transaction/{id} from a table, in process (no network, so that a
+// synctest bubble sees every goroutine block durably), and counts the reads.
+type fakeAPI struct {
+	mu     sync.Mutex
+	txs    map[int64]*escrow.Transaction
+	status map[int64]int // an error status to answer instead
+	reads  map[int64]int
+	readAt map[int64][]time.Time
+	lists  int         // pages of the paged list served
+	header http.Header // rate-limit headers of every answer about a transaction
+}
+
+func newFakeAPI() *fakeAPI {
+	return &fakeAPI{txs: map[int64]*escrow.Transaction{}, status: map[int64]int{}, reads: map[int64]int{}, readAt: map[int64][]time.Time{}}
+}
+
+func (f *fakeAPI) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	f.serve(rec, r)
+	return rec.Result(), nil
+}
+
+func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/transaction") { // the paged list: one page
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.lists++
+		writeOnePage(w, f.txs)
+		return
+	}
+	if strings.HasSuffix(r.URL.Path, "/partner/transactions") { // not a partner
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		fmt.Fprint(w, `{"error": "forbidden", "message": "not a partner"}`)
+		return
+	}
+	id, err := strconv.ParseInt(parts[len(parts)-1], 10, 64)
+	if r.Method != http.MethodGet || len(parts) < 2 || parts[len(parts)-2] != "transaction" || err != nil {
+		http.Error(w, `{"error": "not_found"}`, http.StatusNotFound)
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads[id]++
+	f.readAt[id] = append(f.readAt[id], time.Now())
+	for k, v := range f.header {
+		w.Header()[k] = v
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if s := f.status[id]; s != 0 {
+		w.WriteHeader(s)
+		fmt.Fprintf(w, `{"error": %q, "message": "as the test says"}`, http.StatusText(s))
+		return
+	}
+	tx := f.txs[id]
+	if tx == nil {
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"error": "not_found", "message": "no such transaction"}`)
+		return
+	}
+	json.NewEncoder(w).Encode(tx)
+}
+
+func (f *fakeAPI) readsOf(id int64) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.reads[id]
+}
+
+// gapsOf returns the time between consecutive reads of a transaction.
+func (f *fakeAPI) gapsOf(id int64) []time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var gaps []time.Duration
+	for i := 1; i < len(f.readAt[id]); i++ {
+		gaps = append(gaps, f.readAt[id][i].Sub(f.readAt[id][i-1]))
+	}
+	return gaps
+}
+
+func (f *fakeAPI) client(t *testing.T) *escrow.Client { return clientOver(t, f) }
+
+// clientOver is a client of the market's account whose requests rt answers, without
+// retries: each answer of a fake API is seen as it is.
+func clientOver(t *testing.T, rt http.RoundTripper) *escrow.Client {
+	t.Helper()
+	c, err := escrow.NewClient("market@example.com", "key", escrow.WithBaseURL("https://api.example.com/2017-09-01/"),
+		escrow.WithHTTPClient(&http.Client{Transport: rt}), escrow.WithMaxRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// writeOnePage answers the paged list of transactions with all of txs, by id, on one page.
+func writeOnePage(w http.ResponseWriter, txs map[int64]*escrow.Transaction) {
+	page := escrow.TransactionList{Page: 1, PageCount: 1}
+	for _, id := range slices.Sorted(maps.Keys(txs)) {
+		page.Transactions = append(page.Transactions, *txs[id])
+	}
+	page.PerPage = len(page.Transactions)
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(page)
+}
+
+// sale is a transaction as the API shows it: agreed by both parties, with goods and any
+// further items given.
+func sale(id int64, items ...escrow.Item) *escrow.Transaction {
+	return &escrow.Transaction{
+		ID: id, Currency: escrow.USD, Description: "A bicycle",
+		Parties: []escrow.Party{{Role: escrow.RoleBuyer, Customer: "b@example.com", Agreed: true}, {Role: escrow.RoleSeller, Customer: "s@example.com", Agreed: true}},
+		Items:   items,
+	}
+}
+
+// item is an item of a type whose one schedule entry is secured and perhaps paid out.
+func item(id int64, typ escrow.ItemType, paid bool) escrow.Item {
+	return escrow.Item{ID: id, Type: typ, Schedule: []escrow.Schedule{{
+		Amount: escrow.MustAmount("10.00"), Status: escrow.ScheduleStatus{Secured: true, DisbursedToBeneficiary: paid},
+	}}}
+}
+
+// deliver hands the handler one delivery and returns its status.
+func deliver(h http.Handler, event string, id int64) int {
+	body := fmt.Sprintf(`{"event": %q, "event_type": "transaction", "transaction_id": %d}`, event, id)
+	req := httptest.NewRequest(http.MethodPost, "/escrow", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code
+}
+
+// calls is a callback that records what it is handed and fails while told to.
+type calls struct {
+	mu    sync.Mutex
+	got   []string // "event:transaction"
+	at    []time.Time
+	fail  error
+	block chan struct{} // when set, each call waits for it to close
+}
+
+func (c *calls) fn(ctx context.Context, ev webhook.ConfirmedEvent) error {
+	if c.block != nil {
+		select {
+		case <-c.block:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.got = append(c.got, fmt.Sprintf("%s:%d", ev.Name, ev.TransactionID))
+	c.at = append(c.at, time.Now())
+	return c.fail
+}
+
+func (c *calls) list() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.got)
+}
+
+func shutdown(t *testing.T, h *webhook.Handler) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := h.Shutdown(ctx); err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+}
+
+func flushed(t *testing.T, h *webhook.Handler) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUnfinishedTransactionsStayForReconciliation: the store marks a transaction finished
+// only once it is complete or cancelled; until then the reconciler must find it again.
+func TestUnfinishedTransactionsStayForReconciliation(t *testing.T) {
+	api := newFakeAPI()
+	open, cancelled, complete := sale(1, item(11, escrow.ItemGeneralMerchandise, false)), sale(2, item(21, escrow.ItemGeneralMerchandise, false)), sale(3, item(31, escrow.ItemGeneralMerchandise, true))
+	cancelled.IsCancelled = true
+	complete.CloseDate, _ = escrow.ParseTimestamp("2024-05-04T12:00:00Z")
+	for _, tx := range []*escrow.Transaction{open, cancelled, complete} {
+		api.txs[tx.ID] = tx
+	}
+	store := new(webhook.MemoryStore)
+	got := &calls{}
+	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
+	defer shutdown(t, h)
+	for _, d := range []struct {
+		event string
+		id    int64
+	}{{"agree", 1}, {"cancel", 2}, {"complete", 3}} {
+		if code := deliver(h, d.event, d.id); code != http.StatusOK {
+			t.Fatalf("%s: %d", d.event, code)
+		}
+	}
+	flushed(t, h)
+	ids, err := store.Unfinished(t.Context())
+	if err != nil || !slices.Equal(ids, []int64{1}) {
+		t.Errorf("Unfinished = %v, %v; want only the open transaction 1 (handed over %v)", ids, err, got.list())
+	}
+}
+
+// TestQueueBoundAnswers503: deliveries about more transactions than MaxQueued waiting are
+// refused with 503, so that the sender retries later; one about a transaction already
+// waiting is taken (coalesced); all are taken again once the queue drains. The default bound
+// is 10,000 transactions.
+func TestQueueBoundAnswers503(t *testing.T) {
+	for _, tc := range []struct {
+		max, accepted int
+	}{{2, 2}, {0, 10_000}} {
+		// In a bubble: ten thousand transactions take a while under -race, and the waits
+		// of Flush and Shutdown must not depend on the machine's speed.
+		t.Run(strconv.Itoa(tc.max), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				api := newFakeAPI()
+				for id := range int64(tc.accepted + 1) {
+					api.txs[id+1] = sale(id+1, item(11, escrow.ItemGeneralMerchandise, false))
+				}
+				got := &calls{block: make(chan struct{})}
+				h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxQueued: tc.max})
+				defer shutdown(t, h)
+				for id := range int64(tc.accepted) {
+					if code := deliver(h, "create", id+1); code != http.StatusOK {
+						t.Fatalf("delivery about transaction %d of %d answered %d", id+1, tc.accepted, code)
+					}
+				}
+				if code := deliver(h, "create", int64(tc.accepted+1)); code != http.StatusServiceUnavailable {
+					t.Errorf("delivery about one transaction more answered %d, want 503", code)
+				}
+				if code := deliver(h, "agree", 1); code != http.StatusOK {
+					t.Errorf("delivery about a transaction already waiting answered %d, want 200", code)
+				}
+				close(got.block)
+				flushed(t, h)
+				if code := deliver(h, "create", int64(tc.accepted+1)); code != http.StatusOK {
+					t.Errorf("delivery after the queue drained answered %d", code)
+				}
+			})
+		})
+	}
+}
+
+// TestRetriesThenGivesUp: a failing callback is tried MaxAttempts times (8 by default),
+// waiting between tries from RetryWait (500ms by default) doubling up to MaxRetryWait (30s by
+// default), less up to half for jitter, on the state read once; then the event is left to
+// reconciliation.
+func TestRetriesThenGivesUp(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		opt       webhook.Options
+		attempts  int
+		base, cap time.Duration // the waits the options should mean
+	}{
+		{"defaults", webhook.Options{}, 8, 500 * time.Millisecond, 30 * time.Second},
+		// Many tries at the default cap: with jitter, a cap a little off would show in one.
+		{"default cap", webhook.Options{MaxAttempts: 200}, 200, 500 * time.Millisecond, 30 * time.Second},
+		{"set", webhook.Options{MaxAttempts: 3, RetryWait: time.Second, MaxRetryWait: 90 * time.Second}, 3, time.Second, 90 * time.Second},
+		{"capped", webhook.Options{MaxAttempts: 4, RetryWait: time.Minute, MaxRetryWait: 90 * time.Second}, 4, time.Minute, 90 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				api := newFakeAPI()
+				api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+				got := &calls{fail: errors.New("the order system is down")}
+				h := webhook.NewHandler(api.client(t), got.fn, tc.opt)
+				deliver(h, "create", 1)
+				if err := h.Flush(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+				if len(got.at) != tc.attempts {
+					t.Fatalf("%d tries, want %d", len(got.at), tc.attempts)
+				}
+				if n := api.readsOf(1); n != 1 {
+					t.Errorf("%d reads of the transaction; a retry of the callback reuses the state read", n)
+				}
+				for i := range tc.attempts - 1 {
+					longest := min(tc.base<<min(i, 20), tc.cap)
+					if wait := got.at[i+1].Sub(got.at[i]); wait < longest/2 || wait > longest {
+						t.Fatalf("wait before try %d: %v, want between %v and %v", i+2, wait, longest/2, longest)
+					}
+				}
+				if err := h.Shutdown(t.Context()); err != nil {
+					t.Error(err)
+				}
+			})
+		})
+	}
+}
+
+// TestUnreadableTransactionDropped: a delivery about a transaction the account may not read
+// (403) or that does not exist (404) is dropped at once, not retried: no retry can make it
+// readable, and a forged delivery must not cost more than one read. A server error, by
+// contrast, is worth retrying. (In a bubble: the retries' waits pass on the fake clock.)
+func TestUnreadableTransactionDropped(t *testing.T) {
+	for _, tc := range []struct {
+		status, reads int
+	}{{http.StatusForbidden, 1}, {http.StatusNotFound, 1}, {http.StatusInternalServerError, 3}} {
+		t.Run(strconv.Itoa(tc.status), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				api := newFakeAPI()
+				api.status[1] = tc.status
+				got := &calls{}
+				h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxAttempts: 3})
+				defer shutdown(t, h)
+				deliver(h, "create", 1)
+				flushed(t, h)
+				if n := api.readsOf(1); n != tc.reads || len(got.list()) != 0 {
+					t.Errorf("%d reads and handed over %v; want %d reads and nothing", n, got.list(), tc.reads)
+				}
+			})
+		})
+	}
+}
+
+// failingStore fails Yield, the recording of a turn's hand-overs, a given number of times.
+type failingStore struct {
+	webhook.MemoryStore
+	mu    sync.Mutex
+	fails int
+}
+
+func (s *failingStore) Yield(ctx context.Context, y webhook.Yield) (webhook.Turn, error) {
+	s.mu.Lock()
+	if s.fails > 0 {
+		s.fails--
+		s.mu.Unlock()
+		return webhook.Turn{}, errors.New("database unavailable")
+	}
+	s.mu.Unlock()
+	return s.MemoryStore.Yield(ctx, y)
+}
+
+// TestFailedRecordIsRetried: when the store cannot record a hand-over (Yield), recording
+// is tried again until it succeeds, without handing the event over a second time (the
+// handler still holds the lease and knows what it handed over); once recorded, a
+// repeated delivery is not handed over again.
+func TestFailedRecordIsRetried(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		store := &failingStore{fails: 1}
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		flushed(t, h)
+		handed, err := store.Handed(t.Context(), 1)
+		if err != nil || !handed["create"] {
+			t.Fatalf("after a failed record: handed %v, %v; want create recorded", handed, err)
+		}
+		if n := len(got.list()); n != 1 {
+			t.Errorf("handed over %d times, want once", n)
+		}
+		deliver(h, "create", 1)
+		flushed(t, h)
+		if n := len(got.list()); n != 1 {
+			t.Errorf("a repeated delivery was handed over again (%d in all)", n)
+		}
+	})
+}
+
+// TestCompletionReadFromEveryItem: without a close date, completion is read from the items:
+// every good accepted and every item owed paid out. A fee item listed before the goods is
+// read like the others.
+func TestCompletionReadFromEveryItem(t *testing.T) {
+	api := newFakeAPI()
+	goods := item(11, escrow.ItemGeneralMerchandise, true)
+	goods.Status = escrow.ItemStatus{Shipped: true, Received: true, Accepted: true}
+	api.txs[1] = sale(1, item(12, escrow.ItemShippingFee, true), goods)
+	got := &calls{}
+	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{})
+	defer shutdown(t, h)
+	deliver(h, "complete", 1)
+	flushed(t, h)
+	if !slices.Contains(got.list(), "complete:1") {
+		t.Errorf("handed over %v; want complete", got.list())
+	}
+}
+
+// TestHintNamesAtEveryRangeEdge: a hint's name is 1 to 64 of a-z, 0-9 and "_", starting
+// with a letter. A name made of each range's first or last character reaches
+// OnUnconfirmedHint; one with the character just outside a range never does.
+func TestHintNamesAtEveryRangeEdge(t *testing.T) {
+	names := map[string]bool{
+		"zulu": true, "xa": true, "xz": true, "x0": true, "x9": true, "x_": true, "a": true,
+		"`x": false, "{x": false, "x`": false, "x{": false, "x/": false, "x:": false, "_x": false, "0x": false,
+	}
+	api := newFakeAPI()
+	var mu sync.Mutex
+	hinted := map[string]bool{}
+	got := &calls{}
+	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{OnUnconfirmedHint: func(_ context.Context, h webhook.Hint) {
+		mu.Lock()
+		defer mu.Unlock()
+		hinted[string(h.Event)] = true
+	}})
+	defer shutdown(t, h)
+	ids := map[string]int64{} // a transaction per name: one fetch, one hint each
+	for name := range names {
+		ids[name] = int64(len(ids) + 1)
+		api.txs[ids[name]] = sale(ids[name], item(11, escrow.ItemGeneralMerchandise, false))
+	}
+	for name, id := range ids {
+		if code := deliver(h, name, id); code != http.StatusOK {
+			t.Errorf("%q answered %d", name, code)
+		}
+	}
+	flushed(t, h)
+	mu.Lock()
+	defer mu.Unlock()
+	for name, want := range names {
+		if hinted[name] != want {
+			t.Errorf("hint %q passed on: %v, want %v", name, hinted[name], want)
+		}
+	}
+}
+
+// TestReplaysArePaced: while replays of an event already handed over keep arriving, the
+// transaction is fetched after Refetch (250ms by default), then four times longer each
+// time up to MaxRefetch (5s by default; at least Refetch); the replays in between are
+// coalesced into those fetches. A fetch that finds something new resets the pace.
+func TestReplaysArePaced(t *testing.T) {
+	const s, ms = time.Second, time.Millisecond
+	for _, tc := range []struct {
+		name string
+		opt  webhook.Options
+		gaps []time.Duration
+	}{
+		{"defaults", webhook.Options{}, []time.Duration{250 * ms, s, 4 * s, 5 * s, 5 * s}},
+		{"max equal to refetch", webhook.Options{Refetch: s, MaxRefetch: s}, []time.Duration{s, s, s, s, s}},
+		{"refetch above the default max", webhook.Options{Refetch: 8 * s}, []time.Duration{8 * s, 8 * s}},
+		{"max below refetch", webhook.Options{Refetch: 2 * s, MaxRefetch: s}, []time.Duration{2 * s, 5 * s, 5 * s}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				api := newFakeAPI()
+				api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+				store := storeWithCreateHandedOver(t)
+				got := &calls{}
+				h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store, Refetch: tc.opt.Refetch, MaxRefetch: tc.opt.MaxRefetch})
+				defer shutdown(t, h)
+				var total time.Duration
+				for _, g := range tc.gaps {
+					total += g
+				}
+				for range total / (100 * ms) { // a replay every 100ms, until the last fetch
+					deliver(h, "create", 1)
+					time.Sleep(100 * ms)
+				}
+				flushed(t, h)
+				if gaps := api.gapsOf(1); !slices.Equal(gaps[:min(len(gaps), len(tc.gaps))], tc.gaps) {
+					t.Errorf("fetched after %v, want %v", gaps[:min(len(gaps), len(tc.gaps)+2)], tc.gaps)
+				}
+				if n := len(got.list()); n != 0 {
+					t.Errorf("a replay was handed over %d times", n)
+				}
+			})
+		})
+	}
+}
+
+// TestClaimHoldsOtherReplicasForTheLease: while one replica's callback runs, another
+// replica sharing the store does not hand the same event over, until the claim's lease
+// (ClaimLease, 2 minutes by default) has ended; then it takes the event over. Replicas
+// left to name themselves get distinct names, so they never take each other's claims as
+// their own.
+func TestClaimHoldsOtherReplicasForTheLease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		store := new(webhook.MemoryStore)
+		t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+		entered := make(chan struct{})
+		first := &calls{block: make(chan struct{})}
+		a := webhook.NewHandler(api.client(t), func(ctx context.Context, ev webhook.ConfirmedEvent) error {
+			close(entered)
+			return first.fn(ctx, ev)
+		}, webhook.Options{Store: store, Now: func() time.Time { return t0 }})
+		defer shutdown(t, a)
+		var mu sync.Mutex
+		now := t0
+		second := &calls{}
+		b := webhook.NewHandler(api.client(t), second.fn, webhook.Options{Store: store, MaxAttempts: 1, Now: func() time.Time {
+			mu.Lock()
+			defer mu.Unlock()
+			return now
+		}})
+		defer shutdown(t, b)
+		if a.Replica() == "" || a.Replica() == b.Replica() {
+			t.Errorf("replicas named %q and %q", a.Replica(), b.Replica())
+		}
+		deliver(a, "create", 1)
+		<-entered // a's callback holds the claim
+		for _, tc := range []struct {
+			after time.Duration
+			want  []string
+		}{{0, nil}, {2*time.Minute - time.Millisecond, nil}, {2 * time.Minute, []string{"create:1"}}} {
+			mu.Lock()
+			now = t0.Add(tc.after)
+			mu.Unlock()
+			time.Sleep(time.Minute) // past the pace of b's previous fetch
+			deliver(b, "create", 1)
+			flushed(t, b)
+			if got := second.list(); !slices.Equal(got, tc.want) {
+				t.Errorf("%v into a's lease, the other replica handed over %v, want %v", tc.after, got, tc.want)
+			}
+		}
+		close(first.block)
+		flushed(t, a)
+	})
+}
+
+// TestBatchKeepsEachNameOnceUpTo24: deliveries that wait for one transaction's next fetch
+// are coalesced: each distinct name is kept once (a hint is passed on once per fetch,
+// however often it was delivered), and at most 24 distinct names are kept, the first ones,
+// confirmable or not.
+func TestBatchKeepsEachNameOnceUpTo24(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		var mu sync.Mutex
+		var hinted []string
+		got := &calls{block: make(chan struct{})}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{OnUnconfirmedHint: func(_ context.Context, h webhook.Hint) {
+			mu.Lock()
+			defer mu.Unlock()
+			hinted = append(hinted, string(h.Event))
+		}})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		synctest.Wait() // the callback holds the first batch; what follows waits for the next
+		deliver(h, "agree", 1)
+		var want []string
+		for i := range 30 {
+			name := fmt.Sprintf("hint_%02d", i)
+			for range 3 {
+				deliver(h, name, 1)
+			}
+			if i < 23 { // and agree: 24 names
+				want = append(want, name)
+			}
+		}
+		close(got.block)
+		flushed(t, h)
+		mu.Lock()
+		defer mu.Unlock()
+		slices.Sort(hinted)
+		if !slices.Equal(hinted, want) {
+			t.Errorf("hints passed on: %v, want each of the first 23 hint names once", hinted)
+		}
+		if l := got.list(); !slices.Equal(l, []string{"create:1", "agree:1"}) {
+			t.Errorf("handed over %v", l)
+		}
+	})
+}
+
+// TestShutdownGivesUpWaitingWork: work still waiting when Shutdown's context ends is given
+// up on, so that Flush, whether already waiting or called afterwards, returns instead of
+// waiting for work that will never be done.
+func TestShutdownGivesUpWaitingWork(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Refetch: time.Hour})
+		deliver(h, "create", 1)
+		flushed(t, h)
+		deliver(h, "create", 1) // a replay: fetched, it sets the next fetch an hour away
+		synctest.Wait()
+		deliver(h, "create", 1) // so this one waits
+		waiting := make(chan error, 1)
+		go func() { waiting <- h.Flush(context.Background()) }()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := h.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Shutdown with work waiting: %v", err)
+		}
+		if err := <-waiting; err != nil {
+			t.Errorf("Flush waiting during Shutdown: %v", err)
+		}
+		ctx, cancel = context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := h.Flush(ctx); err != nil {
+			t.Errorf("Flush after Shutdown: %v", err)
+		}
+	})
+}
+
+// TestShutdownWaitsForCancelledCallbacks: a callback still running when Shutdown gives up
+// waiting is cancelled, and Shutdown returns only after it has returned, so that the
+// application may close what the callback uses (its database) as soon as Shutdown does.
+func TestShutdownWaitsForCancelledCallbacks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		var returned atomic.Bool
+		h := webhook.NewHandler(api.client(t), func(ctx context.Context, _ webhook.ConfirmedEvent) error {
+			<-ctx.Done()
+			time.Sleep(time.Second) // rolls back what it had begun
+			returned.Store(true)
+			return ctx.Err()
+		}, webhook.Options{})
+		deliver(h, "create", 1)
+		synctest.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := h.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Shutdown with a callback running: %v", err)
+		}
+		if !returned.Load() {
+			t.Error("Shutdown returned before the cancelled callback did")
+		}
+	})
+}
+
+// TestReconcileHandsOverFromTheListing: the states the reconciler reads from the account's
+// listing are handed over as read, without reading each transaction again.
+func TestReconcileHandsOverFromTheListing(t *testing.T) {
+	api := newFakeAPI()
+	for id := range int64(3) {
+		api.txs[id+1] = sale(id+1, item(11, escrow.ItemGeneralMerchandise, false))
+	}
+	got := &calls{}
+	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{})
+	defer shutdown(t, h)
+	if err := h.Reconcile(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	flushed(t, h)
+	if n := len(got.list()); n != 9 || api.lists != 1 {
+		t.Fatalf("handed over %v after %d listings, want create, agree and payment_approved of each of 3", got.list(), api.lists)
+	}
+	for id := range int64(3) {
+		if n := api.readsOf(id + 1); n != 0 {
+			t.Errorf("transaction %d read %d times after the listing", id+1, n)
+		}
+	}
+}
+
+// TestNanosecondRetryWait: the smallest retry waits are taken as given: a callback
+// failing with RetryWait and MaxRetryWait of 1ns is tried MaxAttempts times.
+func TestNanosecondRetryWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		got := &calls{fail: errors.New("the order system is down")}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxAttempts: 4, RetryWait: time.Nanosecond, MaxRetryWait: time.Nanosecond})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		flushed(t, h)
+		if n := len(got.list()); n != 4 {
+			t.Errorf("%d tries, want 4", n)
+		}
+	})
+}
+
+// releaseFailing is a store that fails to release a lease.
+type releaseFailing struct{ webhook.MemoryStore }
+
+func (s *releaseFailing) Yield(ctx context.Context, y webhook.Yield) (webhook.Turn, error) {
+	if y.Release {
+		return webhook.Turn{}, errors.New("database unavailable")
+	}
+	return s.MemoryStore.Yield(ctx, y)
+}
+
+// TestWarningsSayWhatWasDropped: the log warns of malformed deliveries and invalid event
+// names, of deliveries dropped because the account cannot read their transaction, and
+// only then, and of a delivered event the transaction
+// does not show, and only then; a tracked transaction found unreadable is
+// no longer tracked, after one read, with its own warning; a lease that could not be
+// released after giving up on a failing callback is warned of, and only then; a retry
+// and giving up are logged.
+func TestWarningsSayWhatWasDropped(t *testing.T) {
+	const dropped, untracked, unreleased = "unconfirmed deliveries dropped", "no longer tracked", "releasing a lease failed"
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		store := new(webhook.MemoryStore)
+		var log logtest.Lines
+		h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Store: store, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		defer shutdown(t, h)
+		deliver(h, "create", 404)
+		flushed(t, h)
+		if log.Count(dropped) != 1 || log.Count(untracked) != 0 {
+			t.Errorf("a delivery about an unreadable transaction logged:\n%s", log.String())
+		}
+		if code := deliver(h, "create", -1); code/100 != 4 || log.Count("refused delivery") != 1 {
+			t.Errorf("a malformed delivery answered %d and logged:\n%s", code, log.String())
+		}
+		if code := deliver(h, "Funds", 1); code != http.StatusOK || log.Count("invalid event name") != 1 {
+			t.Errorf("a delivery with an invalid name answered %d and logged:\n%s", code, log.String())
+		}
+		const unshown = "delivery dropped as unconfirmed"
+		deliver(h, "create", 1)
+		flushed(t, h)
+		deliver(h, "accept", 1)
+		flushed(t, h)
+		if n := log.Count(unshown); n != 1 || !strings.Contains(log.String(), "event=accept") {
+			t.Errorf("create (shown) and accept (not shown) delivered: %d warnings of a delivery dropped:\n%s", n, log.String())
+		}
+		if err := store.Track(t.Context(), []int64{2}); err != nil { // tracked, now unreadable
+			t.Fatal(err)
+		}
+		if err := h.Reconcile(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		flushed(t, h)
+		if log.Count(dropped) != 1 || log.Count(untracked) != 1 || api.readsOf(2) != 1 {
+			t.Errorf("a tracked transaction found unreadable after %d reads logged:\n%s", api.readsOf(2), log.String())
+		}
+		if ids, err := store.Unfinished(t.Context()); err != nil || slices.Contains(ids, 2) {
+			t.Errorf("Unfinished = %v, %v: the unreadable transaction is still tracked", ids, err)
+		}
+
+		for _, tc := range []struct {
+			store webhook.Store
+			warns int
+		}{{new(webhook.MemoryStore), 0}, {new(releaseFailing), 1}} {
+			var log logtest.Lines
+			failing := &calls{fail: errors.New("the order system is down")}
+			h := webhook.NewHandler(api.client(t), failing.fn, webhook.Options{Store: tc.store, MaxAttempts: 2, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+			deliver(h, "create", 1)
+			flushed(t, h)
+			shutdown(t, h)
+			if n := log.Count(unreleased); n != tc.warns {
+				t.Errorf("store %T: %d warnings of a failed release, want %d:\n%s", tc.store, n, tc.warns, log.String())
+			}
+			if log.Count("retrying") != 1 || log.Count("giving up") != 1 {
+				t.Errorf("two failed tries logged:\n%s", log.String())
+			}
+		}
+	})
+}
+
+// TestEventHandedOverByAnotherReplicaIsSkipped: an event another replica handed over
+// under its lease is not handed over again; the rest is, at once, and the event counts as
+// handed over when this one decides whether the transaction is finished.
+func TestEventHandedOverByAnotherReplicaIsSkipped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		api.txs[1].IsCancelled = true
+		store := new(webhook.MemoryStore)
+		other := webhook.Lease{TransactionID: 1, Holder: "other", Expires: time.Now().Add(time.Minute)}
+		turn, err := store.Acquire(t.Context(), other, nil, time.Now())
+		if err != nil || !turn.Granted {
+			t.Fatal(turn, err)
+		}
+		if _, err := store.Yield(t.Context(), webhook.Yield{Lease: other, Marks: turn.Marks, Facts: []string{"create"}, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
+		defer shutdown(t, h)
+		start := time.Now()
+		deliver(h, "cancel", 1)
+		flushed(t, h)
+		if l := got.list(); !slices.Equal(l, []string{"agree:1", "payment_approved:1", "cancel:1"}) || got.at[0] != start {
+			t.Errorf("handed over %v at %v, want the rest at once", l, got.at)
+		}
+		if ids, err := store.Unfinished(t.Context()); err != nil || len(ids) != 0 {
+			t.Errorf("Unfinished = %v, %v: every fact of the cancelled transaction was handed over, one by the other replica", ids, err)
+		}
+	})
+}
+
+// TestSpentWindowIsWaitedOut: an answer saying the window is down to the application's
+// reserve (by default a tenth of the limit, rounded down) makes the handler wait for the
+// reset before its next fetch; when nothing is left (0 of 5), it waits instead of sending
+// one the client would refuse (a try lost). An answer that states a reset but not what
+// remains pauses nothing. A wait is logged at debug level, so that a slow confirmation can
+// be told from a stuck one.
+func TestSpentWindowIsWaitedOut(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		header http.Header
+		wait   time.Duration
+	}{
+		{"spent", http.Header{"Ratelimit-Limit": {"5"}, "Ratelimit-Remaining": {"0"}, "Ratelimit-Reset": {"60"}}, time.Minute},
+		{"down to a tenth of the limit", http.Header{"Ratelimit-Limit": {"20"}, "Ratelimit-Remaining": {"2"}, "Ratelimit-Reset": {"60"}}, time.Minute},
+		{"above a tenth", http.Header{"Ratelimit-Limit": {"20"}, "Ratelimit-Remaining": {"3"}, "Ratelimit-Reset": {"60"}}, 0},
+		{"remaining unknown", http.Header{"Ratelimit-Reset": {"60"}}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				api := newFakeAPI()
+				api.header = tc.header
+				api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+				api.txs[2] = sale(2, item(21, escrow.ItemGeneralMerchandise, false))
+				got := &calls{}
+				var log logtest.Lines
+				h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxAttempts: 1,
+					Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+				defer shutdown(t, h)
+				start := time.Now()
+				deliver(h, "create", 1)
+				flushed(t, h)
+				deliver(h, "create", 2)
+				ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+				defer cancel()
+				if err := h.Flush(ctx); err != nil {
+					t.Fatal(err)
+				}
+				if l := got.list(); !slices.Equal(l, []string{"create:1", "create:2"}) || got.at[1].Sub(start) != tc.wait {
+					t.Errorf("handed over %v at %v, want the second after %v", l, got.at, tc.wait)
+				}
+				want := 0
+				if tc.wait > 0 {
+					want = 1
+				}
+				if n := log.Count("waiting for the rate-limit window"); n != want {
+					t.Errorf("%d waits logged, want %d:\n%s", n, want, log.String())
+				}
+			})
+		})
+	}
+}
+
+// TestUnpassedHintsLoggedAtDebug: without OnUnconfirmedHint, each unconfirmable name of a
+// batch is logged at debug level, whatever comes before it, and only there: a hint is not
+// a delivery that the transaction failed to confirm, which is warned of.
+func TestUnpassedHintsLoggedAtDebug(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		var log logtest.Lines
+		got := &calls{block: make(chan struct{})}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		synctest.Wait() // the callback holds the first batch; the next takes the rest
+		for _, name := range []string{"payment_sent", "agree", "party_verification_approved", "payment_refunded"} {
+			deliver(h, name, 1)
+		}
+		close(got.block)
+		flushed(t, h)
+		for _, name := range []string{"payment_sent", "party_verification_approved", "payment_refunded"} {
+			if n := log.Count("unconfirmable event dropped"); n != 3 || !strings.Contains(log.String(), "event="+name) {
+				t.Errorf("%d debug lines; %s not logged:\n%s", n, name, log.String())
+			}
+		}
+		if n := log.Count("dropped as unconfirmed"); n != 0 {
+			t.Errorf("%d hints warned of as unconfirmed deliveries:\n%s", n, log.String())
+		}
+	})
+}
+
+// storeWithCreateHandedOver is a memory store in which another replica has already handed
+// over transaction 1's creation, so that deliveries of it are replays.
+func storeWithCreateHandedOver(t *testing.T) *webhook.MemoryStore {
+	t.Helper()
+	store := new(webhook.MemoryStore)
+	earlier := webhook.Lease{TransactionID: 1, Holder: "earlier", Expires: time.Now().Add(time.Hour)}
+	turn, err := store.Acquire(t.Context(), earlier, nil, time.Now())
+	if err != nil || !turn.Granted {
+		t.Fatal(turn, err)
+	}
+	if _, err := store.Yield(t.Context(), webhook.Yield{Lease: earlier, Marks: turn.Marks, Facts: []string{"create"}, Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
+// TestNewsIsNotPacedAndResetsThePace: a delivery of a name not tried yet is fetched at
+// once, even while replays wait for the pace, and the fetch that finds it ends the slowed
+// pace of replays: a replay after it is fetched at once too.
+func TestNewsIsNotPacedAndResetsThePace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		store := storeWithCreateHandedOver(t)
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
+		defer shutdown(t, h)
+		const ms = time.Millisecond
+		for range 12 { // replays: fetched at 0, 250ms and 1.25s; the next wait is 4s
+			deliver(h, "create", 1)
+			time.Sleep(100 * ms)
+		}
+		time.Sleep(100 * ms)
+		deliver(h, "agree", 1) // news, fetched at once (1.3s), with the replays waiting
+		time.Sleep(4050 * ms)
+		deliver(h, "create", 1) // at 5.35s, fetched at once: the pace was reset
+		flushed(t, h)
+		want := []time.Duration{250 * ms, time.Second, 50 * ms, 4050 * ms}
+		if gaps := api.gapsOf(1); !slices.Equal(gaps, want) || !slices.Equal(got.list(), []string{"agree:1"}) {
+			t.Errorf("fetched after %v, handed over %v; want %v and agree", gaps, got.list(), want)
+		}
+	})
+}
+
+// TestGivenUpBatchKeepsThePace: a batch given up on handed nothing over, so the next
+// delivery of its transaction waits Refetch like a replay's.
+func TestGivenUpBatchKeepsThePace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		got := &calls{fail: errors.New("the order system is down")}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxAttempts: 1})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		time.Sleep(100 * time.Millisecond)
+		deliver(h, "create", 1)
+		flushed(t, h)
+		if gaps := api.gapsOf(1); !slices.Equal(gaps, []time.Duration{250 * time.Millisecond}) {
+			t.Errorf("fetched after %v, want 250ms", gaps)
+		}
+	})
+}
+
+// TestRateLimitedFetchWaitsForTheAllowance: a fetch refused with a 429 asking for a minute
+// is tried again after that minute, not sooner: tries spent while the client itself still
+// holds the endpoint back would exhaust MaxAttempts and lose the event.
+func TestRateLimitedFetchWaitsForTheAllowance(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		api.status[1] = http.StatusTooManyRequests
+		api.header = http.Header{"Retry-After": {"60"}}
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxAttempts: 2})
+		defer shutdown(t, h)
+		start := time.Now()
+		deliver(h, "create", 1)
+		synctest.Wait() // refused; waiting to try again
+		api.mu.Lock()
+		delete(api.status, 1)
+		api.header = nil
+		api.mu.Unlock()
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+		defer cancel()
+		if err := h.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if l := got.list(); !slices.Equal(l, []string{"create:1"}) || got.at[0].Sub(start) < time.Minute {
+			t.Errorf("handed over %v at %v, want create after a minute", l, got.at)
+		}
+	})
+}
+
+// partlyFailing fails the callback for one event name.
+type partlyFailing struct {
+	calls
+	name escrow.EventName
+}
+
+func (p *partlyFailing) fn(ctx context.Context, ev webhook.ConfirmedEvent) error {
+	if ev.Name == p.name {
+		return errors.New("the order system refuses " + string(ev.Name))
+	}
+	return p.calls.fn(ctx, ev)
+}
+
+// TestPartlyHandedBatchIsNews: a batch given up on after handing over part of its events
+// did find news, so the next delivery is fetched at once, not paced as a replay.
+func TestPartlyHandedBatchIsNews(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		got := &partlyFailing{name: escrow.EventAgree}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxAttempts: 1})
+		defer shutdown(t, h)
+		deliver(h, "agree", 1) // create handed over, agree refused
+		time.Sleep(100 * time.Millisecond)
+		deliver(h, "agree", 1)
+		flushed(t, h)
+		if gaps := api.gapsOf(1); !slices.Equal(gaps, []time.Duration{100 * time.Millisecond}) || !slices.Equal(got.list(), []string{"create:1"}) {
+			t.Errorf("fetched after %v, handed over %v; want 100ms and create", gaps, got.list())
+		}
+	})
+}
+
+// lostStore reports every turn lost when it ends: its lease ended and another replica
+// took it over while the callback ran.
+type lostStore struct{ webhook.MemoryStore }
+
+func (s *lostStore) Yield(ctx context.Context, y webhook.Yield) (webhook.Turn, error) {
+	s.MemoryStore.Yield(ctx, y)
+	return webhook.Turn{}, webhook.ErrClaimLost
+}
+
+// TestClaimLostIsLoggedNotRetried: a turn whose callbacks outlived its lease is logged as
+// an error (another replica may have handed the event over too) and not tried again.
+func TestClaimLostIsLoggedNotRetried(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		var log logtest.Lines
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: new(lostStore), Logger: slog.New(slog.NewTextHandler(&log, nil))})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		flushed(t, h)
+		if n := log.Count("outlived its lease"); n != 1 || len(got.list()) != 1 {
+			t.Errorf("handed over %v; %d errors logged:\n%s", got.list(), n, log.String())
+		}
+	})
+}

@@ -256,3 +256,17 @@ func requestID(h http.Header) string {
 	}
 	return ""
 }
+
+// hexVal is the value of a hex digit, -1 for another byte. (internal/redact has its own,
+// for the escapes it reads.)
+func hexVal(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
+}

@@ -280,53 +280,74 @@ func textMessage(body []byte) string {
 func flattenErrors(raw json.RawMessage) []FieldError {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
-	var out []FieldError
-	var walk func(path string, depth int) error
-	walk = func(path string, depth int) error {
-		if depth > 32 {
-			return errors.New("too deep")
+	w := fieldWalker{dec: dec}
+	_ = w.walk("", 0) // on a fault, keep the fields read before it
+	return w.out
+}
+
+// fieldWalker reads the tree of an "errors" object into fields, token by token.
+type fieldWalker struct {
+	dec *json.Decoder
+	out []FieldError
+}
+
+// walk reads the value at path: a message, an object of fields, or a list of messages.
+func (w *fieldWalker) walk(path string, depth int) error {
+	if depth > 32 {
+		return errors.New("too deep")
+	}
+	tok, err := w.dec.Token()
+	if err != nil {
+		return err
+	}
+	switch t := tok.(type) {
+	case string:
+		w.out = append(w.out, FieldError{Path: path, Messages: []string{t}})
+	case json.Delim:
+		if t == '{' {
+			err = w.object(path, depth)
+		} else {
+			err = w.list(path)
 		}
-		tok, err := dec.Token()
 		if err != nil {
 			return err
 		}
-		switch t := tok.(type) {
-		case string:
-			out = append(out, FieldError{Path: path, Messages: []string{t}})
-		case json.Delim:
-			switch t {
-			case '{':
-				for dec.More() {
-					keyTok, err := dec.Token()
-					if err != nil {
-						return err
-					}
-					if err := walk(joinPath(path, keyTok.(string)), depth+1); err != nil {
-						return err
-					}
-				}
-			case '[':
-				var msgs []string
-				for dec.More() {
-					var v json.RawMessage
-					if err := dec.Decode(&v); err != nil {
-						return err
-					}
-					if s := jsonText(v); s != "" {
-						msgs = append(msgs, s)
-					}
-				}
-				if len(msgs) > 0 {
-					out = append(out, FieldError{Path: path, Messages: msgs})
-				}
-			}
-			_, err = dec.Token() // the closing delimiter
+		_, err = w.dec.Token() // the closing delimiter
+		return err
+	}
+	return nil // numbers, booleans, null: no message
+}
+
+// object reads the members of an object at path, each a field below it.
+func (w *fieldWalker) object(path string, depth int) error {
+	for w.dec.More() {
+		keyTok, err := w.dec.Token()
+		if err != nil {
 			return err
 		}
-		return nil // numbers, booleans, null: no message
+		if err := w.walk(joinPath(path, keyTok.(string)), depth+1); err != nil {
+			return err
+		}
 	}
-	_ = walk("", 0) // on a fault, keep the fields read before it
-	return out
+	return nil
+}
+
+// list reads a list of messages at path; entries that are not text are skipped.
+func (w *fieldWalker) list(path string) error {
+	var msgs []string
+	for w.dec.More() {
+		var v json.RawMessage
+		if err := w.dec.Decode(&v); err != nil {
+			return err
+		}
+		if s := jsonText(v); s != "" {
+			msgs = append(msgs, s)
+		}
+	}
+	if len(msgs) > 0 {
+		w.out = append(w.out, FieldError{Path: path, Messages: msgs})
+	}
+	return nil
 }
 
 func joinPath(path, key string) string {

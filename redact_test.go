@@ -192,23 +192,6 @@ func TestTransportErrorScrubbedYetMatchable(t *testing.T) {
 	}
 }
 
-// TestRedactorKeepsOtherText: only the secret is replaced, and near misses are left alone.
-func TestRedactorKeepsOtherText(t *testing.T) {
-	r := &redactor{secrets: []string{"7777_abc"}}
-	for in, want := range map[string]string{
-		"key 7777_abc!":                    "key [REDACTED]!",
-		`k=\u0037777\u005fabc;`:            "k=[REDACTED];",
-		"&#55;&#x37;&#X0037;7&lowbar;abc.": "[REDACTED].",
-		"7777_ab":                          "7777_ab",
-		"&&&% \\u00 &#;&#x;%4":             "&&&% \\u00 &#;&#x;%4",
-		"7777_abc7777_abc":                 "[REDACTED][REDACTED]",
-	} {
-		if got := r.string(in); got != want {
-			t.Errorf("redact(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // FuzzRedactEncodedKey encodes each character of the key in a form the fuzzer picks, one or
 // two layers deep (the syntax characters of an escape encoded in turn), between text the
 // fuzzer gives, and checks that no decoding of the redacted text shows the key. Three mixed
@@ -272,8 +255,16 @@ func FuzzRedactEncodedKey(f *testing.F) {
 	})
 }
 
+// entityNames are the HTML named references the fuzzer writes for the characters of a key
+// or a token, as the redactor's table reads them (package internal/redact).
+var entityNames = map[string]byte{
+	"sol": '/', "plus": '+', "equals": '=', "lowbar": '_', "UnderBar": '_', "colon": ':',
+	"period": '.', "commat": '@', "hyphen": '-', "dash": '-', "amp": '&', "num": '#',
+	"bsol": '\\', "percnt": '%', "quot": '"', "semi": ';',
+}
+
 func entityName(c byte) (string, bool) {
-	for name, v := range namedEntities {
+	for name, v := range entityNames {
 		if v == c {
 			return name, true
 		}

@@ -18,9 +18,10 @@ func programs() map[string]program {
 	return map[string]program{
 		"chaos":    chaosProgram,
 		"emulator": emulatorProgram,
+		"flood":    floodProgram,
 		"pacing":   pacingProgram,
-		"storm":    stormProgram,
 		"receive":  receiveProgram,
+		"storm":    stormProgram,
 	}
 }
 

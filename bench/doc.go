@@ -12,12 +12,14 @@
 //	go run ./bench/receive                receiving over 1, 2, 4 replicas and one store: facts/s, fetches
 //	                                      and commits per fact, handover latency, rows after pruning
 //
-// Each command prints lines of key=value pairs. They share one main, Main: a command's
-// directory holds only `func main() { bench.Main("NAME") }`, and its flags and output live
-// beside its harness (chaosProgram in chaos.go, and so on), in the table of programs. The
-// work is done by RunPacing, RunChaos, RunEmulatorLoad, RunStorm, RunFlood and RunReceive,
-// which the package's tests run briefly so that they keep
-// working; the tests assert counts, never timings, which vary too much on a shared machine.
+// Each command prints lines of key=value pairs. The work is done by RunPacing, RunChaos,
+// RunEmulatorLoad, RunStorm, RunReceive and RunFlood, which the package's tests run briefly
+// so that they keep working; the tests assert counts, never timings, which vary too much
+// on a shared machine.
+//
+// The commands share one main, Main: a command's directory holds only
+// `func main() { bench.Main("NAME") }`, and its flags and output live beside its harness
+// (chaosProgram in chaos.go, and so on), in the table of programs.
 //
 // Results and the machine they ran on are in BENCHMARKS.md at the repository root.
 package bench

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -367,5 +368,23 @@ func sampleGoroutines() func() int {
 		close(stop)
 		<-done
 		return int(most.Load())
+	}
+}
+
+// floodProgram is the flags and output of `go run ./bench/flood`.
+func floodProgram(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
+	cfg := DefaultFlood
+	fs.IntVar(&cfg.Forged, "forged", cfg.Forged, "forged deliveries, each of another made-up id")
+	fs.IntVar(&cfg.Senders, "senders", cfg.Senders, "goroutines sending them")
+	fs.BoolVar(&cfg.Secret, "secret", false, "the handler requires a delivery secret; the forger guesses")
+	fs.DurationVar(&cfg.Window, "window", cfg.Window, "count the fetches spent on forgeries this long from the flood's start")
+	fs.DurationVar(&cfg.MaxWait, "max-wait", cfg.MaxWait, "give up waiting for the real events after this long")
+	return func(ctx context.Context, stdout, _ io.Writer) error {
+		res, err := RunFlood(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, res)
+		return nil
 	}
 }

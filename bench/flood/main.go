@@ -7,29 +7,6 @@
 // -window and their share of the endpoint's limit, and the most goroutines held.
 package main
 
-import (
-	"context"
-	"flag"
-	"fmt"
+import "github.com/escrowkit/escrow-go/bench"
 
-	"github.com/escrowkit/escrow-go/bench"
-)
-
-func main() {
-	cfg := bench.DefaultFlood
-	flag.IntVar(&cfg.Forged, "forged", cfg.Forged, "forged deliveries, each of another made-up id")
-	flag.IntVar(&cfg.Senders, "senders", cfg.Senders, "goroutines sending them")
-	flag.BoolVar(&cfg.Secret, "secret", false, "the handler requires a delivery secret; the forger guesses")
-	flag.DurationVar(&cfg.Window, "window", cfg.Window, "count the fetches spent on forgeries this long from the flood's start")
-	flag.DurationVar(&cfg.MaxWait, "max-wait", cfg.MaxWait, "give up waiting for the real events after this long")
-	flag.Parse()
-
-	bench.Command("flood", func(ctx context.Context) error {
-		res, err := bench.RunFlood(ctx, cfg)
-		if err != nil {
-			return err
-		}
-		fmt.Println(res)
-		return nil
-	})
-}
+func main() { bench.Main("flood") }

@@ -46,23 +46,35 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any, opt
 			return fmt.Errorf("%w: out must be nil or a non-nil pointer, not %T", ErrInvalidArgument, out)
 		}
 	}
+	if body, err = doBody(body); err != nil {
+		return err
+	}
+	return c.send(ctx, call{route: routeOf(method, escaped), escapedPath: escaped, rawQuery: rawQuery, body: body, out: out, opts: opts})
+}
+
+// doBody is the body Client.Do sends: nil for a nil *T (no body, not the JSON null), raw
+// bytes as they are, refused when they are not JSON.
+func doBody(body any) (any, error) {
 	if v := reflect.ValueOf(body); body != nil && v.Kind() == reflect.Pointer && v.IsNil() {
-		body = nil // a nil *T means no body, not the JSON null
+		return nil, nil
 	}
 	if b, ok := body.([]byte); ok {
 		body = json.RawMessage(b)
 	}
 	if raw, ok := body.(json.RawMessage); ok && !json.Valid(raw) {
-		return fmt.Errorf("%w: body is not valid JSON", ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: body is not valid JSON", ErrInvalidArgument)
 	}
-	// The rate-limit allowance is kept per endpoint: a path of a known endpoint shares its
-	// row's; any other path is counted under its own shape, ids folded, so that calls on
-	// many ids of one unknown endpoint share one entry.
-	r, ok := matchRoute(method, escaped)
-	if !ok {
-		r = Route{Method: method, Template: "/" + foldIDs(escaped)}
+	return body, nil
+}
+
+// routeOf names the endpoint a Client.Do call counts its rate-limit allowance under: a path
+// of a known endpoint shares its row's; any other path is counted under its own shape, ids
+// folded, so that calls on many ids of one unknown endpoint share one entry.
+func routeOf(method, escaped string) Route {
+	if r, ok := matchRoute(method, escaped); ok {
+		return r
 	}
-	return c.send(ctx, call{route: r, escapedPath: escaped, rawQuery: rawQuery, body: body, out: out, opts: opts})
+	return Route{Method: method, Template: "/" + foldIDs(escaped)}
 }
 
 // relativePath checks a path for [Client.Do] and splits it into an escaped path and a raw

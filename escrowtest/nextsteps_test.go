@@ -273,8 +273,8 @@ func TestEveryNextStepReadsAsASentence(t *testing.T) {
 
 // TestWaitingSaysWhoInTheOrderOfTheParties: Progress.Waiting names the steps in the order
 // of the parties, then why nothing is paid out yet (until the buyer has paid, too); once
-// funded and shipped, that nothing is
-// owed until acceptance; once accepted, the payout owed and why it waits.
+// funded and shipped, that nothing is owed until acceptance; once accepted, the payout owed
+// and why it waits.
 func TestWaitingSaysWhoInTheOrderOfTheParties(t *testing.T) {
 	w := newWorld(t)
 	id := w.p.create(partnered())

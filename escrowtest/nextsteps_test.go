@@ -270,3 +270,40 @@ func TestEveryNextStepReadsAsASentence(t *testing.T) {
 		seen[s] = a
 	}
 }
+
+// TestWaitingSaysWhoInTheOrderOfTheParties: Progress.Waiting names the steps in the order
+// of the parties, then why nothing is paid out yet (until the buyer has paid, too); once
+// funded and shipped, that nothing is owed until acceptance; once accepted, the payout owed
+// and why it waits.
+func TestWaitingSaysWhoInTheOrderOfTheParties(t *testing.T) {
+	w := newWorld(t)
+	id := w.p.create(partnered())
+	waiting := func() string {
+		t.Helper()
+		p, err := w.srv.NextSteps(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Waiting
+	}
+	const unfunded = "nothing is paid out before the buyer's funds arrive (ApprovePayment, or 'escrow emulator approve')"
+	if got, want := waiting(), "next: buyer@example.com agrees to the terms; seller@example.com agrees to the terms; "+unfunded; got != want {
+		t.Errorf("before agreement: %q\nwant %q", got, want)
+	}
+	w.b.act(http.StatusOK, id, 0, action("agree"))
+	sellerAgrees(w, id)
+	if got, want := waiting(), "next: buyer@example.com pays; "+unfunded; got != want {
+		t.Errorf("agreed: %q\nwant %q", got, want)
+	}
+	must(t, w.srv.ApprovePayment(id))
+	ships(w, id)
+	if got, want := waiting(), "next: buyer@example.com marks the goods received; nothing is owed to anyone until the buyer accepts the goods or an inspection period ends"; got != want {
+		t.Errorf("shipped: %q\nwant %q", got, want)
+	}
+	receives(w, id)
+	accepts(w, id)
+	if got := waiting(); !strings.HasPrefix(got, "next: seller@example.com selects a disbursement method; 1000.00 owed to seller@example.com (seller) for item ") ||
+		!strings.HasSuffix(got, ": "+ReasonNoDisbursementMethod) {
+		t.Errorf("accepted: %q", got)
+	}
+}

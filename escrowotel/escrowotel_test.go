@@ -346,20 +346,7 @@ func TestTelemetryHoldsNoCredential(t *testing.T) {
 	}
 	_, _ = c.Transactions.Get(ctx, 2)
 
-	var b strings.Builder
-	for _, s := range tm.spans.GetSpans() {
-		fmt.Fprintf(&b, "%s %v %s %v %v\n", s.Name, s.Attributes, s.Status.Description, s.Events, s.Links)
-	}
-	var rm metricdata.ResourceMetrics
-	if err := tm.reader.Collect(ctx, &rm); err != nil {
-		t.Fatal(err)
-	}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			fmt.Fprintf(&b, "%s %+v\n", m.Name, m.Data)
-		}
-	}
-	dump := b.String()
+	dump := tm.dump(t)
 	if !strings.Contains(dump, "http.client.request.duration") || !strings.Contains(dump, "error.type") {
 		t.Fatalf("the telemetry lacks what the calls should have produced:\n%s", dump)
 	}
@@ -392,7 +379,8 @@ func TestReceiverSpansAndMetrics(t *testing.T) {
 	tm := newTelemetry(t)
 	srv := escrowtest.NewServer()
 	t.Cleanup(srv.Close)
-	seller := connect(t, srv, srv.AddCustomer("seller@example.com"), tm.obs)
+	acct := srv.AddCustomer("seller@example.com")
+	seller := connect(t, srv, acct, tm.obs)
 	srv.AddCustomer("buyer@example.com")
 	tx, err := seller.Transactions.Create(t.Context(), sale(""))
 	if err != nil {
@@ -468,4 +456,28 @@ func TestReceiverSpansAndMetrics(t *testing.T) {
 	if depth := tm.metric(t, "escrow.webhook.queue.depth").Data.(metricdata.Gauge[int64]).DataPoints; len(depth) != 1 || depth[0].Value != 0 {
 		t.Errorf("queue depth %+v; want 0 once flushed", depth)
 	}
+	token := base64.StdEncoding.EncodeToString([]byte(acct.Email + ":" + acct.APIKey))
+	if dump := tm.dump(t); strings.Contains(dump, acct.APIKey) || strings.Contains(dump, token) || strings.Contains(dump, acct.Email) {
+		t.Errorf("the receiver's telemetry shows a credential:\n%s", dump)
+	}
+}
+
+// dump renders every span (name, attributes, status, events, links) and every metric with
+// its data points, for a search of what they hold.
+func (tm *telemetry) dump(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	for _, s := range tm.spans.GetSpans() {
+		fmt.Fprintf(&b, "%s %v %s %v %v\n", s.Name, s.Attributes, s.Status.Description, s.Events, s.Links)
+	}
+	var rm metricdata.ResourceMetrics
+	if err := tm.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			fmt.Fprintf(&b, "%s %+v\n", m.Name, m.Data)
+		}
+	}
+	return b.String()
 }

@@ -19,9 +19,9 @@ import (
 // Methods are called from the handler's goroutines, several at once: an Observer must be
 // safe for concurrent use, return quickly, and not keep the pointers it is handed.
 type Observer interface {
-	// Delivery reports what became of one delivery. A refused or dropped one is reported
-	// as it is answered, with the request's context; the others once the confirming fetch
-	// decided, with the context ConfirmStart returned.
+	// Delivery reports what became of one delivery: one refused, dropped or coalesced as
+	// it arrives, at once; the others once the confirming fetch decided, with the context
+	// ConfirmStart returned.
 	Delivery(ctx context.Context, d Delivery)
 	// ConfirmStart is called before the fetch that confirms a transaction's deliveries (or
 	// a state the reconciler read). The context it returns is the fetch's: the client's
@@ -61,8 +61,9 @@ const (
 	// cannot read the transaction, or no state can show such an event (a Hint).
 	DeliveryUnconfirmed DeliveryOutcome = "unconfirmed"
 	// DeliveryDropped: answered 200 but never confirmed: an invalid event name, more names
-	// than a batch keeps, or given up on (MaxAttempts, Shutdown); the reconciler hands
-	// over what it missed.
+	// than a batch keeps, a never-seen id past MaxUnseen, or a
+	// transaction finished and pruned from the store. The reconciler hands over what
+	// such a drop missed.
 	DeliveryDropped DeliveryOutcome = "dropped"
 )
 

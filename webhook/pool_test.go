@@ -40,6 +40,7 @@ func TestKnownTransactionsGoFirst(t *testing.T) {
 		deliver(h, "create", forgedBase) // a 404: the window's share is spent
 		synctest.Wait()
 		deliver(h, "create", 2) // real, never seen: waits with the forgeries
+		synctest.Wait()         // looked up in the store before the forgeries, so first in their lane
 		for i := range int64(500) {
 			if code := deliver(h, "create", forgedBase+1+i); code != http.StatusOK {
 				t.Fatalf("a forgery answered %d", code)

@@ -64,9 +64,13 @@
 // # Storms
 //
 // Deliveries for one transaction wait in one queue entry and coalesce into a single
-// confirming fetch; one worker at a time confirms a transaction. After a fetch that found
-// nothing new, a delivery of a name already tried waits [Options].Refetch, four times
-// longer each time up to MaxRefetch, so 10,000 replays cost a handful of calls; the pace
+// confirming fetch; one worker at a time confirms a transaction. A delivery of an event
+// that happens once per transaction (create, agree, payment_approved, complete, cancel)
+// whose fact the Store records as handed over is a replay and is dropped without a fetch:
+// facts are handed over in order, so a fetch could show nothing new for it. After a
+// fetch that found nothing new, a delivery of a name already tried waits
+// [Options].Refetch, four times longer each time up to MaxRefetch, so 10,000 deliveries
+// of an item event's name (or invented names) cost a handful of calls; the pace
 // is kept in the Store, so replays spread over replicas are paced together, and a waiting
 // replica gives its lease up meanwhile. A delivery of a confirmable name not tried yet
 // (payment_approved after payment_received brought nothing) is fetched at once.

@@ -453,8 +453,8 @@ func (h *Handler) renew(b *batch) (bool, error) {
 // since the last fetch that found something new is fetched at once.
 func (h *Handler) paced(b *batch, now time.Time) time.Duration {
 	wait := b.pace.NotBefore.Sub(now)
-	if wait <= 0 || !b.fetch {
-		return 0
+	if wait <= 0 || !b.fetch || replays(b.events, b.handed) {
+		return 0 // replays are dropped without a fetch (confirm)
 	}
 	for _, n := range b.events {
 		if confirmable(n) && !slices.Contains(b.pace.Tried, n) {
@@ -499,16 +499,17 @@ func (h *Handler) yield(b *batch, release bool) (again bool, err error) {
 
 // covered reports whether the state this turn fetched already confirms the names
 // delivered to other replicas during the turn: each confirmable one shows a fact not
-// handed over before the turn. Then they are handed over from that state without a new
-// fetch. A name whose facts were all handed over before may be a new item's, or a
-// replay: that takes a fetch (paced, if tried before).
+// handed over before the turn, or is a replay of a once-only event (replays). Then they
+// are handed over from that state without a new fetch. An item event's name whose facts
+// were all handed over before may be a new item's, or a replay: that takes a fetch
+// (paced, if tried before).
 func (h *Handler) covered(b *batch, pending []escrow.EventName) bool {
 	if b.tx == nil || len(pending) == 0 {
 		return false // asked to look again, for no name: a reconciler's recheck
 	}
 	facts := factsOf(b.tx)
 	for _, n := range pending {
-		if !confirmable(n) {
+		if !confirmable(n) || replays([]escrow.EventName{n}, b.handed) {
 			continue
 		}
 		news := false
@@ -562,6 +563,13 @@ func (h *Handler) giveUp(b *batch) {
 // including when it was dropped.
 func (h *Handler) confirm(b *batch) error {
 	ctx, id := h.ctx, b.id
+	if b.fetch && replays(b.events, b.handed) {
+		// A fetch could only show these facts as handed over already: no fetch, no pace.
+		h.log.Debug("escrow webhook: replayed deliveries dropped without a fetch", "transaction_id", id, "events", b.events)
+		b.fetch = false
+		h.observeReplays(b)
+		return nil
+	}
 	if b.fetch {
 		b.fetched = true
 		tx, err := h.observedGet(ctx, b)
@@ -608,6 +616,23 @@ func (h *Handler) confirm(b *batch) error {
 	b.finish = b.finish || (terminal(b.tx) && allIn(keysOf(facts), b.handed))
 	h.observeOutcomes(b, unconfirmed)
 	return nil
+}
+
+// replays reports whether names (at least one) are all events that happen once per
+// transaction and whose fact is recorded as handed over: replays, since a fact is handed
+// over only after every earlier one, so a fetch for them would hand over nothing.
+func replays(names []escrow.EventName, handed map[string]bool) bool {
+	for _, n := range names {
+		switch n {
+		case escrow.EventCreate, escrow.EventAgree, escrow.EventPaymentApproved, escrow.EventComplete, escrow.EventCancel:
+			if !handed[string(n)] {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return len(names) > 0
 }
 
 // get fetches a transaction within the allowance: it waits while the rate-limit window is

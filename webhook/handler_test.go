@@ -462,7 +462,8 @@ func TestHintNamesAtEveryRangeEdge(t *testing.T) {
 	}
 }
 
-// TestReplaysArePaced: while replays of an event already handed over keep arriving, the
+// TestReplaysArePaced: while deliveries that bring nothing new keep arriving (here an item
+// event the transaction does not show: it may be a new item's, so it takes a fetch), the
 // transaction is fetched after Refetch (250ms by default), then four times longer each
 // time up to MaxRefetch (5s by default; at least Refetch); the replays in between are
 // coalesced into those fetches. A fetch that finds something new resets the pace.
@@ -491,7 +492,7 @@ func TestReplaysArePaced(t *testing.T) {
 					total += g
 				}
 				for range total / (100 * ms) { // a replay every 100ms, until the last fetch
-					deliver(h, "create", 1)
+					deliver(h, "payment_disbursed", 1)
 					time.Sleep(100 * ms)
 				}
 				flushed(t, h)
@@ -612,9 +613,9 @@ func TestShutdownGivesUpWaitingWork(t *testing.T) {
 		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Refetch: time.Hour})
 		deliver(h, "create", 1)
 		flushed(t, h)
-		deliver(h, "create", 1) // a replay: fetched, it sets the next fetch an hour away
+		deliver(h, "payment_disbursed", 1) // nothing new: fetched, it sets the next fetch an hour away
 		synctest.Wait()
-		deliver(h, "create", 1) // so this one waits
+		deliver(h, "payment_disbursed", 1) // so this one waits
 		waiting := make(chan error, 1)
 		go func() { waiting <- h.Flush(context.Background()) }()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -909,6 +910,34 @@ func storeWithCreateHandedOver(t *testing.T) *webhook.MemoryStore {
 	return store
 }
 
+// TestReplaysOfOnceOnlyEventsAreNotFetched: a delivery of an event that happens once per
+// transaction (create, agree, payment_approved, complete, cancel) whose fact the store
+// records as handed over is a replay: it is dropped without a fetch, however often it
+// comes, and reported as a duplicate.
+func TestReplaysOfOnceOnlyEventsAreNotFetched(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		store := storeWithCreateHandedOver(t)
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
+		defer shutdown(t, h)
+		for range 20 {
+			deliver(h, "create", 1)
+			time.Sleep(100 * time.Millisecond)
+		}
+		flushed(t, h)
+		if api.readsOf(1) != 0 {
+			t.Errorf("replays of create fetched %d times", api.readsOf(1))
+		}
+		deliver(h, "agree", 1) // not handed over yet: fetched and handed over
+		flushed(t, h)
+		if api.readsOf(1) != 1 || !slices.Equal(got.list(), []string{"agree:1"}) {
+			t.Errorf("agree after replays: %d fetches, handed over %v; want 1 and agree", api.readsOf(1), got.list())
+		}
+	})
+}
+
 // TestNewsIsNotPacedAndResetsThePace: a delivery of a name not tried yet is fetched at
 // once, even while replays wait for the pace, and the fetch that finds it ends the slowed
 // pace of replays: a replay after it is fetched at once too.
@@ -921,14 +950,14 @@ func TestNewsIsNotPacedAndResetsThePace(t *testing.T) {
 		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
 		defer shutdown(t, h)
 		const ms = time.Millisecond
-		for range 12 { // replays: fetched at 0, 250ms and 1.25s; the next wait is 4s
-			deliver(h, "create", 1)
+		for range 12 { // nothing new: fetched at 0, 250ms and 1.25s; the next wait is 4s
+			deliver(h, "payment_disbursed", 1)
 			time.Sleep(100 * ms)
 		}
 		time.Sleep(100 * ms)
 		deliver(h, "agree", 1) // news, fetched at once (1.3s), with the replays waiting
 		time.Sleep(4050 * ms)
-		deliver(h, "create", 1) // at 5.35s, fetched at once: the pace was reset
+		deliver(h, "payment_disbursed", 1) // at 5.35s, fetched at once: the pace was reset
 		flushed(t, h)
 		want := []time.Duration{250 * ms, time.Second, 50 * ms, 4050 * ms}
 		if gaps := api.gapsOf(1); !slices.Equal(gaps, want) || !slices.Equal(got.list(), []string{"agree:1"}) {

@@ -235,6 +235,13 @@ func (h *Handler) observeDropped(b *batch) {
 	}
 }
 
+// observeReplays reports a batch's names dropped as replays without a fetch.
+func (h *Handler) observeReplays(b *batch) {
+	for _, name := range b.events {
+		h.opt.Observer.Delivery(h.ctx, Delivery{Event: name, TransactionID: b.id, Received: receivedOr(b.obs.received), Outcome: DeliveryDuplicate, StatusCode: http.StatusOK})
+	}
+}
+
 // observeArrival reports a delivery decided as it arrived: refused, dropped, or coalesced
 // with one of the same name waiting (duplicate).
 func (h *Handler) observeArrival(ctx context.Context, id int64, name escrow.EventName, out DeliveryOutcome, status int) {

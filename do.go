@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/escrowkit/escrow-go/internal/redact"
 )
 
 // Do sends a request that no method of this package covers yet (an endpoint or a field
@@ -162,15 +164,15 @@ func unescapeLenient(s string) string {
 			b = append(b, c)
 			continue
 		}
-		if i+2 < len(s) && hexVal(s[i+1]) >= 0 && hexVal(s[i+2]) >= 0 {
-			b = append(b, byte(hexVal(s[i+1])<<4|hexVal(s[i+2])))
+		if i+2 < len(s) && redact.HexVal(s[i+1]) >= 0 && redact.HexVal(s[i+2]) >= 0 {
+			b = append(b, byte(redact.HexVal(s[i+1])<<4|redact.HexVal(s[i+2])))
 			i += 2
 			continue
 		}
 		if i+5 < len(s) && (s[i+1] == 'u' || s[i+1] == 'U') {
 			v, ok := 0, true
 			for _, h := range []byte(s[i+2 : i+6]) {
-				d := hexVal(h)
+				d := redact.HexVal(h)
 				ok = ok && d >= 0
 				v = v<<4 | max(d, 0)
 			}
@@ -267,18 +269,4 @@ func requestID(h http.Header) string {
 		}
 	}
 	return ""
-}
-
-// hexVal is the value of a hex digit, -1 for another byte. (internal/redact has its own,
-// for the escapes it reads.)
-func hexVal(c byte) int {
-	switch {
-	case c >= '0' && c <= '9':
-		return int(c - '0')
-	case c >= 'a' && c <= 'f':
-		return int(c-'a') + 10
-	case c >= 'A' && c <= 'F':
-		return int(c-'A') + 10
-	}
-	return -1
 }

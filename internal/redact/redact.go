@@ -247,7 +247,7 @@ func readHex(next func() (byte, bool), n int) (int, bool) {
 		if !ok {
 			return 0, false
 		}
-		d := hexVal(c)
+		d := HexVal(c)
 		if d < 0 {
 			return 0, false
 		}
@@ -256,7 +256,9 @@ func readHex(next func() (byte, bool), n int) (int, bool) {
 	return v, true
 }
 
-func hexVal(c byte) int {
+// HexVal is the value of a hex digit, -1 for another byte. The root package's path
+// checks read escapes with it too.
+func HexVal(c byte) int {
 	switch {
 	case c >= '0' && c <= '9':
 		return int(c - '0')
@@ -318,7 +320,7 @@ func readEntityDigits(pos *int, next func() (byte, bool), base int) (v, digits i
 	for digits < 8 {
 		mark := *pos
 		c, ok := next()
-		d := hexVal(c)
+		d := HexVal(c)
 		if !ok || d < 0 || (base == 10 && d > 9) {
 			*pos = mark
 			break
@@ -447,7 +449,7 @@ func (r *Redactor) hexRuns(s string) string {
 	var b strings.Builder
 	last := 0
 	for i := 0; i+8 <= len(s); {
-		if hexVal(s[i]) < 0 {
+		if HexVal(s[i]) < 0 {
 			i++
 			continue
 		}
@@ -485,7 +487,7 @@ func (r *Redactor) hexRunAt(s string, i int) (end int, carries bool) {
 func hexPairs(s string, j int) ([]byte, int) {
 	var bs []byte
 	for isHexPair(s, j) {
-		bs = append(bs, byte(hexVal(s[j])<<4|hexVal(s[j+1])))
+		bs = append(bs, byte(HexVal(s[j])<<4|HexVal(s[j+1])))
 		j += 2
 		k := j
 		for k < len(s) && k-j < 2 && (s[k] == ' ' || s[k] == ':' || s[k] == '-') {
@@ -500,7 +502,7 @@ func hexPairs(s string, j int) ([]byte, int) {
 
 // isHexPair reports whether s[j:j+2] are two hex digits.
 func isHexPair(s string, j int) bool {
-	return j+1 < len(s) && hexVal(s[j]) >= 0 && hexVal(s[j+1]) >= 0
+	return j+1 < len(s) && HexVal(s[j]) >= 0 && HexVal(s[j+1]) >= 0
 }
 
 // holdsKeyGram reports whether bs holds 4 bytes of the key in a row.

@@ -3,10 +3,13 @@ package redislimit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,13 +17,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	escrow "github.com/escrowkit/escrow-go"
 	"github.com/escrowkit/escrow-go/escrowtest"
 	"github.com/escrowkit/escrow-go/internal/logtest"
 	"github.com/escrowkit/escrow-go/internal/redisserver"
 	"github.com/escrowkit/escrow-go/redislimit"
+	"github.com/redis/go-redis/v9"
 )
 
 // These tests run against a real redis-server (see internal/redisserver): they skip without
@@ -963,4 +965,360 @@ func TestAnswersOutsideTheClientsHabitsAreReadSafely(t *testing.T) {
 	if g := reserve(t, b, key); g.OK || g.Wait <= 25*time.Second {
 		t.Errorf("after a 429 asking for 30s, without a remaining count: %+v, want a hold of about 30s", g)
 	}
+}
+
+// The budget script is the client's own memory (ratelimit.go) moved into Redis; these are
+// that memory's cases, run against the script through two Stores, as two replicas.
+
+func budgetKey(endpoint string) escrow.RateLimitKey {
+	return escrow.RateLimitKey{Account: strings.Repeat("0f", 16), Endpoint: endpoint}
+}
+
+// ok is a success in a window of twenty.
+func ok(remaining int, reset time.Duration) escrow.RateLimitAnswer { return said(20, remaining, reset) }
+
+// twoReplicas is two Stores on one fresh Redis server, as two replicas of one application.
+func twoReplicas(t *testing.T) (a, b *redislimit.Store) {
+	t.Helper()
+	rdb := redisClient(t, redisserver.Start(t))
+	return newStore(rdb), newStore(rdb)
+}
+
+func reserve(t *testing.T, s *redislimit.Store, key escrow.RateLimitKey) escrow.RateLimitGrant {
+	t.Helper()
+	g, err := s.Reserve(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func record(t *testing.T, s *redislimit.Store, key escrow.RateLimitKey, g escrow.RateLimitGrant, a escrow.RateLimitAnswer) {
+	t.Helper()
+	if err := s.Record(context.Background(), key, g, a); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBudgetSpendsTheWholeAllowanceWhateverTheAnswersOrder: two replicas that sent eleven
+// requests in a window of twenty have nine left, whatever order the answers came back in.
+func TestBudgetSpendsTheWholeAllowanceWhateverTheAnswersOrder(t *testing.T) {
+	t.Parallel()
+	a, b := twoReplicas(t)
+	key := budgetKey("GET /transaction/{id}")
+	first := reserve(t, a, key)
+	record(t, a, key, first, ok(19, time.Minute))
+	var grants []escrow.RateLimitGrant
+	for i := range 10 {
+		s := []*redislimit.Store{a, b}[i%2]
+		g := reserve(t, s, key)
+		if !g.OK {
+			t.Fatalf("refused within the allowance: %+v", g)
+		}
+		grants = append(grants, g)
+	}
+	// The server counted them 18 down to 9; the answers arrive last-counted first.
+	for i, g := range grants {
+		record(t, []*redislimit.Store{a, b}[i%2], key, g, ok(9+i, time.Minute))
+	}
+	taken := 0
+	for reserve(t, b, key).OK {
+		taken++
+	}
+	if taken != 9 {
+		t.Errorf("%d more requests allowed in the window, want 9 (20 less the 11 sent)", taken)
+	}
+}
+
+// TestBudgetOvertakenFirstAnswerIsNoNews: the first answer of a window is its lowest yet.
+// Here it says 1 left (limit 5); the answer the server counted before it comes back after
+// it and says 4. Taking the 4 for news would make the replicas think they are alone on the
+// account, with 3 left, and send two requests to a certain 429.
+func TestBudgetOvertakenFirstAnswerIsNoNews(t *testing.T) {
+	t.Parallel()
+	a, b := twoReplicas(t)
+	key := budgetKey("GET /transaction/{id}")
+	earlier, later := reserve(t, a, key), reserve(t, b, key) // another client spends two between them
+	record(t, b, key, later, said(5, 1, time.Minute))
+	record(t, a, key, earlier, said(5, 4, time.Minute))
+	taken := 0
+	for range 3 {
+		if reserve(t, []*redislimit.Store{a, b}[taken%2], key).OK {
+			taken++
+		}
+	}
+	if taken > 1 {
+		t.Errorf("%d more requests allowed in the window, want at most the 1 left", taken)
+	}
+}
+
+// TestBudgetAnswerOfAnEndedWindowHoldsNothing: an answer that comes back after its window
+// has reset speaks of that window: its "0 left" must not hold the new window's requests.
+func TestBudgetAnswerOfAnEndedWindowHoldsNothing(t *testing.T) {
+	t.Parallel()
+	a, b := twoReplicas(t)
+	key := budgetKey("GET /transaction/{id}")
+	const window = time.Second // ample for the next reserve to fall within it on a loaded machine
+	first := reserve(t, a, key)
+	record(t, a, key, first, escrow.RateLimitAnswer{Answered: true, Status: 200, Limit: 5, Remaining: 4, Reset: window})
+	slow := reserve(t, b, key) // its answer takes longer than the window has left
+	time.Sleep(window + 50*time.Millisecond)
+	record(t, b, key, slow, escrow.RateLimitAnswer{Answered: true, Status: 200, Limit: 5, Remaining: 0, Reset: 2 * time.Second})
+	if g := reserve(t, a, key); !g.OK {
+		t.Errorf("in the new window: %+v, want the request sent: the 0 left was the old window's", g)
+	}
+}
+
+// TestBudgetHoldIsShared: a window one replica saw spent holds the other until it resets.
+func TestBudgetHoldIsShared(t *testing.T) {
+	t.Parallel()
+	a, b := twoReplicas(t)
+	key := budgetKey("GET /customer/{customer_id}")
+	g := reserve(t, a, key)
+	record(t, a, key, g, ok(0, 30*time.Second))
+	held := reserve(t, b, key)
+	if held.OK || held.Wait <= 29*time.Second || held.Wait > 30*time.Second {
+		t.Errorf("the other replica got %+v, want a hold of about 30s", held)
+	}
+	refused := escrow.RateLimitAnswer{Answered: true, Status: 429, Limit: -1, Remaining: 0, Reset: 45 * time.Second}
+	// A replica that sent without asking (its Redis was away) reports its 429.
+	record(t, b, key, escrow.RateLimitGrant{OK: true, ID: "unreserved"}, refused)
+	if held := reserve(t, a, key); held.OK || held.Wait <= 44*time.Second {
+		t.Errorf("after a 429 asking for 45s: %+v", held)
+	}
+}
+
+// TestBudgetBare429ProbesOneAtATime: after a 429 that says nothing of the reset, one
+// request at a time probes, no sooner than the probe interval, and a success ends it.
+func TestBudgetBare429ProbesOneAtATime(t *testing.T) {
+	t.Parallel()
+	a, b := twoReplicas(t)
+	key := budgetKey("GET /transaction")
+	g := reserve(t, a, key)
+	record(t, a, key, g, escrow.RateLimitAnswer{Answered: true, Status: 429, Limit: -1, Remaining: 0, Reset: -1})
+	probe := reserve(t, b, key)
+	if !probe.OK { // on a loaded machine the interval may have passed already
+		if probe.Wait <= 0 || probe.Wait > 250*time.Millisecond {
+			t.Fatalf("right after a bare 429: %+v, want a wait of at most the first probe interval", probe)
+		}
+		time.Sleep(probe.Wait + 10*time.Millisecond)
+		probe = reserve(t, b, key)
+	}
+	if !probe.OK || !probe.Probe {
+		t.Fatalf("after the interval: %+v, want a probe", probe)
+	}
+	if other := reserve(t, a, key); other.OK || other.Wait != 0 {
+		t.Fatalf("while the probe is in flight: %+v, want a short step", other)
+	}
+	record(t, b, key, probe, escrow.RateLimitAnswer{Answered: true, Status: 200, Limit: -1, Remaining: -1, Reset: -1})
+	for i := range 5 {
+		if g := reserve(t, a, key); !g.OK || g.Probe {
+			t.Fatalf("request %d after the successful probe: %+v, want it sent freely", i, g)
+		}
+	}
+}
+
+// TestRedisSlowFallsBackWithinTheTimeout: a Redis that does not answer (paused) costs a
+// call the store's timeout, not Redis's delay, and the call succeeds.
+func TestRedisSlowFallsBackWithinTheTimeout(t *testing.T) {
+	t.Parallel()
+	rs := redisserver.Start(t)
+	rdb := redisClient(t, rs)
+	srv, acct := emulator(t)
+	var logs logtest.Lines
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	c := replica(t, srv, acct, srv.Client().Transport, redislimit.New(rdb, redislimit.WithTimeout(100*time.Millisecond)), logger)
+	ctx := context.Background()
+	if _, err := c.Customers.Get(ctx, escrow.Me); err != nil { // loads the script
+		t.Fatal(err)
+	}
+	admin := redisClient(t, rs)
+	const pause = 3 * time.Second
+	if err := admin.ClientPause(ctx, pause).Err(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := c.Customers.Get(ctx, escrow.Me); err != nil {
+		t.Fatalf("call failed while Redis was paused: %v", err)
+	}
+	took := time.Since(start)
+	t.Logf("the call took %v", took)
+	if took >= pause {
+		t.Errorf("the call took %v: it waited for Redis, not the 100ms timeout", took)
+	}
+	if n := logs.Count("level=WARN"); n != 1 {
+		t.Errorf("%d warnings, want 1:\n%s", n, logs.String())
+	}
+}
+
+// TestBudgetHoldEndsAtTheLongestHold: an answer whose reset is a year away (as a client at
+// a longer hold, or any other client of the store, may report) holds the shared endpoint
+// for the store's longest hold at most; then one request probes it, the others wait for its
+// answer, and an answer with requests left lets them go.
+func TestBudgetHoldEndsAtTheLongestHold(t *testing.T) {
+	t.Parallel()
+	rdb := redisClient(t, redisserver.Start(t))
+	a, b := newStore(rdb, redislimit.WithMaxHold(300*time.Millisecond)), newStore(rdb, redislimit.WithMaxHold(300*time.Millisecond))
+	year := 365 * 24 * time.Hour
+	for _, tt := range []struct {
+		name   string
+		answer escrow.RateLimitAnswer
+	}{
+		{"a success with nothing left, reset in a year", said(20, 0, year)},
+		{"a 429 asking for a year", escrow.RateLimitAnswer{Answered: true, Status: 429, Limit: 20, Remaining: 0, Reset: year}},
+		{"a client's own cut hold", escrow.RateLimitAnswer{Answered: true, Status: 429, Limit: 20, Remaining: 0, Reset: 100 * time.Millisecond, Capped: true}},
+	} {
+		key := budgetKey("GET /transaction/{id} " + tt.name)
+		record(t, a, key, reserve(t, a, key), tt.answer)
+		held := reserve(t, b, key)
+		if held.OK || held.Wait > 300*time.Millisecond || held.Wait < 50*time.Millisecond {
+			t.Errorf("%s: the other replica got %+v, want a hold of at most 300ms", tt.name, held)
+		}
+		probe := nextProbe(t, b, key)
+		if g := reserve(t, a, key); g.OK {
+			t.Errorf("%s: a second request went beside the probe: %+v", tt.name, g)
+		}
+		record(t, b, key, probe, said(20, 7, -1))
+		if n := takeAll(t, a, key, 20); n != 7 {
+			t.Errorf("%s: %d requests let out after the probe's answer, want the 7 it said are left", tt.name, n)
+		}
+	}
+}
+
+// TestBudgetCutsALongerHoldKeptBefore: a hold a store with a longer bound wrote is cut to
+// the bound of the store that reads it.
+func TestBudgetCutsALongerHoldKeptBefore(t *testing.T) {
+	t.Parallel()
+	rdb := redisClient(t, redisserver.Start(t))
+	long, short := newStore(rdb, redislimit.WithMaxHold(time.Hour)), newStore(rdb, redislimit.WithMaxHold(200*time.Millisecond))
+	key := budgetKey(meEndpoint)
+	record(t, long, key, reserve(t, long, key), said(20, 0, 50*time.Minute))
+	if held := reserve(t, short, key); held.OK || held.Wait > 200*time.Millisecond {
+		t.Errorf("got %+v, want a hold of at most 200ms", held)
+	}
+	nextProbe(t, short, key)
+}
+
+// TestHealthyRedisNeverFails: every round trip to a Redis that answers succeeds. Each runs
+// in a goroutine of its own, raced against the timeout; an early version sometimes took the
+// end of its own context for the timeout and reported a healthy call as failed, which sends
+// a client off the shared budget for a second.
+func TestHealthyRedisNeverFails(t *testing.T) {
+	t.Parallel()
+	store := newStore(redisClient(t, redisserver.Start(t)))
+	key := escrow.RateLimitKey{Account: strings.Repeat("5a", 16), Endpoint: "GET /transaction/{id}"}
+	answer := escrow.RateLimitAnswer{Answered: true, Status: 200, Limit: 1 << 30, Remaining: 1 << 29, Reset: -1}
+	ctx := context.Background()
+	for i := range 3000 {
+		g, err := store.Reserve(ctx, key)
+		if err == nil {
+			err = store.Record(ctx, key, g, answer)
+		}
+		if err != nil {
+			t.Fatalf("round trip %d: %v", i, err)
+		}
+	}
+}
+
+// TestHostileResetHoldsNoReplicaLonger: one answer with nothing left and a reset a year
+// away, in each form a server gives it, holds the endpoint for the other replica for the
+// maximum hold at most, whether the clients' bound or the store's is the shorter; then its
+// call goes.
+func TestHostileResetHoldsNoReplicaLonger(t *testing.T) {
+	t.Parallel()
+	rdb := redisClient(t, redisserver.Start(t))
+	const hold = 300 * time.Millisecond
+	year := time.Now().Add(365 * 24 * time.Hour)
+	hints := []struct {
+		name    string
+		status  int
+		headers []string
+	}{
+		{"RateLimit-Reset, a year of seconds", 200, []string{"RateLimit-Reset", "31536000"}},
+		{"RateLimit-Reset, epoch seconds", 200, []string{"RateLimit-Reset", strconv.FormatInt(year.Unix(), 10)}},
+		{"RateLimit-Reset, epoch milliseconds", 200, []string{"RateLimit-Reset", strconv.FormatInt(year.UnixMilli(), 10)}},
+		{"429, Retry-After seconds", 429, []string{"Retry-After", "31536000"}},
+		{"429, Retry-After an HTTP date", 429, []string{"Retry-After", year.UTC().Format(http.TimeFormat)}},
+		{"429, RateLimit-Reset epoch milliseconds", 429, []string{"RateLimit-Reset", strconv.FormatInt(year.UnixMilli(), 10)}},
+	}
+	for i, h := range hints { // each case is an account of its own on the one Redis
+		for k, cfg := range []struct {
+			name        string
+			clientOpts  []escrow.Option
+			storeBounds []redislimit.Option
+		}{
+			{"the clients' bound", []escrow.Option{escrow.WithMaxHold(hold)}, nil},
+			{"the store's bound", nil, []redislimit.Option{redislimit.WithMaxHold(hold)}},
+		} {
+			var hits atomic.Int64
+			srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				if hits.Add(1) == 1 {
+					for j := 0; j+1 < len(h.headers); j += 2 {
+						w.Header().Set(h.headers[j], h.headers[j+1])
+					}
+					w.Header().Set("RateLimit-Remaining", "0")
+					w.WriteHeader(h.status)
+				} else {
+					w.Header().Set("RateLimit-Remaining", "50")
+				}
+				_, _ = w.Write([]byte(`{"id": 9}`))
+			}))
+			store := newStore(rdb, cfg.storeBounds...)
+			replica := func() *escrow.Client {
+				opts := append([]escrow.Option{escrow.WithBaseURL(srv.URL + "/2017-09-01/"), escrow.WithHTTPClient(srv.Client()),
+					escrow.WithMaxRetries(0), escrow.WithMaxWait(time.Minute), escrow.WithRateLimitStore(store)}, cfg.clientOpts...)
+				c, err := escrow.NewClient(fmt.Sprintf("hold%d-%d@replicas.test", i, k), "k/ey+=A1", opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return c
+			}
+			a, b := replica(), replica()
+			_, _ = a.Transactions.Get(context.Background(), 9)
+			start := time.Now()
+			if _, err := b.Transactions.Get(context.Background(), 9); err != nil {
+				t.Errorf("%s, %s: the other replica's call failed: %v", h.name, cfg.name, err)
+			}
+			if waited := time.Since(start); waited > hold+time.Second {
+				t.Errorf("%s, %s: the other replica was held %v, want at most %v", h.name, cfg.name, waited, hold)
+			}
+			if n := hits.Load(); n != 2 {
+				t.Errorf("%s, %s: %d requests reached the server, want 2", h.name, cfg.name, n)
+			}
+			srv.Close()
+		}
+	}
+}
+
+// BenchmarkAttempt is what Redis adds to one attempt of a call on loopback: its reservation
+// and its record, two round trips, one after the other as a client makes them. It reports
+// the median and 99th percentile beside the mean (ns/op).
+//
+//	go test -run '^$' -bench Attempt -benchtime 20000x ./redislimit/
+func BenchmarkAttempt(b *testing.B) {
+	rs := redisserver.Start(b)
+	store := newStore(redisClient(b, rs))
+	key := escrow.RateLimitKey{Account: strings.Repeat("cd", 16), Endpoint: "GET /transaction/{id}"}
+	answer := escrow.RateLimitAnswer{Answered: true, Status: 200, Limit: 1 << 30, Remaining: 1 << 29, Reset: time.Minute}
+	ctx := context.Background()
+	var took []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		g, err := store.Reserve(ctx, key)
+		if err != nil || !g.OK {
+			b.Fatalf("reserve: %+v, %v", g, err)
+		}
+		if err := store.Record(ctx, key, g, answer); err != nil {
+			b.Fatal(err)
+		}
+		took = append(took, time.Since(start))
+	}
+	b.StopTimer()
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	q := func(p float64) float64 {
+		return float64(took[min(int(p*float64(len(took))), len(took)-1)].Microseconds())
+	}
+	b.ReportMetric(q(0.5), "p50-us")
+	b.ReportMetric(q(0.99), "p99-us")
 }

@@ -20,7 +20,10 @@ import (
 // that with a durable store a restart misses nothing: transactions created and ended while
 // no receiver ran are found. The very first reconciliation over an empty store only notes
 // the newest transaction: transactions that ended before it are history, not missed
-// events. Reconcile once at startup (RunReconciler does).
+// events. Until that first reconciliation has returned, the store has no mark: a process
+// that dies before it resumes from nothing, and a transaction that ended while no receiver
+// ran is history to the next one too. Reconcile once at startup (RunReconciler does), and
+// wait for it (or for Mark to report ok) before counting on restarts.
 func (h *Handler) Reconcile(ctx context.Context) error {
 	mark, started, err := h.opt.Store.Mark(ctx)
 	if err != nil {

@@ -20,14 +20,24 @@ import (
 // that with a durable store a restart misses nothing: transactions created and ended while
 // no receiver ran are found. The very first reconciliation over an empty store only notes
 // the newest transaction: transactions that ended before it are history, not missed
-// events. Until that first reconciliation has returned, the store has no mark: a process
-// that dies before it resumes from nothing, and a transaction that ended while no receiver
-// ran is history to the next one too. Reconcile once at startup (RunReconciler does), and
-// wait for it (or for Mark to report ok) before counting on restarts.
+// events. That first reconciliation notes the newest transaction as the mark before it
+// walks the account, so that a process killed during the walk resumes from there: what is
+// created later is found after a restart. What it cannot know is a transaction that was
+// ongoing when the walk began, ended while no receiver ran, and had nothing handed over
+// yet: to the next process it is history too. Reconcile once at startup (RunReconciler
+// does) before counting on restarts.
 func (h *Handler) Reconcile(ctx context.Context) error {
 	mark, started, err := h.opt.Store.Mark(ctx)
 	if err != nil {
 		return fmt.Errorf("reading the reconciler's mark: %w", err)
+	}
+	if !started {
+		if mark, err = h.newestID(ctx); err != nil {
+			return err
+		}
+		if err := h.opt.Store.AdvanceMark(ctx, mark); err != nil {
+			return fmt.Errorf("recording the reconciler's mark: %w", err)
+		}
 	}
 	seen := make(map[int64]bool)
 	var found []*escrow.Transaction
@@ -107,6 +117,40 @@ func (h *Handler) eachToCheck(ctx context.Context, mark int64, started bool, fn 
 		return fn(tx)
 	})
 	return newest, err
+}
+
+// newestID reads the id of the account's newest transaction (0 if it has none) with one
+// request: from the partner listing or, for an account that is not a partner, the paged
+// list, both sorted newest first.
+func (h *Handler) newestID(ctx context.Context) (int64, error) {
+	h.mu.Lock()
+	partner := h.partner
+	h.mu.Unlock()
+	if partner == nil || *partner {
+		list, err := h.client.Partner.Transactions(ctx, &escrow.PartnerTransactionsOptions{Limit: 1, SortBy: escrow.SortByID, SortDirection: escrow.SortDesc})
+		switch {
+		case err == nil:
+			h.setPartner(true)
+			return newest(list.Transactions), nil
+		case partner != nil || !errors.Is(err, escrow.ErrForbidden):
+			return 0, err
+		}
+		h.setPartner(false)
+	}
+	list, err := h.client.Transactions.List(ctx, &escrow.ListTransactionsOptions{PerPage: 1, SortBy: escrow.SortByID, SortDirection: escrow.SortDesc})
+	if err != nil {
+		return 0, err
+	}
+	return newest(list.Transactions), nil
+}
+
+// newest returns the highest id of txs, 0 for none: a listing's sort is not trusted.
+func newest(txs []escrow.Transaction) int64 {
+	var id int64
+	for _, tx := range txs {
+		id = max(id, tx.ID)
+	}
+	return id
 }
 
 // eachNewer walks a partner's transactions newest first down to mark, calling fn for each

@@ -29,7 +29,7 @@ type listingAPI struct {
 	mu       sync.Mutex
 	partner  bool
 	txs      map[int64]*escrow.Transaction
-	fail     map[string][]int // "partner" or "list": statuses to answer, one per request
+	fail     map[string][]int // "partner" or "list": statuses to answer, one per request (0: as usual)
 	requests map[string]int   // "partner", "partner page", "list" and "read"
 }
 
@@ -50,6 +50,9 @@ func (a *listingAPI) serve(w http.ResponseWriter, r *http.Request) {
 	refuse := func(listing string) bool {
 		if q := a.fail[listing]; len(q) > 0 {
 			a.fail[listing] = q[1:]
+			if q[0] == 0 { // answered as usual
+				return false
+			}
 			w.WriteHeader(q[0])
 			fmt.Fprintf(w, `{"error": %q, "message": "as the test says"}`, http.StatusText(q[0]))
 			return true
@@ -219,8 +222,9 @@ func TestAccountKindIsLearntOnce(t *testing.T) {
 		defer shutdown(t, h)
 		reconciled(t, h)
 		reconciled(t, h)
-		if p, l := api.count("partner"), api.count("list"); p != 1 || l != 2 {
-			t.Errorf("partner listing asked %d times, paged list %d times; want 1 and 2", p, l)
+		// The paged list three times: the newest id before the first walk, then each walk.
+		if p, l := api.count("partner"), api.count("list"); p != 1 || l != 3 {
+			t.Errorf("partner listing asked %d times, paged list %d times; want 1 and 3", p, l)
 		}
 	})
 	for _, tc := range []struct {
@@ -331,6 +335,45 @@ func TestFailedReconciliationMovesNoMark(t *testing.T) {
 			reconciled(t, h)
 			if l := got.list(); !slices.Contains(l, "cancel:2") {
 				t.Errorf("handed over %v: the transaction ended while the reconciliation failed was lost", l)
+			}
+		})
+	}
+}
+
+// TestMarkNotedBeforeTheFirstWalk: the first reconciliation notes the newest transaction
+// before it walks the account, so that a process that dies during that walk leaves a
+// mark: the next process hands over a transaction created and ended while none ran, and
+// still leaves older history alone.
+func TestMarkNotedBeforeTheFirstWalk(t *testing.T) {
+	for _, partner := range []bool{true, false} {
+		t.Run(fmt.Sprintf("partner=%v", partner), func(t *testing.T) {
+			api := newListingAPI(partner)
+			api.add(ended(1), ended(2))
+			store := new(webhook.MemoryStore)
+			first := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Store: store})
+			listing := "list"
+			if partner {
+				listing = "partner"
+			}
+			api.failNext(listing, 0, http.StatusInternalServerError) // the newest id read, the walk cut short
+			if err := first.Reconcile(t.Context()); err == nil {
+				t.Fatal("Reconcile succeeded with its walk failing")
+			}
+			shutdown(t, first)
+			if mark, ok, err := store.Mark(t.Context()); err != nil || !ok || mark != 2 {
+				t.Fatalf("after a first walk cut short: Mark = %d, %v, %v; want 2, noted before the walk", mark, ok, err)
+			}
+			api.add(ended(3)) // created and ended while no receiver ran
+			got := &calls{}
+			second := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
+			defer shutdown(t, second)
+			reconciled(t, second)
+			l := got.list()
+			if !slices.Contains(l, "cancel:3") {
+				t.Errorf("handed over %v: the transaction made while no receiver ran was lost", l)
+			}
+			if slices.ContainsFunc(l, func(s string) bool { return strings.HasSuffix(s, ":1") || strings.HasSuffix(s, ":2") }) {
+				t.Errorf("handed over %v: history among it", l)
 			}
 		})
 	}

@@ -1197,9 +1197,9 @@ func runMarket(t *testing.T, dsn string, twoReplicas bool) {
 	if twoReplicas {
 		live = append(live, m.start("b"))
 	}
-	// A restart misses nothing once a first reconciliation has set the store's mark (see
-	// Reconcile); a process killed before that has nothing to resume from. The run starts
-	// from there, as a marketplace's first deployment does.
+	// A restart misses nothing once the first reconciliation has noted the store's mark,
+	// with its first request (see Reconcile); a process killed before that has nothing to
+	// resume from. The run starts from there, as a marketplace's first deployment does.
 	m.waitForMark(live[0])
 	f := &forger{m: m, kinds: map[string]int{}}
 	st, err := m.stranger.Transactions.Create(t.Context(), &escrow.CreateTransactionRequest{Currency: escrow.USD, Description: "Not the market's",

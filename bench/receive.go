@@ -67,6 +67,7 @@ type ReceivePhase struct {
 	Lost       int   // facts of the sales never handed over
 	Fetches    int64 // the replicas' GET /transaction/{id}
 	Commits    int64 // PostgreSQL transactions committed in the store's database; -1 elsewhere
+	Rollbacks  int64 // and rolled back (the store's read-only ones end so); -1 elsewhere
 	// P50, P99: from a delivery's arrival to its event's hand-over (live only).
 	P50, P99 time.Duration
 }
@@ -87,13 +88,13 @@ func (p ReceivePhase) rate() float64 {
 
 func (r ReceiveResult) String() string {
 	return fmt.Sprintf("receive store=%s replicas=%d lifecycles=%d gap=%s"+
-		" live_facts=%d live_facts_per_s=%.0f live_fetches_per_fact=%.2f live_commits_per_fact=%.2f live_p50=%s live_p99=%s live_duplicates=%d live_lost=%d"+
-		" catchup_facts_per_s=%.0f catchup_fetches_per_fact=%.2f catchup_commits_per_fact=%.2f catchup_duplicates=%d catchup_lost=%d"+
+		" live_facts=%d live_facts_per_s=%.0f live_fetches_per_fact=%.2f live_commits_per_fact=%.2f live_rollbacks_per_fact=%.2f live_p50=%s live_p99=%s live_duplicates=%d live_lost=%d"+
+		" catchup_facts_per_s=%.0f catchup_fetches_per_fact=%.2f catchup_commits_per_fact=%.2f catchup_rollbacks_per_fact=%.2f catchup_duplicates=%d catchup_lost=%d"+
 		" rows_kept=%d rows_after_prune=%d",
 		r.Store, r.Replicas, r.Lifecycles, r.Gap,
-		r.Live.Facts, r.Live.rate(), r.Live.perFact(r.Live.Fetches), r.Live.perFact(r.Live.Commits),
+		r.Live.Facts, r.Live.rate(), r.Live.perFact(r.Live.Fetches), r.Live.perFact(r.Live.Commits), r.Live.perFact(r.Live.Rollbacks),
 		r.Live.P50.Round(100*time.Microsecond), r.Live.P99.Round(100*time.Microsecond), r.Live.Duplicates, r.Live.Lost,
-		r.CatchUp.rate(), r.CatchUp.perFact(r.CatchUp.Fetches), r.CatchUp.perFact(r.CatchUp.Commits), r.CatchUp.Duplicates, r.CatchUp.Lost,
+		r.CatchUp.rate(), r.CatchUp.perFact(r.CatchUp.Fetches), r.CatchUp.perFact(r.CatchUp.Commits), r.CatchUp.perFact(r.CatchUp.Rollbacks), r.CatchUp.Duplicates, r.CatchUp.Lost,
 		r.RowsKept, r.RowsPruned)
 }
 
@@ -214,7 +215,7 @@ func (rc *receiver) shutdown() {
 func (rc *receiver) phase(sales []int64, start time.Time) ReceivePhase {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	p := ReceivePhase{Duration: rc.last.Sub(start), Fetches: rc.fetches.Load(), Commits: -1,
+	p := ReceivePhase{Duration: rc.last.Sub(start), Fetches: rc.fetches.Load(), Commits: -1, Rollbacks: -1,
 		P50: rc.latencies.quantile(0.5), P99: rc.latencies.quantile(0.99)}
 	for _, n := range rc.handed {
 		p.Facts++
@@ -257,7 +258,7 @@ func RunReceive(ctx context.Context, cfg ReceiveConfig) (ReceiveResult, error) {
 	if _, err := m.partner.Webhooks.Create(ctx, escrow.Me, hook.URL+"/escrow"); err != nil {
 		return res, err
 	}
-	commits := live.commits(ctx)
+	before := live.xacts(ctx)
 	start := time.Now()
 	sales, err := m.run(ctx, cfg.Lifecycles, cfg.Workers, cfg.Gap)
 	if err != nil {
@@ -270,7 +271,7 @@ func RunReceive(ctx context.Context, cfg ReceiveConfig) (ReceiveResult, error) {
 		return res, err
 	}
 	res.Live = rc.phase(sales, start)
-	res.Live.Commits = live.since(ctx, commits)
+	res.Live.Commits, res.Live.Rollbacks = live.since(ctx, before)
 	if res.RowsKept, res.RowsPruned, err = live.prune(ctx); err != nil {
 		return res, err
 	}
@@ -291,7 +292,7 @@ func catchUp(ctx context.Context, srv *escrowtest.Server, a escrowtest.Account, 
 		return ReceivePhase{}, err
 	}
 	defer rc.shutdown()
-	commits := st.commits(ctx)
+	before := st.xacts(ctx)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -309,7 +310,7 @@ func catchUp(ctx context.Context, srv *escrowtest.Server, a escrowtest.Account, 
 	}
 	p := rc.phase(sales, start)
 	p.P50, p.P99 = 0, 0
-	p.Commits = st.since(ctx, commits)
+	p.Commits, p.Rollbacks = st.since(ctx, before)
 	return p, nil
 }
 
@@ -382,38 +383,41 @@ func openBenchStore(ctx context.Context, cfg ReceiveConfig, phase string) (*benc
 	return nil, fmt.Errorf("receive: unknown store %q: want memory, sqlite or a postgres:// URL", cfg.Store)
 }
 
-// commits returns the database's committed transactions so far (PostgreSQL), or -1.
-func (b *benchStore) commits(ctx context.Context) int64 {
+// xacts are a database's transactions so far (PostgreSQL): committed and rolled back.
+type xacts struct{ commits, rollbacks int64 }
+
+// xacts returns the database's transactions so far, or -1s.
+func (b *benchStore) xacts(ctx context.Context) xacts {
+	x := xacts{-1, -1}
 	if b.admin == nil {
-		return -1
+		return x
 	}
-	var n int64
-	if err := b.admin.QueryRowContext(ctx, `SELECT xact_commit FROM pg_stat_database WHERE datname = $1`, b.name).Scan(&n); err != nil {
-		return -1
+	if err := b.admin.QueryRowContext(ctx, `SELECT xact_commit, xact_rollback FROM pg_stat_database WHERE datname = $1`, b.name).Scan(&x.commits, &x.rollbacks); err != nil {
+		return xacts{-1, -1}
 	}
-	return n
+	return x
 }
 
-// since returns the commits since before (-1 if unknown). A PostgreSQL backend reports
-// its counts when it ends or after a while idle, so the store's connections are closed
-// first, and the count is read once it has settled.
-func (b *benchStore) since(ctx context.Context, before int64) int64 {
-	if before < 0 {
-		return -1
+// since returns the commits and rollbacks since before (-1 if unknown). A PostgreSQL
+// backend reports its counts when it ends or after a while idle, so the store's
+// connections are closed first, and the counts are read once they have settled.
+func (b *benchStore) since(ctx context.Context, before xacts) (commits, rollbacks int64) {
+	if before.commits < 0 {
+		return -1, -1
 	}
 	for _, s := range append(b.replicas, b.sql) {
 		s.DB().SetMaxIdleConns(0) // closes the idle connections: their backends report
 	}
-	last := b.commits(ctx)
+	last := b.xacts(ctx)
 	for range 20 {
 		time.Sleep(250 * time.Millisecond)
-		n := b.commits(ctx)
-		if n == last && n > before {
+		n := b.xacts(ctx)
+		if n == last && n.commits > before.commits {
 			break
 		}
 		last = n
 	}
-	return last - before
+	return last.commits - before.commits, last.rollbacks - before.rollbacks
 }
 
 // prune counts the store's rows, prunes every finished transaction and counts again.

@@ -6,9 +6,9 @@ import (
 )
 
 // TestStorm runs the storm briefly: replays of a create already handed over cost no fetch
-// (the store's record shows them as replays), invented names a handful of confirming
-// fetches; neither is handed over, and neither holds up a real event of another
-// transaction. Only counts are asserted; the latency is logged.
+// (the store's record shows them as replays), nor do invented names (no state shows them,
+// and no OnUnconfirmedHint would take them); neither is handed over, and neither holds up
+// a real event of another transaction. Only counts are asserted; the latency is logged.
 func TestStorm(t *testing.T) {
 	for _, unique := range []bool{false, true} {
 		res, err := RunStorm(context.Background(), StormConfig{Deliveries: 1500, Senders: 8, Unique: unique})
@@ -16,11 +16,7 @@ func TestStorm(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Log(res)
-		fetched := res.Fetches > 0 && res.Fetches <= 5
-		if !unique {
-			fetched = res.Fetches == 0
-		}
-		if !fetched || res.Status429 != 0 || res.Refused != 0 || res.HandedOver != 1 {
+		if res.Fetches != 0 || res.Status429 != 0 || res.Refused != 0 || res.HandedOver != 1 {
 			t.Errorf("unique=%v: %v", unique, res)
 		}
 	}

@@ -47,8 +47,11 @@
 //
 // # Exactly once, and replicas
 //
-// An event is handed over when the fetched transaction shows facts of it that were not
-// handed over before, preceded by earlier facts whose deliveries were lost (FromReconcile).
+// An event is handed over when a fetched transaction first shows facts of it: a fetch
+// hands over every fact its state shows that was not handed over before, in order. Facts
+// of the delivered events come FromWebhook; the others FromReconcile: their deliveries
+// were lost, or are on their way and will be replays. So one fetch serves a burst of a
+// transaction's events, and the callback sees them as soon as a state shows them.
 // Replicas sharing a [Store] take turns per transaction: one at a time holds the
 // transaction's lease ([Store.Acquire], leased to [Options].Replica for ClaimLease),
 // fetches it and hands its new facts over; a delivery that reaches another replica
@@ -64,13 +67,16 @@
 // # Storms
 //
 // Deliveries for one transaction wait in one queue entry and coalesce into a single
-// confirming fetch; one worker at a time confirms a transaction. A delivery of an event
-// that happens once per transaction (create, agree, payment_approved, complete, cancel)
-// whose fact the Store records as handed over is a replay and is dropped without a fetch:
-// facts are handed over in order, so a fetch could show nothing new for it. After a
-// fetch that found nothing new, a delivery of a name already tried waits
+// confirming fetch; one worker at a time confirms a transaction. A delivery that can only
+// be a replay of facts the Store records as handed over is dropped without a fetch, and
+// without taking the lease ([Replayed], Turn.Replayed): an event that happens once per
+// transaction (create, agree, payment_approved, complete, cancel) whose fact is recorded,
+// or an item event recorded for every item it can concern (a transaction's items are
+// fixed at its creation, and their counts are recorded with its first facts). A name no
+// state can show is dropped as it arrives unless [Options].OnUnconfirmedHint is set. After
+// a fetch that found nothing new, a delivery of a name already tried waits
 // [Options].Refetch, four times longer each time up to MaxRefetch, so 10,000 deliveries
-// of an item event's name (or invented names) cost a handful of calls; the pace
+// of an item event the state does not show cost a handful of calls; the pace
 // is kept in the Store, so replays spread over replicas are paced together, and a waiting
 // replica gives its lease up meanwhile. A delivery of a confirmable name not tried yet
 // (payment_approved after payment_received brought nothing) is fetched at once.

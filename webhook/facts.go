@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"strconv"
+	"strings"
 
 	escrow "github.com/escrowkit/escrow-go"
 )
@@ -123,4 +124,91 @@ func validHintName(name escrow.EventName) bool {
 		}
 	}
 	return true
+}
+
+// shapePrefix starts the key that records how many items a transaction has, among its
+// facts' keys (which start with an event name, never with '#').
+const shapePrefix = "#items="
+
+// shapeKey is the key recording a transaction's items: how many goods (items that are
+// shipped, received and accepted) and how many in all (each paid out). A transaction's
+// items are fixed when it is created (the API has no call that adds one), so the key is
+// true of every state of it, and recorded with the first facts handed over.
+func shapeKey(tx *escrow.Transaction) string {
+	goods := 0
+	for _, it := range tx.Items {
+		if it.Type.Transferable() {
+			goods++
+		}
+	}
+	return shapePrefix + strconv.Itoa(goods) + "/" + strconv.Itoa(len(tx.Items))
+}
+
+// itemCounts reads the shape key among handed keys: the goods and all items; ok is false
+// before a state of the transaction was recorded.
+func itemCounts(handed map[string]bool) (goods, items int, ok bool) {
+	for k := range handed {
+		if rest, found := strings.CutPrefix(k, shapePrefix); found {
+			g, n, _ := strings.Cut(rest, "/")
+			gi, err1 := strconv.Atoi(g)
+			ni, err2 := strconv.Atoi(n)
+			return gi, ni, err1 == nil && err2 == nil
+		}
+	}
+	return 0, 0, false
+}
+
+// Replayed reports whether names (at least one) can only be replays of facts handed over:
+// each is an event that happens once per transaction (create, agree, payment_approved,
+// complete, cancel) with its fact in handed, or an item event whose fact handed shows
+// for every item it can concern, as the recorded item counts say. A fetch for them could
+// show nothing new: facts are handed over in order, and an item's flags are set once. A
+// Store's Acquire applies it (Turn.Replayed), so that a replay costs no lease and no
+// fetch; any other name (a hint, a name of the future) makes it false.
+func Replayed(names []escrow.EventName, handed map[string]bool) bool {
+	if len(names) == 0 {
+		return false
+	}
+	goods, items, shaped := itemCounts(handed)
+	for _, n := range names {
+		if !replayedName(n, handed, goods, items, shaped) {
+			return false
+		}
+	}
+	return true
+}
+
+// replayedName is Replayed for one name, with the item counts read.
+func replayedName(n escrow.EventName, handed map[string]bool, goods, items int, shaped bool) bool {
+	switch {
+	case onceOnly(n):
+		return handed[string(n)]
+	case !shaped || !confirmable(n):
+		return false
+	case n == escrow.EventPaymentDisbursed:
+		return items > 0 && itemFactsHanded(n, handed) >= items
+	default: // an event of the goods (itemFacts)
+		return goods > 0 && itemFactsHanded(n, handed) >= goods
+	}
+}
+
+// onceOnly reports whether an event happens once per transaction.
+func onceOnly(n escrow.EventName) bool {
+	switch n {
+	case escrow.EventCreate, escrow.EventAgree, escrow.EventPaymentApproved, escrow.EventComplete, escrow.EventCancel:
+		return true
+	}
+	return false
+}
+
+// itemFactsHanded counts the items whose fact of event n was handed over.
+func itemFactsHanded(n escrow.EventName, handed map[string]bool) int {
+	prefix := string(n) + ":"
+	c := 0
+	for k := range handed {
+		if strings.HasPrefix(k, prefix) {
+			c++
+		}
+	}
+	return c
 }

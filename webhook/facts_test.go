@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -91,28 +92,35 @@ func TestPlanHandsOverOnlyWhatIsNewAndShown(t *testing.T) {
 	if plan, unconfirmed := planBatch(5, names(escrow.EventShip), tx, factsOf(tx), map[string]bool{"create": true, "agree": true, "payment_approved": true, "ship:10": true}); len(plan) != 0 || len(unconfirmed) != 0 {
 		t.Errorf("a duplicate was handed over: %+v %v", plan, unconfirmed)
 	}
-	if plan, unconfirmed := planBatch(5, names(escrow.EventAccept), tx, factsOf(tx), map[string]bool{}); len(plan) != 0 || !slices.Equal(unconfirmed, names(escrow.EventAccept)) {
-		t.Errorf("an event the transaction does not show was handed over: %+v", plan)
+	if plan, unconfirmed := planBatch(5, names(escrow.EventAccept), tx, factsOf(tx), earlier); !slices.Equal(planned(plan), []string{"ship[10]:reconcile"}) || !slices.Equal(unconfirmed, names(escrow.EventAccept)) {
+		t.Errorf("an event the transaction does not show: planned %v, unconfirmed %v; want what it shows, and accept unconfirmed", planned(plan), unconfirmed)
 	}
-	// Events no state can show are never planned, whatever the store holds.
+	// Events no state can show are never planned, whatever the store holds: what the
+	// state shows is, as the reconciler's.
 	for _, ev := range names(escrow.EventPaymentSent, escrow.EventPaymentRefunded, escrow.EventPartyVerificationApproved, "funds_released_to_attacker") {
-		if plan, _ := planBatch(5, names(ev), tx, factsOf(tx), earlier); len(plan) != 0 {
-			t.Errorf("%s was planned: %+v", ev, plan)
+		if plan, _ := planBatch(5, names(ev), tx, factsOf(tx), earlier); !slices.Equal(planned(plan), []string{"ship[10]:reconcile"}) {
+			t.Errorf("%s: planned %v", ev, planned(plan))
 		}
 	}
 }
 
-// TestPlanCatchesUpLostDeliveries: a delivery whose predecessors were lost hands them
-// over first, from the transaction's state, so the callback sees the events in order;
-// later facts wait.
-func TestPlanCatchesUpLostDeliveries(t *testing.T) {
-	tx := saleTx(true, true, escrow.ItemStatus{Shipped: true, Received: true, Accepted: true}, false)
-	plan, unconfirmed := planBatch(5, names(escrow.EventReceive), tx, factsOf(tx), map[string]bool{"create": true})
+// planned lists a plan as event[items]:source.
+func planned(plan []handover) []string {
 	var got []string
 	for _, p := range plan {
 		got = append(got, fmt.Sprintf("%s%v:%s", p.ev.Name, p.ev.ItemIDs, p.ev.Source))
 	}
-	want := []string{"agree[]:reconcile", "payment_approved[]:reconcile", "ship[10]:reconcile", "receive[10]:webhook"}
+	return got
+}
+
+// TestPlanHandsOverEverythingShownInOrder: a delivery hands over every fact the state
+// shows that was not handed over, in order: its predecessors whose deliveries were lost,
+// and the facts after it whose deliveries are on their way, both FromReconcile.
+func TestPlanHandsOverEverythingShownInOrder(t *testing.T) {
+	tx := saleTx(true, true, escrow.ItemStatus{Shipped: true, Received: true, Accepted: true}, false)
+	plan, unconfirmed := planBatch(5, names(escrow.EventReceive), tx, factsOf(tx), map[string]bool{"create": true})
+	got := planned(plan)
+	want := []string{"agree[]:reconcile", "payment_approved[]:reconcile", "ship[10]:reconcile", "receive[10]:webhook", "accept[10]:reconcile"}
 	if len(unconfirmed) != 0 || !slices.Equal(got, want) {
 		t.Errorf("plan = %v %v, want %v", got, unconfirmed, want)
 	}
@@ -159,6 +167,50 @@ func TestHintNames(t *testing.T) {
 	} {
 		if got := validHintName(name); got != want {
 			t.Errorf("validHintName(%q) = %v", name, got)
+		}
+	}
+}
+
+// TestReplayedReadsTheItemsRecorded: a delivery of an item event can show nothing new only
+// once that event's fact was handed over for every item it can concern (each good for
+// ship, receive, accept and their kin; every item for payment_disbursed), as the shape
+// recorded with the transaction's first facts counts them; an event of the whole
+// transaction, once its fact was handed over. Anything else may be news, and is fetched.
+func TestReplayedReadsTheItemsRecorded(t *testing.T) {
+	tx := saleTx(true, true, escrow.ItemStatus{Shipped: true}, false)
+	tx.Items = append(tx.Items, escrow.Item{ID: 12, Type: escrow.ItemGeneralMerchandise})
+	shape := shapeKey(tx)
+	if shape != "#items=2/3" {
+		t.Fatalf("shapeKey = %q, want two goods of three items", shape)
+	}
+	handed := func(keys ...string) map[string]bool {
+		m := map[string]bool{}
+		for _, k := range keys {
+			m[k] = true
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		names  []escrow.EventName
+		handed map[string]bool
+		want   bool
+	}{
+		{names(escrow.EventCreate), handed("create"), true},
+		{names(escrow.EventCreate, escrow.EventAgree), handed("create"), false},
+		{names(escrow.EventComplete), handed(shape, "create"), false},
+		{names(escrow.EventShip), handed(shape, "ship:10"), false},                                                  // the other good may ship
+		{names(escrow.EventShip), handed(shape, "ship:10", "ship:12"), true},                                        // every good shipped
+		{names(escrow.EventShip), handed("ship:10", "ship:12"), false},                                              // items not counted yet
+		{names(escrow.EventReceive), handed(shape, "ship:10", "ship:12"), false},                                    // shipped is not received
+		{names(escrow.EventPaymentDisbursed), handed(shape, "payment_disbursed:10", "payment_disbursed:12"), false}, // the fee item too
+		{names(escrow.EventPaymentDisbursed), handed(shape, "payment_disbursed:10", "payment_disbursed:11", "payment_disbursed:12"), true},
+		{names(escrow.EventShip, escrow.EventCreate), handed(shape, "create", "ship:10", "ship:12"), true},
+		{names(escrow.EventShip, escrow.EventPaymentSent), handed(shape, "ship:10", "ship:12"), false}, // a hint is fetched for
+		{nil, handed(shape, "create"), false},
+		{names(escrow.EventShip), handed("#items=0/1"), false}, // no goods: a ship delivery is a forgery, fetched to tell
+	} {
+		if got := Replayed(tc.names, tc.handed); got != tc.want {
+			t.Errorf("Replayed(%v, %v) = %v, want %v", tc.names, slices.Sorted(maps.Keys(tc.handed)), got, tc.want)
 		}
 	}
 }

@@ -278,10 +278,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.observeArrival(r.Context(), 0, "", DeliveryRefused, pe.StatusCode)
 		return
 	}
-	if !confirmable(ev.Name) && !validHintName(ev.Name) {
+	if !confirmable(ev.Name) && (!validHintName(ev.Name) || h.opt.OnUnconfirmedHint == nil) {
 		// Answered 200 like any delivery, so a sender learns nothing; never queued or kept.
-		h.log.Warn("escrow webhook: delivery dropped: invalid event name", "transaction_id", ev.TransactionID, "name_length", len(ev.Name))
 		w.WriteHeader(http.StatusOK)
+		if validHintName(ev.Name) { // nothing would receive it: no state shows it, no OnUnconfirmedHint
+			h.log.Debug("escrow webhook: unconfirmable event dropped", "transaction_id", ev.TransactionID, "event", ev.Name)
+			h.observeArrival(r.Context(), ev.TransactionID, ev.Name, DeliveryUnconfirmed, http.StatusOK)
+			return
+		}
+		h.log.Warn("escrow webhook: delivery dropped: invalid event name", "transaction_id", ev.TransactionID, "name_length", len(ev.Name))
 		h.observeArrival(r.Context(), ev.TransactionID, "", DeliveryDropped, http.StatusOK)
 		return
 	}
@@ -411,6 +416,10 @@ func (h *Handler) acquire(b *batch) (bool, error) {
 		h.log.Debug("escrow webhook: delivery for a finished and pruned transaction dropped", "transaction_id", b.id, "events", b.events)
 		h.observeDropped(b)
 		return false, nil
+	case turn.Replayed:
+		h.log.Debug("escrow webhook: replayed deliveries dropped without a fetch", "transaction_id", b.id, "events", b.events)
+		h.observeReplays(b)
+		return false, nil
 	case !turn.Granted:
 		h.log.Debug("escrow webhook: another replica is confirming the transaction; left to it", "transaction_id", b.id, "events", b.events)
 		return false, nil
@@ -453,7 +462,7 @@ func (h *Handler) renew(b *batch) (bool, error) {
 // since the last fetch that found something new is fetched at once.
 func (h *Handler) paced(b *batch, now time.Time) time.Duration {
 	wait := b.pace.NotBefore.Sub(now)
-	if wait <= 0 || !b.fetch || replays(b.events, b.handed) {
+	if wait <= 0 || !b.fetch || Replayed(b.events, b.handed) {
 		return 0 // replays are dropped without a fetch (confirm)
 	}
 	for _, n := range b.events {
@@ -499,17 +508,17 @@ func (h *Handler) yield(b *batch, release bool) (again bool, err error) {
 
 // covered reports whether the state this turn fetched already confirms the names
 // delivered to other replicas during the turn: each confirmable one shows a fact not
-// handed over before the turn, or is a replay of a once-only event (replays). Then they
-// are handed over from that state without a new fetch. An item event's name whose facts
-// were all handed over before may be a new item's, or a replay: that takes a fetch
-// (paced, if tried before).
+// handed over before the turn, or is a replay (Replayed). Then they are handed over from
+// that state without a new fetch. An item event's name whose facts were handed over
+// before for some items only may be another item's: that takes a fetch (paced, if tried
+// before).
 func (h *Handler) covered(b *batch, pending []escrow.EventName) bool {
 	if b.tx == nil || len(pending) == 0 {
 		return false // asked to look again, for no name: a reconciler's recheck
 	}
 	facts := factsOf(b.tx)
 	for _, n := range pending {
-		if !confirmable(n) || replays([]escrow.EventName{n}, b.handed) {
+		if !confirmable(n) || Replayed([]escrow.EventName{n}, b.handed) {
 			continue
 		}
 		news := false
@@ -563,7 +572,7 @@ func (h *Handler) giveUp(b *batch) {
 // including when it was dropped.
 func (h *Handler) confirm(b *batch) error {
 	ctx, id := h.ctx, b.id
-	if b.fetch && replays(b.events, b.handed) {
+	if b.fetch && Replayed(b.events, b.handed) {
 		// A fetch could only show these facts as handed over already: no fetch, no pace.
 		h.log.Debug("escrow webhook: replayed deliveries dropped without a fetch", "transaction_id", id, "events", b.events)
 		b.fetch = false
@@ -596,6 +605,10 @@ func (h *Handler) confirm(b *batch) error {
 	if b.tx == nil { // unreadable: nothing to hand over
 		return nil
 	}
+	if k := shapeKey(b.tx); !b.handed[k] { // recorded with the turn's facts (Replayed reads it)
+		b.handed[k] = true
+		b.done = append(b.done, k)
+	}
 	facts := factsOf(b.tx)
 	plan, unconfirmed := planBatch(id, b.events, b.tx, facts, b.handed)
 	for _, name := range unconfirmed {
@@ -616,23 +629,6 @@ func (h *Handler) confirm(b *batch) error {
 	b.finish = b.finish || (terminal(b.tx) && allIn(keysOf(facts), b.handed))
 	h.observeOutcomes(b, unconfirmed)
 	return nil
-}
-
-// replays reports whether names (at least one) are all events that happen once per
-// transaction and whose fact is recorded as handed over: replays, since a fact is handed
-// over only after every earlier one, so a fetch for them would hand over nothing.
-func replays(names []escrow.EventName, handed map[string]bool) bool {
-	for _, n := range names {
-		switch n {
-		case escrow.EventCreate, escrow.EventAgree, escrow.EventPaymentApproved, escrow.EventComplete, escrow.EventCancel:
-			if !handed[string(n)] {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return len(names) > 0
 }
 
 // get fetches a transaction within the allowance: it waits while the rate-limit window is
@@ -686,35 +682,24 @@ func (h *Handler) hints(ctx context.Context, b *batch) {
 	}
 }
 
-// planBatch decides what a batch hands over. For deliveries: the facts of the delivered
-// events the transaction shows and that were not handed over before, preceded by any
-// earlier fact whose own delivery was lost (as FromReconcile), so that the callback sees
-// a transaction's state changes in order; later facts wait for their own delivery or
-// the reconciler. For a reconciled state (no events): every fact not handed over.
-// unconfirmed lists the delivered confirmable names the state does not show.
+// planBatch decides what a batch hands over: every fact the state shows that was not
+// handed over before, in order, so that the callback sees a transaction's state changes
+// in order and as soon as one fetch shows them. Facts of the batch's delivered events come
+// FromWebhook; the others FromReconcile: their delivery was lost, or is on its way and
+// will be dropped as a replay (Replayed) without a fetch. unconfirmed lists the delivered
+// confirmable names the state does not show.
 func planBatch(id int64, events []escrow.EventName, tx *escrow.Transaction, facts []fact, handed map[string]bool) (plan []handover, unconfirmed []escrow.EventName) {
-	upto := -1
-	if len(events) == 0 {
-		upto = len(facts) - 1
-	}
 	delivered := make(map[escrow.EventName]bool, len(events))
 	for _, name := range events {
 		if !confirmable(name) {
 			continue
 		}
 		delivered[name] = true
-		last := -1
-		for i, f := range facts {
-			if f.event == name {
-				last = i
-			}
-		}
-		if last < 0 {
+		if !slices.ContainsFunc(facts, func(f fact) bool { return f.event == name }) {
 			unconfirmed = append(unconfirmed, name)
 		}
-		upto = max(upto, last)
 	}
-	return pending(id, tx, delivered, facts[:upto+1], handed), unconfirmed
+	return pending(id, tx, delivered, facts, handed), unconfirmed
 }
 
 // handover is one event to give the callback, and the keys that record it.

@@ -145,6 +145,32 @@ func sale(id int64, items ...escrow.Item) *escrow.Transaction {
 	}
 }
 
+// created is a transaction just created: nobody has agreed, nothing is paid; its state
+// shows the create fact alone.
+func created(id int64) *escrow.Transaction {
+	tx := sale(id, escrow.Item{ID: id*10 + 1, Type: escrow.ItemGeneralMerchandise, Schedule: []escrow.Schedule{{Amount: escrow.MustAmount("10.00")}}})
+	for i := range tx.Parties {
+		tx.Parties[i].Agreed = false
+	}
+	return tx
+}
+
+// agreed is created(id) once both parties agreed: nothing is paid yet.
+func agreed(id int64) *escrow.Transaction {
+	tx := created(id)
+	for i := range tx.Parties {
+		tx.Parties[i].Agreed = true
+	}
+	return tx
+}
+
+// set replaces a transaction's state, as the API's next answer shows it.
+func (f *fakeAPI) set(tx *escrow.Transaction) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.txs[tx.ID] = tx
+}
+
 // item is an item of a type whose one schedule entry is secured and perhaps paid out.
 func item(id int64, typ escrow.ItemType, paid bool) escrow.Item {
 	return escrow.Item{ID: id, Type: typ, Schedule: []escrow.Schedule{{
@@ -254,7 +280,7 @@ func TestQueueBoundAnswers503(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				api := newFakeAPI()
 				for id := range int64(tc.accepted + 1) {
-					api.txs[id+1] = sale(id+1, item(11, escrow.ItemGeneralMerchandise, false))
+					api.txs[id+1] = created(id + 1)
 				}
 				got := &calls{}
 				h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxQueued: tc.max})
@@ -267,6 +293,9 @@ func TestQueueBoundAnswers503(t *testing.T) {
 					}
 				}
 				flushed(t, h)
+				for id := range int64(tc.accepted + 1) {
+					api.set(agreed(id + 1)) // their agree is news: fetched and handed over
+				}
 				got.block = make(chan struct{})
 				for id := range int64(tc.accepted) {
 					if code := deliver(h, "agree", id+1); code != http.StatusOK {
@@ -386,7 +415,7 @@ func (s *failingStore) Yield(ctx context.Context, y webhook.Yield) (webhook.Turn
 func TestFailedRecordIsRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := newFakeAPI()
-		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		api.txs[1] = created(1)
 		store := &failingStore{fails: 1}
 		got := &calls{}
 		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
@@ -484,7 +513,7 @@ func TestReplaysArePaced(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				api := newFakeAPI()
-				api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+				api.txs[1] = created(1)
 				store := storeWithCreateHandedOver(t)
 				got := &calls{}
 				h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store, Refetch: tc.opt.Refetch, MaxRefetch: tc.opt.MaxRefetch})
@@ -517,7 +546,7 @@ func TestReplaysArePaced(t *testing.T) {
 func TestClaimHoldsOtherReplicasForTheLease(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := newFakeAPI()
-		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		api.txs[1] = created(1)
 		store := new(webhook.MemoryStore)
 		t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 		entered := make(chan struct{})
@@ -567,7 +596,7 @@ func TestClaimHoldsOtherReplicasForTheLease(t *testing.T) {
 func TestBatchKeepsEachNameOnceUpTo24(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := newFakeAPI()
-		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		api.txs[1] = created(1)
 		var mu sync.Mutex
 		var hinted []string
 		got := &calls{block: make(chan struct{})}
@@ -579,6 +608,7 @@ func TestBatchKeepsEachNameOnceUpTo24(t *testing.T) {
 		defer shutdown(t, h)
 		deliver(h, "create", 1)
 		synctest.Wait() // the callback holds the first batch; what follows waits for the next
+		api.set(agreed(1))
 		deliver(h, "agree", 1)
 		var want []string
 		for i := range 30 {
@@ -837,8 +867,8 @@ func TestSpentWindowIsWaitedOut(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				api := newFakeAPI()
 				api.header = tc.header
-				api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
-				api.txs[2] = sale(2, item(21, escrow.ItemGeneralMerchandise, false))
+				api.txs[1] = created(1)
+				api.txs[2] = created(2)
 				got := &calls{}
 				var log logtest.Lines
 				h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxAttempts: 1,
@@ -933,10 +963,15 @@ func TestReplaysOfOnceOnlyEventsAreNotFetched(t *testing.T) {
 		if api.readsOf(1) != 0 {
 			t.Errorf("replays of create fetched %d times", api.readsOf(1))
 		}
-		deliver(h, "agree", 1) // not handed over yet: fetched and handed over
+		deliver(h, "agree", 1) // not handed over yet: fetched and handed over, with what the state shows after it
 		flushed(t, h)
-		if api.readsOf(1) != 1 || !slices.Equal(got.list(), []string{"agree:1"}) {
-			t.Errorf("agree after replays: %d fetches, handed over %v; want 1 and agree", api.readsOf(1), got.list())
+		if api.readsOf(1) != 1 || !slices.Equal(got.list(), []string{"agree:1", "payment_approved:1"}) {
+			t.Errorf("agree after replays: %d fetches, handed over %v; want 1, and agree and payment_approved", api.readsOf(1), got.list())
+		}
+		deliver(h, "payment_approved", 1) // its delivery, late: a replay now
+		flushed(t, h)
+		if api.readsOf(1) != 1 || len(got.list()) != 2 {
+			t.Errorf("a late delivery of what a fetch showed: %d fetches, handed over %v", api.readsOf(1), got.list())
 		}
 	})
 }
@@ -947,7 +982,7 @@ func TestReplaysOfOnceOnlyEventsAreNotFetched(t *testing.T) {
 func TestNewsIsNotPacedAndResetsThePace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := newFakeAPI()
-		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		api.txs[1] = created(1)
 		store := storeWithCreateHandedOver(t)
 		got := &calls{}
 		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
@@ -958,6 +993,7 @@ func TestNewsIsNotPacedAndResetsThePace(t *testing.T) {
 			time.Sleep(100 * ms)
 		}
 		time.Sleep(100 * ms)
+		api.set(agreed(1))
 		deliver(h, "agree", 1) // news, fetched at once (1.3s), with the replays waiting
 		time.Sleep(4050 * ms)
 		deliver(h, "payment_disbursed", 1) // at 5.35s, fetched at once: the pace was reset
@@ -994,7 +1030,7 @@ func TestGivenUpBatchKeepsThePace(t *testing.T) {
 func TestRateLimitedFetchWaitsForTheAllowance(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := newFakeAPI()
-		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		api.txs[1] = created(1)
 		api.status[1] = http.StatusTooManyRequests
 		api.header = http.Header{"Retry-After": {"60"}}
 		got := &calls{}
@@ -1064,7 +1100,7 @@ func (s *lostStore) Yield(ctx context.Context, y webhook.Yield) (webhook.Turn, e
 func TestClaimLostIsLoggedNotRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := newFakeAPI()
-		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+		api.txs[1] = created(1)
 		var log logtest.Lines
 		got := &calls{}
 		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: new(lostStore), Logger: slog.New(slog.NewTextHandler(&log, nil))})
@@ -1330,14 +1366,14 @@ func (w *world) checkExactlyOnce(want map[int64]string) {
 	}
 }
 
+// TestEveryStateChangeOnceWithoutLoss: with every delivery arriving, each state change
+// is handed over once, in order. (Some come FromReconcile: a fetch showed them before
+// their own delivery was taken, which then was a replay.)
 func TestEveryStateChangeOnceWithoutLoss(t *testing.T) {
 	w := newWorld(t, webhook.Options{})
 	w.reconcile() // at startup, as RunReconciler does
 	want := w.run(2)
 	w.settle()
-	if n := w.got.count(webhook.FromReconcile); n != 0 {
-		t.Errorf("%d events came from reconciliation with no delivery lost", n)
-	}
 	w.checkExactlyOnce(want)
 }
 
@@ -1563,10 +1599,11 @@ func TestStateInvisibleEventsAreOnlyHints(t *testing.T) {
 	}
 }
 
-// TestLateDeliveryDoesNotFinish: when the only delivery that arrives is an early one,
-// processed after the transaction ended, the transaction stays unfinished in the store
-// and the reconciler hands over the rest.
-func TestLateDeliveryDoesNotFinish(t *testing.T) {
+// TestLateDeliveryHandsOverTheEnd: a late delivery of an early event of a transaction that
+// ended meanwhile, every other delivery lost, hands over what its state shows, in order,
+// up to the end; the transaction is then finished, and the reconciler hands over nothing
+// more.
+func TestLateDeliveryHandsOverTheEnd(t *testing.T) {
 	store := new(webhook.MemoryStore)
 	w := newWorld(t, webhook.Options{Store: store})
 	w.reconcile()
@@ -1582,18 +1619,15 @@ func TestLateDeliveryDoesNotFinish(t *testing.T) {
 	w.settle()
 	w.deliver(fmt.Sprintf(`{"event": "agree", "event_type": "transaction", "transaction_id": %d}`, id))
 	w.settle()
-	if got := strings.Join(w.got.byTransaction()[id], " "); got != "create agree" {
-		t.Fatalf("handed over %q before reconciling", got)
-	}
-	if ids, _ := store.Unfinished(t.Context()); !slices.Contains(ids, id) {
-		t.Fatalf("the late delivery marked %d finished: unfinished %v", id, ids)
-	}
-	w.reconcile()
 	if got := strings.Join(w.got.byTransaction()[id], " "); got != "create agree cancel" {
-		t.Errorf("handed over %q", got)
+		t.Fatalf("handed over %q from a late delivery", got)
 	}
 	if ids, _ := store.Unfinished(t.Context()); slices.Contains(ids, id) {
 		t.Errorf("%d still unfinished after its cancel was handed over", id)
+	}
+	w.reconcile()
+	if got := strings.Join(w.got.byTransaction()[id], " "); got != "create agree cancel" {
+		t.Errorf("handed over %q after reconciling", got)
 	}
 }
 

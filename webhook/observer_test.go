@@ -93,7 +93,7 @@ func (r *recordingObserver) outcomes() []string {
 // hand-over's, and the queue's depth goes back to zero.
 func TestObserverSeesEachDeliveryOutcome(t *testing.T) {
 	api := newFakeAPI()
-	api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+	api.txs[1] = created(1)
 	obs := new(recordingObserver)
 	var inHandover bool
 	h := webhook.NewHandler(api.client(t), func(ctx context.Context, ev webhook.ConfirmedEvent) error {
@@ -106,7 +106,7 @@ func TestObserverSeesEachDeliveryOutcome(t *testing.T) {
 	flushed(t, h)
 	deliver(h, "create", 1)       // a replay: handed over already
 	deliver(h, "ship", 1)         // the item is not shipped
-	deliver(h, "payment_sent", 1) // no state can show it
+	deliver(h, "payment_sent", 1) // no state can show it, and no OnUnconfirmedHint takes it
 	deliver(h, "create", 99)      // the account cannot read it
 	deliver(h, "Not A Name!", 1)  // dropped as it arrives
 	req := httptest.NewRequest(http.MethodPost, "/escrow", strings.NewReader("{not json"))

@@ -10,7 +10,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	escrow "github.com/escrowkit/escrow-go"
 	"github.com/escrowkit/escrow-go/escrowtest"
 	"github.com/escrowkit/escrow-go/webhook"
 )
@@ -29,8 +28,8 @@ func TestKnownTransactionsGoFirst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := newFakeAPI()
 		api.header = rateLimited
-		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
-		api.txs[2] = sale(2, item(21, escrow.ItemGeneralMerchandise, false))
+		api.txs[1] = created(1)
+		api.txs[2] = created(2)
 		got := &calls{}
 		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{})
 		defer shutdown(t, h)
@@ -46,6 +45,7 @@ func TestKnownTransactionsGoFirst(t *testing.T) {
 				t.Fatalf("a forgery answered %d", code)
 			}
 		}
+		api.set(agreed(1))
 		deliver(h, "agree", 1) // known
 		synctest.Wait()
 		if l := got.list(); !slices.Equal(l, []string{"create:1", "agree:1"}) || got.at[1] != start {
@@ -72,7 +72,7 @@ func TestNeverSeenOverflowDropsTheOldest(t *testing.T) {
 		api := newFakeAPI()
 		api.header = rateLimited
 		for id := int64(1); id <= 4; id++ {
-			api.txs[id] = sale(id, item(id*10, escrow.ItemGeneralMerchandise, false))
+			api.txs[id] = created(id)
 		}
 		got := &calls{}
 		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxUnseen: 3})

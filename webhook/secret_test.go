@@ -73,8 +73,8 @@ func post(h http.Handler, target, event string, id int64) int {
 // API call nor store access, and neither the secrets nor what was sent are logged.
 func TestDeliveryNeedsASecret(t *testing.T) {
 	api := newFakeAPI()
-	api.txs[200001] = sale(200001)
-	api.txs[200002] = sale(200002)
+	api.txs[200001] = created(200001)
+	api.txs[200002] = created(200002)
 	store := &countingStore{}
 	var logs logtest.Lines
 	got := &calls{}
@@ -172,7 +172,7 @@ func (b *neverEnding) Read([]byte) (int, error) {
 // left, and the real delivery sent during the flood is handed over.
 func TestFloodWithoutTheSecretCostsNothing(t *testing.T) {
 	api := newFakeAPI()
-	api.txs[200001] = sale(200001)
+	api.txs[200001] = created(200001)
 	store := &countingStore{}
 	got := &calls{}
 	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store, Secrets: []string{newSecret}})

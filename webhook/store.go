@@ -61,8 +61,12 @@ type Pace struct {
 // Turn is what a Store answers a replica asking for a transaction's lease.
 type Turn struct {
 	// Granted: the replica holds the lease. If not, the delivered names were recorded for
-	// the holder, and only Pruned may be set.
+	// the holder, unless Pruned or Replayed is set.
 	Granted bool
+	// Replayed: the delivered names can only be replays of the facts recorded as handed
+	// over (Replayed): the lease was not granted nor the names recorded, and nothing more
+	// is to be done for them.
+	Replayed bool
 	// Pruned: the transaction finished and was pruned (a tombstone): every fact it had was
 	// handed over, and nothing more is to be done for it.
 	Pruned bool
@@ -106,7 +110,8 @@ type Store interface {
 	// Acquire gives l.Holder the transaction's lease until l.Expires if nobody else holds
 	// it live at now (LeaseState.Acquire), returning what the holder needs: facts handed,
 	// names delivered elsewhere, the pace. Otherwise it records names (and a request to
-	// fetch again) for the holder. A pruned transaction is never leased (Turn.Pruned).
+	// fetch again) for the holder. A pruned transaction is never leased (Turn.Pruned), nor
+	// one whose recorded facts make names replays (Replayed and Turn.Replayed).
 	Acquire(ctx context.Context, l Lease, names []escrow.EventName, now time.Time) (Turn, error)
 	// Yield records y.Facts as done (and the transaction as known, finished if
 	// y.Finished) and ends the turn (LeaseState.Yield). If more was recorded for the
@@ -251,6 +256,9 @@ func (m *MemoryStore) Acquire(_ context.Context, l Lease, names []escrow.EventNa
 	defer m.mu.Unlock()
 	if _, ok := m.tombstones[l.TransactionID]; ok {
 		return Turn{Pruned: true}, nil
+	}
+	if r := m.records[l.TransactionID]; r != nil && Replayed(names, r.done) {
+		return Turn{Replayed: true}, nil
 	}
 	s := m.lease(l.TransactionID)
 	if !s.Acquire(l, names, now) {

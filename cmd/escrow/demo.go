@@ -370,9 +370,6 @@ func (d *demo) settle(ctx context.Context) error {
 		if len(ev.ItemIDs) > 0 {
 			line += fmt.Sprintf(" (item %s)", joinIDs(ev.ItemIDs))
 		}
-		if ev.Source == webhook.FromReconcile {
-			line += ", recovered from the transaction's state"
-		}
 		fmt.Fprintln(d.out, line)
 	}
 	return nil

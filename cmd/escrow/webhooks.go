@@ -447,7 +447,7 @@ func (p *eventPrinter) callback(ctx context.Context, ev webhook.ConfirmedEvent) 
 	}
 	line += "  now " + string(st)
 	if ev.Source == webhook.FromReconcile {
-		line += "  [delivery lost; found by reconciling]"
+		line += "  [from the transaction's state: its own delivery lost or not yet taken]"
 	}
 	_, err := fmt.Fprintln(p.w, line)
 	return err

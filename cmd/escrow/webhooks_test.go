@@ -138,7 +138,7 @@ func TestWebhooksListen(t *testing.T) {
 		t.Fatal(err)
 	}
 	lost := e.sale(t, "")
-	await(t, stdout, fmt.Sprintf("transaction %d  create", lost.ID), "found by reconciling")
+	await(t, stdout, fmt.Sprintf("transaction %d  create", lost.ID), "from the transaction's state")
 
 	stop()
 	select {

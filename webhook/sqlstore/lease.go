@@ -107,16 +107,51 @@ func (s *Store) saveLease(ctx context.Context, tx *sql.Tx, id int64, st webhook.
 }
 
 // Acquire grants l or records names for its holder, as webhook.LeaseState.Acquire does,
-// in one database transaction (one commit): one statement inserts or updates the lease
-// row under its row lock; then, if the lease was granted, the transaction's facts and
-// state are read by a statement of their own, which sees every turn that ended before
-// (on PostgreSQL a statement's snapshot is taken when it starts, before the lock wait).
+// in one database transaction. It first reads the transaction's state and facts: a pruned
+// transaction, or names that are replays of its facts (webhook.Replayed), end it there,
+// read only (rolled back: nothing to commit). Otherwise one statement inserts or updates
+// the lease row under its row lock (one commit); if that granted the lease, on PostgreSQL
+// the facts are read again by a statement of its own, which sees every turn that ended
+// before (a statement's snapshot is taken when it starts, after the lock wait). SQLite's
+// immediate transaction holds the write lock from its start: the first read is current.
 func (s *Store) Acquire(ctx context.Context, l webhook.Lease, names []escrow.EventName, now time.Time) (webhook.Turn, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return webhook.Turn{}, fmt.Errorf("sqlstore: %w", err)
 	}
 	defer tx.Rollback()
+	state, handed, err := s.factsOf(ctx, tx, l.TransactionID)
+	switch {
+	case err != nil:
+		return webhook.Turn{}, err
+	case state == pruned:
+		return webhook.Turn{Pruned: true}, nil // a pruned transaction is never leased
+	case webhook.Replayed(names, handed):
+		return webhook.Turn{Replayed: true}, nil
+	}
+	turn, err := s.lease(ctx, tx, l, names, now)
+	if err != nil {
+		return webhook.Turn{}, err
+	}
+	if !turn.Granted {
+		return turn, s.commit(tx) // the names were left to the holder
+	}
+	if s.d == Postgres {
+		if state, handed, err = s.factsOf(ctx, tx, l.TransactionID); err != nil {
+			return webhook.Turn{}, err
+		}
+		if state == pruned {
+			return webhook.Turn{Pruned: true}, nil // pruned meanwhile: rolled back
+		}
+	}
+	turn.Handed = handed
+	return turn, s.commit(tx)
+}
+
+// lease inserts or updates the lease row in one statement: l is granted if the lease is
+// free, l.Holder's or expired at now; otherwise the names and a request are recorded for
+// the holder. The Turn returned holds the lease's marks, pending names and pace.
+func (s *Store) lease(ctx context.Context, tx *sql.Tx, l webhook.Lease, names []escrow.EventName, now time.Time) (webhook.Turn, error) {
 	free := `(l.holder = '' OR l.holder = excluded.holder OR l.expires <= ?)`
 	q := s.q(`INSERT INTO escrow_webhook_leases AS l (transaction_id, holder, expires) VALUES (?, ?, ?)
 		ON CONFLICT (transaction_id) DO UPDATE SET
@@ -136,8 +171,15 @@ func (s *Store) Acquire(ctx context.Context, l webhook.Lease, names []escrow.Eve
 		return webhook.Turn{}, fmt.Errorf("sqlstore: %w", err)
 	}
 	if holder != l.Holder {
-		return webhook.Turn{}, s.commit(tx) // the names were left to the holder
+		return webhook.Turn{}, nil
 	}
+	return webhook.Turn{Granted: true, Marks: marks, Pending: splitNames(pending),
+		Pace: webhook.Pace{NotBefore: fromMillis(notBefore), Hold: time.Duration(hold) * time.Millisecond, Tried: splitNames(tried)}}, nil
+}
+
+// factsOf reads in one statement how finished a transaction is (unfinished if unknown)
+// and the keys of its facts recorded as done.
+func (s *Store) factsOf(ctx context.Context, tx *sql.Tx, id int64) (state int, handed map[string]bool, err error) {
 	agg := "string_agg"
 	if s.d == SQLite {
 		agg = "group_concat"
@@ -145,19 +187,15 @@ func (s *Store) Acquire(ctx context.Context, l webhook.Lease, names []escrow.Eve
 	var fin sql.NullInt64
 	var facts sql.NullString
 	if err := tx.QueryRowContext(ctx, s.q(`SELECT (SELECT finished FROM escrow_webhook_transactions WHERE transaction_id = ?),
-		(SELECT `+agg+`(fact, ' ') FROM escrow_webhook_facts WHERE transaction_id = ? AND done = 1)`), l.TransactionID, l.TransactionID).
+		(SELECT `+agg+`(fact, ' ') FROM escrow_webhook_facts WHERE transaction_id = ? AND done = 1)`), id, id).
 		Scan(&fin, &facts); err != nil {
-		return webhook.Turn{}, fmt.Errorf("sqlstore: %w", err)
+		return 0, nil, fmt.Errorf("sqlstore: %w", err)
 	}
-	if fin.Int64 == pruned {
-		return webhook.Turn{Pruned: true}, nil // rolled back: a pruned transaction is never leased
-	}
-	turn := webhook.Turn{Granted: true, Marks: marks, Pending: splitNames(pending), Handed: make(map[string]bool),
-		Pace: webhook.Pace{NotBefore: fromMillis(notBefore), Hold: time.Duration(hold) * time.Millisecond, Tried: splitNames(tried)}}
+	handed = make(map[string]bool)
 	for _, k := range strings.Fields(facts.String) {
-		turn.Handed[k] = true
+		handed[k] = true
 	}
-	return turn, s.commit(tx)
+	return int(fin.Int64), handed, nil
 }
 
 func (s *Store) commit(tx *sql.Tx) error {

@@ -30,6 +30,7 @@ func Run(t *testing.T, fresh func(t *testing.T) webhook.Store) {
 	t.Run("FinishedAndMark", func(t *testing.T) { finishedAndMark(t, fresh(t)) })
 	t.Run("PruneKeepsTombstones", func(t *testing.T) { pruneKeepsTombstones(t, fresh(t)) })
 	t.Run("ConcurrentAcquiresGrantOnce", func(t *testing.T) { concurrentAcquires(t, fresh(t)) })
+	t.Run("ReplaysTakeNoLease", func(t *testing.T) { replaysTakeNoLease(t, fresh(t)) })
 }
 
 var t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
@@ -367,5 +368,34 @@ func concurrentAcquires(t *testing.T, s webhook.Store) {
 				t.Errorf("round %d: %s's delivery never reached the holder %s", r, h, winners[0])
 			}
 		}
+	}
+}
+
+// replaysTakeNoLease: an Acquire whose names can only be replays of the facts recorded
+// (webhook.Replayed) is answered Replayed: it neither takes the lease nor leaves a
+// request for its holder, whether the lease is free or held. Names with news, or item
+// events before the transaction's items were recorded, still take or wait for the lease.
+func replaysTakeNoLease(t *testing.T, s webhook.Store) {
+	a := mustAcquire(t, s, lease(1, "a"), t0, true, "ship")
+	yield(t, s, webhook.Yield{Lease: lease(1, "a"), Marks: a.Marks, Facts: []string{"create", "ship:10"}, Now: t0})
+	if turn := acquire(t, s, lease(1, "b"), t0, "ship"); turn.Replayed || !turn.Granted {
+		t.Fatalf("an item event before the items were recorded: %+v, want the lease", turn)
+	}
+	b := acquire(t, s, lease(1, "b"), t0) // b's own lease goes on
+	yield(t, s, webhook.Yield{Lease: lease(1, "b"), Marks: b.Marks, Facts: []string{"#items=1/1"}, Now: t0})
+	for _, delivered := range [][]string{{"create"}, {"ship"}, {"create", "ship"}} {
+		if turn := acquire(t, s, lease(1, "c"), t0, delivered...); !turn.Replayed || turn.Granted {
+			t.Errorf("replays %v over a free lease: %+v, want Replayed", delivered, turn)
+		}
+	}
+	c := mustAcquire(t, s, lease(1, "c"), t0, true, "receive") // news: the lease
+	if turn := acquire(t, s, lease(1, "d"), t0, "create"); !turn.Replayed {
+		t.Errorf("a replay while c holds the lease: %+v, want Replayed", turn)
+	}
+	if end := yield(t, s, webhook.Yield{Lease: lease(1, "c"), Marks: c.Marks, Now: t0}); end.Granted || len(end.Pending) != 0 {
+		t.Errorf("c's turn went on after a replay elsewhere: %+v", end)
+	}
+	if turn := acquire(t, s, lease(1, "d"), t0, "create", "payment_sent"); turn.Replayed || !turn.Granted {
+		t.Errorf("a replay with a hint: %+v, want the lease (a hint takes a fetch)", turn)
 	}
 }

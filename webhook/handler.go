@@ -167,6 +167,7 @@ type Handler struct {
 	scheduling bool    // the scheduler goroutine runs
 	kick       chan struct{}
 	known      *idCache    // ids the account has: handed over, reconciled, listed, in the Store
+	replays    *replayMemo // names known to be replays, per transaction
 	neg        *idCache    // ids the API answered 404 or 403 lately
 	dropped    *idCache    // never-seen ids dropped unconfirmed past MaxUnseen
 	budget     shareBudget // never-seen ids' wasted fetches in this rate-limit window
@@ -252,6 +253,7 @@ func NewHandler(client *escrow.Client, fn Callback, opt Options) *Handler {
 		neg:     newIDCache(time.Minute, 100_000),
 		dropped: newIDCache(10*time.Minute, 100_000),
 		known:   newIDCache(30*24*time.Hour, 100_000),
+		replays: newReplayMemo(100_000),
 		budget:  shareBudget{share: opt.UnseenShare},
 	}
 }
@@ -313,6 +315,11 @@ func (h *Handler) enqueue(id int64, name escrow.EventName, tx *escrow.Transactio
 	if h.closed {
 		return errClosed
 	}
+	if name != "" && h.replays.replay(id, name) {
+		h.log.Debug("escrow webhook: replayed delivery dropped as it arrived", "transaction_id", id, "event", name)
+		h.observeArrival(h.ctx, id, name, DeliveryDuplicate, http.StatusOK)
+		return nil
+	}
 	q, err := h.queueOf(id, tx != nil || recheck)
 	if q == nil {
 		if err == nil && name != "" { // dropped: see newQueue
@@ -355,6 +362,9 @@ type batch struct {
 	// tracked: the store tracks the transaction as unfinished (a reconciler's recheck), so
 	// finding it unreadable ends the tracking. Deliveries never create such a record.
 	tracked bool
+	// ifKnown: the lease is asked for only if the Store knows the transaction (a
+	// never-seen id's look-up); unknown: it did not.
+	ifKnown, unknown bool
 
 	// The turn, while this replica holds the transaction's lease.
 	held    bool
@@ -407,23 +417,29 @@ func (h *Handler) try(b *batch) (paced time.Duration, err error) {
 // holds it. If another does, the batch's names were left to it.
 func (h *Handler) acquire(b *batch) (bool, error) {
 	now := h.opt.Now()
-	l := Lease{TransactionID: b.id, Holder: h.opt.Replica, Expires: now.Add(h.opt.ClaimLease)}
+	l := Lease{TransactionID: b.id, Holder: h.opt.Replica, Expires: now.Add(h.opt.ClaimLease), IfKnown: b.ifKnown}
 	turn, err := h.opt.Store.Acquire(h.ctx, l, b.events, now)
 	switch {
 	case err != nil:
 		return false, fmt.Errorf("leasing: %w", err)
+	case turn.Unknown:
+		b.unknown = true
+		return false, nil
 	case turn.Pruned:
 		h.log.Debug("escrow webhook: delivery for a finished and pruned transaction dropped", "transaction_id", b.id, "events", b.events)
 		h.observeDropped(b)
+		h.learn(b.id, nil)
 		return false, nil
 	case turn.Replayed:
 		h.log.Debug("escrow webhook: replayed deliveries dropped without a fetch", "transaction_id", b.id, "events", b.events)
 		h.observeReplays(b)
+		h.learn(b.id, turn.Handed)
 		return false, nil
 	case !turn.Granted:
 		h.log.Debug("escrow webhook: another replica is confirming the transaction; left to it", "transaction_id", b.id, "events", b.events)
 		return false, nil
 	}
+	l.IfKnown, b.ifKnown = false, false // known now: renewals need not ask
 	b.held, b.lease, b.marks, b.handed, b.pace = true, l, turn.Marks, turn.Handed, turn.Pace
 	b.fetched, b.fresh = false, false
 	if len(turn.Pending) > 0 { // delivered to other replicas: confirm them too
@@ -492,6 +508,7 @@ func (h *Handler) yield(b *batch, release bool) (again bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("recording: %w", err)
 	}
+	h.learn(b.id, b.handed) // recorded now, the turn's facts with those before it
 	covered := turn.Granted && h.covered(b, turn.Pending)
 	b.done, b.finish, b.held = nil, false, turn.Granted
 	if !turn.Granted {
@@ -504,6 +521,19 @@ func (h *Handler) yield(b *batch, release bool) (again bool, err error) {
 		h.hints(h.ctx, b)
 	}
 	return true, nil
+}
+
+// learn notes which names the facts recorded of a transaction make replays (all of
+// them, for a pruned transaction: nil handed), so that their deliveries are dropped as
+// they arrive.
+func (h *Handler) learn(id int64, handed map[string]bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if handed == nil {
+		h.replays.learnAll(id)
+		return
+	}
+	h.replays.learn(id, handed)
 }
 
 // covered reports whether the state this turn fetched already confirms the names

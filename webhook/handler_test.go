@@ -976,6 +976,52 @@ func TestReplaysOfOnceOnlyEventsAreNotFetched(t *testing.T) {
 	})
 }
 
+func countOf(list []string, s string) int {
+	n := 0
+	for _, x := range list {
+		if x == s {
+			n++
+		}
+	}
+	return n
+}
+
+// TestReplaysKnownHereCostNoStoreCall: once a replica has handed a transaction's facts
+// over, or learnt from the Store that a name is a replay, later deliveries of those names
+// are dropped as they arrive: no Store call, no fetch, reported as duplicates. News still
+// goes to the Store and the API.
+func TestReplaysKnownHereCostNoStoreCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false)) // agreed and paid
+		store := &countingStore{}
+		obs := new(recordingObserver)
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store, Observer: obs})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		flushed(t, h)
+		calls, reads := store.calls.Load(), api.readsOf(1)
+		for range 3 {
+			for _, name := range []string{"create", "agree", "payment_approved"} {
+				deliver(h, name, 1)
+			}
+		}
+		flushed(t, h)
+		if n, r := store.calls.Load()-calls, api.readsOf(1)-reads; n != 0 || r != 0 {
+			t.Errorf("replays of what this replica handed over cost %d store calls and %d fetches", n, r)
+		}
+		if n := countOf(obs.outcomes(), "agree:1=duplicate"); n != 3 {
+			t.Errorf("%d replays of agree reported as duplicates, want 3", n)
+		}
+		deliver(h, "ship", 1) // the item is not shipped: a fetch tells
+		flushed(t, h)
+		if store.calls.Load() == calls || api.readsOf(1) == reads {
+			t.Error("a delivery that may be news was dropped unasked")
+		}
+	})
+}
+
 // TestNewsIsNotPacedAndResetsThePace: a delivery of a name not tried yet is fetched at
 // once, even while replays wait for the pace, and the fetch that finds it ends the slowed
 // pace of replays: a replay after it is fetched at once too.

@@ -90,7 +90,7 @@ func (h *Handler) worker() {
 		case kind == kindUnchecked:
 			h.lookUp(id, q)
 		default:
-			h.step(id, q)
+			h.step(id, q, false)
 		}
 	}
 }
@@ -219,19 +219,22 @@ func (h *Handler) listNewest() {
 }
 
 // lookUp asks the Store whether it knows a never-seen id (another replica, or this one
-// before a restart, handed something over), and moves it to the lane it belongs in.
-func (h *Handler) lookUp(id int64, q *txQueue) {
-	handed, err := h.opt.Store.Handed(h.ctx, id)
+// before a restart, handed something over or tracks it) by asking for its lease only if
+// so (Lease.IfKnown): a known id's turn starts at once, in the same round trip; an
+// unknown one, left unchanged in the Store, moves to the lane of never-seen ids.
+func (h *Handler) lookUp(id int64, q *txQueue) { h.step(id, q, true) }
+
+// unknown puts a never-seen id the Store does not know back, its batch's names queued
+// again, in the lane of never-seen ids (unless it was listed meanwhile).
+func (h *Handler) unknown(id int64, q *txQueue, b *batch) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	switch {
-	case q.kind == kindKnown: // listed meanwhile
-	case err != nil:
-		h.log.Debug("escrow webhook: looking up a never-seen transaction failed; it is confirmed as one", "transaction_id", id, "error", err)
-		q.kind = kindUnseen
-	case len(handed) > 0:
-		h.know(id, q)
-	default:
+	q.b = nil
+	q.events = addNames(b.events, q.events)
+	if q.since.IsZero() {
+		q.since = b.obs.received
+	}
+	if q.kind == kindUnchecked {
 		q.kind = kindUnseen
 	}
 	h.place(id, q)
@@ -248,15 +251,20 @@ func (h *Handler) know(id int64, q *txQueue) {
 
 // step runs one try of the queue's batch (making the batch from what was queued if none
 // is under way) and decides what comes next: done, a wait for the transaction's pace, a
-// retry after a backoff, or giving up.
-func (h *Handler) step(id int64, q *txQueue) {
+// retry after a backoff, or giving up. ifKnown leases the transaction only if the Store
+// knows it (lookUp).
+func (h *Handler) step(id int64, q *txQueue, ifKnown bool) {
 	b := h.take(id, q)
 	if b == nil {
 		return
 	}
-
+	b.ifKnown = ifKnown
 	paced, err := h.try(b)
-	if b.tx != nil {
+	if b.unknown {
+		h.unknown(id, q, b)
+		return
+	}
+	if b.tx != nil || (ifKnown && err == nil) {
 		h.mu.Lock()
 		h.know(id, q)
 		h.mu.Unlock()

@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -43,6 +44,12 @@ type Lease struct {
 	Holder string
 	// Expires ends the lease; after it another replica may take it, as when the holder died.
 	Expires time.Time
+	// IfKnown asks for the lease only if the Store knows the transaction (facts of it
+	// recorded, tracked, or its lease held live by another replica, which is confirming
+	// it): otherwise Acquire changes nothing and answers Turn.Unknown. A replica looks up a
+	// never-seen id so, starting its turn (or leaving its names to the holder) in the same
+	// round trip.
+	IfKnown bool
 }
 
 // Pace is when a transaction may be fetched again after fetches that found nothing new
@@ -65,8 +72,11 @@ type Turn struct {
 	Granted bool
 	// Replayed: the delivered names can only be replays of the facts recorded as handed
 	// over (Replayed): the lease was not granted nor the names recorded, and nothing more
-	// is to be done for them.
+	// is to be done for them. Handed holds those facts.
 	Replayed bool
+	// Unknown: the lease was asked for IfKnown, and the Store knows nothing of the
+	// transaction; nothing was changed.
+	Unknown bool
 	// Pruned: the transaction finished and was pruned (a tombstone): every fact it had was
 	// handed over, and nothing more is to be done for it.
 	Pruned bool
@@ -111,7 +121,8 @@ type Store interface {
 	// it live at now (LeaseState.Acquire), returning what the holder needs: facts handed,
 	// names delivered elsewhere, the pace. Otherwise it records names (and a request to
 	// fetch again) for the holder. A pruned transaction is never leased (Turn.Pruned), nor
-	// one whose recorded facts make names replays (Replayed and Turn.Replayed).
+	// one whose recorded facts make names replays (Replayed and Turn.Replayed), nor, with
+	// l.IfKnown, one the Store knows nothing of (Turn.Unknown).
 	Acquire(ctx context.Context, l Lease, names []escrow.EventName, now time.Time) (Turn, error)
 	// Yield records y.Facts as done (and the transaction as known, finished if
 	// y.Finished) and ends the turn (LeaseState.Yield). If more was recorded for the
@@ -161,7 +172,7 @@ type LeaseState struct {
 // Pending. Pending is kept when granted: the new holder confirms those names, and a
 // holder that dies leaves them to the next.
 func (s *LeaseState) Acquire(l Lease, names []escrow.EventName, now time.Time) bool {
-	if s.Holder == "" || s.Holder == l.Holder || !now.Before(s.Expires) {
+	if s.free(now) || s.Holder == l.Holder {
 		s.Holder, s.Expires = l.Holder, l.Expires
 		return true
 	}
@@ -193,10 +204,13 @@ func (s *LeaseState) Yield(y Yield) (again bool, pending []escrow.EventName, err
 	return false, pending, nil
 }
 
+// free reports whether nobody holds the lease live at now.
+func (s *LeaseState) free(now time.Time) bool { return s.Holder == "" || !now.Before(s.Expires) }
+
 // Idle reports whether the state holds nothing worth keeping at now: no lease, no names
 // waiting, no pause ahead. A Store may delete an idle state.
 func (s *LeaseState) Idle(now time.Time) bool {
-	return (s.Holder == "" || !now.Before(s.Expires)) && len(s.Pending) == 0 && !now.Before(s.Pace.NotBefore)
+	return s.free(now) && len(s.Pending) == 0 && !now.Before(s.Pace.NotBefore)
 }
 
 // addNames adds the names not in to, up to maxNames in all.
@@ -257,8 +271,13 @@ func (m *MemoryStore) Acquire(_ context.Context, l Lease, names []escrow.EventNa
 	if _, ok := m.tombstones[l.TransactionID]; ok {
 		return Turn{Pruned: true}, nil
 	}
-	if r := m.records[l.TransactionID]; r != nil && Replayed(names, r.done) {
-		return Turn{Replayed: true}, nil
+	r := m.records[l.TransactionID]
+	held := m.leases[l.TransactionID] != nil && !m.leases[l.TransactionID].free(now)
+	switch {
+	case r == nil && !held && l.IfKnown:
+		return Turn{Unknown: true}, nil
+	case r != nil && Replayed(names, r.done):
+		return Turn{Replayed: true, Handed: maps.Clone(r.done)}, nil
 	}
 	s := m.lease(l.TransactionID)
 	if !s.Acquire(l, names, now) {
@@ -266,7 +285,7 @@ func (m *MemoryStore) Acquire(_ context.Context, l Lease, names []escrow.EventNa
 	}
 	t := Turn{Granted: true, Marks: s.Marks, Pending: slices.Clone(s.Pending), Handed: make(map[string]bool), Pace: s.Pace}
 	t.Pace.Tried = slices.Clone(t.Pace.Tried)
-	if r := m.records[l.TransactionID]; r != nil {
+	if r != nil {
 		for k := range r.done {
 			t.Handed[k] = true
 		}

@@ -120,14 +120,16 @@ func (s *Store) Acquire(ctx context.Context, l webhook.Lease, names []escrow.Eve
 		return webhook.Turn{}, fmt.Errorf("sqlstore: %w", err)
 	}
 	defer tx.Rollback()
-	state, handed, err := s.factsOf(ctx, tx, l.TransactionID)
+	known, state, handed, err := s.factsOf(ctx, tx, l.TransactionID, now)
 	switch {
 	case err != nil:
 		return webhook.Turn{}, err
+	case !known && l.IfKnown:
+		return webhook.Turn{Unknown: true}, nil
 	case state == pruned:
 		return webhook.Turn{Pruned: true}, nil // a pruned transaction is never leased
 	case webhook.Replayed(names, handed):
-		return webhook.Turn{Replayed: true}, nil
+		return webhook.Turn{Replayed: true, Handed: handed}, nil
 	}
 	turn, err := s.lease(ctx, tx, l, names, now)
 	if err != nil {
@@ -137,7 +139,7 @@ func (s *Store) Acquire(ctx context.Context, l webhook.Lease, names []escrow.Eve
 		return turn, s.commit(tx) // the names were left to the holder
 	}
 	if s.d == Postgres {
-		if state, handed, err = s.factsOf(ctx, tx, l.TransactionID); err != nil {
+		if _, state, handed, err = s.factsOf(ctx, tx, l.TransactionID, now); err != nil {
 			return webhook.Turn{}, err
 		}
 		if state == pruned {
@@ -177,25 +179,28 @@ func (s *Store) lease(ctx context.Context, tx *sql.Tx, l webhook.Lease, names []
 		Pace: webhook.Pace{NotBefore: fromMillis(notBefore), Hold: time.Duration(hold) * time.Millisecond, Tried: splitNames(tried)}}, nil
 }
 
-// factsOf reads in one statement how finished a transaction is (unfinished if unknown)
+// factsOf reads in one statement whether the store knows a transaction (tracked, facts of
+// it recorded, or its lease held live at now), how finished it is (unfinished if unknown)
 // and the keys of its facts recorded as done.
-func (s *Store) factsOf(ctx context.Context, tx *sql.Tx, id int64) (state int, handed map[string]bool, err error) {
+func (s *Store) factsOf(ctx context.Context, tx *sql.Tx, id int64, now time.Time) (known bool, state int, handed map[string]bool, err error) {
 	agg := "string_agg"
 	if s.d == SQLite {
 		agg = "group_concat"
 	}
 	var fin sql.NullInt64
 	var facts sql.NullString
+	var held bool
 	if err := tx.QueryRowContext(ctx, s.q(`SELECT (SELECT finished FROM escrow_webhook_transactions WHERE transaction_id = ?),
-		(SELECT `+agg+`(fact, ' ') FROM escrow_webhook_facts WHERE transaction_id = ? AND done = 1)`), id, id).
-		Scan(&fin, &facts); err != nil {
-		return 0, nil, fmt.Errorf("sqlstore: %w", err)
+		(SELECT `+agg+`(fact, ' ') FROM escrow_webhook_facts WHERE transaction_id = ? AND done = 1),
+		EXISTS (SELECT 1 FROM escrow_webhook_leases WHERE transaction_id = ? AND holder <> '' AND expires > ?)`), id, id, id, now.UnixMilli()).
+		Scan(&fin, &facts, &held); err != nil {
+		return false, 0, nil, fmt.Errorf("sqlstore: %w", err)
 	}
 	handed = make(map[string]bool)
 	for _, k := range strings.Fields(facts.String) {
 		handed[k] = true
 	}
-	return int(fin.Int64), handed, nil
+	return fin.Valid || len(handed) > 0 || held, int(fin.Int64), handed, nil
 }
 
 func (s *Store) commit(tx *sql.Tx) error {

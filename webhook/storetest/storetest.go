@@ -31,6 +31,7 @@ func Run(t *testing.T, fresh func(t *testing.T) webhook.Store) {
 	t.Run("PruneKeepsTombstones", func(t *testing.T) { pruneKeepsTombstones(t, fresh(t)) })
 	t.Run("ConcurrentAcquiresGrantOnce", func(t *testing.T) { concurrentAcquires(t, fresh(t)) })
 	t.Run("ReplaysTakeNoLease", func(t *testing.T) { replaysTakeNoLease(t, fresh(t)) })
+	t.Run("IfKnownLeavesUnknownIdsAlone", func(t *testing.T) { ifKnown(t, fresh(t)) })
 }
 
 var t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
@@ -397,5 +398,44 @@ func replaysTakeNoLease(t *testing.T, s webhook.Store) {
 	}
 	if turn := acquire(t, s, lease(1, "d"), t0, "create", "payment_sent"); turn.Replayed || !turn.Granted {
 		t.Errorf("a replay with a hint: %+v, want the lease (a hint takes a fetch)", turn)
+	}
+}
+
+// ifKnown: a lease asked for IfKnown of a transaction the store knows nothing of is
+// answered Unknown and changes nothing (another replica takes the lease at once, and no
+// request waits for it); once another replica holds its lease, or it is tracked, or has
+// facts recorded, it is granted like any other, or leaves its names to the holder.
+func ifKnown(t *testing.T, s webhook.Store) {
+	known := func(id int64, holder string) webhook.Lease {
+		l := lease(id, holder)
+		l.IfKnown = true
+		return l
+	}
+	if turn := acquire(t, s, known(1, "a"), t0, "create"); !turn.Unknown || turn.Granted {
+		t.Fatalf("an unknown id: %+v, want Unknown", turn)
+	}
+	b := mustAcquire(t, s, lease(1, "b"), t0, true, "create")
+	if b.Marks != 0 || len(b.Pending) != 0 {
+		t.Errorf("the look-up left %d requests and names %v for the holder", b.Marks, b.Pending)
+	}
+	if turn := acquire(t, s, known(1, "a"), t0, "agree"); turn.Unknown || turn.Granted {
+		t.Errorf("an id another replica is confirming: %+v, want the names left to it", turn)
+	}
+	b = yield(t, s, webhook.Yield{Lease: lease(1, "b"), Marks: b.Marks, Now: t0})
+	if !b.Granted || !slices.Equal(sortedNames(b.Pending), []string{"agree"}) {
+		t.Fatalf("the holder's turn after a look-up left it a name: %+v, want agree", b)
+	}
+	yield(t, s, webhook.Yield{Lease: lease(1, "b"), Marks: b.Marks, Facts: []string{"create"}, Now: t0})
+	if turn := acquire(t, s, known(1, "a"), t0, "agree"); !turn.Granted || !turn.Handed["create"] {
+		t.Errorf("an id with facts recorded: %+v, want the lease", turn)
+	}
+	if turn := acquire(t, s, known(1, "c"), t0, "ship"); turn.Unknown || turn.Granted {
+		t.Errorf("a known id another replica holds: %+v, want the names left to it", turn)
+	}
+	if err := s.Track(t.Context(), []int64{2}); err != nil {
+		t.Fatal(err)
+	}
+	if turn := acquire(t, s, known(2, "a"), t0, "create"); !turn.Granted {
+		t.Errorf("a tracked id: %+v, want the lease", turn)
 	}
 }

@@ -218,11 +218,25 @@ func (h *Handler) listNewest() {
 	}
 }
 
-// lookUp asks the Store whether it knows a never-seen id (another replica, or this one
-// before a restart, handed something over or tracks it) by asking for its lease only if
-// so (Lease.IfKnown): a known id's turn starts at once, in the same round trip; an
-// unknown one, left unchanged in the Store, moves to the lane of never-seen ids.
-func (h *Handler) lookUp(id int64, q *txQueue) { h.step(id, q, true) }
+// lookUp takes a never-seen id. While no flood is on (calm), its turn starts at once, as a
+// known id's would. Otherwise the Store is asked whether it knows the id (another replica,
+// or this one before a restart, handed something over, tracks it or is confirming it) by
+// asking for its lease only if so (Lease.IfKnown): a known id's turn starts in the same
+// round trip; an unknown one, left unchanged in the Store, moves to the lane of
+// never-seen ids, which the share of the window paces.
+func (h *Handler) lookUp(id int64, q *txQueue) {
+	h.mu.Lock()
+	calm := h.calm(time.Now())
+	h.mu.Unlock()
+	h.step(id, q, !calm)
+}
+
+// calm reports whether no flood of never-seen ids is on: none waits for a fetch, and
+// their fetches answered 404 or 403 have not spent the window's share. h.mu held.
+func (h *Handler) calm(now time.Time) bool {
+	ok, _ := h.budget.allows(now)
+	return ok && h.lanes[kindUnseen].len() == 0 && !now.Before(h.unseenAt)
+}
 
 // unknown puts a never-seen id the Store does not know back, its batch's names queued
 // again, in the lane of never-seen ids (unless it was listed meanwhile).

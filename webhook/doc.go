@@ -126,17 +126,24 @@
 //
 // # How far one store goes
 //
-// One PostgreSQL store costs a transaction's turn two commits (take the lease, end the
-// turn), and a delivery that reaches a replica while another holds the turn one more; a
-// turn often covers several facts (BENCHMARKS.md, section 8). Rows are per
-// fact and per transaction, and are pruned with the retention. Every write names one
-// transaction id, so the load spreads over rows and only one transaction's deliveries
-// ever wait for each other. A marketplace with ten times the traffic has two ways on,
-// both without changing this package: partition the three tables by transaction id
-// (PostgreSQL hash partitioning: each statement names its transaction, so it touches one
-// partition), or give each account, or each range of accounts, its own store (a Store per
-// Handler; the reconciler's mark is per store). Replicas beyond what the database's
-// commit rate sustains add no throughput: measure with bench/receive.
+// A turn costs a PostgreSQL store two commits (take the lease, end the turn), and a turn
+// hands over every fact its fetch shows, often several. A delivery that reaches a replica
+// while another holds the turn costs one commit (its name is left to the holder); one
+// that can only be a replay costs one read-only transaction, or nothing at a replica
+// that already knows it is one. Measured (BENCHMARKS.md, section 8): 0.3 commits per fact
+// at one replica, 0.5 to 0.8 at four, besides 0.3 to 0.7 read-only transactions.
+// Rows are per fact and per transaction, and are pruned with the retention. Every write
+// names one transaction id, so the load spreads over rows and only one transaction's
+// deliveries ever wait for each other. Each replica must read a transaction's record at
+// least once, so four replicas do about one and a half times one replica's store work
+// per sale: on a machine where the database's CPU is the limit, they catch up slower than
+// one (0.55 to 0.8 of its rate on the 2-core machine of section 8). A marketplace with ten
+// times the traffic has two ways on, both without changing this package: partition the
+// three tables by transaction id (PostgreSQL hash partitioning: each statement names its
+// transaction, so it touches one partition), or give each account, or each range of
+// accounts, its own store (a Store per Handler; the reconciler's mark is per store).
+// Replicas beyond what the database sustains add no throughput: measure with
+// bench/receive.
 //
 // # No event lost
 //
@@ -147,8 +154,9 @@
 // through the same queue and callback. Where its previous run ended is kept in the Store,
 // so with a durable store a transaction created and ended while no receiver ran is still
 // found. [Handler.RunReconciler] reconciles at once and then on a schedule; the first run
-// over an empty store marks where history ends, so that older transactions are not
-// replayed.
+// over an empty store marks where history ends (the newest transaction, noted before it
+// walks the account, so that a process killed during that walk leaves the mark), so that
+// older transactions are not replayed.
 //
 // # Options
 //

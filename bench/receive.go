@@ -105,6 +105,7 @@ const factsPerSale = 8
 // receiver is the replicas of one phase and what they handed over.
 type receiver struct {
 	replicas []*webhook.Handler
+	clients  []*escrow.Client // the replicas'
 	fetches  atomic.Int64
 	next     atomic.Int64 // round robin
 
@@ -131,6 +132,43 @@ func (f fetchCount) RoundTrip(r *http.Request) (*http.Response, error) {
 	return f.next.RoundTrip(r)
 }
 
+// receiveWorkers are each replica's Handler workers.
+const receiveWorkers = 8
+
+// warm opens the connections the replicas' workers use, to the store and to the API, so
+// that the latencies measured are a running receiver's, not those of its first
+// connections (a PostgreSQL backend started, a TLS handshake: 20 to 70 ms each on the
+// machine of BENCHMARKS.md). The requests it makes are not counted as fetches.
+func (rc *receiver) warm(ctx context.Context, st *benchStore) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, len(rc.clients)*receiveWorkers*2)
+	for i, c := range rc.clients {
+		for range receiveWorkers {
+			wg.Go(func() {
+				if _, err := c.Customers.Get(ctx, escrow.Me); err != nil {
+					errs <- err
+				}
+			})
+			if i < len(st.replicas) {
+				wg.Go(func() {
+					conn, err := st.replicas[i].DB().Conn(ctx)
+					if err == nil {
+						err = conn.PingContext(ctx)
+						time.Sleep(10 * time.Millisecond) // held, so that each goroutine opens its own
+						conn.Close()
+					}
+					if err != nil {
+						errs <- err
+					}
+				})
+			}
+		}
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
 func newReceiver(ctx context.Context, srv *escrowtest.Server, a escrowtest.Account, st *benchStore, replicas int) (*receiver, error) {
 	rc := &receiver{handed: map[string]int{}, delivered: map[string]time.Time{}, early: map[string]bool{}}
 	hc := &http.Client{Transport: fetchCount{next: srv.Client().Transport, n: &rc.fetches}}
@@ -144,10 +182,11 @@ func newReceiver(ctx context.Context, srv *escrowtest.Server, a escrowtest.Accou
 			return nil, err
 		}
 		rc.replicas = append(rc.replicas, webhook.NewHandler(c, rc.callback, webhook.Options{
-			Store: store, Replica: fmt.Sprint("replica-", i), Workers: 8, MaxQueued: 100_000,
+			Store: store, Replica: fmt.Sprint("replica-", i), Workers: receiveWorkers, MaxQueued: 100_000,
 		}))
+		rc.clients = append(rc.clients, c)
 	}
-	return rc, nil
+	return rc, rc.warm(ctx, st)
 }
 
 func (rc *receiver) callback(_ context.Context, ev webhook.ConfirmedEvent) error {

@@ -126,8 +126,9 @@ type Store interface {
 	Acquire(ctx context.Context, l Lease, names []escrow.EventName, now time.Time) (Turn, error)
 	// Yield records y.Facts as done (and the transaction as known, finished if
 	// y.Finished) and ends the turn (LeaseState.Yield). If more was recorded for the
-	// holder during the turn, the lease goes on until y.Expires and the answer is Granted,
-	// with the names delivered meanwhile: the holder fetches again. If the lease was taken
+	// holder during the turn, other than replays of the facts now recorded, the lease
+	// goes on until y.Expires and the answer is Granted, with the names delivered
+	// meanwhile that are no replays: the holder confirms them. If the lease was taken
 	// over, the facts are recorded and the error is ErrClaimLost.
 	Yield(ctx context.Context, y Yield) (Turn, error)
 	// Handed returns the keys of the transaction's facts recorded as done.
@@ -182,10 +183,12 @@ func (s *LeaseState) Acquire(l Lease, names []escrow.EventName, now time.Time) b
 }
 
 // Yield ends y's turn. It returns ErrClaimLost if the lease is no longer y.Holder's;
-// otherwise it stores y.Pace, hands back Pending (cleared) and reports again when
-// requests came during the turn: then the lease goes on until y.Expires, else it is free.
+// otherwise it stores y.Pace, hands back Pending (cleared) but the names replayed reports
+// as replays of the facts recorded (y's included), and reports again when requests came
+// during the turn that need the holder: one with a name that is no replay, or one with
+// none (a reconciler's recheck). Then the lease goes on until y.Expires, else it is free.
 // A release (y.Release) frees the lease and leaves Pending, with y.Names, to the next.
-func (s *LeaseState) Yield(y Yield) (again bool, pending []escrow.EventName, err error) {
+func (s *LeaseState) Yield(y Yield, replayed func(names []escrow.EventName) bool) (again bool, pending []escrow.EventName, err error) {
 	if s.Holder != y.Holder {
 		return false, nil, ErrClaimLost
 	}
@@ -196,12 +199,12 @@ func (s *LeaseState) Yield(y Yield) (again bool, pending []escrow.EventName, err
 		return false, nil, nil
 	}
 	pending, s.Pending = s.Pending, nil
-	if s.Marks > y.Marks {
+	if s.Marks > y.Marks && (len(pending) == 0 || !replayed(pending)) {
 		s.Expires = y.Expires
-		return true, pending, nil
+		return true, slices.DeleteFunc(pending, func(n escrow.EventName) bool { return replayed([]escrow.EventName{n}) }), nil
 	}
 	s.Holder, s.Expires = "", time.Time{}
-	return false, pending, nil
+	return false, nil, nil
 }
 
 // free reports whether nobody holds the lease live at now.
@@ -311,7 +314,11 @@ func (m *MemoryStore) Yield(_ context.Context, y Yield) (Turn, error) {
 	}
 	s := m.lease(y.TransactionID)
 	y.Pace.Tried = slices.Clone(y.Pace.Tried)
-	again, pending, err := s.Yield(y)
+	var done map[string]bool
+	if r := m.records[y.TransactionID]; r != nil {
+		done = r.done
+	}
+	again, pending, err := s.Yield(y, func(names []escrow.EventName) bool { return Replayed(names, done) })
 	if s.Idle(y.Now) {
 		delete(m.leases, y.TransactionID)
 	}

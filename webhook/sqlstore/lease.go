@@ -235,7 +235,17 @@ func (s *Store) Yield(ctx context.Context, y webhook.Yield) (webhook.Turn, error
 	if err := s.known(ctx, tx, y.TransactionID, len(y.Facts) > 0, y.Finished, time.Now()); err != nil {
 		return webhook.Turn{}, err
 	}
-	again, pending, lost := st.Yield(y)
+	var handed map[string]bool // read once, if names delivered meanwhile need it
+	replayed := func(names []escrow.EventName) bool {
+		if handed == nil && err == nil {
+			_, _, handed, err = s.factsOf(ctx, tx, y.TransactionID, y.Now)
+		}
+		return webhook.Replayed(names, handed)
+	}
+	again, pending, lost := st.Yield(y, replayed)
+	if err != nil {
+		return webhook.Turn{}, err
+	}
 	if err := s.saveLease(ctx, tx, y.TransactionID, st, y.Now); err != nil {
 		return webhook.Turn{}, err
 	}

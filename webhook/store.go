@@ -186,7 +186,9 @@ func (s *LeaseState) Acquire(l Lease, names []escrow.EventName, now time.Time) b
 // otherwise it stores y.Pace, hands back Pending (cleared) but the names replayed reports
 // as replays of the facts recorded (y's included), and reports again when requests came
 // during the turn that need the holder: one with a name that is no replay, or one with
-// none (a reconciler's recheck). Then the lease goes on until y.Expires, else it is free.
+// none (a reconciler's recheck; one that came beside replays only is taken as served by
+// the turn's own fetch, and the next reconciliation rechecks the transaction if it is
+// still unfinished). Then the lease goes on until y.Expires, else it is free.
 // A release (y.Release) frees the lease and leaves Pending, with y.Names, to the next.
 func (s *LeaseState) Yield(y Yield, replayed func(names []escrow.EventName) bool) (again bool, pending []escrow.EventName, err error) {
 	if s.Holder != y.Holder {

@@ -142,8 +142,13 @@ func (s *Store) Acquire(ctx context.Context, l webhook.Lease, names []escrow.Eve
 		if _, state, handed, err = s.factsOf(ctx, tx, l.TransactionID, now); err != nil {
 			return webhook.Turn{}, err
 		}
-		if state == pruned {
+		switch {
+		case state == pruned:
 			return webhook.Turn{Pruned: true}, nil // pruned meanwhile: rolled back
+		case webhook.Replayed(names, handed):
+			// The turn the lease waited for recorded what makes them replays: rolled
+			// back, the lease is not taken.
+			return webhook.Turn{Replayed: true, Handed: handed}, nil
 		}
 	}
 	turn.Handed = handed

@@ -1375,3 +1375,49 @@ func runMarket(t *testing.T, dsn string, twoReplicas bool) {
 		t.Error("nothing was lost, so nothing was tested")
 	}
 }
+
+// TestAcquireWaitingForATurnSeesItsFacts (PostgreSQL): an Acquire that waits on the lease
+// row for another replica's turn to end sees the facts that turn recorded: if they make
+// its names replays, it answers Replayed and leaves the lease free, instead of granting a
+// turn that would find nothing to do.
+func TestAcquireWaitingForATurnSeesItsFacts(t *testing.T) {
+	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
+	s := open(t, dsn)
+	ctx := t.Context()
+	now := time.Now()
+	a := webhook.Lease{TransactionID: 9, Holder: "a", Expires: now.Add(time.Minute)}
+	turn, err := s.Acquire(ctx, a, []escrow.EventName{escrow.EventCreate}, now)
+	if err != nil || !turn.Granted {
+		t.Fatalf("a's Acquire: %+v, %v", turn, err)
+	}
+	// a's turn ends in a transaction of its own, held open while b asks for the lease.
+	tx, err := s.DB().BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `UPDATE escrow_webhook_leases SET holder = '', expires = 0 WHERE transaction_id = 9`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO escrow_webhook_facts (transaction_id, fact, owner, expires, done) VALUES (9, 'create', 'a', 0, 1)`); err != nil {
+		t.Fatal(err)
+	}
+	b := make(chan webhook.Turn, 1)
+	go func() {
+		turn, err := s.Acquire(ctx, webhook.Lease{TransactionID: 9, Holder: "b", Expires: now.Add(time.Minute)}, []escrow.EventName{escrow.EventCreate}, now)
+		if err != nil {
+			t.Error(err)
+		}
+		b <- turn
+	}()
+	time.Sleep(200 * time.Millisecond) // b reads no facts, then waits for the row
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-b; !got.Replayed || got.Granted {
+		t.Fatalf("b's Acquire after a's turn recorded create: %+v, want Replayed", got)
+	}
+	if turn, err := s.Acquire(ctx, webhook.Lease{TransactionID: 9, Holder: "c", Expires: now.Add(time.Minute)}, nil, now); err != nil || !turn.Granted {
+		t.Errorf("the lease after b's replay: %+v, %v; want it free", turn, err)
+	}
+}

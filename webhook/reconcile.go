@@ -32,11 +32,8 @@ func (h *Handler) Reconcile(ctx context.Context) error {
 		return fmt.Errorf("reading the reconciler's mark: %w", err)
 	}
 	if !started {
-		if mark, err = h.newestID(ctx); err != nil {
+		if mark, err = h.noteHistory(ctx); err != nil {
 			return err
-		}
-		if err := h.opt.Store.AdvanceMark(ctx, mark); err != nil {
-			return fmt.Errorf("recording the reconciler's mark: %w", err)
 		}
 	}
 	seen := make(map[int64]bool)
@@ -117,6 +114,19 @@ func (h *Handler) eachToCheck(ctx context.Context, mark int64, started bool, fn 
 		return fn(tx)
 	})
 	return newest, err
+}
+
+// noteHistory records the account's newest transaction as the mark, before the first
+// reconciliation walks the account, and returns it.
+func (h *Handler) noteHistory(ctx context.Context) (int64, error) {
+	mark, err := h.newestID(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if err := h.opt.Store.AdvanceMark(ctx, mark); err != nil {
+		return 0, fmt.Errorf("recording the reconciler's mark: %w", err)
+	}
+	return mark, nil
 }
 
 // newestID reads the id of the account's newest transaction (0 if it has none) with one

@@ -130,14 +130,14 @@
 // hands over every fact its fetch shows, often several. A delivery that reaches a replica
 // while another holds the turn costs one commit (its name is left to the holder); one
 // that can only be a replay costs one read-only transaction, or nothing at a replica
-// that already knows it is one. Measured (BENCHMARKS.md, section 8): 0.3 commits per fact
-// at one replica, 0.5 to 0.8 at four, besides 0.3 to 0.7 read-only transactions.
+// that already knows it is one. Measured under bursts (BENCHMARKS.md, section 8): 0.3
+// commits per fact at one replica, 0.5 at four, besides 0.1 to 0.4 read-only transactions.
 // Rows are per fact and per transaction, and are pruned with the retention. Every write
 // names one transaction id, so the load spreads over rows and only one transaction's
 // deliveries ever wait for each other. Each replica must read a transaction's record at
-// least once, so four replicas do about one and a half times one replica's store work
-// per sale: on a machine where the database's CPU is the limit, they catch up slower than
-// one (0.55 to 0.8 of its rate on the 2-core machine of section 8). A marketplace with ten
+// least once, so four replicas do two to three times one replica's store work per
+// sale: on a machine where the database's CPU is the limit, they catch up slower than
+// one (about half its rate on the 2-core machine of section 8). A marketplace with ten
 // times the traffic has two ways on, both without changing this package: partition the
 // three tables by transaction id (PostgreSQL hash partitioning: each statement names its
 // transaction, so it touches one partition), or give each account, or each range of

@@ -1022,6 +1022,46 @@ func TestReplaysKnownHereCostNoStoreCall(t *testing.T) {
 	})
 }
 
+// TestReplaysOfAnEndedSaleCostNoStoreCall: once a replica handed over every fact of a
+// completed sale (or a cancelled one), a replay of any event its state showed is dropped as
+// it arrives, whichever it is: no Store call, no fetch.
+func TestReplaysOfAnEndedSaleCostNoStoreCall(t *testing.T) {
+	done := sale(1, item(11, escrow.ItemGeneralMerchandise, true))
+	done.Items[0].Status = escrow.ItemStatus{Shipped: true, Received: true, Accepted: true}
+	done.CloseDate = escrow.Timestamp{Time: time.Now()}
+	cancelled := created(2)
+	cancelled.IsCancelled = true
+	for _, tc := range []struct {
+		tx     *escrow.Transaction
+		events []string
+	}{
+		{done, []string{"create", "agree", "payment_approved", "ship", "receive", "accept", "payment_disbursed", "complete"}},
+		{cancelled, []string{"create", "cancel"}},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			api := newFakeAPI()
+			api.txs[tc.tx.ID] = tc.tx
+			store := &countingStore{}
+			got := &calls{}
+			h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
+			defer shutdown(t, h)
+			deliver(h, "create", tc.tx.ID)
+			flushed(t, h)
+			if n := len(got.list()); n != len(tc.events) {
+				t.Fatalf("handed over %v, want %v", got.list(), tc.events)
+			}
+			calls, reads := store.calls.Load(), api.readsOf(tc.tx.ID)
+			for _, name := range tc.events {
+				deliver(h, name, tc.tx.ID)
+				flushed(t, h)
+				if n, r := store.calls.Load()-calls, api.readsOf(tc.tx.ID)-reads; n != 0 || r != 0 {
+					t.Errorf("a replay of %s cost %d store calls and %d fetches", name, n, r)
+				}
+			}
+		})
+	}
+}
+
 // TestNewsIsNotPacedAndResetsThePace: a delivery of a name not tried yet is fetched at
 // once, even while replays wait for the pace, and the fetch that finds it ends the slowed
 // pace of replays: a replay after it is fetched at once too.

@@ -90,9 +90,12 @@
 // from starving real events. At most [Options].Workers goroutines (and one that
 // schedules waits) work, whatever is queued, taking transactions in this order: those the
 // account is known to have (handed over before, found or tracked by the reconciler,
-// listed, or found in the Store); then never-seen ids, first looked up in the Store (no
-// API call); then those the Store does not know either. Each of these is confirmed by a
-// fetch of its own while the share of the window allows: fetches of never-seen ids
+// listed, or found in the Store); then never-seen ids; then those the Store does not know
+// either. While no flood is on (none of the latter waits, and the share below is not
+// spent) a never-seen id is taken like a known one; under a flood it is first looked up
+// in the Store, with its lease asked for only if the Store knows it (no API call, no
+// write for a forged id). Those the Store does not know are confirmed by a fetch of their
+// own while the share of the window allows: fetches of never-seen ids
 // answered 404 or 403 may spend at most [Options].UnseenShare (a tenth) of each
 // rate-limit window of GET /transaction/{id}, so a flood spends that and waits for the
 // next window while known transactions go on. Once the share is spent, or more than 100

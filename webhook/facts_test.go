@@ -208,6 +208,7 @@ func TestReplayedReadsTheItemsRecorded(t *testing.T) {
 		{names(escrow.EventShip, escrow.EventPaymentSent), handed(shape, "ship:10", "ship:12"), false}, // a hint is fetched for
 		{nil, handed(shape, "create"), false},
 		{names(escrow.EventShip), handed("#items=0/1"), false}, // no goods: a ship delivery is a forgery, fetched to tell
+		{names(escrow.EventPaymentDisbursed), handed("#items=0/0"), false},
 	} {
 		if got := Replayed(tc.names, tc.handed); got != tc.want {
 			t.Errorf("Replayed(%v, %v) = %v, want %v", tc.names, slices.Sorted(maps.Keys(tc.handed)), got, tc.want)

@@ -411,6 +411,13 @@ func replaysTakeNoLease(t *testing.T, s webhook.Store) {
 	if turn := acquire(t, s, lease(1, "d"), t0, "create", "payment_sent"); turn.Replayed || !turn.Granted {
 		t.Errorf("a replay with a hint: %+v, want the lease (a hint takes a fetch)", turn)
 	}
+	// Names left for a holder that its turn's facts make replays are not handed back.
+	e := mustAcquire(t, s, lease(2, "e"), t0, true, "create")
+	mustAcquire(t, s, lease(2, "f"), t0, false, "create", "agree")
+	if again := yield(t, s, webhook.Yield{Lease: lease(2, "e"), Marks: e.Marks, Facts: []string{"create"}, Now: t0}); !again.Granted ||
+		!slices.Equal(sortedNames(again.Pending), []string{"agree"}) {
+		t.Errorf("a replay and news left for the holder: %+v, want the turn going on with agree alone", again)
+	}
 }
 
 // ifKnown: a lease asked for IfKnown of a transaction the store knows nothing of is

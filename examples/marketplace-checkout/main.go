@@ -216,6 +216,10 @@ func (s *shop) listen(ctx context.Context) (stop func(), err error) {
 	stop = func() {
 		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer scancel()
+		// A fetch hands over every event it shows, so the last events may have been
+		// handed over before their own deliveries came: let those arrive (and be answered)
+		// before the receiver goes.
+		s.srv.FlushWebhooks(sctx)
 		h.Shutdown(sctx)
 		recv.Close()
 	}

@@ -1,6 +1,9 @@
 package redact
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestRedactorKeepsOtherText: only the secret is replaced, and near misses are left alone.
 func TestRedactorKeepsOtherText(t *testing.T) {
@@ -37,5 +40,28 @@ func TestHeaderRedactsNamesInAnyCase(t *testing.T) {
 	h := r.Header(map[string][]string{"4171_abcdefghijklmnop": {"v"}, "X-Other": {"4171_abcdefghijklmnop"}})
 	if len(h[Redacted]) != 1 || h[Redacted][0] != "v" || h["X-Other"][0] != Redacted {
 		t.Errorf("Header = %v", h)
+	}
+}
+
+// TestNamedEntitiesOfEveryKeyCharacterAreRedacted: a key holding one of the characters
+// that have an HTML name, echoed with that character written as its named entity (the
+// key's "/" as "&sol;"), is redacted whole, for every name of the table. A name left out
+// would leak such a key through any error body an HTML-escaping server writes. The key
+// has the character every two letters, so that no plain piece of it is long enough to be
+// caught another way.
+func TestNamedEntitiesOfEveryKeyCharacterAreRedacted(t *testing.T) {
+	for name, c := range map[string]string{
+		"sol": "/", "plus": "+", "equals": "=", "lowbar": "_", "UnderBar": "_", "colon": ":",
+		"period": ".", "commat": "@", "hyphen": "-", "dash": "-", "amp": "&", "num": "#",
+		"bsol": `\`, "percnt": "%", "quot": `"`, "semi": ";",
+	} {
+		t.Run(name, func(t *testing.T) {
+			key := strings.Join([]string{"4A", "bC", "dE", "fG", "hI", "jK", "lM"}, c)
+			r := New("shop@example.com", key)
+			echo := strings.ReplaceAll(key, c, "&"+name+";")
+			if got := r.String("key=" + echo + "."); got != "key="+Redacted+"." {
+				t.Errorf("the key %q echoed as %q: %q, want it redacted", key, echo, got)
+			}
+		})
 	}
 }

@@ -1,6 +1,8 @@
 package redact
 
 import (
+	"encoding/base64"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -63,5 +65,74 @@ func TestNamedEntitiesOfEveryKeyCharacterAreRedacted(t *testing.T) {
 				t.Errorf("the key %q echoed as %q: %q, want it redacted", key, echo, got)
 			}
 		})
+	}
+}
+
+// TestBasicTokenRedactedWholeInEveryEncoding: the Basic token (base64 of "email:key"), in
+// each of the four base64 alphabets and paddings, echoed with every character escaped as
+// JSON does, is redacted whole, padding included: a token left in part still hands back
+// the account's e-mail and the bytes around the key. The key is chosen so that the four
+// forms differ ('+' against '-', a padding '=').
+func TestBasicTokenRedactedWholeInEveryEncoding(t *testing.T) {
+	const email, key = "shop@example.com", "Zq8s?~>/EcR+eT=_4A"
+	r := New(email, key)
+	seen := map[string]bool{}
+	for name, enc := range map[string]*base64.Encoding{"std": base64.StdEncoding, "url": base64.URLEncoding, "raw std": base64.RawStdEncoding, "raw url": base64.RawURLEncoding} {
+		token := enc.EncodeToString([]byte(email + ":" + key))
+		if seen[token] {
+			t.Fatalf("%s: the fixture's encodings coincide", name)
+		}
+		seen[token] = true
+		var echo strings.Builder
+		for i := 0; i < len(token); i++ {
+			fmt.Fprintf(&echo, `\u%04x`, token[i])
+		}
+		if got := r.String(`{"auth":"` + echo.String() + `"}`); got != `{"auth":"`+Redacted+`"}` {
+			t.Errorf("%s token %s, JSON-escaped: %q, want it redacted whole", name, token, got)
+		}
+	}
+}
+
+// TestHexDigitsOfEitherCaseRead: a key echoed as HTML hex references and JSON escapes
+// whose hex digits are upper or lower case is redacted: servers write both.
+func TestHexDigitsOfEitherCaseRead(t *testing.T) {
+	const key = "Zq8s?~>/EcR+eT=_4A"
+	r := New("shop@example.com", key)
+	for _, form := range []string{"&#x%x;", "&#x%X;", "&#X%X;", `\u%04x`, `\u%04X`} {
+		var echo strings.Builder
+		for i := 0; i < len(key); i++ {
+			fmt.Fprintf(&echo, form, key[i])
+		}
+		if got := r.String("key " + echo.String()); got != "key "+Redacted {
+			t.Errorf("the key as %q: %q, want it redacted", form, got)
+		}
+	}
+}
+
+// TestShortPiecesOfTheKeyKept: text that shares fewer than 8 characters with the key in a
+// row ("4171_Zq", an order number, a word) is not a secret and is handed back as it is; a
+// piece of 8 goes.
+func TestShortPiecesOfTheKeyKept(t *testing.T) {
+	r := New("shop@example.com", "4171_Zq8sEcReTkEy0123")
+	for in, want := range map[string]string{
+		"order 4171_Zq paid":     "order 4171_Zq paid",
+		"ref sEcReTk, 0123 left": "ref sEcReTk, 0123 left",
+		"dump |4171_Zq8s|":       "dump |" + Redacted + "|",
+	} {
+		if got := r.String(in); got != want {
+			t.Errorf("String(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestUnfinishedEscapesAtTheEndKept: text ending in the start of an escape (an '&' and a
+// name without its ';', a '&#', a '\u', a '%') is handed back as it is, whatever follows
+// would have been.
+func TestUnfinishedEscapesAtTheEndKept(t *testing.T) {
+	r := New("shop@example.com", "4A/bC/dE/fG/hI")
+	for _, in := range []string{"4A&sol", "x &", "x &#", "x &#x", `x \u00`, "x %4", "x &sol"} {
+		if got := r.String(in); got != in {
+			t.Errorf("String(%q) = %q, want it as it is", in, got)
+		}
 	}
 }

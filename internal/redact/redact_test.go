@@ -3,6 +3,7 @@ package redact
 import (
 	"encoding/base64"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -133,6 +134,59 @@ func TestUnfinishedEscapesAtTheEndKept(t *testing.T) {
 	for _, in := range []string{"4A&sol", "x &", "x &#", "x &#x", `x \u00`, "x %4", "x &sol"} {
 		if got := r.String(in); got != in {
 			t.Errorf("String(%q) = %q, want it as it is", in, got)
+		}
+	}
+}
+
+// TestBytesRedactsASecretAsLongAsItsMark: Bytes hands back its input only when nothing was
+// found; a key of exactly len(Redacted) characters, replaced by a mark as long as itself,
+// is still removed.
+func TestBytesRedactsASecretAsLongAsItsMark(t *testing.T) {
+	key := "Ab/cD+eF=g"
+	if len(key) != len(Redacted) {
+		t.Fatalf("the key has %d characters, want %d", len(key), len(Redacted))
+	}
+	r := New("shop@example.com", key)
+	if got := string(r.Bytes([]byte("key " + key))); got != "key "+Redacted {
+		t.Errorf("Bytes = %q, want the key redacted", got)
+	}
+}
+
+// TestHexValReadsHexDigitsOnly: HexVal, which the SDK's path checks use too, gives the value
+// of 0-9, a-f and A-F and -1 for every other byte.
+func TestHexValReadsHexDigitsOnly(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		want := -1
+		if v, err := strconv.ParseUint(string(rune(c)), 16, 8); err == nil && c < 0x80 {
+			want = int(v)
+		}
+		if got := HexVal(byte(c)); got != want {
+			t.Errorf("HexVal(%q) = %d, want %d", byte(c), got, want)
+		}
+	}
+}
+
+// TestKeyPieceAtTheEndOfTheText: a piece of the key that ends the text (a message cut
+// after the key) goes, up to the last character.
+func TestKeyPieceAtTheEndOfTheText(t *testing.T) {
+	r := New("shop@example.com", "4171_Zq8sEcReTkEy0123")
+	if got := r.String("tail 4171_Zq8sEc"); got != "tail "+Redacted {
+		t.Errorf("String = %q, want the key's piece redacted", got)
+	}
+}
+
+// TestReferencesZeroPaddedTo8Digits: a key echoed as decimal and hex references
+// zero-padded to 8 digits, the most the redactor reads, is redacted.
+func TestReferencesZeroPaddedTo8Digits(t *testing.T) {
+	const key = "4171_Zq8sEcReTkEy0123"
+	r := New("shop@example.com", key)
+	for _, form := range []string{"&#%08d;", "&#x%08x;"} {
+		var echo strings.Builder
+		for i := 0; i < len(key); i++ {
+			fmt.Fprintf(&echo, form, key[i])
+		}
+		if got := r.String("key " + echo.String()); got != "key "+Redacted {
+			t.Errorf("the key as %q: %q, want it redacted", form, got)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"strings"
 	"syscall"
 	"testing"
@@ -48,6 +49,14 @@ func TestCreateNeverTakesAnotherTransactionFoundByReference(t *testing.T) {
 		{"the caller's, to another seller", strings.ReplaceAll(own, seller, "mallory@evil.test"), "seller"},
 		{"without its shipping item", strings.Replace(own, `"type": "shipping_fee"`, `"type": "broker_fee"`, 1), "item 1"},
 		{"nobody the caller created or is", strings.NewReplacer(`"customer": "me"`, `"customer": "someone@else.test"`, `"payer_customer": "me"`, `"payer_customer": "someone@else.test"`).Replace(own), "created it"},
+		{"the caller's, paying another beneficiary", strings.Replace(own, `"beneficiary_customer": "`+seller+`"`, `"beneficiary_customer": "mallory@evil.test"`, 1), "payment 0 of its item 0"},
+		{"the caller's, paid by another payer", strings.Replace(own, `"payer_customer": "me", "beneficiary_customer"`, `"payer_customer": "mallory@evil.test", "beneficiary_customer"`, 1), "payment 0 of its item 0"},
+		{"the caller's, with a payment to another added", strings.Replace(own, `"status": {"secured": false}}`,
+			`"status": {"secured": false}}, {"amount": "1.00", "payer_customer": "me", "beneficiary_customer": "mallory@evil.test"}`, 1), "its item 0"},
+		{"the caller's, for another good", strings.Replace(own, `"2014 Toyota Prius"`, `"2015 Toyota Prius"`, 1), "its item 0"},
+		{"with a party the request did not name", strings.Replace(own, `{"id": 14, "role": "partner", "customer": "me", "agreed": true}`,
+			`{"id": 14, "role": "partner", "customer": "me", "agreed": true}, {"id": 15, "role": "inspector", "customer": "mallory@evil.test"}`, 1), "inspector the request did not name"},
+		{"with its buyer shown blank", strings.Replace(own, `"role": "buyer", "customer": "me"`, `"role": "buyer", "customer": ""`, 1), "buyer is not the request's"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c, _, _ := createTest(t, []httpmock.Responder{respond(502, `{}`)}, []httpmock.Responder{respond(200, tt.found)})
@@ -362,5 +371,240 @@ func TestDisbursementDetailsMustMatchInEveryField(t *testing.T) {
 				t.Errorf("%v after %d writes; want the write settled after %d", err, writes, wantWrites)
 			}
 		})
+	}
+}
+
+// TestRefusalAfterAPartialEffectIsUnknown: a ship fails with a 502, reads back as not
+// shipped and is sent again, the second attempt is refused, and the transaction now reads
+// shipped on one of its two goods: the first attempt may have done part of it, so the
+// caller gets an unknown outcome saying so, not the refusal (which would tell it nothing
+// was done).
+func TestRefusalAfterAPartialEffectIsUnknown(t *testing.T) {
+	got, writes, reads, err := settleWith(t, nil, "PATCH", "transaction/77", []httpmock.Responder{respond(502, `{}`), respond(400, `{"error":"invalid_state"}`)},
+		"transaction/77", []httpmock.Responder{respond(200, twoGoods(false, false)), respond(200, twoGoods(true, false))},
+		func(c *Client) (any, error) {
+			return c.Transactions.Ship(context.Background(), 77, nil, AsCustomer(seller))
+		})
+	var ou *OutcomeUnknownError
+	if !errors.As(err, &ou) || !strings.Contains(ou.Reason, "shows on 1 items and not on 1") {
+		t.Fatalf("got %v, %v; want an unknown outcome saying the ship shows on one item of two", got, err)
+	}
+	if writes != 2 || reads != 2 {
+		t.Errorf("%d writes and %d reads, want 2 and 2", writes, reads)
+	}
+}
+
+// TestItemActionOnAnItemNotReadIsUnknown: an action on an item fails with a 502 and the
+// transaction read back has no such item: nothing says whether it was done, so the
+// outcome is unknown, neither a success nor a second request.
+func TestItemActionOnAnItemNotReadIsUnknown(t *testing.T) {
+	got, writes, _, err := settleWith(t, nil, "PATCH", "transaction/77/item/4242", []httpmock.Responder{respond(502, `{}`), respond(200, shippedTx(77))},
+		"transaction/77", []httpmock.Responder{respond(200, carSaleAsRendered(77))},
+		func(c *Client) (any, error) {
+			return c.Transactions.ActOnItem(context.Background(), 77, 4242, &ActionRequest{Action: ActionShip}, AsCustomer(seller))
+		})
+	var ou *OutcomeUnknownError
+	if !errors.As(err, &ou) || !strings.Contains(ou.Reason, "no item the action applies to was read") || writes != 1 {
+		t.Errorf("got %v, %v after %d writes; want an unknown outcome after 1: the item was not read", got, err, writes)
+	}
+}
+
+// TestItemActionOnAFeeItemReachesItsRefusal: a ship of the shipping-fee item (which the
+// API never ships) fails with a 502; the item reads as not shipped, so the ship is sent
+// again and the API's refusal reaches the caller, who learns the action is wrong rather
+// than that its outcome is unknown.
+func TestItemActionOnAFeeItemReachesItsRefusal(t *testing.T) {
+	got, writes, _, err := settleWith(t, nil, "PATCH", "transaction/77/item/1002", []httpmock.Responder{respond(502, `{}`), respond(400, `{"error":"invalid_state"}`)},
+		"transaction/77", []httpmock.Responder{respond(200, carSaleAsRendered(77))},
+		func(c *Client) (any, error) {
+			return c.Transactions.ActOnItem(context.Background(), 77, 1002, &ActionRequest{Action: ActionShip}, AsCustomer(seller))
+		})
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.StatusCode != 400 || errors.Is(err, ErrOutcomeUnknown) || writes != 2 {
+		t.Errorf("got %v, %v after %d writes; want the 400 itself after 2", got, err, writes)
+	}
+}
+
+// TestSettledActionIsTheActorsInAnyOfItsRoles: the seller, also the deal's broker, ships
+// through a partner, gets a 502, and the goods read as shipped: the shipping is the
+// seller's own, so the ship is done, not sent again nor unknown.
+func TestSettledActionIsTheActorsInAnyOfItsRoles(t *testing.T) {
+	read := strings.Replace(shippedTx(77), "broker@test.escrow.com", seller, 1)
+	got, writes, _, err := settleWith(t, nil, "PATCH", "transaction/77", []httpmock.Responder{respond(502, `{}`)},
+		"transaction/77", []httpmock.Responder{respond(200, read)},
+		func(c *Client) (any, error) {
+			return c.Transactions.Ship(context.Background(), 77, nil, AsCustomer(seller))
+		})
+	if err != nil || writes != 1 {
+		t.Errorf("got %v, %v after %d writes; want the ship settled as done after 1", got, err, writes)
+	}
+}
+
+// TestSettledActionIsJudgedForTheCustomerItWasSentAs: given AsCustomer twice, the write is
+// sent as the last one named (the seller), and settling judges the effect as that
+// customer's: a 502 and the goods shipped is the seller's ship done. Judged for the first
+// (the buyer), it would be an unknown outcome for a ship that was done.
+func TestSettledActionIsJudgedForTheCustomerItWasSentAs(t *testing.T) {
+	const buyer = "bob+buyer/ops@test.escrow.com"
+	read := strings.Replace(shippedTx(77), `"role": "buyer", "customer": "me"`, `"role": "buyer", "customer": "`+buyer+`"`, 1)
+	var sentAs string
+	got, writes, _, err := settleWith(t, nil, "PATCH", "transaction/77",
+		[]httpmock.Responder{func(req *http.Request) (*http.Response, error) {
+			sentAs = req.Header.Get("As-Customer")
+			return respond(502, `{}`)(req)
+		}},
+		"transaction/77", []httpmock.Responder{respond(200, read)},
+		func(c *Client) (any, error) {
+			return c.Transactions.Ship(context.Background(), 77, nil, AsCustomer(buyer), AsCustomer(seller))
+		})
+	if sentAs != seller {
+		t.Fatalf("the write was sent As-Customer %q, want %q", sentAs, seller)
+	}
+	if err != nil || writes != 1 {
+		t.Errorf("got %v, %v after %d writes; want the seller's ship settled as done after 1", got, err, writes)
+	}
+}
+
+// fundedTx is carSale with every payment secured.
+func fundedTx(id int64) string {
+	return strings.ReplaceAll(carSaleAsRendered(id), `"secured": false`, `"secured": true`)
+}
+
+// TestPaymentWritesOnAClosedChoiceAreUnknown: choosing a payment method or marking a wire
+// sent fails with a 502, and the transaction reads as funded or cancelled: the choice no
+// longer shows (and the timeline shows no wire), so the outcome is unknown. Sending the
+// write again would ask a funded deal to be paid twice, or a cancelled one to be paid.
+func TestPaymentWritesOnAClosedChoiceAreUnknown(t *testing.T) {
+	cancelled := strings.Replace(carSaleAsRendered(77), `"is_cancelled": false`, `"is_cancelled": true`, 1)
+	for _, read := range []struct{ name, doc string }{{"funded", fundedTx(77)}, {"cancelled", cancelled}} {
+		for _, w := range []struct {
+			name, method, path string
+			call               func(c *Client) (any, error)
+		}{
+			{"choose a payment method", "POST", "transaction/77/payment_methods/credit_card", func(c *Client) (any, error) {
+				return c.Transactions.ChoosePaymentMethod(context.Background(), 77, PaymentCreditCard, nil)
+			}},
+			{"mark a wire sent", "POST", "transaction/77/payment_methods/wire_transfer", func(c *Client) (any, error) {
+				return c.Transactions.MarkWireSent(context.Background(), 77)
+			}},
+		} {
+			t.Run(w.name+", "+read.name, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					c, mt := setup(t)
+					var writes recorder
+					mt.RegisterResponder(w.method, testBase+w.path, writes.then(sequence(respond(502, `{}`), respond(200, `{"landing_page":"https://pay.test/77"}`))))
+					mt.RegisterResponder("GET", testBase+"transaction/77", respond(200, read.doc))
+					mt.RegisterResponder("GET", testBase+"transaction/77/timeline-entries", respond(200, `{"timeline_entries":[{"event":"create"}]}`))
+					got, err := w.call(c)
+					if !errors.Is(err, ErrOutcomeUnknown) || writes.count() != 1 {
+						t.Errorf("got %v, %v after %d writes; want an unknown outcome after 1", got, err, writes.count())
+					}
+				})
+			})
+		}
+	}
+}
+
+// TestDisbursementSelectionReadWithNoneSelectedIsSentAgain: a saved method is selected,
+// the write fails with a 502, and the methods read back have none selected: the write was
+// not performed and is sent again.
+func TestDisbursementSelectionReadWithNoneSelectedIsSentAgain(t *testing.T) {
+	got, writes, _, err := settleWith(t, nil, "PATCH", "transaction/77/disbursement_methods",
+		[]httpmock.Responder{respond(502, `{}`), respond(200, `{"selected_disbursement_method":{"id":9,"type":"ach"}}`)},
+		"transaction/77/disbursement_methods", []httpmock.Responder{respond(200, `{"selected_disbursement_method":null}`)},
+		func(c *Client) (any, error) {
+			return c.Transactions.SelectDisbursementMethod(context.Background(), 77, &DisbursementMethod{ID: 9})
+		})
+	if err != nil || writes != 2 {
+		t.Errorf("got %v, %v after %d writes; want the method selected on the second", got, err, writes)
+	}
+}
+
+// TestDisbursementDetailTheServerFilledInStillMatches: new wire details are selected
+// without a bank name, the write drops, and the method read back is them with the bank's
+// name filled in by the server: it is the caller's, and the write is done, not sent again.
+func TestDisbursementDetailTheServerFilledInStillMatches(t *testing.T) {
+	dropped := fail(&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET})
+	got, writes, _, err := settleWith(t, nil, "PATCH", "transaction/77/disbursement_methods",
+		[]httpmock.Responder{dropped, respond(200, `{}`)},
+		"transaction/77/disbursement_methods", []httpmock.Responder{respond(200,
+			`{"selected_disbursement_method":{"id":10,"type":"wire_transfer","bank_iban":"DE89370400440532013000","bank_name":"Commerzbank"}}`)},
+		func(c *Client) (any, error) {
+			return c.Transactions.SelectDisbursementMethod(context.Background(), 77, &DisbursementMethod{Type: "wire_transfer", BankIBAN: "DE89370400440532013000"})
+		})
+	m, _ := got.(*DisbursementMethods)
+	if err != nil || writes != 1 || m == nil || m.SelectedDisbursementMethod == nil || m.SelectedDisbursementMethod.ID != 10 {
+		t.Errorf("got %+v, %v after %d writes; want method 10 settled after 1", got, err, writes)
+	}
+}
+
+// createFound runs Create(req, opts...) against a first attempt answered with a 502 and a
+// lookup by reference that finds doc.
+func createFound(t *testing.T, req *CreateTransactionRequest, doc string, opts ...RequestOption) (*Transaction, error) {
+	t.Helper()
+	c, posts, _ := createTest(t, []httpmock.Responder{respond(502, `{}`)}, []httpmock.Responder{respond(200, doc)})
+	tx, err := c.Transactions.Create(context.Background(), req, opts...)
+	if n := posts.count(); n != 1 {
+		t.Errorf("%d creates sent, want 1", n)
+	}
+	return tx, err
+}
+
+// TestCreateNeverTakesADealBetweenOthersItCannotShowItMade: a partner creates a deal
+// between two customers (itself no party to it), the create fails with a 502, and the
+// reference finds a deal between the same two, for the same goods, that shows no partner
+// party: nothing says the caller created it (the buyer could have, under the same
+// reference), so it is not taken for the caller's.
+func TestCreateNeverTakesADealBetweenOthersItCannotShowItMade(t *testing.T) {
+	const alice = "alice/a+b=c@test.escrow.com"
+	req := carSale()
+	req.Parties[0].Customer = alice
+	for i := range req.Items {
+		for j := range req.Items[i].Schedule {
+			if req.Items[i].Schedule[j].PayerCustomer == "me" {
+				req.Items[i].Schedule[j].PayerCustomer = alice
+			}
+		}
+	}
+	doc := strings.NewReplacer(`,
+    {"id": 14, "role": "partner", "customer": "me", "agreed": true}`, "",
+		`"customer": "me"`, `"customer": "`+alice+`"`, `"payer_customer": "me"`, `"payer_customer": "`+alice+`"`).Replace(carSaleAsRendered(77))
+	if strings.Contains(doc, `"partner"`) || strings.Contains(doc, `"me"`) {
+		t.Fatal("the fixture still shows the caller")
+	}
+	tx, err := createFound(t, req, doc)
+	var ou *OutcomeUnknownError
+	if tx != nil || !errors.As(err, &ou) || !strings.Contains(ou.Reason, "neither created it nor is the party") {
+		t.Errorf("Create = %v, %v; want no transaction and an unknown outcome: the caller did not create it", tx, err)
+	}
+}
+
+// TestCreateForACustomerTakesItsOwnNamedByAddress: a partner creates a deal for a
+// customer (AsCustomer) naming that customer "me"; the create fails with a 502 and the
+// deal found names the customer by address: that is the request's deal, taken as created.
+// The same deal with another buyer is not.
+func TestCreateForACustomerTakesItsOwnNamedByAddress(t *testing.T) {
+	const alice = "alice/a+b=c@test.escrow.com"
+	asAlice := strings.NewReplacer(`"role": "buyer", "customer": "me"`, `"role": "buyer", "customer": "`+alice+`"`,
+		`"payer_customer": "me"`, `"payer_customer": "`+alice+`"`).Replace(carSaleAsRendered(77))
+	tx, err := createFound(t, carSale(), asAlice, AsCustomer(alice))
+	if err != nil || tx == nil || tx.ID != 77 {
+		t.Errorf("Create = %v, %v; want transaction 77, the customer's own", tx, err)
+	}
+	other := strings.ReplaceAll(asAlice, alice, "mallory@evil.test")
+	tx, err = createFound(t, carSale(), other, AsCustomer(alice))
+	if tx != nil || !errors.Is(err, ErrOutcomeUnknown) {
+		t.Errorf("Create = %v, %v; want no transaction: its buyer is not the customer", tx, err)
+	}
+}
+
+// TestCreateTakesItsOwnWithATitleTheRequestLeftOut: the request leaves the broker fee
+// item untitled, the create fails with a 502, and the deal found gives that item a title
+// of the server's: a title the request did not set is not compared, and the deal is taken.
+func TestCreateTakesItsOwnWithATitleTheRequestLeftOut(t *testing.T) {
+	doc := strings.Replace(carSaleAsRendered(77), `"id": 1003,`, `"id": 1003, "title": "Broker fee",`, 1)
+	tx, err := createFound(t, carSale(), doc)
+	if err != nil || tx == nil || tx.Items[2].Title != "Broker fee" {
+		t.Errorf("Create = %v, %v; want transaction 77 with its broker fee titled", tx, err)
 	}
 }

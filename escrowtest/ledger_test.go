@@ -733,3 +733,35 @@ func TestWireFundedRefundsAreNotCardPayments(t *testing.T) {
 		t.Errorf("refunds to the buyer's card: %v, want only the card-funded deal's %s (the wire-funded deal refunded %s)", got, back[card], back[wire])
 	}
 }
+
+// TestSellerPaidInFullOnceItsFeeIsPaid: the seller pays the partner a 20.00 fee, the buyer
+// pays the broker a 30.00 commission and the seller a 15.00 shipping fee. The broker has no
+// disbursement method yet. Accepting the goods withholds 20.00 from the seller's payout, pays
+// the partner's fee from it, and pays the shipping fee in full: with the partner paid the
+// seller owes nothing more, so only the broker's 30.00 stays held, not 15.00 of the seller's
+// money as well.
+func TestSellerPaidInFullOnceItsFeeIsPaid(t *testing.T) {
+	w := newWorld(t)
+	b := partnered()
+	b["parties"] = append(b["parties"].([]any), body{"role": "broker", "customer": "broker@example.com"})
+	b["items"] = append(b["items"].([]any),
+		body{"type": "partner_fee", "schedule": []any{body{"amount": "20.00", "payer_customer": "seller@example.com", "beneficiary_customer": "me"}}},
+		body{"type": "broker_fee", "schedule": []any{body{"amount": "30.00", "payer_customer": "buyer@example.com", "beneficiary_customer": "broker@example.com"}}},
+		body{"type": "shipping_fee", "schedule": []any{body{"amount": "15.00", "payer_customer": "buyer@example.com", "beneficiary_customer": "seller@example.com"}}})
+	id := w.p.create(b)
+	for _, c := range []*client{w.b, w.s, w.k} {
+		c.act(http.StatusOK, id, 0, action("agree"))
+	}
+	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	payment(w, id)
+	w.accepted(id, 0)
+	l := balanced(t, w.srv, id, "acceptance")
+	if l.Held != "30.00" || !paidOut(t, w.p, id, 1) || !paidOut(t, w.p, id, 3) {
+		t.Errorf("after acceptance: %+v, partner paid %v, shipping paid %v; want 30.00 held (the broker's commission only), both paid",
+			l, paidOut(t, w.p, id, 1), paidOut(t, w.p, id, 3))
+	}
+	w.k.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	if l := balanced(t, w.srv, id, "the broker's method"); l.Held != "0.00" || !closed(t, w.p, id) {
+		t.Errorf("the broker picked a method: %+v, closed %v; want nothing held and the deal closed", l, closed(t, w.p, id))
+	}
+}

@@ -307,3 +307,74 @@ func TestWaitingSaysWhoInTheOrderOfTheParties(t *testing.T) {
 		t.Errorf("accepted: %q", got)
 	}
 }
+
+// TestClockAdvanceReportsOnlyTheTransactionsItChanged: two sales in inspection, of one day
+// and of three. Moving the clock two days reports the first (accepted by the end of its
+// inspection), not the second, which still waits on the buyer; two more days report the
+// second alone. `escrow emulator advance` prints this list as what the move did.
+func TestClockAdvanceReportsOnlyTheTransactionsItChanged(t *testing.T) {
+	w := newWorld(t)
+	short, _ := w.funded(set(merchandise(), "items.0.inspection_period", 86400))
+	long, _ := w.funded(merchandise())
+	for _, id := range []int64{short, long} {
+		ships(w, id)
+		receives(w, id)
+	}
+	ctl := anonymous(t, w.srv)
+	advance := func() []int64 {
+		t.Helper()
+		var ids []int64
+		for _, p := range ctl.must(http.StatusOK, http.MethodPost, "/_emulator/clock/advance", body{"seconds": 2 * 86400}).list("transactions") {
+			ids = append(ids, int64(p.(map[string]any)["transaction_id"].(float64)))
+		}
+		return ids
+	}
+	if got := advance(); !slices.Equal(got, []int64{short}) {
+		t.Errorf("two days on: reported %v, want only %d, whose inspection ended", got, short)
+	}
+	if got := advance(); !slices.Equal(got, []int64{long}) {
+		t.Errorf("four days on: reported %v, want only %d", got, long)
+	}
+}
+
+// TestWaitingSaysNothingIsOwedOnlyBeforeAnyPayout: a milestone deal says nothing is owed
+// until the buyer accepts while nothing has been paid; once the first milestone is paid
+// out, the second's wait no longer claims that nothing is owed to anyone.
+func TestWaitingSaysNothingIsOwedOnlyBeforeAnyPayout(t *testing.T) {
+	const nothingOwed = "nothing is owed to anyone"
+	w := newWorld(t)
+	id, tx := w.funded(milestones())
+	first, second := tx.id("items.0.id"), tx.id("items.1.id")
+	w.s.must(http.StatusOK, http.MethodPatch, txPath(id, "disbursement_methods"), ach())
+	w.s.act(http.StatusOK, id, first, action("ship"))
+	if p, _ := w.srv.NextSteps(id); !strings.Contains(p.Waiting, nothingOwed) {
+		t.Errorf("before any acceptance: %q, want it to say %q", p.Waiting, nothingOwed)
+	}
+	w.b.act(http.StatusOK, id, first, action("receive"))
+	w.b.act(http.StatusOK, id, first, action("accept"))
+	w.s.act(http.StatusOK, id, second, action("ship"))
+	if p, _ := w.srv.NextSteps(id); p.Disbursed == "0.00" || strings.Contains(p.Waiting, nothingOwed) {
+		t.Errorf("after %s paid out: %q, want no claim that nothing is owed", p.Disbursed, p.Waiting)
+	}
+}
+
+// TestWaitingListsUnpaidPayoutsInItemOrder: goods accepted with neither the seller nor the
+// broker able to be paid: Waiting names the seller's 1000.00 before the broker's 50.00, as
+// the items are listed.
+func TestWaitingListsUnpaidPayoutsInItemOrder(t *testing.T) {
+	w := newWorld(t)
+	b := merchandise()
+	b["parties"] = append(b["parties"].([]any), body{"role": "broker", "customer": "broker@example.com"})
+	b["items"] = append(b["items"].([]any), body{"type": "broker_fee",
+		"schedule": []any{body{"amount": 50.0, "payer_customer": "me", "beneficiary_customer": "broker@example.com"}}})
+	id := w.b.create(b)
+	w.s.act(http.StatusOK, id, 0, action("agree"))
+	w.k.act(http.StatusOK, id, 0, action("agree"))
+	must(t, w.srv.ApprovePayment(id))
+	w.accepted(id, 0)
+	p, _ := w.srv.NextSteps(id)
+	seller, broker := strings.Index(p.Waiting, "1000.00 owed to seller@example.com"), strings.Index(p.Waiting, "50.00 owed to broker@example.com")
+	if seller < 0 || broker < 0 || seller > broker {
+		t.Errorf("Waiting = %q, want the seller's 1000.00 named, then the broker's 50.00", p.Waiting)
+	}
+}

@@ -1,6 +1,12 @@
 package redact
 
-import "testing"
+import (
+	"encoding/base64"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+)
 
 // TestRedactorKeepsOtherText: only the secret is replaced, and near misses are left alone.
 func TestRedactorKeepsOtherText(t *testing.T) {
@@ -37,5 +43,150 @@ func TestHeaderRedactsNamesInAnyCase(t *testing.T) {
 	h := r.Header(map[string][]string{"4171_abcdefghijklmnop": {"v"}, "X-Other": {"4171_abcdefghijklmnop"}})
 	if len(h[Redacted]) != 1 || h[Redacted][0] != "v" || h["X-Other"][0] != Redacted {
 		t.Errorf("Header = %v", h)
+	}
+}
+
+// TestNamedEntitiesOfEveryKeyCharacterAreRedacted: a key holding one of the characters
+// that have an HTML name, echoed with that character written as its named entity (the
+// key's "/" as "&sol;"), is redacted whole, for every name of the table. A name left out
+// would leak such a key through any error body an HTML-escaping server writes. The key
+// has the character every two letters, so that no plain piece of it is long enough to be
+// caught another way.
+func TestNamedEntitiesOfEveryKeyCharacterAreRedacted(t *testing.T) {
+	for name, c := range map[string]string{
+		"sol": "/", "plus": "+", "equals": "=", "lowbar": "_", "UnderBar": "_", "colon": ":",
+		"period": ".", "commat": "@", "hyphen": "-", "dash": "-", "amp": "&", "num": "#",
+		"bsol": `\`, "percnt": "%", "quot": `"`, "semi": ";",
+	} {
+		t.Run(name, func(t *testing.T) {
+			key := strings.Join([]string{"4A", "bC", "dE", "fG", "hI", "jK", "lM"}, c)
+			r := New("shop@example.com", key)
+			echo := strings.ReplaceAll(key, c, "&"+name+";")
+			if got := r.String("key=" + echo + "."); got != "key="+Redacted+"." {
+				t.Errorf("the key %q echoed as %q: %q, want it redacted", key, echo, got)
+			}
+		})
+	}
+}
+
+// TestBasicTokenRedactedWholeInEveryEncoding: the Basic token (base64 of "email:key"), in
+// each of the four base64 alphabets and paddings, echoed with every character escaped as
+// JSON does, is redacted whole, padding included: a token left in part still hands back
+// the account's e-mail and the bytes around the key. The key is chosen so that the four
+// forms differ ('+' against '-', a padding '=').
+func TestBasicTokenRedactedWholeInEveryEncoding(t *testing.T) {
+	const email, key = "shop@example.com", "Zq8s?~>/EcR+eT=_4A"
+	r := New(email, key)
+	seen := map[string]bool{}
+	for name, enc := range map[string]*base64.Encoding{"std": base64.StdEncoding, "url": base64.URLEncoding, "raw std": base64.RawStdEncoding, "raw url": base64.RawURLEncoding} {
+		token := enc.EncodeToString([]byte(email + ":" + key))
+		if seen[token] {
+			t.Fatalf("%s: the fixture's encodings coincide", name)
+		}
+		seen[token] = true
+		var echo strings.Builder
+		for i := 0; i < len(token); i++ {
+			fmt.Fprintf(&echo, `\u%04x`, token[i])
+		}
+		if got := r.String(`{"auth":"` + echo.String() + `"}`); got != `{"auth":"`+Redacted+`"}` {
+			t.Errorf("%s token %s, JSON-escaped: %q, want it redacted whole", name, token, got)
+		}
+	}
+}
+
+// TestHexDigitsOfEitherCaseRead: a key echoed as HTML hex references and JSON escapes
+// whose hex digits are upper or lower case is redacted: servers write both.
+func TestHexDigitsOfEitherCaseRead(t *testing.T) {
+	const key = "Zq8s?~>/EcR+eT=_4A"
+	r := New("shop@example.com", key)
+	for _, form := range []string{"&#x%x;", "&#x%X;", "&#X%X;", `\u%04x`, `\u%04X`} {
+		var echo strings.Builder
+		for i := 0; i < len(key); i++ {
+			fmt.Fprintf(&echo, form, key[i])
+		}
+		if got := r.String("key " + echo.String()); got != "key "+Redacted {
+			t.Errorf("the key as %q: %q, want it redacted", form, got)
+		}
+	}
+}
+
+// TestShortPiecesOfTheKeyKept: text that shares fewer than 8 characters with the key in a
+// row ("4171_Zq", an order number, a word) is not a secret and is handed back as it is; a
+// piece of 8 goes.
+func TestShortPiecesOfTheKeyKept(t *testing.T) {
+	r := New("shop@example.com", "4171_Zq8sEcReTkEy0123")
+	for in, want := range map[string]string{
+		"order 4171_Zq paid":     "order 4171_Zq paid",
+		"ref sEcReTk, 0123 left": "ref sEcReTk, 0123 left",
+		"dump |4171_Zq8s|":       "dump |" + Redacted + "|",
+	} {
+		if got := r.String(in); got != want {
+			t.Errorf("String(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestUnfinishedEscapesAtTheEndKept: text ending in the start of an escape (an '&' and a
+// name without its ';', a '&#', a '\u', a '%') is handed back as it is, whatever follows
+// would have been.
+func TestUnfinishedEscapesAtTheEndKept(t *testing.T) {
+	r := New("shop@example.com", "4A/bC/dE/fG/hI")
+	for _, in := range []string{"4A&sol", "x &", "x &#", "x &#x", `x \u00`, "x %4", "x &sol"} {
+		if got := r.String(in); got != in {
+			t.Errorf("String(%q) = %q, want it as it is", in, got)
+		}
+	}
+}
+
+// TestBytesRedactsASecretAsLongAsItsMark: Bytes hands back its input only when nothing was
+// found; a key of exactly len(Redacted) characters, replaced by a mark as long as itself,
+// is still removed.
+func TestBytesRedactsASecretAsLongAsItsMark(t *testing.T) {
+	key := "Ab/cD+eF=g"
+	if len(key) != len(Redacted) {
+		t.Fatalf("the key has %d characters, want %d", len(key), len(Redacted))
+	}
+	r := New("shop@example.com", key)
+	if got := string(r.Bytes([]byte("key " + key))); got != "key "+Redacted {
+		t.Errorf("Bytes = %q, want the key redacted", got)
+	}
+}
+
+// TestHexValReadsHexDigitsOnly: HexVal, which the SDK's path checks use too, gives the value
+// of 0-9, a-f and A-F and -1 for every other byte.
+func TestHexValReadsHexDigitsOnly(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		want := -1
+		if v, err := strconv.ParseUint(string(rune(c)), 16, 8); err == nil && c < 0x80 {
+			want = int(v)
+		}
+		if got := HexVal(byte(c)); got != want {
+			t.Errorf("HexVal(%q) = %d, want %d", byte(c), got, want)
+		}
+	}
+}
+
+// TestKeyPieceAtTheEndOfTheText: a piece of the key that ends the text (a message cut
+// after the key) goes, up to the last character.
+func TestKeyPieceAtTheEndOfTheText(t *testing.T) {
+	r := New("shop@example.com", "4171_Zq8sEcReTkEy0123")
+	if got := r.String("tail 4171_Zq8sEc"); got != "tail "+Redacted {
+		t.Errorf("String = %q, want the key's piece redacted", got)
+	}
+}
+
+// TestReferencesZeroPaddedTo8Digits: a key echoed as decimal and hex references
+// zero-padded to 8 digits, the most the redactor reads, is redacted.
+func TestReferencesZeroPaddedTo8Digits(t *testing.T) {
+	const key = "4171_Zq8sEcReTkEy0123"
+	r := New("shop@example.com", key)
+	for _, form := range []string{"&#%08d;", "&#x%08x;"} {
+		var echo strings.Builder
+		for i := 0; i < len(key); i++ {
+			fmt.Fprintf(&echo, form, key[i])
+		}
+		if got := r.String("key " + echo.String()); got != "key "+Redacted {
+			t.Errorf("the key as %q: %q, want it redacted", form, got)
+		}
 	}
 }

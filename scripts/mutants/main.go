@@ -9,12 +9,15 @@
 //
 // Each mutant is one edit of one file, written to a temporary copy and given to
 // `go test -overlay`, so the working tree is never touched and an interrupted run leaves nothing
-// behind. Only the mutated file's own package is tested, as gremlins does.
+// behind. The mutated file's own package is tested, as gremlins does, and with -also the
+// packages named there too: an internal package is mostly tested through the packages that
+// use it (internal/redact through the SDK's redaction tests), and its own tests alone would
+// count as survivors mutants that those tests kill.
 //
 // Usage (from the module root; scripts/mutate is the usual way in):
 //
 //	go run ./scripts/mutants [-gremlins report.json] [-ops stmt,bool,ret,hand] [-timeout 2m] \
-//	    [-survivors out.txt] [-dry] file.go...
+//	    [-also ./pkg,...] [-survivors out.txt] [-dry] file.go...
 package main
 
 import (
@@ -79,6 +82,7 @@ func main() {
 		survivors      = flag.String("survivors", "", "write every mutant that lived or was not covered to this `file`")
 		results        = flag.String("results", "", "write every mutant and its status to this `file`")
 		recheck        = flag.String("recheck", "", "instead of making mutants, read a -results `file` and run again only its survivors")
+		also           = flag.String("also", "", "comma-separated `packages` whose tests also run against each mutant, after its own package's: a mutant any of them catches is killed")
 		dry            = flag.Bool("dry", false, "list the mutants without running them")
 		table          = flag.String("table", "", "instead of running mutants, print the tables of a -results `file`, or of the [i/n] progress lines of a run cut short")
 	)
@@ -93,14 +97,20 @@ func main() {
 	// An interrupted run stops its go test and still removes its temporary files.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *gremlinsReport, *recheck, *ops, *timeout, *survivors, *results, *dry, flag.Args()); err != nil {
+	var alsoPkgs []string
+	for _, p := range strings.Split(*also, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			alsoPkgs = append(alsoPkgs, p)
+		}
+	}
+	if err := run(ctx, *gremlinsReport, *recheck, *ops, *timeout, alsoPkgs, *survivors, *results, *dry, flag.Args()); err != nil {
 		stop()
 		fmt.Fprintln(os.Stderr, "mutants:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, report, recheck, ops string, timeout time.Duration, survivorsFile, resultsFile string, dry bool, files []string) error {
+func run(ctx context.Context, report, recheck, ops string, timeout time.Duration, also []string, survivorsFile, resultsFile string, dry bool, files []string) error {
 	var all []mutant // finished, from gremlins or from here
 	var todo []mutant
 	if recheck != "" {
@@ -141,7 +151,7 @@ func run(ctx context.Context, report, recheck, ops string, timeout time.Duration
 	defer os.RemoveAll(tmp)
 	for i := range todo {
 		m := &todo[i]
-		m.status, err = test(ctx, tmp, *m, timeout)
+		m.status, err = test(ctx, tmp, *m, timeout, also)
 		if err != nil {
 			return err
 		}
@@ -477,8 +487,9 @@ func allBlank(es []ast.Expr) bool {
 	return true
 }
 
-// test runs the tests of m's package with m applied through an overlay.
-func test(ctx context.Context, tmp string, m mutant, timeout time.Duration) (string, error) {
+// test runs the tests of m's package with m applied through an overlay, then those of the
+// packages in also (module-relative, as "./dir"), stopping at the first that catches it.
+func test(ctx context.Context, tmp string, m mutant, timeout time.Duration, also []string) (string, error) {
 	abs, err := filepath.Abs(m.file)
 	if err != nil {
 		return "", err
@@ -501,11 +512,29 @@ func test(ctx context.Context, tmp string, m mutant, timeout time.Duration) (str
 	if err := os.WriteFile(ofile, overlay, 0o644); err != nil {
 		return "", err
 	}
+	pkgs := append([]string{"./" + filepath.ToSlash(filepath.Dir(m.file))}, also...)
+	for i, pkg := range pkgs {
+		status, err := testPackage(ctx, tmp, ofile, pkg, timeout)
+		if err != nil {
+			return "", err
+		}
+		// A mutant that compiles in its own package but breaks another's build is caught
+		// there: the change is not one a caller could make unnoticed.
+		if status == notViable && i > 0 {
+			status = killed
+		}
+		if status != lived {
+			return status, nil
+		}
+	}
+	return lived, nil
+}
 
+// testPackage builds pkg's tests with the overlay in ofile and runs them.
+func testPackage(ctx context.Context, tmp, ofile, pkg string, timeout time.Duration) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	pkg := "./" + filepath.ToSlash(filepath.Dir(m.file))
 	bin := filepath.Join(tmp, "pkg.test")
 	_ = os.Remove(bin)
 	// The test binary is built first, bounded by nothing but the run itself: on a busy machine
@@ -526,7 +555,7 @@ func test(ctx context.Context, tmp string, m mutant, timeout time.Duration) (str
 	tctx, cancel := context.WithTimeout(ctx, timeout+30*time.Second)
 	defer cancel()
 	run := exec.CommandContext(tctx, bin, "-test.count=1", "-test.failfast", "-test.timeout="+timeout.String())
-	run.Dir = filepath.Dir(abs)
+	run.Dir = filepath.FromSlash(pkg)
 	out, err := runGroup(run)
 	var exit *exec.ExitError
 	switch {

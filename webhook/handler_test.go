@@ -1022,6 +1022,38 @@ func TestReplaysKnownHereCostNoStoreCall(t *testing.T) {
 	})
 }
 
+// TestReplayLearntFromTheStoreIsNotAskedAgain: a replica whose delivery the Store
+// answered as a replay (another replica handed its fact over) drops the next replay of it
+// as it arrives: one Store call, not one per replay.
+func TestReplayLearntFromTheStoreIsNotAskedAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		store := &countingStore{}
+		other := webhook.Lease{TransactionID: 1, Holder: "other", Expires: time.Now().Add(time.Hour)}
+		turn, err := store.MemoryStore.Acquire(t.Context(), other, nil, time.Now())
+		if err != nil || !turn.Granted {
+			t.Fatal(turn, err)
+		}
+		if _, err := store.MemoryStore.Yield(t.Context(), webhook.Yield{Lease: other, Marks: turn.Marks, Facts: []string{"create"}, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Store: store})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		flushed(t, h)
+		calls := store.calls.Load()
+		if calls == 0 {
+			t.Fatal("the first replay was dropped without asking the Store")
+		}
+		deliver(h, "create", 1)
+		flushed(t, h)
+		if n := store.calls.Load() - calls; n != 0 || api.readsOf(1) != 0 {
+			t.Errorf("a replay the Store had answered cost %d more store calls and %d fetches", n, api.readsOf(1))
+		}
+	})
+}
+
 // TestReplaysOfAnEndedSaleCostNoStoreCall: once a replica handed over every fact of a
 // completed sale (or a cancelled one), a replay of any event its state showed is dropped as
 // it arrives, whichever it is: no Store call, no fetch.

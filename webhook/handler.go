@@ -428,12 +428,12 @@ func (h *Handler) acquire(b *batch) (bool, error) {
 	case turn.Pruned:
 		h.log.Debug("escrow webhook: delivery for a finished and pruned transaction dropped", "transaction_id", b.id, "events", b.events)
 		h.observeDropped(b)
-		h.learn(b.id, nil)
+		h.learnPruned(b.id)
 		return false, nil
 	case turn.Replayed:
 		h.log.Debug("escrow webhook: replayed deliveries dropped without a fetch", "transaction_id", b.id, "events", b.events)
 		h.observeReplays(b)
-		h.learn(b.id, turn.Handed)
+		h.learn(b.id, turn.Handed, b.events)
 		return false, nil
 	case !turn.Granted:
 		h.log.Debug("escrow webhook: another replica is confirming the transaction; left to it", "transaction_id", b.id, "events", b.events)
@@ -508,7 +508,7 @@ func (h *Handler) yield(b *batch, release bool) (again bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("recording: %w", err)
 	}
-	h.learn(b.id, b.handed) // recorded now, the turn's facts with those before it
+	h.learn(b.id, b.handed, nil) // recorded now, the turn's facts with those before it
 	covered := turn.Granted && h.covered(b, turn.Pending)
 	b.done, b.finish, b.held = nil, false, turn.Granted
 	if !turn.Granted {
@@ -523,17 +523,20 @@ func (h *Handler) yield(b *batch, release bool) (again bool, err error) {
 	return true, nil
 }
 
-// learn notes which names the facts recorded of a transaction make replays (all of
-// them, for a pruned transaction: nil handed), so that their deliveries are dropped as
-// they arrive.
-func (h *Handler) learn(id int64, handed map[string]bool) {
+// learn notes which names the facts recorded of a transaction make replays, and names
+// found to be replays, so that their deliveries are dropped as they arrive.
+func (h *Handler) learn(id int64, handed map[string]bool, names []escrow.EventName) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if handed == nil {
-		h.replays.learnAll(id)
-		return
-	}
 	h.replays.learn(id, handed)
+	h.replays.learnNames(id, names)
+}
+
+// learnPruned notes that every name of a pruned transaction is a replay.
+func (h *Handler) learnPruned(id int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.replays.learnAll(id)
 }
 
 // covered reports whether the state this turn fetched already confirms the names

@@ -40,6 +40,17 @@ func (m *replayMemo) learn(id int64, handed map[string]bool) {
 	m.add(id, bits)
 }
 
+// learnNames notes that names are replays for transaction id.
+func (m *replayMemo) learnNames(id int64, names []escrow.EventName) {
+	var bits uint32
+	for i, n := range m.names {
+		if slices.Contains(names, n) {
+			bits |= 1 << i
+		}
+	}
+	m.add(id, bits)
+}
+
 // learnAll notes that every name is a replay: the transaction was pruned.
 func (m *replayMemo) learnAll(id int64) { m.add(id, 1<<len(m.names)-1) }
 

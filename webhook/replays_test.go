@@ -56,4 +56,8 @@ func TestReplayMemoKnowsOnlyWhatTheFactsShow(t *testing.T) {
 	if m.replay(3, escrow.EventCreate) {
 		t.Error("an unknown transaction's create taken for a replay")
 	}
+	m.learnNames(4, []escrow.EventName{escrow.EventAgree, "no_such_event"}) // names the Store called replays
+	if !m.replay(4, escrow.EventAgree) || m.replay(4, escrow.EventCreate) {
+		t.Error("names learnt as replays: only they are")
+	}
 }

@@ -397,8 +397,12 @@ func replaysTakeNoLease(t *testing.T, s webhook.Store) {
 	b := acquire(t, s, lease(1, "b"), t0) // b's own lease goes on
 	yield(t, s, webhook.Yield{Lease: lease(1, "b"), Marks: b.Marks, Facts: []string{"#items=1/1"}, Now: t0})
 	for _, delivered := range [][]string{{"create"}, {"ship"}, {"create", "ship"}} {
-		if turn := acquire(t, s, lease(1, "c"), t0, delivered...); !turn.Replayed || turn.Granted {
+		turn := acquire(t, s, lease(1, "c"), t0, delivered...)
+		if !turn.Replayed || turn.Granted {
 			t.Errorf("replays %v over a free lease: %+v, want Replayed", delivered, turn)
+		}
+		if got := slices.Sorted(maps.Keys(turn.Handed)); !slices.Equal(got, []string{"#items=1/1", "create", "ship:10"}) {
+			t.Errorf("replays %v: Handed %v, want the facts that make them replays", delivered, got)
 		}
 	}
 	c := mustAcquire(t, s, lease(1, "c"), t0, true, "receive") // news: the lease

@@ -18,10 +18,10 @@ import (
 //
 // Where the previous look ended (the newest transaction id seen) is kept in the Store, so
 // that with a durable store a restart misses nothing: transactions created and ended while
-// no receiver ran are found. The very first reconciliation over an empty store only notes
-// the newest transaction: transactions that ended before it are history, not missed
-// events. That first reconciliation notes the newest transaction as the mark before it
-// walks the account, so that a process killed during the walk resumes from there: what is
+// no receiver ran are found. The very first reconciliation over an empty store first notes
+// the account's newest transaction as the mark: transactions that ended before it are
+// history, not missed events; the ongoing ones and those created after it are handed
+// over. Noted before the walk, the mark outlives a process killed during it: what is
 // created later is found after a restart. What it cannot know is a transaction that was
 // ongoing when the walk began, ended while no receiver ran, and had nothing handed over
 // yet: to the next process it is history too. Reconcile once at startup (RunReconciler
@@ -45,7 +45,7 @@ func (h *Handler) Reconcile(ctx context.Context) error {
 		}
 		return nil
 	}
-	newest, err := h.eachToCheck(ctx, mark, started, collect)
+	newest, err := h.eachToCheck(ctx, mark, collect)
 	if err != nil {
 		return err
 	}
@@ -85,10 +85,10 @@ func (h *Handler) Reconcile(ctx context.Context) error {
 	return nil
 }
 
-// eachToCheck calls fn for each ongoing transaction and, once started, each transaction
-// newer than mark, and returns the newest id it saw. Partners are read from the partner
+// eachToCheck calls fn for each ongoing transaction and each transaction newer than
+// mark, and returns the newest id it saw. Partners are read from the partner
 // listing (learnt from the first try), others from the paged list.
-func (h *Handler) eachToCheck(ctx context.Context, mark int64, started bool, fn func(*escrow.Transaction) error) (newest int64, err error) {
+func (h *Handler) eachToCheck(ctx context.Context, mark int64, fn func(*escrow.Transaction) error) (newest int64, err error) {
 	h.mu.Lock()
 	partner := h.partner
 	h.mu.Unlock()
@@ -100,7 +100,7 @@ func (h *Handler) eachToCheck(ctx context.Context, mark int64, started bool, fn 
 		switch {
 		case err == nil:
 			h.setPartner(true)
-			return h.eachNewer(ctx, mark, started, newest, fn)
+			return h.eachNewer(ctx, mark, newest, fn)
 		case partner != nil || !errors.Is(err, escrow.ErrForbidden):
 			return 0, err
 		}
@@ -108,7 +108,7 @@ func (h *Handler) eachToCheck(ctx context.Context, mark int64, started bool, fn 
 	}
 	err = each(h.client.Transactions.All(ctx, nil), func(tx *escrow.Transaction) error {
 		newest = max(newest, tx.ID)
-		if terminal(tx) && (!started || tx.ID <= mark) {
+		if terminal(tx) && tx.ID <= mark {
 			return nil
 		}
 		return fn(tx)
@@ -164,15 +164,15 @@ func newest(txs []escrow.Transaction) int64 {
 }
 
 // eachNewer walks a partner's transactions newest first down to mark, calling fn for each
-// once started, and returns the newest id seen (at least newest).
-func (h *Handler) eachNewer(ctx context.Context, mark int64, started bool, newest int64, fn func(*escrow.Transaction) error) (int64, error) {
+// newer one, and returns the newest id seen (at least newest).
+func (h *Handler) eachNewer(ctx context.Context, mark int64, newest int64, fn func(*escrow.Transaction) error) (int64, error) {
 	opt := &escrow.PartnerTransactionsOptions{SortBy: "id", SortDirection: escrow.SortDesc}
 	for tx, err := range h.client.Partner.AllTransactions(ctx, opt) {
 		if err != nil {
 			return 0, err
 		}
 		newest = max(newest, tx.ID)
-		if !started || tx.ID <= mark {
+		if tx.ID <= mark {
 			break
 		}
 		if err := fn(tx); err != nil {

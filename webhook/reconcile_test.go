@@ -30,6 +30,8 @@ type listingAPI struct {
 	partner  bool
 	txs      map[int64]*escrow.Transaction
 	fail     map[string][]int // "partner" or "list": statuses to answer, one per request (0: as usual)
+	// afterFirst, if set, runs (unlocked) once a listing request was first answered 200.
+	afterFirst func()
 	requests map[string]int   // "partner", "partner page", "list" and "read"
 }
 
@@ -40,6 +42,17 @@ func newListingAPI(partner bool) *listingAPI {
 func (a *listingAPI) RoundTrip(r *http.Request) (*http.Response, error) {
 	rec := httptest.NewRecorder()
 	a.serve(rec, r)
+	a.mu.Lock()
+	after := a.afterFirst
+	if after != nil && rec.Code == http.StatusOK && a.requests["partner"]+a.requests["list"] > 0 {
+		a.afterFirst = nil
+	} else {
+		after = nil
+	}
+	a.mu.Unlock()
+	if after != nil {
+		after()
+	}
 	return rec.Result(), nil
 }
 
@@ -374,6 +387,27 @@ func TestMarkNotedBeforeTheFirstWalk(t *testing.T) {
 			}
 			if slices.ContainsFunc(l, func(s string) bool { return strings.HasSuffix(s, ":1") || strings.HasSuffix(s, ":2") }) {
 				t.Errorf("handed over %v: history among it", l)
+			}
+		})
+	}
+}
+
+// TestFirstReconciliationHandsOverWhatCameAfterItsMark: a transaction created, and ended,
+// after the first reconciliation noted its mark but before its walk read the account is
+// no history: it is handed over.
+func TestFirstReconciliationHandsOverWhatCameAfterItsMark(t *testing.T) {
+	for _, partner := range []bool{true, false} {
+		t.Run(fmt.Sprintf("partner=%v", partner), func(t *testing.T) {
+			api := newListingAPI(partner)
+			api.add(ended(1), ended(2))
+			api.afterFirst = func() { api.add(ended(3)) }
+			got := &calls{}
+			h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{})
+			defer shutdown(t, h)
+			reconciled(t, h)
+			l := got.list()
+			if !slices.Contains(l, "cancel:3") || slices.ContainsFunc(l, func(s string) bool { return strings.HasSuffix(s, ":1") || strings.HasSuffix(s, ":2") }) {
+				t.Errorf("handed over %v, want the transaction made after the mark and no history", l)
 			}
 		})
 	}

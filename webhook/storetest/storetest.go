@@ -32,6 +32,7 @@ func Run(t *testing.T, fresh func(t *testing.T) webhook.Store) {
 	t.Run("ConcurrentAcquiresGrantOnce", func(t *testing.T) { concurrentAcquires(t, fresh(t)) })
 	t.Run("ReplaysTakeNoLease", func(t *testing.T) { replaysTakeNoLease(t, fresh(t)) })
 	t.Run("IfKnownLeavesUnknownIdsAlone", func(t *testing.T) { ifKnown(t, fresh(t)) })
+	t.Run("FinishIsStampedOnce", func(t *testing.T) { finishStampedOnce(t, fresh(t)) })
 }
 
 var t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
@@ -461,4 +462,21 @@ func ifKnown(t *testing.T, s webhook.Store) {
 	if turn := acquire(t, s, known(2, "a"), t0, "create"); !turn.Granted {
 		t.Errorf("a tracked id: %+v, want the lease", turn)
 	}
+}
+
+// finishStampedOnce: a transaction's end is stamped once, with the store's clock: a later
+// turn that records it finished again (a recheck, a replay's turn) does not postpone its
+// pruning.
+func finishStampedOnce(t *testing.T, s webhook.Store) {
+	a := mustAcquire(t, s, lease(8, "a"), t0, true, "cancel")
+	yield(t, s, webhook.Yield{Lease: lease(8, "a"), Marks: a.Marks, Facts: []string{"create", "cancel"}, Finished: true, Now: t0})
+	time.Sleep(20 * time.Millisecond)
+	cutoff := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	b := mustAcquire(t, s, lease(8, "b"), t0, true)
+	yield(t, s, webhook.Yield{Lease: lease(8, "b"), Marks: b.Marks, Finished: true, Now: t0})
+	if err := s.Finish(t.Context(), 8); err != nil {
+		t.Fatal(err)
+	}
+	mustPrune(t, s, cutoff, 1)
 }

@@ -268,6 +268,31 @@ func TestAccountKindIsLearntOnce(t *testing.T) {
 	}
 }
 
+// TestKnownPartnerRefusedBeforeItsFirstMarkStaysAPartner: a partner whose first
+// reconciliation failed after the partner listing answered (the mark not recorded) and
+// whose listing then refuses once gets the error at the next try, and is still read as a
+// partner afterwards, never from the paged list.
+func TestKnownPartnerRefusedBeforeItsFirstMarkStaysAPartner(t *testing.T) {
+	api := newListingAPI(true)
+	api.add(ongoing(1))
+	store := &markFailingStore{}
+	h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Store: store})
+	defer shutdown(t, h)
+	store.set("AdvanceMark", true)
+	if err := h.Reconcile(t.Context()); !errors.Is(err, errStoreDown) {
+		t.Fatalf("Reconcile with the mark's record failing: %v", err)
+	}
+	store.set("AdvanceMark", false)
+	api.failNext("partner", http.StatusForbidden)
+	if err := h.Reconcile(t.Context()); err == nil {
+		t.Fatal("a known partner's refused listing: no error")
+	}
+	reconciled(t, h)
+	if n := api.count("list"); n != 0 {
+		t.Errorf("the paged list read %d times: the partner was taken for another account", n)
+	}
+}
+
 // markFailingStore is a memory store whose reconciler methods fail while told to.
 type markFailingStore struct {
 	webhook.MemoryStore

@@ -1241,6 +1241,20 @@ type world struct {
 	h                      *webhook.Handler
 	hook                   *httptest.Server
 	got                    *recorder
+	listings               atomic.Int64 // the handler's requests of the partner listing
+}
+
+// listingCounter counts a client's requests of the partner listing.
+type listingCounter struct {
+	next http.RoundTripper
+	n    *atomic.Int64
+}
+
+func (c listingCounter) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/partner/transactions") {
+		c.n.Add(1)
+	}
+	return c.next.RoundTrip(r)
 }
 
 // recorder is a callback that remembers what it was handed, and can be told to fail or
@@ -1314,7 +1328,12 @@ func newWorld(t *testing.T, opt webhook.Options, emuOpts ...escrowtest.Option) *
 		got: &recorder{fail: map[escrow.EventName]int{}},
 	}
 	opt.RetryWait, opt.MaxRetryWait = time.Millisecond, 5*time.Millisecond
-	w.h = webhook.NewHandler(w.partner, w.got.callback, opt)
+	hc := &http.Client{Transport: listingCounter{next: srv.Client().Transport, n: &w.listings}}
+	receiving, err := escrow.NewClient(p.Email, p.APIKey, escrow.WithBaseURL(srv.URL), escrow.WithHTTPClient(hc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.h = webhook.NewHandler(receiving, w.got.callback, opt)
 	w.hook = httptest.NewServer(w.h)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -26,13 +26,13 @@ import (
 // two, and the paged list) and single transactions, counts the requests of each, and
 // answers a listing with the error statuses queued for it.
 type listingAPI struct {
-	mu       sync.Mutex
-	partner  bool
-	txs      map[int64]*escrow.Transaction
-	fail     map[string][]int // "partner" or "list": statuses to answer, one per request (0: as usual)
+	mu      sync.Mutex
+	partner bool
+	txs     map[int64]*escrow.Transaction
+	fail    map[string][]int // "partner" or "list": statuses to answer, one per request (0: as usual)
 	// afterFirst, if set, runs (unlocked) once a listing request was first answered 200.
 	afterFirst func()
-	requests map[string]int   // "partner", "partner page", "list" and "read"
+	requests   map[string]int // "partner", "partner page", "list" and "read"
 }
 
 func newListingAPI(partner bool) *listingAPI {

@@ -504,6 +504,24 @@ func TestReconciliationFailuresLogged(t *testing.T) {
 	}
 }
 
+// TestReconcilerStoppedAtStartLogsNoFailure: a RunReconciler whose context has ended by
+// its first reconciliation returns the context's error and logs no failure: stopping is
+// not failing.
+func TestReconcilerStoppedAtStartLogsNoFailure(t *testing.T) {
+	api := newListingAPI(false)
+	var log logtest.Lines
+	h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	defer shutdown(t, h)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := h.RunReconciler(ctx, time.Minute); !errors.Is(err, context.Canceled) {
+		t.Errorf("RunReconciler with its context ended = %v", err)
+	}
+	if n := log.Count("reconciliation failed"); n != 0 {
+		t.Errorf("%d failures logged for a reconciler stopped at its start:\n%s", n, log.String())
+	}
+}
+
 // gatedStore is a memory store whose Unfinished waits until gate is closed.
 type gatedStore struct {
 	webhook.MemoryStore

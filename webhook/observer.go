@@ -258,7 +258,7 @@ func (h *Handler) observeQueued(q *txQueue, id int64, name escrow.EventName) {
 	switch {
 	case slices.Contains(q.events, name):
 		h.observeArrival(h.ctx, id, name, DeliveryDuplicate, http.StatusOK)
-	case len(q.events) >= maxNames:
+	case len(q.events) >= MaxNames:
 		h.observeArrival(h.ctx, id, name, DeliveryDropped, http.StatusOK)
 	}
 }

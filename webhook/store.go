@@ -153,9 +153,10 @@ type Store interface {
 	Prune(ctx context.Context, finishedBefore time.Time) (int64, error)
 }
 
-// maxNames bounds the distinct delivered names a batch, a lease's pending names or a
-// pace keep: the 14 confirmable names and a few hints. Names beyond it are dropped.
-const maxNames = 24
+// MaxNames bounds the distinct delivered names a batch, a lease's pending names or a
+// pace keep: the 14 confirmable names and a few hints. Names beyond it are dropped; a
+// Store keeps the first MaxNames left for a lease's holder.
+const MaxNames = 24
 
 // LeaseState is what a Store keeps per transaction about its lease and its pace. Its
 // methods are the rules of every Store: an implementation loads the state, applies one
@@ -218,10 +219,10 @@ func (s *LeaseState) Idle(now time.Time) bool {
 	return s.free(now) && len(s.Pending) == 0 && !now.Before(s.Pace.NotBefore)
 }
 
-// addNames adds the names not in to, up to maxNames in all.
+// addNames adds the names not in to, up to MaxNames in all.
 func addNames(to, names []escrow.EventName) []escrow.EventName {
 	for _, n := range names {
-		if len(to) < maxNames && !slices.Contains(to, n) {
+		if len(to) < MaxNames && !slices.Contains(to, n) {
 			to = append(to, n)
 		}
 	}

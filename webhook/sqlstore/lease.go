@@ -51,20 +51,16 @@ func joinNames(ns []escrow.EventName) string {
 	return strings.Join(out, " ") // names are validated: a-z, 0-9 and "_"
 }
 
-// splitNames reads names back, each once, at most maxNames of them.
+// splitNames reads names back, each once, at most webhook.MaxNames of them.
 func splitNames(s string) []escrow.EventName {
 	var out []escrow.EventName
 	for _, f := range strings.Fields(s) {
-		if n := escrow.EventName(f); len(out) < maxNames && !slices.Contains(out, n) {
+		if n := escrow.EventName(f); len(out) < webhook.MaxNames && !slices.Contains(out, n) {
 			out = append(out, n)
 		}
 	}
 	return out
 }
-
-// maxNames is how many distinct names a lease keeps for its holder, as package webhook
-// keeps them.
-const maxNames = 24
 
 // loadLease reads and locks a transaction's lease row, creating it if missing, and how
 // finished the transaction is.
@@ -107,31 +103,35 @@ func (s *Store) saveLease(ctx context.Context, tx *sql.Tx, id int64, st webhook.
 }
 
 // Acquire grants l or records names for its holder, as webhook.LeaseState.Acquire does,
-// in one database transaction. It first reads the transaction's state and facts: a pruned
+// in one database transaction. It first reads the transaction's record: a pruned
 // transaction, or names that are replays of its facts (webhook.Replayed), end it there,
 // read only (rolled back: nothing to commit). Otherwise one statement inserts or updates
-// the lease row under its row lock (one commit); if that granted the lease, on PostgreSQL
-// the facts are read again by a statement of its own, which sees every turn that ended
-// before (a statement's snapshot is taken when it starts, after the lock wait). SQLite's
-// immediate transaction holds the write lock from its start: the first read is current.
+// the lease row under its row lock (one commit), adding for the holder only the names
+// not waiting for it already; if that granted the lease, on PostgreSQL the record is read
+// again by a statement of its own, which sees every turn that ended before (a
+// statement's snapshot is taken when it starts, after the lock wait). SQLite's immediate
+// transaction holds the write lock from its start: the first read is current.
 func (s *Store) Acquire(ctx context.Context, l webhook.Lease, names []escrow.EventName, now time.Time) (webhook.Turn, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return webhook.Turn{}, fmt.Errorf("sqlstore: %w", err)
 	}
 	defer tx.Rollback()
-	known, state, handed, err := s.factsOf(ctx, tx, l.TransactionID, now)
+	r, err := s.read(ctx, tx, l.TransactionID, now)
 	switch {
 	case err != nil:
 		return webhook.Turn{}, err
-	case !known && l.IfKnown:
+	case !r.known && l.IfKnown:
 		return webhook.Turn{Unknown: true}, nil
-	case state == pruned:
+	case r.state == pruned:
 		return webhook.Turn{Pruned: true}, nil // a pruned transaction is never leased
-	case webhook.Replayed(names, handed):
-		return webhook.Turn{Replayed: true, Handed: handed}, nil
+	case webhook.Replayed(names, r.handed):
+		return webhook.Turn{Replayed: true, Handed: r.handed}, nil
 	}
-	turn, err := s.lease(ctx, tx, l, names, now)
+	// A name waiting for the holder already stays there until the holder takes the
+	// pending names, and then it is handed to it: it need not be added again.
+	add := slices.DeleteFunc(slices.Clone(names), func(n escrow.EventName) bool { return slices.Contains(r.pending, n) })
+	turn, err := s.lease(ctx, tx, l, add, now)
 	if err != nil {
 		return webhook.Turn{}, err
 	}
@@ -139,19 +139,19 @@ func (s *Store) Acquire(ctx context.Context, l webhook.Lease, names []escrow.Eve
 		return turn, s.commit(tx) // the names were left to the holder
 	}
 	if s.d == Postgres {
-		if _, state, handed, err = s.factsOf(ctx, tx, l.TransactionID, now); err != nil {
+		if r, err = s.read(ctx, tx, l.TransactionID, now); err != nil {
 			return webhook.Turn{}, err
 		}
 		switch {
-		case state == pruned:
+		case r.state == pruned:
 			return webhook.Turn{Pruned: true}, nil // pruned meanwhile: rolled back
-		case webhook.Replayed(names, handed):
+		case webhook.Replayed(names, r.handed):
 			// The turn the lease waited for recorded what makes them replays: rolled
 			// back, the lease is not taken.
-			return webhook.Turn{Replayed: true, Handed: handed}, nil
+			return webhook.Turn{Replayed: true, Handed: r.handed}, nil
 		}
 	}
-	turn.Handed = handed
+	turn.Handed = r.handed
 	return turn, s.commit(tx)
 }
 
@@ -184,28 +184,36 @@ func (s *Store) lease(ctx context.Context, tx *sql.Tx, l webhook.Lease, names []
 		Pace: webhook.Pace{NotBefore: fromMillis(notBefore), Hold: time.Duration(hold) * time.Millisecond, Tried: splitNames(tried)}}, nil
 }
 
-// factsOf reads in one statement whether the store knows a transaction (tracked, facts of
-// it recorded, or its lease held live at now), how finished it is (unfinished if unknown)
-// and the keys of its facts recorded as done.
-func (s *Store) factsOf(ctx context.Context, tx *sql.Tx, id int64, now time.Time) (known bool, state int, handed map[string]bool, err error) {
+// record is what the store holds of a transaction, as Acquire and Yield read it.
+type record struct {
+	known   bool // tracked, facts of it recorded, or its lease held live
+	state   int  // how finished: unfinished (also when unknown), finished or pruned
+	handed  map[string]bool
+	pending []escrow.EventName // names waiting for the lease's holder
+}
+
+// read reads a transaction's record at now in one statement.
+func (s *Store) read(ctx context.Context, tx *sql.Tx, id int64, now time.Time) (record, error) {
 	agg := "string_agg"
 	if s.d == SQLite {
 		agg = "group_concat"
 	}
 	var fin sql.NullInt64
-	var facts sql.NullString
+	var facts, pending sql.NullString
 	var held bool
 	if err := tx.QueryRowContext(ctx, s.q(`SELECT (SELECT finished FROM escrow_webhook_transactions WHERE transaction_id = ?),
 		(SELECT `+agg+`(fact, ' ') FROM escrow_webhook_facts WHERE transaction_id = ? AND done = 1),
-		EXISTS (SELECT 1 FROM escrow_webhook_leases WHERE transaction_id = ? AND holder <> '' AND expires > ?)`), id, id, id, now.UnixMilli()).
-		Scan(&fin, &facts, &held); err != nil {
-		return false, 0, nil, fmt.Errorf("sqlstore: %w", err)
+		EXISTS (SELECT 1 FROM escrow_webhook_leases WHERE transaction_id = ? AND holder <> '' AND expires > ?),
+		(SELECT pending FROM escrow_webhook_leases WHERE transaction_id = ?)`), id, id, id, now.UnixMilli(), id).
+		Scan(&fin, &facts, &held, &pending); err != nil {
+		return record{}, fmt.Errorf("sqlstore: %w", err)
 	}
-	handed = make(map[string]bool)
+	r := record{state: int(fin.Int64), handed: make(map[string]bool), pending: splitNames(pending.String)}
 	for _, k := range strings.Fields(facts.String) {
-		handed[k] = true
+		r.handed[k] = true
 	}
-	return fin.Valid || len(handed) > 0 || held, int(fin.Int64), handed, nil
+	r.known = fin.Valid || len(r.handed) > 0 || held
+	return r, nil
 }
 
 func (s *Store) commit(tx *sql.Tx) error {
@@ -216,7 +224,8 @@ func (s *Store) commit(tx *sql.Tx) error {
 }
 
 // maxPendingText bounds the names a lease row keeps for its holder, as text: a storm of
-// replays adds nothing once it is reached (the names are read back distinct, at most 24).
+// replays adds nothing once it is reached (the names are read back distinct, at most
+// webhook.MaxNames). It holds MaxNames names of the longest kind (a hint: 64 characters).
 const maxPendingText = 1600
 
 // Yield records y's facts, the transaction known (finished if y.Finished), and ends or
@@ -243,7 +252,9 @@ func (s *Store) Yield(ctx context.Context, y webhook.Yield) (webhook.Turn, error
 	var handed map[string]bool // read once, if names delivered meanwhile need it
 	replayed := func(names []escrow.EventName) bool {
 		if handed == nil && err == nil {
-			_, _, handed, err = s.factsOf(ctx, tx, y.TransactionID, y.Now)
+			var r record
+			r, err = s.read(ctx, tx, y.TransactionID, y.Now)
+			handed = r.handed
 		}
 		return webhook.Replayed(names, handed)
 	}

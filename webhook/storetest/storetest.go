@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -33,6 +34,7 @@ func Run(t *testing.T, fresh func(t *testing.T) webhook.Store) {
 	t.Run("ReplaysTakeNoLease", func(t *testing.T) { replaysTakeNoLease(t, fresh(t)) })
 	t.Run("IfKnownLeavesUnknownIdsAlone", func(t *testing.T) { ifKnown(t, fresh(t)) })
 	t.Run("FinishIsStampedOnce", func(t *testing.T) { finishStampedOnce(t, fresh(t)) })
+	t.Run("LeaseKeepsMaxNamesForItsHolder", func(t *testing.T) { leaseKeepsMaxNames(t, fresh(t)) })
 }
 
 var t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
@@ -479,4 +481,26 @@ func finishStampedOnce(t *testing.T, s webhook.Store) {
 		t.Fatal(err)
 	}
 	mustPrune(t, s, cutoff, 1)
+}
+
+// leaseKeepsMaxNames: the names left for a lease's holder are kept once each, the first
+// webhook.MaxNames of them, however long (hint names run to 64 characters) and however
+// many deliveries bring them.
+func leaseKeepsMaxNames(t *testing.T, s webhook.Store) {
+	a := mustAcquire(t, s, lease(9, "a"), t0, true, "create")
+	var want []string
+	for i := range webhook.MaxNames + 6 {
+		name := fmt.Sprintf("hint_%02d_%s", i, strings.Repeat("x", 56)) // 64 characters
+		for range 2 {
+			mustAcquire(t, s, lease(9, "b"), t0, false, name)
+		}
+		if i < webhook.MaxNames {
+			want = append(want, name)
+		}
+	}
+	again := yield(t, s, webhook.Yield{Lease: lease(9, "a"), Marks: a.Marks, Now: t0})
+	slices.Sort(want)
+	if got := sortedNames(again.Pending); !again.Granted || !slices.Equal(got, want) {
+		t.Errorf("names left for the holder: %d of them, want the first %d once each", len(got), webhook.MaxNames)
+	}
 }

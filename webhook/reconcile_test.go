@@ -293,6 +293,29 @@ func TestKnownPartnerRefusedBeforeItsFirstMarkStaysAPartner(t *testing.T) {
 	}
 }
 
+// TestRestartedPartnerWhoseListingFailsStaysAPartner: a process restarted over a store
+// with a mark does not know yet that its account is a partner; a partner listing that
+// fails then (500, not a refusal) is an error, and the account is still read as a
+// partner afterwards, never from the paged list.
+func TestRestartedPartnerWhoseListingFailsStaysAPartner(t *testing.T) {
+	api := newListingAPI(true)
+	api.add(ongoing(1))
+	store := new(webhook.MemoryStore)
+	if err := store.AdvanceMark(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Store: store})
+	defer shutdown(t, h)
+	api.failNext("partner", http.StatusInternalServerError)
+	if err := h.Reconcile(t.Context()); err == nil {
+		t.Fatal("a failed partner listing: no error")
+	}
+	reconciled(t, h)
+	if n := api.count("list"); n != 0 {
+		t.Errorf("the paged list read %d times: the partner was taken for another account", n)
+	}
+}
+
 // markFailingStore is a memory store whose reconciler methods fail while told to.
 type markFailingStore struct {
 	webhook.MemoryStore

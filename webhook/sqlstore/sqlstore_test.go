@@ -1421,3 +1421,39 @@ func TestAcquireWaitingForATurnSeesItsFacts(t *testing.T) {
 		t.Errorf("the lease after b's replay: %+v, %v; want it free", turn, err)
 	}
 }
+
+// TestPruneDeletesABusyLeaseOfAFinishedTransaction: pruning a finished transaction deletes
+// its lease row even while names wait in it for a holder that died: that row is not idle,
+// so only the prune of its transaction removes it.
+func TestPruneDeletesABusyLeaseOfAFinishedTransaction(t *testing.T) {
+	for name, mk := range engines(t) {
+		t.Run(name, func(t *testing.T) {
+			s := open(t, mk(t))
+			ctx, now := t.Context(), time.Now()
+			a := webhook.Lease{TransactionID: 6, Holder: "a", Expires: now.Add(time.Hour)}
+			turn, err := s.Acquire(ctx, a, []escrow.EventName{escrow.EventCancel}, now)
+			if err != nil || !turn.Granted {
+				t.Fatalf("Acquire: %+v %v", turn, err)
+			}
+			if _, err := s.Yield(ctx, webhook.Yield{Lease: a, Marks: turn.Marks, Facts: []string{"create", "cancel"}, Finished: true, Now: now}); err != nil {
+				t.Fatal(err)
+			}
+			a2, err := s.Acquire(ctx, a, nil, now) // a takes a turn again, and dies in it
+			if err != nil || !a2.Granted {
+				t.Fatalf("a's second Acquire: %+v %v", a2, err)
+			}
+			if _, err := s.Acquire(ctx, webhook.Lease{TransactionID: 6, Holder: "b", Expires: now.Add(time.Hour)}, []escrow.EventName{"hint_x"}, now); err != nil {
+				t.Fatal(err)
+			}
+			if n := count(t, s, `SELECT count(*) FROM escrow_webhook_leases WHERE pending <> ''`); n != 1 {
+				t.Fatalf("%d busy lease rows before pruning, want 1", n)
+			}
+			if n, err := s.Prune(ctx, time.Now().Add(time.Hour)); err != nil || n != 1 {
+				t.Fatalf("Prune = %d, %v; want 1", n, err)
+			}
+			if n := count(t, s, `SELECT count(*) FROM escrow_webhook_leases`); n != 0 {
+				t.Errorf("%d lease rows left after its transaction was pruned", n)
+			}
+		})
+	}
+}

@@ -35,6 +35,7 @@ func Run(t *testing.T, fresh func(t *testing.T) webhook.Store) {
 	t.Run("IfKnownLeavesUnknownIdsAlone", func(t *testing.T) { ifKnown(t, fresh(t)) })
 	t.Run("FinishIsStampedOnce", func(t *testing.T) { finishStampedOnce(t, fresh(t)) })
 	t.Run("LeaseKeepsMaxNamesForItsHolder", func(t *testing.T) { leaseKeepsMaxNames(t, fresh(t)) })
+	t.Run("TurnOfNoNewsMayFinish", func(t *testing.T) { turnOfNoNewsMayFinish(t, fresh(t)) })
 }
 
 var t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
@@ -503,4 +504,18 @@ func leaseKeepsMaxNames(t *testing.T, s webhook.Store) {
 	if got := sortedNames(again.Pending); !again.Granted || !slices.Equal(got, want) {
 		t.Errorf("names left for the holder: %d of them, want the first %d once each", len(got), webhook.MaxNames)
 	}
+}
+
+// turnOfNoNewsMayFinish: a turn that hands nothing new over (every fact was handed over
+// before) may still find the transaction ended, and its end finishes it: the reconciler
+// no longer reads it, and pruning takes it.
+func turnOfNoNewsMayFinish(t *testing.T, s webhook.Store) {
+	a := mustAcquire(t, s, lease(5, "a"), t0, true, "cancel")
+	yield(t, s, webhook.Yield{Lease: lease(5, "a"), Marks: a.Marks, Facts: []string{"create", "cancel"}, Now: t0})
+	b := mustAcquire(t, s, lease(5, "b"), t0, true)
+	yield(t, s, webhook.Yield{Lease: lease(5, "b"), Marks: b.Marks, Finished: true, Now: t0})
+	if ids, err := s.Unfinished(t.Context()); err != nil || slices.Contains(ids, 5) {
+		t.Errorf("Unfinished = %v, %v; want 5 finished by a turn of no news", ids, err)
+	}
+	mustPrune(t, s, time.Now().Add(time.Hour), 1)
 }

@@ -121,6 +121,17 @@ func TestTransactionState(t *testing.T) {
 			onMilestone(0, shipped, received, rejected, shippedR, receivedR, acceptedR),
 			onMilestone(1, shipped, received, accepted, sellerPaid),
 			onMilestone(2, shipped, received, accepted, sellerPaid)), StateDisbursed, true, true, false, false},
+		// Any good accepted and not yet paid keeps the deal at accepted, wherever it is listed.
+		{"first accepted and not paid, the others paid", brokered(milestones, funded,
+			onMilestone(0, shipped, received, accepted),
+			onMilestone(1, shipped, received, accepted, sellerPaid),
+			onMilestone(2, shipped, received, accepted, sellerPaid)), StateAccepted, true, true, false, false},
+		// A good returned is owed nothing: once the others and the fee are paid, it is done.
+		{"one returned, two accepted and paid, fee paid", brokered(milestones, funded,
+			onMilestone(0, shipped, received, rejected, shippedR, receivedR, acceptedR),
+			onMilestone(1, shipped, received, accepted, sellerPaid),
+			onMilestone(2, shipped, received, accepted, sellerPaid),
+			func(tx *Transaction) { tx.Items[3].Schedule[0].Status.DisbursedToBeneficiary = true }), StateComplete, true, true, true, false},
 		{"no good visible", &Transaction{Parties: []Party{{Agreed: true}}, Items: []Item{brokered(funded).Items[1]}}, StateFunded, true, true, false, false},
 		{"nothing visible", &Transaction{}, StateAwaitingAgreement, false, false, false, false},
 	}

@@ -374,3 +374,37 @@ func TestRequestIDFromEveryHeaderForm(t *testing.T) {
 		}
 	}
 }
+
+// TestDoSendsBodiesOfEveryKind: a struct, a pointer to one and a map are each sent as
+// their JSON; only a nil pointer means no body.
+func TestDoSendsBodiesOfEveryKind(t *testing.T) {
+	type act struct {
+		Action string `json:"action"`
+	}
+	for name, body := range map[string]any{
+		"struct": act{"agree"}, "pointer to a struct": &act{"agree"}, "map": map[string]string{"action": "agree"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, mt := setup(t)
+			var rec recorder
+			mt.RegisterNoResponder(rec.then(respond(http.StatusOK, `{}`)))
+			if err := c.Do(context.Background(), "PATCH", "transaction/7", body, nil); err != nil {
+				t.Fatal(err)
+			}
+			if got := compact(t, rec.all()[0].Body); got != `{"action":"agree"}` {
+				t.Errorf("body %s, want the action", got)
+			}
+		})
+	}
+}
+
+// TestDoRefusesAnOutItCannotFill: out of a kind Do cannot decode into (a map or a struct
+// passed by value) is refused before the request is sent, not after a write was performed.
+func TestDoRefusesAnOutItCannotFill(t *testing.T) {
+	c, _ := setup(t) // any request fails the test
+	for name, out := range map[string]any{"map": map[string]any{"id": 1}, "struct": struct{ ID int64 }{}} {
+		if err := c.Do(context.Background(), "PATCH", "transaction/7", nil, out); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("out a %s: err = %v, want ErrInvalidArgument before sending", name, err)
+		}
+	}
+}

@@ -408,3 +408,14 @@ func TestDoRefusesAnOutItCannotFill(t *testing.T) {
 		}
 	}
 }
+
+// TestDoRefusesControlCharactersInAPath: a segment that decodes to a control character (a
+// CR LF that a lenient server or log splits on, a NUL, a DEL) is refused before sending.
+func TestDoRefusesControlCharactersInAPath(t *testing.T) {
+	c, _ := setup(t) // any request fails the test
+	for _, p := range []string{"transaction/7%0d%0aX-Injected:%201", "transaction/7%00", "transaction/a%7Fb", "transaction/%250a"} {
+		if err := c.Do(context.Background(), "GET", p, nil, nil); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("Do(%q) = %v, want ErrInvalidArgument before sending", p, err)
+		}
+	}
+}

@@ -419,3 +419,20 @@ func TestDoRefusesControlCharactersInAPath(t *testing.T) {
 		}
 	}
 }
+
+// TestReferencesThatOnlyLookEscapedAreSent: a reference of spaces only, or one whose "%" is
+// not an escape ("50%2goff"), climbs nowhere and is sent as the caller wrote it.
+func TestReferencesThatOnlyLookEscapedAreSent(t *testing.T) {
+	for _, ref := range []string{"  ", "50%2goff", "%g0"} {
+		c, mt := setup(t)
+		var rec recorder
+		mt.RegisterNoResponder(rec.then(respond(http.StatusOK, `{"id": 7}`)))
+		if _, err := c.Transactions.GetByReference(context.Background(), ref); err != nil {
+			t.Errorf("GetByReference(%q) = %v, want it sent", ref, err)
+			continue
+		}
+		if got := rec.all()[0].EscapedPath; got != "/2017-09-01/transaction/reference/"+url.PathEscape(ref) {
+			t.Errorf("GetByReference(%q) sent %s", ref, got)
+		}
+	}
+}

@@ -374,3 +374,65 @@ func TestRequestIDFromEveryHeaderForm(t *testing.T) {
 		}
 	}
 }
+
+// TestDoSendsBodiesOfEveryKind: a struct, a pointer to one and a map are each sent as
+// their JSON; only a nil pointer means no body.
+func TestDoSendsBodiesOfEveryKind(t *testing.T) {
+	type act struct {
+		Action string `json:"action"`
+	}
+	for name, body := range map[string]any{
+		"struct": act{"agree"}, "pointer to a struct": &act{"agree"}, "map": map[string]string{"action": "agree"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, mt := setup(t)
+			var rec recorder
+			mt.RegisterNoResponder(rec.then(respond(http.StatusOK, `{}`)))
+			if err := c.Do(context.Background(), "PATCH", "transaction/7", body, nil); err != nil {
+				t.Fatal(err)
+			}
+			if got := compact(t, rec.all()[0].Body); got != `{"action":"agree"}` {
+				t.Errorf("body %s, want the action", got)
+			}
+		})
+	}
+}
+
+// TestDoRefusesAnOutItCannotFill: out of a kind Do cannot decode into (a map or a struct
+// passed by value) is refused before the request is sent, not after a write was performed.
+func TestDoRefusesAnOutItCannotFill(t *testing.T) {
+	c, _ := setup(t) // any request fails the test
+	for name, out := range map[string]any{"map": map[string]any{"id": 1}, "struct": struct{ ID int64 }{}} {
+		if err := c.Do(context.Background(), "PATCH", "transaction/7", nil, out); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("out a %s: err = %v, want ErrInvalidArgument before sending", name, err)
+		}
+	}
+}
+
+// TestDoRefusesControlCharactersInAPath: a segment that decodes to a control character (a
+// CR LF that a lenient server or log splits on, a NUL, a DEL) is refused before sending.
+func TestDoRefusesControlCharactersInAPath(t *testing.T) {
+	c, _ := setup(t) // any request fails the test
+	for _, p := range []string{"transaction/7%0d%0aX-Injected:%201", "transaction/7%00", "transaction/a%7Fb", "transaction/%250a"} {
+		if err := c.Do(context.Background(), "GET", p, nil, nil); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("Do(%q) = %v, want ErrInvalidArgument before sending", p, err)
+		}
+	}
+}
+
+// TestReferencesThatOnlyLookEscapedAreSent: a reference of spaces only, or one whose "%" is
+// not an escape ("50%2goff"), climbs nowhere and is sent as the caller wrote it.
+func TestReferencesThatOnlyLookEscapedAreSent(t *testing.T) {
+	for _, ref := range []string{"  ", "50%2goff", "%g0"} {
+		c, mt := setup(t)
+		var rec recorder
+		mt.RegisterNoResponder(rec.then(respond(http.StatusOK, `{"id": 7}`)))
+		if _, err := c.Transactions.GetByReference(context.Background(), ref); err != nil {
+			t.Errorf("GetByReference(%q) = %v, want it sent", ref, err)
+			continue
+		}
+		if got := rec.all()[0].EscapedPath; got != "/2017-09-01/transaction/reference/"+url.PathEscape(ref) {
+			t.Errorf("GetByReference(%q) sent %s", ref, got)
+		}
+	}
+}

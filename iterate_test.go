@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -805,4 +806,34 @@ func TestIteratorsCanBeRangedTwice(t *testing.T) {
 			t.Errorf("second walk = %v, want it to start over at 50", got)
 		}
 	})
+}
+
+// TestMaxPagesOptionsAsGiven: the last MaxPages given counts (as every option's last value
+// does), MaxPages(0) means the default, and MaxPages(math.MaxInt), a limit no walk reaches,
+// walks a three-page listing whole rather than failing at its first element.
+func TestMaxPagesOptionsAsGiven(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		opts      []RequestOption
+		wantPages int
+		wantLimit bool
+	}{
+		{"the last of two", []RequestOption{MaxPages(1), MaxPages(2)}, 2, true},
+		{"zero: the default", []RequestOption{MaxPages(0)}, 3, false},
+		{"the largest int", []RequestOption{MaxPages(math.MaxInt)}, 3, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, mt := setup(t)
+			var calls atomic.Int64
+			mt.RegisterResponder(http.MethodGet, "=~^"+testBase+"transaction\\?", endless(&calls, func(n int64, req *http.Request) string {
+				page, _ := strconv.Atoi(req.URL.Query().Get("page"))
+				return fmt.Sprintf(`{"page":%d,"page_count":3,"per_page":1,"transactions":[%s]}`, page, txJSON(int64(1000-page)))
+			}))
+			ids, errs := collect(c.Transactions.All(context.Background(), nil, tt.opts...), txIDOf)
+			cut := len(errs) == 1 && errors.Is(errs[0], ErrPageLimit)
+			if len(ids) != tt.wantPages || cut != tt.wantLimit || (!tt.wantLimit && len(errs) != 0) {
+				t.Errorf("ids %v, errors %v; want %d pages, cut by the limit: %v", ids, errs, tt.wantPages, tt.wantLimit)
+			}
+		})
+	}
 }

@@ -1714,3 +1714,86 @@ func TestAnswersOutOfOrderLoseNoCallOfTheWindow(t *testing.T) {
 		}
 	})
 }
+
+// TestDefaultMaxHoldIsTenMinutes: without WithMaxHold, a 429 asking for a year is reported
+// as worth retrying after 10 minutes, the documented default, not the server's year.
+func TestDefaultMaxHoldIsTenMinutes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := fakeClient(t, roundTrip(func(r *http.Request) *http.Response {
+			return jsonAnswer(429, `{}`, "Retry-After", strconv.Itoa(365*24*3600))
+		}), WithMaxWait(time.Minute))
+		_, err := c.Transactions.Get(context.Background(), 9)
+		var rl *RateLimitError
+		if !errors.As(err, &rl) || rl.RetryAfter != 10*time.Minute {
+			t.Fatalf("err = %v, want a *RateLimitError asking for 10 minutes", err)
+		}
+	})
+}
+
+// timedAnswers answers GET transaction/9 with answers in turn (the last repeated) and
+// records when each request was sent.
+type timedAnswers struct {
+	mu      sync.Mutex
+	answers [][]string // header pairs of each 200 answer
+	sent    []time.Time
+}
+
+func (a *timedAnswers) RoundTrip(r *http.Request) (*http.Response, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	h := a.answers[min(len(a.sent), len(a.answers)-1)]
+	a.sent = append(a.sent, time.Now())
+	resp := jsonAnswer(200, `{"id": 9}`, h...)
+	resp.Request = r
+	return resp, nil
+}
+
+// TestAnswersWithoutALimitHoldNothingWhileRequestsRemain: a server that sends
+// RateLimit-Remaining and RateLimit-Reset but no RateLimit-Limit, with 50, then 49 left,
+// holds no call: the third call of a window goes at once, not at its reset a minute on.
+func TestAnswersWithoutALimitHoldNothingWhileRequestsRemain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := &timedAnswers{answers: [][]string{
+			{"RateLimit-Remaining", "50", "RateLimit-Reset", "60"},
+			{"RateLimit-Remaining", "49", "RateLimit-Reset", "60"},
+			{"RateLimit-Remaining", "48", "RateLimit-Reset", "60"},
+		}}
+		c := fakeClient(t, api, WithMaxWait(time.Hour))
+		start := time.Now()
+		for i := range 3 {
+			if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+				t.Fatalf("call %d: %v", i, err)
+			}
+		}
+		if last := api.sent[2].Sub(start); last != 0 {
+			t.Errorf("the third call went %v after the first, want at once: 49 requests were left", last)
+		}
+	})
+}
+
+// TestWindowEndsAtItsEarliestBound: RateLimit-Reset is rounded up, so a later answer that
+// puts the reset earlier is the better bound: a first answer says 10 s, one a second later
+// says 5 s and nothing left; the next call goes when the window resets 6 s after the
+// first, not 10.
+func TestWindowEndsAtItsEarliestBound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := &timedAnswers{answers: [][]string{
+			{"RateLimit-Limit", "2", "RateLimit-Remaining", "1", "RateLimit-Reset", "10"},
+			{"RateLimit-Limit", "2", "RateLimit-Remaining", "0", "RateLimit-Reset", "5"},
+			{"RateLimit-Limit", "2", "RateLimit-Remaining", "1", "RateLimit-Reset", "10"},
+		}}
+		c := fakeClient(t, api, WithMaxWait(time.Hour))
+		start := time.Now()
+		for i := range 3 {
+			if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+				t.Fatalf("call %d: %v", i, err)
+			}
+			if i == 0 {
+				time.Sleep(time.Second)
+			}
+		}
+		if got := api.sent[2].Sub(start); got != 6*time.Second {
+			t.Errorf("the call after the window's last went %v after the first, want 6s", got)
+		}
+	})
+}

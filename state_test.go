@@ -42,20 +42,21 @@ var (
 			}
 		}
 	}
-	shipped      = func(tx *Transaction) { tx.Items[0].Status.Shipped = true }
-	received     = func(tx *Transaction) { tx.Items[0].Status.Received = true }
-	accepted     = func(tx *Transaction) { tx.Items[0].Status.Accepted = true }
-	rejected     = func(tx *Transaction) { tx.Items[0].Status.Rejected = true }
-	shippedR     = func(tx *Transaction) { tx.Items[0].Status.ShippedReturned = true }
-	receivedR    = func(tx *Transaction) { tx.Items[0].Status.ReceivedReturned = true }
-	acceptedR    = func(tx *Transaction) { tx.Items[0].Status.AcceptedReturned = true }
-	disputed     = func(tx *Transaction) { tx.Items[0].Status.RejectedReturned, tx.Items[0].Status.InDispute = true, true }
-	sellerPaid   = func(tx *Transaction) { tx.Items[0].Schedule[0].Status.DisbursedToBeneficiary = true }
-	brokerPaid   = func(tx *Transaction) { tx.Items[1].Schedule[0].Status.DisbursedToBeneficiary = true }
-	closed       = func(tx *Transaction) { tx.CloseDate = Timestamp{Time: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)} }
-	cancelled    = func(tx *Transaction) { tx.IsCancelled = true }
-	itemCanceled = func(tx *Transaction) { tx.Items[0].Status.Canceled = true }
-	allCanceled  = func(tx *Transaction) {
+	shipped         = func(tx *Transaction) { tx.Items[0].Status.Shipped = true }
+	received        = func(tx *Transaction) { tx.Items[0].Status.Received = true }
+	accepted        = func(tx *Transaction) { tx.Items[0].Status.Accepted = true }
+	rejected        = func(tx *Transaction) { tx.Items[0].Status.Rejected = true }
+	shippedR        = func(tx *Transaction) { tx.Items[0].Status.ShippedReturned = true }
+	receivedR       = func(tx *Transaction) { tx.Items[0].Status.ReceivedReturned = true }
+	acceptedR       = func(tx *Transaction) { tx.Items[0].Status.AcceptedReturned = true }
+	disputed        = func(tx *Transaction) { tx.Items[0].Status.RejectedReturned, tx.Items[0].Status.InDispute = true, true }
+	sellerPaid      = func(tx *Transaction) { tx.Items[0].Schedule[0].Status.DisbursedToBeneficiary = true }
+	brokerPaid      = func(tx *Transaction) { tx.Items[1].Schedule[0].Status.DisbursedToBeneficiary = true }
+	providerDispute = func(tx *Transaction) { tx.Items[0].Status.InDispute = true }
+	closed          = func(tx *Transaction) { tx.CloseDate = Timestamp{Time: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)} }
+	cancelled       = func(tx *Transaction) { tx.IsCancelled = true }
+	itemCanceled    = func(tx *Transaction) { tx.Items[0].Status.Canceled = true }
+	allCanceled     = func(tx *Transaction) {
 		for i := range tx.Items {
 			tx.Items[i].Status.Canceled = true
 		}
@@ -101,6 +102,7 @@ func TestTransactionState(t *testing.T) {
 		// is paid out, the transaction is open, though the seller has its money.
 		{"seller paid, broker fee owed", brokered(funded, shipped, received, accepted, sellerPaid), StateDisbursed, true, true, false, false},
 		{"everyone paid", brokered(funded, shipped, received, accepted, sellerPaid, brokerPaid), StateComplete, true, true, true, false},
+		{"everyone paid, then a dispute opened by the provider", brokered(funded, shipped, received, accepted, sellerPaid, brokerPaid, providerDispute), StateInDispute, true, true, false, false},
 		{"closed by the API", brokered(funded, shipped, received, accepted, closed), StateComplete, true, true, true, false},
 		{"rejected", brokered(funded, shipped, received, rejected), StateReturning, true, true, false, false},
 		{"shipped back", brokered(funded, shipped, received, rejected, shippedR), StateReturning, true, true, false, false},
@@ -121,6 +123,17 @@ func TestTransactionState(t *testing.T) {
 			onMilestone(0, shipped, received, rejected, shippedR, receivedR, acceptedR),
 			onMilestone(1, shipped, received, accepted, sellerPaid),
 			onMilestone(2, shipped, received, accepted, sellerPaid)), StateDisbursed, true, true, false, false},
+		// Any good accepted and not yet paid keeps the deal at accepted, wherever it is listed.
+		{"first accepted and not paid, the others paid", brokered(milestones, funded,
+			onMilestone(0, shipped, received, accepted),
+			onMilestone(1, shipped, received, accepted, sellerPaid),
+			onMilestone(2, shipped, received, accepted, sellerPaid)), StateAccepted, true, true, false, false},
+		// A good returned is owed nothing: once the others and the fee are paid, it is done.
+		{"one returned, two accepted and paid, fee paid", brokered(milestones, funded,
+			onMilestone(0, shipped, received, rejected, shippedR, receivedR, acceptedR),
+			onMilestone(1, shipped, received, accepted, sellerPaid),
+			onMilestone(2, shipped, received, accepted, sellerPaid),
+			func(tx *Transaction) { tx.Items[3].Schedule[0].Status.DisbursedToBeneficiary = true }), StateComplete, true, true, true, false},
 		{"no good visible", &Transaction{Parties: []Party{{Agreed: true}}, Items: []Item{brokered(funded).Items[1]}}, StateFunded, true, true, false, false},
 		{"nothing visible", &Transaction{}, StateAwaitingAgreement, false, false, false, false},
 	}
@@ -162,6 +175,8 @@ func TestItemState(t *testing.T) {
 		{"returned", brokered(funded, shipped, received, rejected, shippedR, receivedR, acceptedR), 0, StateReturned},
 		{"disputed", brokered(funded, shipped, received, rejected, shippedR, receivedR, disputed), 0, StateInDispute},
 		{"canceled", brokered(allCanceled), 0, StateCancelled},
+		// The provider may open a dispute after the payout (a chargeback, say).
+		{"paid, then disputed by the provider", brokered(funded, shipped, received, accepted, sellerPaid, providerDispute), 0, StateInDispute},
 		{"fee item unfunded", brokered(), 1, StateAwaitingPayment},
 		{"fee item funded", brokered(funded), 1, StateFunded},
 		{"fee item paid", brokered(funded, brokerPaid), 1, StateDisbursed},
@@ -174,6 +189,9 @@ func TestItemState(t *testing.T) {
 	}
 	if tx := brokered(unagreed); tx.ItemState(&tx.Items[0]) != StateAwaitingAgreement {
 		t.Errorf("an item of an unagreed transaction: %s, want awaiting_agreement", tx.ItemState(&tx.Items[0]))
+	}
+	if tx := brokered(); tx.ItemState(&tx.Items[0]) != StateAwaitingPayment {
+		t.Errorf("an unfunded item of an agreed transaction: %s, want awaiting_payment", tx.ItemState(&tx.Items[0]))
 	}
 	if tx := brokered(funded); tx.ItemState(&tx.Items[0]) != StateFunded {
 		t.Errorf("ItemState of a funded item: %s", tx.ItemState(&tx.Items[0]))
@@ -366,6 +384,22 @@ func TestNextStepString(t *testing.T) {
 	for a, want := range map[NextAction]bool{NextShip: true, NextAcceptReturn: true, NextPay: false, NextSelectDisbursementMethod: false} {
 		if got, ok := a.Action(); ok != want || (ok && string(got) != string(a)) {
 			t.Errorf("%s.Action() = %q, %v", a, got, ok)
+		}
+	}
+}
+
+// TestEveryNextActionReadsAsAPhrase: each next action says what it asks for in words, after
+// the customer's address ("ships the goods"), not as the API's action name.
+func TestEveryNextActionReadsAsAPhrase(t *testing.T) {
+	for a, want := range map[NextAction]string{
+		NextAgree: "agrees to the terms", NextPay: "pays", NextShip: "ships the goods",
+		NextReceive: "marks the goods received", NextAccept: "accepts the goods", NextReject: "rejects the goods",
+		NextShipReturn: "ships the rejected goods back", NextReceiveReturn: "marks the returned goods received",
+		NextAcceptReturn: "accepts the returned goods", NextRejectReturn: "rejects the returned goods",
+		NextSelectDisbursementMethod: "selects a disbursement method",
+	} {
+		if got := a.Phrase(); got != want {
+			t.Errorf("%s.Phrase() = %q, want %q", a, got, want)
 		}
 	}
 }

@@ -190,3 +190,26 @@ func TestReferencesZeroPaddedTo8Digits(t *testing.T) {
 		}
 	}
 }
+
+// TestHexDumpsWithEverySeparator: the key dumped as hex pairs apart by a hyphen, a colon,
+// one space or two (hex.Dump's middle gap) is redacted; a dump cut after an odd digit is
+// read up to it, without failing.
+func TestHexDumpsWithEverySeparator(t *testing.T) {
+	const key = "4171_Zq8sEcReTkEy0123"
+	r := New("shop@example.com", key)
+	for _, sep := range []string{"-", ":", " ", "  "} {
+		var pairs []string
+		for i := 0; i < len(key); i++ {
+			pairs = append(pairs, fmt.Sprintf("%02x", key[i]))
+		}
+		dump := strings.Join(pairs, sep)
+		if got := r.String("dump " + dump + " end"); got != "dump "+Redacted+" end" {
+			t.Errorf("pairs apart by %q: %q, want the dump redacted", sep, got)
+		}
+	}
+	for _, in := range []string{"dump 6b 51 2f 3", "dump 6b512f3"} {
+		if got := r.String(in); got != in {
+			t.Errorf("String(%q) = %q, want it as it is", in, got)
+		}
+	}
+}

@@ -153,6 +153,7 @@ func TestTimestampDecodesEveryFormSeen(t *testing.T) {
 		{`"2019-04-03T13:01:38.1+02:00"`, time.Date(2019, 4, 3, 11, 1, 38, 100000000, time.UTC)},
 		{`"1982-03-10T00:00:00"`, time.Date(1982, 3, 10, 0, 0, 0, 0, time.UTC)}, // no offset
 		{`"2019-04-03 11:01:38.123456"`, time.Date(2019, 4, 3, 11, 1, 38, 123456000, time.UTC)},
+		{`"2019-04-03 13:01:38+02:00"`, time.Date(2019, 4, 3, 11, 1, 38, 0, time.UTC)}, // a space, an offset
 		{`"2019-04-03"`, time.Date(2019, 4, 3, 0, 0, 0, 0, time.UTC)},
 	}
 	for _, tt := range tests {
@@ -521,5 +522,34 @@ func TestTimestampNullBothWays(t *testing.T) {
 	doc := struct{ Due Timestamp }{ts}
 	if err := json.Unmarshal([]byte(`{"Due": null}`), &doc); err != nil || !doc.Due.IsZero() || doc.Due.Raw() != "" {
 		t.Errorf("null over %v: %v, %v (raw %q); want the zero time", ts.Time, err, doc.Due.Time, doc.Due.Raw())
+	}
+}
+
+// TestNonNumberNamedInItsError: an amount or a split that is no number (true, an object)
+// fails with an error that names what was there, so a caller can tell which field of
+// which response broke.
+func TestNonNumberNamedInItsError(t *testing.T) {
+	for _, in := range []string{`true`, `{"x":1}`} {
+		var a Amount
+		if err := a.UnmarshalJSON([]byte(in)); err == nil || !errors.Is(err, ErrInvalidAmount) || !strings.Contains(err.Error(), in) {
+			t.Errorf("Amount from %s: %v; want ErrInvalidAmount naming it", in, err)
+		}
+		var s Split
+		if err := s.UnmarshalJSON([]byte(in)); err == nil || !strings.Contains(err.Error(), in) {
+			t.Errorf("Split from %s: %v; want an error naming it", in, err)
+		}
+	}
+}
+
+// TestAmountLiteralLongerThan64Refused: ParseAmount refuses a literal longer than 64
+// characters whatever its value (leading zeros and 1000.50), so that no input makes the
+// parser work on text of any size; 64 characters are still read.
+func TestAmountLiteralLongerThan64Refused(t *testing.T) {
+	long := strings.Repeat("0", 58) + "1000.50"
+	if _, err := ParseAmount(long); !errors.Is(err, ErrInvalidAmount) {
+		t.Errorf("ParseAmount of %d characters: %v; want ErrInvalidAmount", len(long), err)
+	}
+	if a, err := ParseAmount(long[1:]); err != nil || a.String() != "1000.50" {
+		t.Errorf("ParseAmount of %d characters = %v, %v; want 1000.50", len(long[1:]), a, err)
 	}
 }

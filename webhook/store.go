@@ -131,7 +131,8 @@ type Store interface {
 	// meanwhile that are no replays: the holder confirms them. If the lease was taken
 	// over, the facts are recorded and the error is ErrClaimLost.
 	Yield(ctx context.Context, y Yield) (Turn, error)
-	// Handed returns the keys of the transaction's facts recorded as done.
+	// Handed returns the keys of the transaction's facts recorded as done: for a look at
+	// the store (tests, tools); the Handler reads them through Acquire.
 	Handed(ctx context.Context, transactionID int64) (map[string]bool, error)
 	// Track makes transactions known as unfinished, those not known yet; it leaves
 	// finished and pruned ones as they are.

@@ -257,14 +257,21 @@ func TestAccountKindIsLearntOnce(t *testing.T) {
 				reconciled(t, h)
 			}
 			api.failNext("partner", tc.fail)
-			if err := h.Reconcile(t.Context()); err == nil {
-				t.Fatalf("a partner listing answered %d: no error", tc.fail)
-			}
-			reconciled(t, h)
-			if n := api.count("list"); n != 0 {
-				t.Errorf("the paged list read %d times: the partner was taken for another account", n)
-			}
+			staysPartner(t, h, api, fmt.Sprintf("a partner listing answered %d", tc.fail))
 		})
+	}
+}
+
+// staysPartner checks that a reconciliation whose partner listing fails returns an error,
+// and that the next ones still read the account as a partner, never from the paged list.
+func staysPartner(t *testing.T, h *webhook.Handler, api *listingAPI, what string) {
+	t.Helper()
+	if err := h.Reconcile(t.Context()); err == nil {
+		t.Fatalf("%s: no error", what)
+	}
+	reconciled(t, h)
+	if n := api.count("list"); n != 0 {
+		t.Errorf("the paged list read %d times: the partner was taken for another account", n)
 	}
 }
 
@@ -284,13 +291,7 @@ func TestKnownPartnerRefusedBeforeItsFirstMarkStaysAPartner(t *testing.T) {
 	}
 	store.set("AdvanceMark", false)
 	api.failNext("partner", http.StatusForbidden)
-	if err := h.Reconcile(t.Context()); err == nil {
-		t.Fatal("a known partner's refused listing: no error")
-	}
-	reconciled(t, h)
-	if n := api.count("list"); n != 0 {
-		t.Errorf("the paged list read %d times: the partner was taken for another account", n)
-	}
+	staysPartner(t, h, api, "a known partner's refused listing")
 }
 
 // TestRestartedPartnerWhoseListingFailsStaysAPartner: a process restarted over a store
@@ -307,13 +308,7 @@ func TestRestartedPartnerWhoseListingFailsStaysAPartner(t *testing.T) {
 	h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Store: store})
 	defer shutdown(t, h)
 	api.failNext("partner", http.StatusInternalServerError)
-	if err := h.Reconcile(t.Context()); err == nil {
-		t.Fatal("a failed partner listing: no error")
-	}
-	reconciled(t, h)
-	if n := api.count("list"); n != 0 {
-		t.Errorf("the paged list read %d times: the partner was taken for another account", n)
-	}
+	staysPartner(t, h, api, "a failed partner listing")
 }
 
 // markFailingStore is a memory store whose reconciler methods fail while told to.

@@ -202,16 +202,7 @@ func TestNextStepString(t *testing.T) {
 // the commission, paid out of the seller's proceeds, waits for them, and says so.
 func TestNextStepsOfACommissionTheSellerPays(t *testing.T) {
 	w := newWorld(t)
-	b := merchandise()
-	b["parties"] = append(b["parties"].([]any), body{"role": "broker", "customer": "broker@example.com"})
-	b["items"] = append(b["items"].([]any), body{"type": "broker_fee",
-		"schedule": []any{body{"amount": 50.0, "payer_customer": "seller@example.com", "beneficiary_customer": "broker@example.com"}}})
-	id := w.b.create(b)
-	w.s.act(http.StatusOK, id, 0, action("agree"))
-	w.k.act(http.StatusOK, id, 0, action("agree"))
-	if err := w.srv.ApprovePayment(id); err != nil {
-		t.Fatal(err)
-	}
+	id := w.brokeredSale(t, "seller@example.com")
 	w.k.must(http.StatusOK, http.MethodPatch, txPath(id, "disbursement_methods"), ach())
 	w.accepted(id, 0)
 	w.wantSteps(id, "seller:select_disbursement_method")
@@ -363,18 +354,26 @@ func TestWaitingSaysNothingIsOwedOnlyBeforeAnyPayout(t *testing.T) {
 // the items are listed.
 func TestWaitingListsUnpaidPayoutsInItemOrder(t *testing.T) {
 	w := newWorld(t)
-	b := merchandise()
-	b["parties"] = append(b["parties"].([]any), body{"role": "broker", "customer": "broker@example.com"})
-	b["items"] = append(b["items"].([]any), body{"type": "broker_fee",
-		"schedule": []any{body{"amount": 50.0, "payer_customer": "me", "beneficiary_customer": "broker@example.com"}}})
-	id := w.b.create(b)
-	w.s.act(http.StatusOK, id, 0, action("agree"))
-	w.k.act(http.StatusOK, id, 0, action("agree"))
-	must(t, w.srv.ApprovePayment(id))
+	id := w.brokeredSale(t, "me")
 	w.accepted(id, 0)
 	p, _ := w.srv.NextSteps(id)
 	seller, broker := strings.Index(p.Waiting, "1000.00 owed to seller@example.com"), strings.Index(p.Waiting, "50.00 owed to broker@example.com")
 	if seller < 0 || broker < 0 || seller > broker {
 		t.Errorf("Waiting = %q, want the seller's 1000.00 named, then the broker's 50.00", p.Waiting)
 	}
+}
+
+// brokeredSale is merchandise with a broker and a 50.00 broker fee that payer pays,
+// agreed by both parties and funded.
+func (w *world) brokeredSale(t *testing.T, payer string) int64 {
+	t.Helper()
+	b := merchandise()
+	b["parties"] = append(b["parties"].([]any), body{"role": "broker", "customer": "broker@example.com"})
+	b["items"] = append(b["items"].([]any), body{"type": "broker_fee",
+		"schedule": []any{body{"amount": 50.0, "payer_customer": payer, "beneficiary_customer": "broker@example.com"}}})
+	id := w.b.create(b)
+	w.s.act(http.StatusOK, id, 0, action("agree"))
+	w.k.act(http.StatusOK, id, 0, action("agree"))
+	must(t, w.srv.ApprovePayment(id))
+	return id
 }

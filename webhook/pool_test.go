@@ -136,9 +136,10 @@ func TestGoroutinesBoundedByWorkers(t *testing.T) {
 		deliver(h, "create", forgedBase+i)
 		most = max(most, runtime.NumGoroutine())
 	}
-	// Workers (8) and the scheduler, and a few short-lived ones of the HTTP client and
-	// the runtime: not one per id.
-	if most > before+8+1+5 {
+	// Workers (8) and the scheduler: not one per id. A worker that found nothing to do
+	// counts until it has returned, and deliveries start new ones meanwhile, so the count
+	// runs above 9 for moments; 5000 ids must not show in it.
+	if most > before+8+1+64 {
 		t.Errorf("%d goroutines with 5000 ids queued, %d before", most, before)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)

@@ -84,6 +84,7 @@ func main() {
 		recheck        = flag.String("recheck", "", "instead of making mutants, read a -results `file` and run again only its survivors")
 		also           = flag.String("also", "", "comma-separated `packages` whose tests also run against each mutant, after its own package's: a mutant any of them catches is killed")
 		dry            = flag.Bool("dry", false, "list the mutants without running them")
+		show           = flag.Bool("show", false, "with -dry, print each mutant's edit under its line: the code it replaces and what it puts there, to judge a survivor")
 		table          = flag.String("table", "", "instead of running mutants, print the tables of a -results `file`, or of the [i/n] progress lines of a run cut short")
 	)
 	flag.Parse()
@@ -102,6 +103,13 @@ func main() {
 		if p = strings.TrimSpace(p); p != "" {
 			alsoPkgs = append(alsoPkgs, p)
 		}
+	}
+	if *dry && *show {
+		if err := showEdits(os.Stdout, *ops, flag.Args()); err != nil {
+			fmt.Fprintln(os.Stderr, "mutants:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if err := run(ctx, *gremlinsReport, *recheck, *ops, *timeout, alsoPkgs, *survivors, *results, *dry, flag.Args()); err != nil {
 		stop()
@@ -176,6 +184,35 @@ func run(ctx context.Context, report, recheck, ops string, timeout time.Duration
 	if resultsFile != "" {
 		if err := os.WriteFile(resultsFile, res.Bytes(), 0o644); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// showEdits lists the mutants of files as -dry does, each followed by its edit: the
+// source it replaces and the replacement, on one line each, whitespace folded.
+func showEdits(w io.Writer, ops string, files []string) error {
+	fold := func(s string) string {
+		s = strings.Join(strings.Fields(s), " ")
+		if len(s) > 160 {
+			s = s[:157] + "..."
+		}
+		return s
+	}
+	for _, f := range files {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		ms, err := generate(f, ops)
+		if err != nil {
+			return err
+		}
+		for _, m := range ms {
+			fmt.Fprintf(w, "%s:%d:%d %s\n\t- %s\n\t+ %s\n", m.file, m.line, m.col, m.kind, fold(string(src[m.start:m.end])), fold(m.repl))
+			if m.extra != "" {
+				fmt.Fprintf(w, "\t+ (appended) %s\n", fold(m.extra))
+			}
 		}
 	}
 	return nil

@@ -87,6 +87,23 @@ func TestGenerate(t *testing.T) {
 	}
 }
 
+// TestShowPrintsEachEdit: -dry -show prints under each mutant the code it replaces and its
+// replacement, so that a survivor can be judged without rebuilding it by hand.
+func TestShowPrintsEachEdit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.go")
+	if err := os.WriteFile(path, []byte(sample), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := showEdits(&out, "ret", []string{path}); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%[1]s:13:9 RETURN_TRUE\n\t- a == b\n\t+ true\n%[1]s:13:9 RETURN_FALSE\n\t- a == b\n\t+ false\n", path)
+	if out.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
+
 // TestGremlinsLog reads the mutants out of gremlins' console output.
 func TestGremlinsLog(t *testing.T) {
 	rep := fromGremlinsLog([]byte("Starting...\n      KILLED ARITHMETIC_BASE at a.go:3:9\n NOT COVERED INVERT_BITWISE at b/c.go:16:27\nKilled: 1, Lived: 0\n       LIVED CONDITIONALS_NEGATION at a.go:5:2\n"))

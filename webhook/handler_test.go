@@ -273,7 +273,7 @@ func TestUnfinishedTransactionsStayForReconciliation(t *testing.T) {
 func TestQueueBoundAnswers503(t *testing.T) {
 	for _, tc := range []struct {
 		max, accepted int
-	}{{2, 2}, {0, 10_000}} {
+	}{{1, 1}, {2, 2}, {0, 10_000}} {
 		// In a bubble: ten thousand transactions take a while under -race, and the waits
 		// of Flush and Shutdown must not depend on the machine's speed.
 		t.Run(strconv.Itoa(tc.max), func(t *testing.T) {
@@ -923,6 +923,32 @@ func TestUnpassedHintsLoggedAtDebug(t *testing.T) {
 		}
 		if n := log.Count("dropped as unconfirmed"); n != 0 {
 			t.Errorf("%d hints warned of as unconfirmed deliveries:\n%s", n, log.String())
+		}
+	})
+}
+
+// TestHintWithoutReceiverCostsNoFetch: without OnUnconfirmedHint, a hint about a
+// transaction the handler knows is dropped as it arrives: a marketplace that never asked
+// for hints must not spend its rate limit fetching for names nothing will receive.
+func TestHintWithoutReceiverCostsNoFetch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Refetch: time.Millisecond, MaxRefetch: time.Millisecond})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		flushed(t, h)
+		before := api.readsOf(1)
+		for _, name := range []string{"payment_sent", "party_verification_submitted", "payment_refunded"} {
+			deliver(h, name, 1)
+			flushed(t, h)
+		}
+		if n := api.readsOf(1) - before; n != 0 {
+			t.Errorf("%d fetches for hints nothing receives", n)
+		}
+		if len(got.list()) != 1 {
+			t.Errorf("handed over %v, want the creation alone", got.list())
 		}
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	escrow "github.com/escrowkit/escrow-go"
@@ -86,6 +87,41 @@ func (r *recordingObserver) outcomes() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestFullQueueObservedAsRefusedOnce: a delivery refused because known transactions fill
+// MaxQueued is reported once, as refused: counted also as dropped, a dashboard would show
+// a lost event where the sender was told to retry.
+func TestFullQueueObservedAsRefusedOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1], api.txs[2] = created(1), created(2)
+		obs := new(recordingObserver)
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxQueued: 1, Observer: obs})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		deliver(h, "create", 2) // never seen: a lane of its own
+		flushed(t, h)
+		api.set(agreed(1))
+		api.set(agreed(2))
+		got.block = make(chan struct{})
+		deliver(h, "agree", 1)
+		if code := deliver(h, "agree", 2); code != http.StatusServiceUnavailable {
+			t.Fatalf("delivery beyond MaxQueued answered %d, want 503", code)
+		}
+		close(got.block)
+		flushed(t, h)
+		var about2 []string
+		for _, o := range obs.outcomes() {
+			if strings.HasPrefix(o, "agree:2=") {
+				about2 = append(about2, o)
+			}
+		}
+		if !slices.Equal(about2, []string{"agree:2=refused"}) {
+			t.Errorf("the refused delivery observed as %q, want refused once", about2)
+		}
+	})
 }
 
 // TestObserverSeesEachDeliveryOutcome: every delivery is reported once with what became of

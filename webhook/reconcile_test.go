@@ -482,6 +482,54 @@ func TestTrackedTransactionsRechecked(t *testing.T) {
 	}
 }
 
+// TestListedTransactionOnceNotFoundIsHandedOver: a delivery that named an id before the
+// transaction existed was answered 404, and such an id is not fetched again for a while;
+// the transaction, made since, is handed over from the first listing that shows it, not
+// minutes later: a forger who guesses the next id must not hold a real sale back.
+func TestListedTransactionOnceNotFoundIsHandedOver(t *testing.T) {
+	api := newListingAPI(true)
+	api.add(ended(1))
+	got := &calls{}
+	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{})
+	defer shutdown(t, h)
+	reconciled(t, h) // the mark at 1
+	deliver(h, "create", 2)
+	flushed(t, h) // answered 404
+	api.add(ongoing(2))
+	reconciled(t, h)
+	if list := got.list(); !slices.Contains(list, "create:2") {
+		t.Errorf("handed over %v; want transaction 2's creation", list)
+	}
+}
+
+// TestTrackedTransactionOnceNotFoundIsRechecked: the same for a transaction another
+// replica listed, tracked and moved the mark past, which ended since: this replica's
+// reconciliation reads it again and hands over its events, although a delivery of its id
+// was answered 404 here before it existed.
+func TestTrackedTransactionOnceNotFoundIsRechecked(t *testing.T) {
+	api := newListingAPI(true)
+	api.add(ended(1))
+	store := new(webhook.MemoryStore)
+	got := &calls{}
+	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
+	defer shutdown(t, h)
+	reconciled(t, h) // the mark at 1
+	deliver(h, "create", 2)
+	flushed(t, h) // answered 404
+	api.add(ended(2))
+	// Another replica listed it while it was ongoing.
+	if err := store.Track(t.Context(), []int64{2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.AdvanceMark(t.Context(), 2); err != nil {
+		t.Fatal(err)
+	}
+	reconciled(t, h)
+	if list := got.list(); !slices.Contains(list, "cancel:2") {
+		t.Errorf("handed over %v; want transaction 2's cancellation", list)
+	}
+}
+
 // TestReconciliationFailuresLogged: RunReconciler logs a failed reconciliation, at once
 // and at each tick, and nothing for one that succeeds.
 func TestReconciliationFailuresLogged(t *testing.T) {

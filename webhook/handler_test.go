@@ -1149,6 +1149,37 @@ func TestNewsIsNotPacedAndResetsThePace(t *testing.T) {
 	})
 }
 
+// TestNewsDuringAPaceWaitIsFetchedAtOnce: a replay that arrives after the pace slowed
+// waits for it, and a delivery of news that arrives during that wait is fetched at once,
+// not when the replay's wait ends: a real event after a storm of replays must not be
+// held back by seconds.
+func TestNewsDuringAPaceWaitIsFetchedAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		store := storeWithCreateHandedOver(t)
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
+		defer shutdown(t, h)
+		const ms = time.Millisecond
+		for range 12 { // nothing new: fetched at 0, 250ms and 1.25s; the next wait is 4s
+			deliver(h, "payment_disbursed", 1)
+			time.Sleep(100 * ms)
+		}
+		time.Sleep(200 * ms)
+		deliver(h, "payment_disbursed", 1) // at 1.4s: waits until 5.25s
+		time.Sleep(100 * ms)
+		api.set(agreed(1))
+		deliver(h, "agree", 1) // at 1.5s: fetched at once
+		synctest.Wait()
+		want := []time.Duration{250 * ms, time.Second, 250 * ms}
+		if gaps := api.gapsOf(1); !slices.Equal(gaps, want) || !slices.Equal(got.list(), []string{"agree:1"}) {
+			t.Errorf("fetched after %v, handed over %v; want %v and agree", gaps, got.list(), want)
+		}
+		flushed(t, h)
+	})
+}
+
 // TestGivenUpBatchKeepsThePace: a batch given up on handed nothing over, so the next
 // delivery of its transaction waits Refetch like a replay's.
 func TestGivenUpBatchKeepsThePace(t *testing.T) {

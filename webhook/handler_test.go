@@ -1180,6 +1180,33 @@ func TestNewsDuringAPaceWaitIsFetchedAtOnce(t *testing.T) {
 	})
 }
 
+// TestDeliveryDuringARetryWaitKeepsTheBackoff: a delivery that arrives while a failed
+// fetch waits for its retry joins that retry and does not bring it forward: under an
+// outage or a rate limit, a busy transaction must not fetch once per delivery.
+func TestDeliveryDuringARetryWaitKeepsTheBackoff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		api.status[1] = http.StatusBadGateway
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{RetryWait: time.Second, MaxRetryWait: time.Second})
+		defer shutdown(t, h)
+		deliver(h, "create", 1) // fails: retried after 0.5 to 1s
+		time.Sleep(100 * time.Millisecond)
+		api.mu.Lock()
+		api.status[1] = 0
+		api.mu.Unlock()
+		deliver(h, "create", 1)
+		flushed(t, h)
+		if gaps := api.gapsOf(1); len(gaps) != 1 || gaps[0] < 500*time.Millisecond {
+			t.Errorf("fetched again after %v; want once, after the backoff of at least 500ms", gaps)
+		}
+		if !slices.Equal(got.list(), []string{"create:1"}) {
+			t.Errorf("handed over %v", got.list())
+		}
+	})
+}
+
 // TestGivenUpBatchKeepsThePace: a batch given up on handed nothing over, so the next
 // delivery of its transaction waits Refetch like a replay's.
 func TestGivenUpBatchKeepsThePace(t *testing.T) {

@@ -1207,6 +1207,83 @@ func TestDeliveryDuringARetryWaitKeepsTheBackoff(t *testing.T) {
 	})
 }
 
+// TestHintStormIsPaced: hints passed to OnUnconfirmedHint take a fetch each (only a
+// transaction the account reads is hinted about), so a storm of them is paced like a
+// storm of replays: a sender repeating payment_sent every 100ms must not spend the rate
+// limit at that rate.
+func TestHintStormIsPaced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		store := storeWithCreateHandedOver(t)
+		h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Store: store,
+			OnUnconfirmedHint: func(context.Context, webhook.Hint) {}})
+		defer shutdown(t, h)
+		const ms = time.Millisecond
+		for range 13 { // fetched at 0, 250ms and 1.25s, like replays
+			deliver(h, "payment_sent", 1)
+			time.Sleep(100 * ms)
+		}
+		flushed(t, h)
+		want := []time.Duration{250 * ms, time.Second}
+		if gaps := api.gapsOf(1); !slices.Equal(gaps, want) {
+			t.Errorf("fetched after %v; want %v", gaps, want)
+		}
+	})
+}
+
+// TestListedStateIsNotPaced: a state the reconciler's listing read is handed over at once,
+// even while the transaction's deliveries wait for a slowed pace: it needs no fetch.
+func TestListedStateIsNotPaced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		store := storeWithCreateHandedOver(t)
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
+		defer shutdown(t, h)
+		for range 12 { // nothing new: fetched at 0, 250ms and 1.25s; the next wait is 4s
+			deliver(h, "payment_disbursed", 1)
+			time.Sleep(100 * time.Millisecond)
+		}
+		time.Sleep(100 * time.Millisecond)
+		api.set(agreed(1))
+		if err := h.Reconcile(t.Context()); err != nil { // lists it, ongoing
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if !slices.Equal(got.list(), []string{"agree:1"}) {
+			t.Errorf("handed over %v at once; want agree from the listing", got.list())
+		}
+		flushed(t, h)
+	})
+}
+
+// TestRecheckAskedDuringATurnIsFetchedAfterIt: a reconciler (here another replica's) that
+// asks for a transaction to be read again while a replica's turn on it runs gets a fetch
+// after that turn: the state the turn read may predate what made it ask.
+func TestRecheckAskedDuringATurnIsFetchedAfterIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		store := new(webhook.MemoryStore)
+		got := &calls{block: make(chan struct{})}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		synctest.Wait() // the turn's callback runs
+		other := webhook.Lease{TransactionID: 1, Holder: "other", Expires: time.Now().Add(time.Minute)}
+		if turn, err := store.Acquire(t.Context(), other, nil, time.Now()); err != nil || turn.Granted {
+			t.Fatalf("the other replica's recheck: %+v, %v; want it left to the holder", turn, err)
+		}
+		close(got.block)
+		flushed(t, h)
+		if n := api.readsOf(1); n != 2 {
+			t.Errorf("read %d times; want again after the turn", n)
+		}
+	})
+}
+
 // TestGivenUpBatchKeepsThePace: a batch given up on handed nothing over, so the next
 // delivery of its transaction waits Refetch like a replay's.
 func TestGivenUpBatchKeepsThePace(t *testing.T) {

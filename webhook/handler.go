@@ -540,25 +540,18 @@ func (h *Handler) learnPruned(id int64) {
 }
 
 // covered reports whether the state this turn fetched already confirms the names
-// delivered to other replicas during the turn: each confirmable one shows a fact not
-// handed over before the turn, or is a replay (Replayed). Then they are handed over from
-// that state without a new fetch. An item event's name whose facts were handed over
-// before for some items only may be another item's: that takes a fetch (paced, if tried
-// before).
+// delivered to other replicas during the turn: each confirmable one is a replay of what
+// is handed over now, this turn's facts with those before it (Replayed). Then they are
+// handed over (hints passed on) from that state without a new fetch. An item event's name
+// that some items do not show yet may be another item's, made after the fetch, and a
+// name the state does not show may have happened since: those take a fetch (paced, if
+// tried before).
 func (h *Handler) covered(b *batch, pending []escrow.EventName) bool {
 	if b.tx == nil || len(pending) == 0 {
 		return false // asked to look again, for no name: a reconciler's recheck
 	}
-	facts := factsOf(b.tx)
 	for _, n := range pending {
-		if !confirmable(n) || Replayed([]escrow.EventName{n}, b.handed) {
-			continue
-		}
-		news := false
-		for _, f := range facts {
-			news = news || (f.event == n && (!b.handed[f.key] || slices.Contains(b.done, f.key)))
-		}
-		if !news {
+		if confirmable(n) && !Replayed([]escrow.EventName{n}, b.handed) {
 			return false
 		}
 	}

@@ -1284,6 +1284,47 @@ func TestRecheckAskedDuringATurnIsFetchedAfterIt(t *testing.T) {
 	})
 }
 
+// TestItemEventLeftDuringATurnIsFetchedAgain: with two goods, a ship delivered to
+// another replica while the holder's turn hands over the first good's shipping may be the
+// second good's, shipped after the holder's fetch: the holder fetches again and hands it
+// over, rather than taking the name as confirmed by the first good's fact.
+func TestItemEventLeftDuringATurnIsFetchedAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		shipped := func(shipped ...bool) *escrow.Transaction {
+			tx := sale(1, item(11, escrow.ItemGeneralMerchandise, false), item(12, escrow.ItemGeneralMerchandise, false))
+			for i := range tx.Items {
+				tx.Items[i].Status.Shipped = shipped[i]
+			}
+			return tx
+		}
+		api := newFakeAPI()
+		api.txs[1] = shipped(true, false)
+		store := new(webhook.MemoryStore)
+		got := &calls{block: make(chan struct{})}
+		a := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
+		defer shutdown(t, a)
+		b := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
+		defer shutdown(t, b)
+		deliver(a, "ship", 1)
+		synctest.Wait() // a's turn hands the first good's shipping over
+		api.set(shipped(true, true))
+		deliver(b, "ship", 1) // left to a, the holder
+		synctest.Wait()
+		close(got.block)
+		flushed(t, a)
+		flushed(t, b)
+		ships := 0
+		for _, e := range got.list() {
+			if e == "ship:1" {
+				ships++
+			}
+		}
+		if ships != 2 {
+			t.Errorf("handed over %v; want both goods' shipping", got.list())
+		}
+	})
+}
+
 // TestGivenUpBatchKeepsThePace: a batch given up on handed nothing over, so the next
 // delivery of its transaction waits Refetch like a replay's.
 func TestGivenUpBatchKeepsThePace(t *testing.T) {

@@ -1048,6 +1048,34 @@ func TestReplaysKnownHereCostNoStoreCall(t *testing.T) {
 	})
 }
 
+// TestRetryWithinTheLeaseCostsNoStoreCall: a fetch retried while the turn's lease has more
+// than half its time left keeps the lease as it is: the turn costs its two store calls
+// (take the lease, end the turn), not one more per retry (with a database store, each is
+// a commit).
+func TestRetryWithinTheLeaseCostsNoStoreCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		api.status[1] = http.StatusBadGateway
+		store := &countingStore{}
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store, RetryWait: 100 * time.Millisecond})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		synctest.Wait() // the first fetch failed
+		api.mu.Lock()
+		api.status[1] = 0
+		api.mu.Unlock()
+		flushed(t, h)
+		if n, r := store.calls.Load(), api.readsOf(1); n != 2 || r != 2 {
+			t.Errorf("%d store calls and %d fetches; want 2 of each (the lease, the turn's end; a retry)", n, r)
+		}
+		if !slices.Equal(got.list(), []string{"create:1"}) {
+			t.Errorf("handed over %v", got.list())
+		}
+	})
+}
+
 // TestReplayLearntFromTheStoreIsNotAskedAgain: a replica whose delivery the Store
 // answered as a replay (another replica handed its fact over) drops the next replay of it
 // as it arrives: one Store call, not one per replay.

@@ -177,20 +177,24 @@ func TestDroppedNewTransactionIsRecoveredByTheListing(t *testing.T) {
 			w.deliver(fmt.Sprintf(`{"event": "create", "event_type": "transaction", "transaction_id": %d}`, forgedBase+from+i))
 		}
 	}
-	forge(0, 10) // the share spent, the queue full
 	// Once the share (2 of the window's 20) is spent, the forgeries left are confirmed by
 	// a listing, at most one a second: the new transaction's delivery, made after that
-	// one, waits for the next, and the flood pushes it out meanwhile.
-	for deadline := time.Now().Add(10 * time.Second); w.listings.Load() == 0; time.Sleep(5 * time.Millisecond) {
+	// one, waits for the next, and the flood pushes it out meanwhile. (Forgeries that
+	// arrive while the first fetches are under way are dropped unqueued, MaxUnseen being
+	// 2: the flood goes on until one waits for a listing.)
+	forged := int64(0)
+	for deadline := time.Now().Add(10 * time.Second); w.listings.Load() == 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("no listing of the newest transactions within 10s of the flood")
 		}
+		forge(forged, 10)
+		forged += 10
 	}
 	id := w.create()
 	if err := w.srv.FlushWebhooks(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	forge(10, 10) // pushes the new transaction's delivery out
+	forge(forged, 10) // pushes the new transaction's delivery out
 	deadline := time.Now().Add(10 * time.Second)
 	for len(w.got.byTransaction()[id]) == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)

@@ -666,6 +666,37 @@ func TestShutdownGivesUpWaitingWork(t *testing.T) {
 	})
 }
 
+// TestShutdownFinishesWhatWaitsForARetry: a known transaction whose fetch failed and waits
+// for its retry when Shutdown begins is retried and handed over within Shutdown's context:
+// only never-seen ids are dropped at shutdown.
+func TestShutdownFinishesWhatWaitsForARetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{RetryWait: time.Second, MaxRetryWait: time.Second})
+		deliver(h, "create", 1)
+		flushed(t, h)
+		api.set(agreed(1))
+		api.mu.Lock()
+		api.status[1] = http.StatusBadGateway
+		api.mu.Unlock()
+		deliver(h, "agree", 1)
+		synctest.Wait() // failed: waits for its retry
+		api.mu.Lock()
+		api.status[1] = 0
+		api.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := h.Shutdown(ctx); err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		if l := got.list(); !slices.Equal(l, []string{"create:1", "agree:1"}) {
+			t.Errorf("handed over %v; want the retried agree too", l)
+		}
+	})
+}
+
 // TestShutdownWaitsForCancelledCallbacks: a callback still running when Shutdown gives up
 // waiting is cancelled, and Shutdown returns only after it has returned, so that the
 // application may close what the callback uses (its database) as soon as Shutdown does.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"runtime"
 	"slices"
+	"strconv"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -66,34 +67,73 @@ func TestKnownTransactionsGoFirst(t *testing.T) {
 }
 
 // TestNeverSeenOverflowDropsTheOldest: past MaxUnseen the oldest never-seen id waiting
-// is dropped, and the delivery is answered 200 all the same: never 503.
+// is dropped, and the delivery is answered 200 all the same: never 503. A MaxUnseen of 1
+// keeps one waiting.
 func TestNeverSeenOverflowDropsTheOldest(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		api := newFakeAPI()
-		api.header = rateLimited
-		for id := int64(1); id <= 4; id++ {
-			api.txs[id] = created(id)
-		}
-		got := &calls{}
-		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxUnseen: 3})
-		defer shutdown(t, h)
-		deliver(h, "create", forgedBase) // spends the share
-		synctest.Wait()
-		for id := int64(1); id <= 4; id++ {
-			if code := deliver(h, "create", id); code != http.StatusOK {
-				t.Errorf("never-seen delivery %d answered %d", id, code)
-			}
-			synctest.Wait() // looked up in the store: waiting for the share
-		}
-		if s := h.Stats(); s.UnseenDropped != 1 {
-			t.Errorf("Stats %+v, want one dropped", s)
-		}
-		time.Sleep(time.Minute)
-		synctest.Wait()
-		if l := got.list(); !slices.Equal(slices.Sorted(slices.Values(l)), []string{"create:2", "create:3", "create:4"}) {
-			t.Errorf("handed over %v; want all but the oldest", l)
-		}
-	})
+	for _, maxUnseen := range []int{3, 1} {
+		t.Run(strconv.Itoa(maxUnseen), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				api := newFakeAPI()
+				api.header = rateLimited
+				last := int64(maxUnseen + 1)
+				for id := int64(1); id <= last; id++ {
+					api.txs[id] = created(id)
+				}
+				got := &calls{}
+				h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxUnseen: maxUnseen})
+				defer shutdown(t, h)
+				deliver(h, "create", forgedBase) // spends the share
+				synctest.Wait()
+				for id := int64(1); id <= last; id++ {
+					if code := deliver(h, "create", id); code != http.StatusOK {
+						t.Errorf("never-seen delivery %d answered %d", id, code)
+					}
+					synctest.Wait() // looked up in the store: waiting for the share
+				}
+				if s := h.Stats(); s.UnseenDropped != 1 {
+					t.Errorf("Stats %+v, want one dropped", s)
+				}
+				time.Sleep(time.Minute)
+				synctest.Wait()
+				var want []string
+				for id := int64(2); id <= last; id++ {
+					want = append(want, fmt.Sprintf("create:%d", id))
+				}
+				if l := got.list(); !slices.Equal(slices.Sorted(slices.Values(l)), want) {
+					t.Errorf("handed over %v; want all but the oldest", l)
+				}
+			})
+		})
+	}
+}
+
+// TestNeverSeenShareIsATenthByDefault: fetches of never-seen ids answered 404 may spend a
+// share of each rate-limit window, a tenth unless UnseenShare says otherwise (a share
+// outside (0, 1] is taken for unset): with a window of 20, two forgeries are fetched and
+// the rest wait.
+func TestNeverSeenShareIsATenthByDefault(t *testing.T) {
+	for _, tc := range []struct {
+		share   float64
+		fetched int
+	}{{0, 2}, {2, 2}, {-1, 2}, {0.25, 5}} {
+		t.Run(fmt.Sprint(tc.share), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				api := newFakeAPI()
+				api.header = http.Header{"Ratelimit-Limit": {"20"}, "Ratelimit-Remaining": {"19"}, "Ratelimit-Reset": {"60"}}
+				h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{UnseenShare: tc.share})
+				defer shutdown(t, h)
+				fetched := 0
+				for i := range int64(10) {
+					deliver(h, "create", forgedBase+i)
+					synctest.Wait()
+					fetched += api.readsOf(forgedBase + i)
+				}
+				if fetched != tc.fetched {
+					t.Errorf("%d forgeries fetched in the window, want %d", fetched, tc.fetched)
+				}
+			})
+		})
+	}
 }
 
 // TestNotFoundIdsAreNotFetchedAgain: an id answered 404 is not fetched again for a while,
@@ -151,19 +191,29 @@ func TestGoroutinesBoundedByWorkers(t *testing.T) {
 // forgeries, a partner's new transaction is confirmed from one listing of its newest
 // transactions, without a fetch of its own.
 func TestPartnerListingConfirmsNewTransactions(t *testing.T) {
-	w := newWorld(t, webhook.Options{}, escrowtest.WithRateLimit(20, time.Minute))
-	for i := range int64(30) { // 404s: two spend the share, the rest wait
-		if code := w.deliver(fmt.Sprintf(`{"event": "create", "event_type": "transaction", "transaction_id": %d}`, forgedBase+i)); code != http.StatusOK {
-			t.Fatalf("a forgery answered %d", code)
-		}
-	}
-	id := w.create()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(w.got.byTransaction()[id]) == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if got := w.got.byTransaction()[id]; !slices.Equal(got, []string{"create"}) || w.got.count(webhook.FromWebhook) != 1 {
-		t.Errorf("the new transaction's events: %v", got)
+	for _, known := range []bool{false, true} {
+		// known: a reconciliation found the account to be a partner before the flood.
+		t.Run(fmt.Sprintf("partner known=%v", known), func(t *testing.T) {
+			w := newWorld(t, webhook.Options{}, escrowtest.WithRateLimit(20, time.Minute))
+			if known {
+				if err := w.h.Reconcile(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range int64(30) { // 404s: two spend the share, the rest wait
+				if code := w.deliver(fmt.Sprintf(`{"event": "create", "event_type": "transaction", "transaction_id": %d}`, forgedBase+i)); code != http.StatusOK {
+					t.Fatalf("a forgery answered %d", code)
+				}
+			}
+			id := w.create()
+			deadline := time.Now().Add(10 * time.Second)
+			for len(w.got.byTransaction()[id]) == 0 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if got := w.got.byTransaction()[id]; !slices.Equal(got, []string{"create"}) || w.got.count(webhook.FromWebhook) != 1 {
+				t.Errorf("the new transaction's events: %v", got)
+			}
+		})
 	}
 }
 

@@ -7,10 +7,12 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	escrow "github.com/escrowkit/escrow-go"
 	"github.com/escrowkit/escrow-go/escrowtest"
 	"github.com/escrowkit/escrow-go/webhook"
 )
@@ -215,6 +217,60 @@ func TestPartnerListingConfirmsNewTransactions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNoListingThatCannotHelp: the listing of a partner's newest transactions is asked for
+// only when it may confirm a never-seen id waiting: not by an account found not to be a
+// partner (refused, it would cost a request a second for the flood's length), and not
+// once the never-seen ids are all dealt with (the share spent, known transactions busy).
+// Each listing spends the rate limit the application shares.
+func TestNoListingThatCannotHelp(t *testing.T) {
+	forgery := func(i int64) string {
+		return fmt.Sprintf(`{"event": "create", "event_type": "transaction", "transaction_id": %d}`, forgedBase+i)
+	}
+	t.Run("not a partner", func(t *testing.T) {
+		srv := escrowtest.NewServer(escrowtest.WithRateLimit(20, time.Minute))
+		t.Cleanup(srv.Close)
+		shop := srv.AddCustomer("shop@example.com")
+		var listings atomic.Int64
+		hc := &http.Client{Transport: listingCounter{next: srv.Client().Transport, n: &listings}}
+		c, err := escrow.NewClient(shop.Email, shop.APIKey, escrow.WithBaseURL(srv.URL), escrow.WithHTTPClient(hc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := webhook.NewHandler(c, (&calls{}).fn, webhook.Options{})
+		defer shutdown(t, h)
+		for i := range int64(30) {
+			deliver(h, "create", forgedBase+i)
+		}
+		time.Sleep(2500 * time.Millisecond) // long enough for three listings a second apart
+		if n := listings.Load(); n != 1 {
+			t.Errorf("%d listings asked for; want the one that found the account is no partner", n)
+		}
+	})
+	t.Run("nothing waiting", func(t *testing.T) {
+		w := newWorld(t, webhook.Options{}, escrowtest.WithRateLimit(200, time.Minute))
+		id := w.create()
+		w.settle()                 // known
+		for i := range int64(20) { // spend the share, one at a time: nothing waits
+			w.deliver(forgery(i))
+			if err := w.h.Flush(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := w.listings.Load()
+		// A known transaction keeps the workers busy, on and off, for more than a second.
+		for i, step := range lifecycles[0].steps {
+			if err := step(w, id); err != nil {
+				t.Fatalf("step %d: %v", i, err)
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+		w.settle()
+		if n := w.listings.Load() - before; n != 0 {
+			t.Errorf("%d listings asked for with no never-seen id waiting", n)
+		}
+	})
 }
 
 // TestDroppedNewTransactionIsRecoveredByTheListing: a partner's new transaction whose

@@ -1179,22 +1179,31 @@ func TestReplaysOfAnEndedSaleCostNoStoreCall(t *testing.T) {
 	}
 }
 
+// slowedPace starts, in a synctest bubble, a handler over a store in which transaction 1's
+// creation was handed over, and delivers a replay of an item event (it may be a new item's,
+// so it takes a fetch) every 100ms for 1.2s: fetched at 0, 250ms and 1.25s, the pace's next
+// wait is 4s.
+func slowedPace(t *testing.T) (*fakeAPI, *webhook.Handler, *calls) {
+	t.Helper()
+	api := newFakeAPI()
+	api.txs[1] = created(1)
+	got := &calls{}
+	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: storeWithCreateHandedOver(t)})
+	for range 12 {
+		deliver(h, "payment_disbursed", 1)
+		time.Sleep(100 * time.Millisecond)
+	}
+	return api, h, got
+}
+
 // TestNewsIsNotPacedAndResetsThePace: a delivery of a name not tried yet is fetched at
 // once, even while replays wait for the pace, and the fetch that finds it ends the slowed
 // pace of replays: a replay after it is fetched at once too.
 func TestNewsIsNotPacedAndResetsThePace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		api := newFakeAPI()
-		api.txs[1] = created(1)
-		store := storeWithCreateHandedOver(t)
-		got := &calls{}
-		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
+		api, h, got := slowedPace(t)
 		defer shutdown(t, h)
 		const ms = time.Millisecond
-		for range 12 { // nothing new: fetched at 0, 250ms and 1.25s; the next wait is 4s
-			deliver(h, "payment_disbursed", 1)
-			time.Sleep(100 * ms)
-		}
 		time.Sleep(100 * ms)
 		api.set(agreed(1))
 		deliver(h, "agree", 1) // news, fetched at once (1.3s), with the replays waiting
@@ -1214,17 +1223,9 @@ func TestNewsIsNotPacedAndResetsThePace(t *testing.T) {
 // held back by seconds.
 func TestNewsDuringAPaceWaitIsFetchedAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		api := newFakeAPI()
-		api.txs[1] = created(1)
-		store := storeWithCreateHandedOver(t)
-		got := &calls{}
-		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
+		api, h, got := slowedPace(t)
 		defer shutdown(t, h)
 		const ms = time.Millisecond
-		for range 12 { // nothing new: fetched at 0, 250ms and 1.25s; the next wait is 4s
-			deliver(h, "payment_disbursed", 1)
-			time.Sleep(100 * ms)
-		}
 		time.Sleep(200 * ms)
 		deliver(h, "payment_disbursed", 1) // at 1.4s: waits until 5.25s
 		time.Sleep(100 * ms)
@@ -1295,16 +1296,8 @@ func TestHintStormIsPaced(t *testing.T) {
 // even while the transaction's deliveries wait for a slowed pace: it needs no fetch.
 func TestListedStateIsNotPaced(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		api := newFakeAPI()
-		api.txs[1] = created(1)
-		store := storeWithCreateHandedOver(t)
-		got := &calls{}
-		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
+		api, h, got := slowedPace(t)
 		defer shutdown(t, h)
-		for range 12 { // nothing new: fetched at 0, 250ms and 1.25s; the next wait is 4s
-			deliver(h, "payment_disbursed", 1)
-			time.Sleep(100 * time.Millisecond)
-		}
 		time.Sleep(100 * time.Millisecond)
 		api.set(agreed(1))
 		if err := h.Reconcile(t.Context()); err != nil { // lists it, ongoing

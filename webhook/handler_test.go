@@ -93,6 +93,14 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(tx)
 }
 
+// setStatus makes the API answer reads of transaction id with the error status code
+// (0: as usual).
+func (f *fakeAPI) setStatus(id int64, code int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.status[id] = code
+}
+
 func (f *fakeAPI) readsOf(id int64) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -678,14 +686,10 @@ func TestShutdownFinishesWhatWaitsForARetry(t *testing.T) {
 		deliver(h, "create", 1)
 		flushed(t, h)
 		api.set(agreed(1))
-		api.mu.Lock()
-		api.status[1] = http.StatusBadGateway
-		api.mu.Unlock()
+		api.setStatus(1, http.StatusBadGateway)
 		deliver(h, "agree", 1)
 		synctest.Wait() // failed: waits for its retry
-		api.mu.Lock()
-		api.status[1] = 0
-		api.mu.Unlock()
+		api.setStatus(1, 0)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := h.Shutdown(ctx); err != nil {
@@ -1079,24 +1083,30 @@ func TestReplaysKnownHereCostNoStoreCall(t *testing.T) {
 	})
 }
 
+// firstFetchFails starts a handler with opt and delivers transaction 1's creation, which
+// the API answers 502 until told otherwise (setStatus).
+func firstFetchFails(t *testing.T, opt webhook.Options) (*fakeAPI, *webhook.Handler, *calls) {
+	t.Helper()
+	api := newFakeAPI()
+	api.txs[1] = created(1)
+	api.status[1] = http.StatusBadGateway
+	got := &calls{}
+	h := webhook.NewHandler(api.client(t), got.fn, opt)
+	deliver(h, "create", 1)
+	return api, h, got
+}
+
 // TestRetryWithinTheLeaseCostsNoStoreCall: a fetch retried while the turn's lease has more
 // than half its time left keeps the lease as it is: the turn costs its two store calls
 // (take the lease, end the turn), not one more per retry (with a database store, each is
 // a commit).
 func TestRetryWithinTheLeaseCostsNoStoreCall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		api := newFakeAPI()
-		api.txs[1] = created(1)
-		api.status[1] = http.StatusBadGateway
 		store := &countingStore{}
-		got := &calls{}
-		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store, RetryWait: 100 * time.Millisecond})
+		api, h, got := firstFetchFails(t, webhook.Options{Store: store, RetryWait: 100 * time.Millisecond})
 		defer shutdown(t, h)
-		deliver(h, "create", 1)
-		synctest.Wait() // the first fetch failed
-		api.mu.Lock()
-		api.status[1] = 0
-		api.mu.Unlock()
+		synctest.Wait()
+		api.setStatus(1, 0)
 		flushed(t, h)
 		if n, r := store.calls.Load(), api.readsOf(1); n != 2 || r != 2 {
 			t.Errorf("%d store calls and %d fetches; want 2 of each (the lease, the turn's end; a retry)", n, r)
@@ -1245,17 +1255,10 @@ func TestNewsDuringAPaceWaitIsFetchedAtOnce(t *testing.T) {
 // outage or a rate limit, a busy transaction must not fetch once per delivery.
 func TestDeliveryDuringARetryWaitKeepsTheBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		api := newFakeAPI()
-		api.txs[1] = created(1)
-		api.status[1] = http.StatusBadGateway
-		got := &calls{}
-		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{RetryWait: time.Second, MaxRetryWait: time.Second})
-		defer shutdown(t, h)
-		deliver(h, "create", 1) // fails: retried after 0.5 to 1s
+		api, h, got := firstFetchFails(t, webhook.Options{RetryWait: time.Second, MaxRetryWait: time.Second})
+		defer shutdown(t, h) // retried after 0.5 to 1s
 		time.Sleep(100 * time.Millisecond)
-		api.mu.Lock()
-		api.status[1] = 0
-		api.mu.Unlock()
+		api.setStatus(1, 0)
 		deliver(h, "create", 1)
 		flushed(t, h)
 		if gaps := api.gapsOf(1); len(gaps) != 1 || gaps[0] < 500*time.Millisecond {

@@ -502,6 +502,36 @@ func TestListedTransactionOnceNotFoundIsHandedOver(t *testing.T) {
 	}
 }
 
+// TestDeliveryAfterTheListingIsFetched: a delivery that reaches a transaction queued
+// with the state a reconciliation listed is confirmed by a fetch, not from that state,
+// which may predate its event: the event would be dropped as unconfirmed.
+func TestDeliveryAfterTheListingIsFetched(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newListingAPI(true)
+		api.add(ongoing(1))
+		got := &calls{block: make(chan struct{})}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Workers: 1})
+		defer shutdown(t, h)
+		if err := h.Reconcile(t.Context()); err != nil { // hands transaction 1 over from the listing
+			t.Fatal(err)
+		}
+		synctest.Wait() // the one worker holds the first callback
+		api.add(ongoing(2))
+		if err := h.Reconcile(t.Context()); err != nil { // 2 queued with its listed state
+			t.Fatal(err)
+		}
+		shipped := ongoing(2)
+		shipped.Items[0].Status.Shipped = true
+		api.add(shipped)
+		deliver(h, "ship", 2)
+		close(got.block)
+		flushed(t, h)
+		if list := got.list(); !slices.Contains(list, "ship:2") {
+			t.Errorf("handed over %v; want transaction 2's shipping", list)
+		}
+	})
+}
+
 // TestTrackedTransactionOnceNotFoundIsRechecked: the same for a transaction another
 // replica listed, tracked and moved the mark past, which ended since: this replica's
 // reconciliation reads it again and hands over its events, although a delivery of its id

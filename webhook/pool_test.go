@@ -138,6 +138,27 @@ func TestNeverSeenShareIsATenthByDefault(t *testing.T) {
 	}
 }
 
+// TestRepeatedForgeryWaitsForTheShare: a never-seen id delivered again while it waits
+// for the share stays never seen: repeating each forged id must not lift it out of the
+// flood's lane into the known transactions' (fetched at once, the share unspent).
+func TestRepeatedForgeryWaitsForTheShare(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.header = rateLimited
+		h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{})
+		defer shutdown(t, h)
+		deliver(h, "create", forgedBase) // spends the share
+		synctest.Wait()
+		for range 3 {
+			deliver(h, "create", forgedBase+1)
+			synctest.Wait()
+		}
+		if n := api.readsOf(forgedBase + 1); n != 0 {
+			t.Errorf("a forgery delivered again fetched %d times before the window's end", n)
+		}
+	})
+}
+
 // TestNotFoundIdsAreNotFetchedAgain: an id answered 404 is not fetched again for a while,
 // however often it is delivered.
 func TestNotFoundIdsAreNotFetchedAgain(t *testing.T) {

@@ -213,3 +213,72 @@ func TestHexDumpsWithEverySeparator(t *testing.T) {
 		}
 	}
 }
+
+// everyFourth returns a key of groups of three bytes, each group ending in third, so that
+// every fourth character of its base64 is the one third's low six bits give ('?' gives '/'
+// in the standard alphabet and '_' in the URL one; '>' gives '+' and '-').
+func everyFourth(third byte) string {
+	var b strings.Builder
+	for _, pair := range []string{"Zq", "8/", "E+", "c=", "Rk", "4A", "T_", "mW", "x/", "P+", "k=", "Q9", "rT", "7w", "Eq", "b_", "L0", "a+", "/z", "V="} {
+		b.WriteString(pair)
+		b.WriteByte(third)
+	}
+	return b.String()
+}
+
+// TestTokenWrappedAcrossLinesRedactedInBothAlphabets: the Basic token, echoed in a body
+// wrapped at 76 columns as MIME does, so that no line is the whole token, is redacted line
+// by line, in the standard and the URL alphabet, with keys whose base64 has a '+', '/',
+// '-' or '_' every fourth character. A redactor that cut runs at one of those characters,
+// or knew the key's base64 in one alphabet only, would hand back every line.
+func TestTokenWrappedAcrossLinesRedactedInBothAlphabets(t *testing.T) {
+	const email = "shops@example.com" // with ':' 18 bytes: the key starts a 3-byte group
+	for _, third := range []byte{'?', '>'} {
+		key := everyFourth(third)
+		r := New(email, key)
+		for name, enc := range map[string]*base64.Encoding{"standard": base64.StdEncoding, "URL": base64.URLEncoding} {
+			token := enc.EncodeToString([]byte(email + ":" + key))
+			if sep := token[24+3]; !strings.ContainsRune("+/-_", rune(sep)) || token[24+7] != sep || len(token) <= 76 {
+				t.Fatalf("the %s token %s does not have the key's every fourth character a %q", name, token, sep)
+			}
+			wrapped := token[:76] + "\r\n" + token[76:]
+			if got, want := r.String(wrapped), Redacted+"\r\n"+Redacted; got != want {
+				t.Errorf("%s token of a key with %q, wrapped: %q, want %q", name, token[27], got, want)
+			}
+		}
+	}
+}
+
+// TestBase64OfTheKeyRedactedWithItsPadding: the key's own base64, padded, in either
+// alphabet, goes whole, its padding with it: "[REDACTED]==" would show that a value was
+// cut, not removed.
+func TestBase64OfTheKeyRedactedWithItsPadding(t *testing.T) {
+	const key = "Zq8s?~>/EcR+eT=_4A9" // 19 bytes: two characters of padding
+	r := New("shop@example.com", key)
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+		b64 := enc.EncodeToString([]byte(key))
+		if !strings.HasSuffix(b64, "==") {
+			t.Fatalf("the fixture's base64 %s is not padded", b64)
+		}
+		if got := r.String(`{"key":"` + b64 + `"}`); got != `{"key":"`+Redacted+`"}` {
+			t.Errorf("%s: %q, want it redacted whole", b64, got)
+		}
+	}
+}
+
+// TestCutBase64OfTheKeyRedactedUpToTheEllipsis: the key's base64, cut after any number of
+// characters from 4 on and ended with an ellipsis, as a page or a log shortens a long
+// value, loses what it holds of the key and keeps the ellipsis: a cut of 4 characters
+// still carries 3 bytes of the key, and the text after the value is not the secret.
+func TestCutBase64OfTheKeyRedactedUpToTheEllipsis(t *testing.T) {
+	const key = "Zq8s?~>/EcR+eT=_4A9"
+	r := New("shop@example.com", key)
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		b64 := enc.EncodeToString([]byte(key))
+		for n := 4; n <= len(b64); n++ {
+			if got, want := r.String("key "+b64[:n]+"… more"), "key "+Redacted+"… more"; got != want {
+				t.Errorf("cut after %d: %q, want %q", n, got, want)
+			}
+		}
+	}
+}

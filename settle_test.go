@@ -62,6 +62,9 @@ func TestCreateNeverTakesAnotherTransactionFoundByReference(t *testing.T) {
 		{"with a party the request did not name", strings.Replace(own, `{"id": 14, "role": "partner", "customer": "me", "agreed": true}`,
 			`{"id": 14, "role": "partner", "customer": "me", "agreed": true}, {"id": 15, "role": "inspector", "customer": "mallory@evil.test"}`, 1), "inspector the request did not name"},
 		{"with its buyer shown blank", strings.Replace(own, `"role": "buyer", "customer": "me"`, `"role": "buyer", "customer": ""`, 1), "buyer is not the request's"},
+		{"the caller's, with an item to another added", strings.Replace(own, `"unknown_future_field": {"nested": [1, 2, 3]}
+    }`, `"unknown_future_field": {"nested": [1, 2, 3]}
+    }, {"id": 1004, "type": "broker_fee", "schedule": [{"amount": "500.00", "payer_customer": "me", "beneficiary_customer": "mallory@evil.test"}]}`, 1), "it has 4 items, the request 3"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c, _, _ := createTest(t, []httpmock.Responder{respond(502, `{}`)}, []httpmock.Responder{respond(200, tt.found)})
@@ -850,5 +853,25 @@ func TestSavedDisbursementMethodMustBeTheOneSelected(t *testing.T) {
 	m, _ := got.(*DisbursementMethods)
 	if err != nil || writes != 2 || m == nil || m.SelectedDisbursementMethod == nil || m.SelectedDisbursementMethod.ID != 9 {
 		t.Errorf("got %+v, %v after %d writes; want method 9 selected by the second", got, err, writes)
+	}
+}
+
+// TestCreateByAPartyTakesItsOwnWithoutAPartnerParty: the client creates a deal as its
+// buyer, so the API lists no partner party (it makes only a creator who is no other party
+// the partner); the create fails with a 502 and the reference finds the deal, its buyer
+// shown as "me" or by the client's address: it is the caller's, taken as created, not an
+// unknown outcome.
+func TestCreateByAPartyTakesItsOwnWithoutAPartnerParty(t *testing.T) {
+	noPartner := strings.Replace(carSaleAsRendered(77), `,
+    {"id": 14, "role": "partner", "customer": "me", "agreed": true}`, "", 1)
+	if strings.Contains(noPartner, `"partner"`) {
+		t.Fatal("the fixture still has its partner party")
+	}
+	for _, buyer := range []string{"me", strings.ToUpper(testEmail)} {
+		doc := strings.Replace(noPartner, `"role": "buyer", "customer": "me"`, `"role": "buyer", "customer": "`+buyer+`"`, 1)
+		tx, err := createFound(t, carSale(), doc)
+		if err != nil || tx == nil || tx.ID != 77 {
+			t.Errorf("buyer shown as %q: Create = %v, %v; want transaction 77, the caller's own", buyer, tx, err)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package redact
 import (
 	"encoding/base64"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -278,6 +279,36 @@ func TestCutBase64OfTheKeyRedactedUpToTheEllipsis(t *testing.T) {
 		for n := 4; n <= len(b64); n++ {
 			if got, want := r.String("key "+b64[:n]+"… more"), "key "+Redacted+"… more"; got != want {
 				t.Errorf("cut after %d: %q, want %q", n, got, want)
+			}
+		}
+	}
+}
+
+// TestBase64OfTheKeyInAHeaderNameRedactedAtEveryAlignment: a header named after the base64
+// of the key behind 0, 1 or 2 other bytes (so at each of the three alignments), in either
+// alphabet, has its name's case changed by Go, and is still redacted: no 8 characters of
+// the key's base64, in any case, are left in the name, and the value is kept under it.
+// Matched in its own case only, the key's base64 at another alignment than the first would
+// be handed back in the header's name.
+func TestBase64OfTheKeyInAHeaderNameRedactedAtEveryAlignment(t *testing.T) {
+	const key = "ZQ8S?~>/ECR+ET=_4A9KLMNOPQRSTUV"
+	r := New("shop@example.com", key)
+	for _, prefix := range []string{"", "k", "k:"} {
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+			b64 := enc.EncodeToString([]byte(prefix + key))
+			name := http.CanonicalHeaderKey("X-Echo-" + b64)
+			h := r.Header(http.Header{name: {"v"}})
+			tail := strings.ToLower(b64[4:]) // past the characters that carry the prefix's bits
+			for got, vs := range h {
+				if len(h) != 1 || len(vs) != 1 || vs[0] != "v" {
+					t.Errorf("%q: Header = %v, want one name with the value v", name, h)
+				}
+				for i := 0; i+8 <= len(tail); i++ {
+					if strings.Contains(strings.ToLower(got), tail[i:i+8]) {
+						t.Errorf("the name %q redacted to %q, which holds %q of the key's base64", name, got, tail[i:i+8])
+						break
+					}
+				}
 			}
 		}
 	}

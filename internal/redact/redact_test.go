@@ -313,3 +313,18 @@ func TestBase64OfTheKeyInAHeaderNameRedactedAtEveryAlignment(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyWithJSONShortEscapesRedacted: a key holding '/', '"' or '\' every two letters,
+// echoed in a JSON string with those written as the short escapes \/ (PHP's json_encode
+// writes every slash so), \" and \\, is redacted whole. Read as two characters each, no
+// piece of the key between them is long enough to be caught another way.
+func TestKeyWithJSONShortEscapesRedacted(t *testing.T) {
+	for _, c := range []string{"/", `"`, `\`} {
+		key := strings.Join([]string{"4A", "bC", "dE", "fG", "hI", "jK", "lM"}, c)
+		r := New("shop@example.com", key)
+		echo := strings.ReplaceAll(key, c, `\`+c)
+		if got := r.String(`{"key":"` + echo + `"}`); got != `{"key":"`+Redacted+`"}` {
+			t.Errorf("the key %q echoed as %q: %q, want it redacted", key, echo, got)
+		}
+	}
+}

@@ -328,3 +328,20 @@ func TestKeyWithJSONShortEscapesRedacted(t *testing.T) {
 		}
 	}
 }
+
+// TestLiteralPercentBeforeTheKeysBase64TakesNothingOfIt: a '%' that starts no escape (as
+// in "100%"), right before the key's base64, is read as itself: the base64 goes whole, and
+// no character of it is left beside the mark as the rest of a would-be escape.
+func TestLiteralPercentBeforeTheKeysBase64TakesNothingOfIt(t *testing.T) {
+	const key = "Zq8s?~>/EcR+eT=_4A9"
+	r := New("shop@example.com", key)
+	b64 := base64.RawURLEncoding.EncodeToString([]byte(key))
+	if HexVal(b64[0]) >= 0 || HexVal(b64[1]) >= 0 {
+		t.Fatalf("the fixture's base64 %s starts with a hex digit: the '%%' would start an escape", b64)
+	}
+	for _, n := range []int{5, 8, len(b64)} {
+		if got, want := r.String("100%"+b64[:n]+" done"), "100%"+Redacted+" done"; got != want {
+			t.Errorf("%d characters of the key's base64 after a '%%': %q, want %q", n, got, want)
+		}
+	}
+}

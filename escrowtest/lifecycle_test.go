@@ -578,7 +578,8 @@ func TestAutoAcceptNamesTheItem(t *testing.T) {
 }
 
 // TestShipmentDetailsInTheTimeline: the timeline entry of a shipment tells the carrier and
-// tracking id when given, and the authorization type of a domain transfer; nothing more.
+// tracking id and the carrier's contact when given, and the authorization type of a domain
+// transfer; nothing more.
 func TestShipmentDetailsInTheTimeline(t *testing.T) {
 	lastMessage := func(t *testing.T, c *client, id int64) string {
 		t.Helper()
@@ -591,6 +592,13 @@ func TestShipmentDetailsInTheTimeline(t *testing.T) {
 		"tracking_information": body{"carrier": "UPS", "tracking_id": "1Z999"}}})
 	if got, want := lastMessage(t, w.b, id), "The seller marked the goods shipped (UPS, 1Z999)."; got != want {
 		t.Errorf("merchandise shipment: %q, want %q", got, want)
+	}
+	// The carrier's contact too: a buyer chasing a parcel is told whom to call.
+	id = w.at("funded")
+	w.s.act(http.StatusOK, id, 0, body{"action": "ship", "shipping_information": body{
+		"tracking_information": body{"carrier": "DHL", "tracking_id": "JD014", "carrier_contact": "+49 228 28609898"}}})
+	if got, want := lastMessage(t, w.b, id), "The seller marked the goods shipped (DHL, JD014, +49 228 28609898)."; got != want {
+		t.Errorf("shipment with the carrier's contact: %q, want %q", got, want)
 	}
 	id = w.at("funded")
 	ships(w, id)
@@ -616,5 +624,85 @@ func TestEmitsPaymentReceivedForPluginOrderState(t *testing.T) {
 	}
 	if got := eventsOf(t, w.b, id); got != "create agree payment_sent payment_received payment_approved" {
 		t.Errorf("events: %s", got)
+	}
+}
+
+// TestDomainTransferTakesEveryAuthorizationType: a domain name is handed over by push, by
+// an authorization code or by a username and password; the emulator takes each of the
+// three on shipment, says which in the timeline, and refuses a type the API does not know.
+// A marketplace whose domains move by username and password would see its shipments
+// refused with 422.
+func TestDomainTransferTakesEveryAuthorizationType(t *testing.T) {
+	for _, typ := range []string{"push", "authorization_code", "username_password"} {
+		t.Run(typ, func(t *testing.T) {
+			w := newWorld(t)
+			id := w.s.create(domain())
+			w.b.act(http.StatusOK, id, 0, action("agree"))
+			must(t, w.srv.ApprovePayment(id))
+			w.s.act(http.StatusOK, id, 0, body{"action": "ship", "shipping_information": body{"authorization_type": typ}})
+			es := w.b.must(http.StatusOK, http.MethodGet, txPath(id, "timeline-entries"), nil).list("timeline_entries")
+			if got, want := es[len(es)-1].(map[string]any)["message"], "The seller marked the goods shipped (authorization "+typ+")."; got != want {
+				t.Errorf("timeline: %q, want %q", got, want)
+			}
+		})
+	}
+	w := newWorld(t)
+	id := w.s.create(domain())
+	w.b.act(http.StatusOK, id, 0, action("agree"))
+	must(t, w.srv.ApprovePayment(id))
+	r := w.s.act(http.StatusUnprocessableEntity, id, 0, body{"action": "ship", "shipping_information": body{"authorization_type": "email"}})
+	if got := r.errorPaths(); !slices.Equal(got, []string{"shipping_information.authorization_type"}) {
+		t.Errorf("an unknown authorization type: paths %v", got)
+	}
+}
+
+// TestSellerWhoAgreedFirstMayStillCancel: until both the buyer and the seller have agreed,
+// any party may cancel, whichever of the two agreed first: here a broker's deal the seller
+// has agreed to and the buyer not yet. A seller refused here could not withdraw an offer
+// the buyer never took up.
+func TestSellerWhoAgreedFirstMayStillCancel(t *testing.T) {
+	w := newWorld(t)
+	id := w.k.create(brokered())
+	w.s.act(http.StatusOK, id, 0, action("agree"))
+	r := w.s.act(http.StatusOK, id, 0, action("cancel"))
+	if r.get("is_cancelled") != true {
+		t.Errorf("cancelled by the seller before the buyer agreed: %s", r.raw)
+	}
+}
+
+// TestAutoAcceptOfTwoMilestonesNamesNoItem: when the inspection periods of two milestones
+// end together, one accept entry stands for both, so it names neither; naming the first
+// would tell a reader of the timeline that only that milestone was accepted.
+func TestAutoAcceptOfTwoMilestonesNamesNoItem(t *testing.T) {
+	w := newWorld(t)
+	id, tx := w.funded(milestones())
+	for _, it := range []int64{tx.id("items.0.id"), tx.id("items.1.id")} {
+		w.s.act(http.StatusOK, id, it, action("ship"))
+		w.b.act(http.StatusOK, id, it, action("receive"))
+	}
+	w.srv.Advance(24 * time.Hour)
+	var accepts []any
+	for _, e := range w.b.must(http.StatusOK, http.MethodGet, txPath(id, "timeline-entries"), nil).list("timeline_entries") {
+		if e := e.(map[string]any); e["event"] == "accept" {
+			accepts = append(accepts, e["item_id"])
+		}
+	}
+	if len(accepts) != 1 || accepts[0] != nil {
+		t.Errorf("accept entries name items %v, want one entry naming none", accepts)
+	}
+}
+
+// TestEveryPayoutAnnounced: each milestone accepted is paid, and announced
+// (payment_disbursed), whichever order they are accepted in: here the second first, so that
+// when the first is paid the second has been paid already. A marketplace that books payouts
+// on payment_disbursed would miss the later one.
+func TestEveryPayoutAnnounced(t *testing.T) {
+	w := newWorld(t)
+	id, tx := w.funded(milestones())
+	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	w.accepted(id, tx.id("items.1.id"))
+	w.accepted(id, tx.id("items.0.id"))
+	if got, want := eventsOf(t, w.b, id), "accept payment_disbursed ship receive accept payment_disbursed complete"; !strings.HasSuffix(got, want) {
+		t.Errorf("events %q, want them to end %q", got, want)
 	}
 }

@@ -303,6 +303,22 @@ func TestWalkMemoryIsBoundedByThePageLimit(t *testing.T) {
 	}
 }
 
+// TestWalkMemoryIsBoundedForPagesOfOne: the same bound holds for the smallest page a
+// caller can ask for: pages of one transaction, answered five at a time, stop the walk at
+// the page limit's worth of ids (3), not at the limit's worth of pages (15). A bound lifted
+// for pages of one would let a server fill the caller's memory.
+func TestWalkMemoryIsBoundedForPagesOfOne(t *testing.T) {
+	c, mt := setup(t)
+	var calls atomic.Int64
+	mt.RegisterResponder(http.MethodGet, "=~^"+testBase+"transaction\\?", endless(&calls, func(n int64, _ *http.Request) string {
+		return fmt.Sprintf(`{"page":%d,"page_count":1000,"transactions":[%s]}`, n, txJSON(10*n, 10*n+1, 10*n+2, 10*n+3, 10*n+4))
+	}))
+	got, errs := collect(c.Transactions.All(context.Background(), &ListTransactionsOptions{PerPage: 1}, MaxPages(3)), txIDOf)
+	if len(got) != 3 || len(errs) != 1 || !errors.Is(errs[0], ErrPageLimit) {
+		t.Errorf("%d ids and errors %v, want 3 (3 pages of 1) and ErrPageLimit", len(got), errs)
+	}
+}
+
 // TestPartnerIteratorsCanBeRangedConcurrently ranges one iterator value from two goroutines,
 // as a caller handing the same iter.Seq2 to two workers would. Each walk must see every
 // page; under -race it also shows whether the walks share state.

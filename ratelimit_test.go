@@ -11,6 +11,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -1796,4 +1797,56 @@ func TestWindowEndsAtItsEarliestBound(t *testing.T) {
 			t.Errorf("the call after the window's last went %v after the first, want 6s", got)
 		}
 	})
+}
+
+// TestProbesOfAnEndpointRefusedWithoutAHintAreAtMostFiveSecondsApart: an endpoint answers
+// every request with a bare 429 (no word on when it serves again), and calls keep coming,
+// one after another, each without retries: each waits for the endpoint's next probe, whose
+// interval doubles from the first backoff step (250 ms) per refusal and stops at 5 s. A
+// caller notices a longer cap as an endpoint that serves again but is left untried for
+// longer, and a shorter one as twice the refused requests.
+func TestProbesOfAnEndpointRefusedWithoutAHintAreAtMostFiveSecondsApart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, mt := setup(t, WithMaxRetries(0))
+		var sent []time.Time
+		mt.RegisterResponder("GET", testBase+"transaction/9", func(req *http.Request) (*http.Response, error) {
+			sent = append(sent, time.Now())
+			return respond(429, `{}`)(req)
+		})
+		for range 10 {
+			if _, err := c.Transactions.Get(context.Background(), 9); !errors.Is(err, ErrRateLimited) {
+				t.Fatalf("Get = %v, want the 429", err)
+			}
+		}
+		var gaps []time.Duration
+		for i := 1; i < len(sent); i++ {
+			gaps = append(gaps, sent[i].Sub(sent[i-1]))
+		}
+		want := []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second,
+			5 * time.Second, 5 * time.Second, 5 * time.Second, 5 * time.Second}
+		if !slices.Equal(gaps, want) {
+			t.Errorf("requests apart by %v, want %v", gaps, want)
+		}
+	})
+}
+
+// TestAnswerWithoutTheHeaderKeepsWhatIsLeft: the server says 2 requests are left (and not
+// when the window resets), then answers one without the header: the client still counts
+// the one left, lets it out, and holds the next call for a probe rather than sending it to
+// a certain 429. Only an exhaustion is forgotten on such an answer (the endpoint serves
+// again), not a count.
+func TestAnswerWithoutTheHeaderKeepsWhatIsLeft(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	l := newEndpointLimits(time.Millisecond, time.Minute)
+	const ep = "GET /transaction/{id}"
+	sl, _, _ := l.take(ep, now)
+	l.observe(ep, answer(200, "", "2", ""), sl, now)
+	sl, _, _ = l.take(ep, now)
+	l.observe(ep, answer(200, "", "", ""), sl, now)
+	if _, _, ok := l.take(ep, now); !ok {
+		t.Fatal("the request left was held")
+	}
+	if _, _, ok := l.take(ep, now); ok {
+		t.Error("a call went out beyond the 2 the server said were left")
+	}
 }

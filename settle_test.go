@@ -1,16 +1,21 @@
 package escrow
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/jarcoal/httpmock"
 )
@@ -57,6 +62,9 @@ func TestCreateNeverTakesAnotherTransactionFoundByReference(t *testing.T) {
 		{"with a party the request did not name", strings.Replace(own, `{"id": 14, "role": "partner", "customer": "me", "agreed": true}`,
 			`{"id": 14, "role": "partner", "customer": "me", "agreed": true}, {"id": 15, "role": "inspector", "customer": "mallory@evil.test"}`, 1), "inspector the request did not name"},
 		{"with its buyer shown blank", strings.Replace(own, `"role": "buyer", "customer": "me"`, `"role": "buyer", "customer": ""`, 1), "buyer is not the request's"},
+		{"the caller's, with an item to another added", strings.Replace(own, `"unknown_future_field": {"nested": [1, 2, 3]}
+    }`, `"unknown_future_field": {"nested": [1, 2, 3]}
+    }, {"id": 1004, "type": "broker_fee", "schedule": [{"amount": "500.00", "payer_customer": "me", "beneficiary_customer": "mallory@evil.test"}]}`, 1), "it has 4 items, the request 3"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c, _, _ := createTest(t, []httpmock.Responder{respond(502, `{}`)}, []httpmock.Responder{respond(200, tt.found)})
@@ -606,5 +614,264 @@ func TestCreateTakesItsOwnWithATitleTheRequestLeftOut(t *testing.T) {
 	tx, err := createFound(t, carSale(), doc)
 	if err != nil || tx == nil || tx.Items[2].Title != "Broker fee" {
 		t.Errorf("Create = %v, %v; want transaction 77 with its broker fee titled", tx, err)
+	}
+}
+
+// TestUnknownOutcomeMatchesNoOtherFailure: a ship fails with a 502 and the read that should
+// settle it is answered 404: the outcome is unknown, and the error matches
+// ErrOutcomeUnknown only. A caller that drops a deal on errors.Is(err, ErrNotFound), or
+// gives up on ErrForbidden, would otherwise act on a ship that may have been performed.
+func TestUnknownOutcomeMatchesNoOtherFailure(t *testing.T) {
+	_, writes, reads, err := settleWith(t, nil, "PATCH", "transaction/77", []httpmock.Responder{respond(502, `{}`)},
+		"transaction/77", []httpmock.Responder{respond(404, `{"error":"not_found"}`)},
+		func(c *Client) (any, error) {
+			return c.Transactions.Ship(context.Background(), 77, nil, AsCustomer(seller))
+		})
+	if !errors.Is(err, ErrOutcomeUnknown) || writes != 1 || reads != 1 {
+		t.Fatalf("%v after %d writes and %d reads; want an unknown outcome after 1 and 1", err, writes, reads)
+	}
+	for _, other := range []error{ErrNotFound, ErrForbidden, ErrUnauthorized, ErrRateLimited, ErrInvalidArgument, ErrMalformedResponse, context.Canceled} {
+		if errors.Is(err, other) {
+			t.Errorf("%v matches %v", err, other)
+		}
+	}
+}
+
+// TestContextEndedAtAnAmbiguousFailureReadsNothing: the caller's context ends while a ship
+// fails with a 502: the client sends nothing more, not even the read (a transport of the
+// caller's would still carry it), and the outcome is unknown because the context ended,
+// not because a read failed.
+func TestContextEndedAtAnAmbiguousFailureReadsNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, mt := setup(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var w, r recorder
+		mt.RegisterResponder("PATCH", testBase+"transaction/77", w.then(func(req *http.Request) (*http.Response, error) {
+			cancel()
+			return respond(502, `{}`)(req)
+		}))
+		mt.RegisterResponder("GET", testBase+"transaction/77", r.then(respond(200, shippedTx(77))))
+		got, err := c.Transactions.Ship(ctx, 77, nil, AsCustomer(seller))
+		var ou *OutcomeUnknownError
+		if got != nil || !errors.As(err, &ou) || !strings.Contains(ou.Reason, "context ended before the state could be read") {
+			t.Errorf("got %v, %v; want an unknown outcome because the context ended", got, err)
+		}
+		if w.count() != 1 || r.count() != 0 {
+			t.Errorf("%d writes and %d reads, want 1 and 0", w.count(), r.count())
+		}
+	})
+}
+
+// resentShip runs a ship, as the seller, that drops, reads back as not shipped, is sent
+// again after its backoff, fails with a 502 and then reads back shipped: settled on the
+// second attempt.
+func resentShip(t *testing.T, opts ...Option) (writes []time.Time, err error) {
+	t.Helper()
+	dropped := fail(&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET})
+	synctest.Test(t, func(t *testing.T) {
+		c, mt := setup(t, opts...)
+		var mu sync.Mutex
+		mt.RegisterResponder("PATCH", testBase+"transaction/77", func(req *http.Request) (*http.Response, error) {
+			mu.Lock()
+			writes = append(writes, time.Now())
+			mu.Unlock()
+			return sequence(dropped, respond(502, `{}`))(req)
+		})
+		mt.RegisterResponder("GET", testBase+"transaction/77", sequence(respond(200, carSaleAsRendered(77)), respond(200, shippedTx(77))))
+		_, err = c.Transactions.Ship(context.Background(), 77, nil, AsCustomer(seller))
+	})
+	return writes, err
+}
+
+// TestWriteReadBackAsNotPerformedWaitsItsBackoff: a write read back as not performed is
+// sent again only after the client's backoff (its first step, 250 ms, with the test's
+// jitter at its ceiling), so a struggling server is not hit again at once; and a context
+// that ends during that wait stops the write there, with an unknown outcome, instead of
+// sending it again.
+func TestWriteReadBackAsNotPerformedWaitsItsBackoff(t *testing.T) {
+	writes, err := resentShip(t)
+	if err != nil || len(writes) != 2 {
+		t.Fatalf("%v after %d writes; want the ship settled on the second", err, len(writes))
+	}
+	if gap := writes[1].Sub(writes[0]); gap < defaultBaseWait {
+		t.Errorf("sent again %v after the first attempt, want at least the backoff of %v", gap, defaultBaseWait)
+	}
+
+	dropped := fail(&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET})
+	synctest.Test(t, func(t *testing.T) {
+		c, mt := setup(t)
+		ctx, cancel := context.WithTimeout(context.Background(), defaultBaseWait/2)
+		defer cancel()
+		var w recorder
+		mt.RegisterResponder("PATCH", testBase+"transaction/77", w.then(sequence(dropped, respond(200, shippedTx(77)))))
+		mt.RegisterResponder("GET", testBase+"transaction/77", respond(200, carSaleAsRendered(77)))
+		got, err := c.Transactions.Ship(ctx, 77, nil, AsCustomer(seller))
+		var ou *OutcomeUnknownError
+		if got != nil || !errors.As(err, &ou) || !strings.Contains(ou.Reason, "context ended before sending again") || w.count() != 1 {
+			t.Errorf("got %v, %v after %d writes; want an unknown outcome after 1: the context ended in the wait", got, err, w.count())
+		}
+	})
+}
+
+// TestSettlingIsLogged: with a logger, a write read back as not performed and sent again,
+// then read back as done, logs both steps at Info with the write's method, route and
+// attempt, and no credential: an operator sees why one call sent a write twice.
+func TestSettlingIsLogged(t *testing.T) {
+	var logs bytes.Buffer
+	if _, err := resentShip(t, WithLogger(slog.New(slog.NewJSONHandler(&logs, nil)))); err != nil {
+		t.Fatal(err)
+	}
+	mustContainNone(t, "the log", logs.String())
+	type line struct {
+		Level, Msg, Method, Path string
+		Attempt                  int
+	}
+	var got []line
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var ln line
+		if err := json.Unmarshal([]byte(l), &ln); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		if strings.Contains(ln.Msg, "settled") {
+			got = append(got, ln)
+		}
+	}
+	want := []line{
+		{"INFO", "escrow: write settled: not performed, sending again", "PATCH", "transaction/{id}", 1},
+		{"INFO", "escrow: write settled: its effect is there", "PATCH", "transaction/{id}", 2},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("settling logged %+v, want %+v\nlog:\n%s", got, want, logs.String())
+	}
+}
+
+// callLog is an Observer that keeps every call that ended.
+type callLog struct {
+	mu    sync.Mutex
+	calls []Call
+}
+
+func (l *callLog) CallStart(ctx context.Context, _ *Call) context.Context { return ctx }
+
+func (l *callLog) CallEnd(_ context.Context, c *Call) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, *c)
+}
+
+// TestObserverSeesAWriteSentAgainAsARetry: a write read back as not performed and sent
+// again is one call of two attempts whose retry says why (not performed) and how long it
+// waited: a dashboard of retries counts it, and its reason is not taken for a 5xx retry.
+func TestObserverSeesAWriteSentAgainAsARetry(t *testing.T) {
+	var obs callLog
+	if _, err := resentShip(t, WithObserver(&obs)); err != nil {
+		t.Fatal(err)
+	}
+	var write *Call
+	for i := range obs.calls {
+		if obs.calls[i].Method == "PATCH" {
+			write = &obs.calls[i]
+		}
+	}
+	if write == nil || write.Attempts != 2 || len(write.SettlingReads) != 2 {
+		t.Fatalf("observed %+v; want the ship as one call of two attempts and two reads", obs.calls)
+	}
+	if len(write.Retries) != 1 || write.Retries[0].Reason != RetryNotPerformed || write.Retries[0].Wait != defaultBaseWait {
+		t.Errorf("retries %+v; want one, not performed, after %v", write.Retries, defaultBaseWait)
+	}
+}
+
+// asSeller is carSale as the API renders it to a client that is its seller: the buyer,
+// listed first, is someone else who has agreed; the client has not.
+func asSeller(id int64) string {
+	return strings.NewReplacer(`"role": "buyer", "customer": "me", "agreed": true`, `"role": "buyer", "customer": "ann/o+b=n@test.escrow.com", "agreed": true`,
+		`"role": "seller", "customer": "`+seller+`"`, `"role": "seller", "customer": "me"`).Replace(carSaleAsRendered(id))
+}
+
+// TestAgreeReadBackIsTheClientsOwnParty: the client, the deal's seller, agrees; the write
+// fails with a 503 and the deal reads back with its buyer (listed first) agreed and the
+// seller not: the client's agreement was not performed, and it is sent again. Taken for
+// the client's, the seller would never agree and the deal never start.
+func TestAgreeReadBackIsTheClientsOwnParty(t *testing.T) {
+	if !strings.Contains(asSeller(77), `"role": "seller", "customer": "me", "agreed": false`) {
+		t.Fatal("the fixture lost its seller")
+	}
+	agreed := strings.Replace(asSeller(77), `"customer": "me", "agreed": false`, `"customer": "me", "agreed": true`, 1)
+	got, writes, _, err := settleWith(t, nil, "PATCH", "transaction/77", []httpmock.Responder{respond(503, `{}`), respond(200, agreed)},
+		"transaction/77", []httpmock.Responder{respond(200, asSeller(77))},
+		func(c *Client) (any, error) { return c.Transactions.Agree(context.Background(), 77) })
+	if err != nil || writes != 2 {
+		t.Errorf("got %v, %v after %d writes; want the agreement sent again and done", got, err, writes)
+	}
+}
+
+// TestAgreeForACustomerNotAmongThePartiesIsUnknown: a partner agrees for a customer the
+// deal read back does not name: nothing tells whether that customer agreed, so the outcome
+// is unknown (not a crash, nor a second agreement).
+func TestAgreeForACustomerNotAmongThePartiesIsUnknown(t *testing.T) {
+	got, writes, _, err := settleWith(t, nil, "PATCH", "transaction/77", []httpmock.Responder{respond(502, `{}`)},
+		"transaction/77", []httpmock.Responder{respond(200, carSaleAsRendered(77))},
+		func(c *Client) (any, error) {
+			return c.Transactions.Agree(context.Background(), 77, AsCustomer("carol/x+y=z@test.escrow.com"))
+		})
+	var ou *OutcomeUnknownError
+	if !errors.As(err, &ou) || !strings.Contains(ou.Reason, "not among the parties") || writes != 1 {
+		t.Errorf("got %v, %v after %d writes; want an unknown outcome after 1", got, err, writes)
+	}
+}
+
+// TestWireMarkWithTheTransactionUnreadableIsUnknown: marking a wire sent fails with a 502,
+// the timeline shows no wire, and the transaction (to see whether it is still unfunded)
+// cannot be read: the outcome is unknown, neither a crash nor the mark sent again.
+func TestWireMarkWithTheTransactionUnreadableIsUnknown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, mt := setup(t)
+		var w recorder
+		mt.RegisterResponder("POST", testBase+"transaction/77/payment_methods/wire_transfer", w.then(sequence(respond(502, `{}`), respond(200, `{}`))))
+		mt.RegisterResponder("GET", testBase+"transaction/77/timeline-entries", respond(200, `{"timeline_entries":[{"event":"create"}]}`))
+		mt.RegisterResponder("GET", testBase+"transaction/77", respond(403, `{"error":"forbidden"}`))
+		got, err := c.Transactions.MarkWireSent(context.Background(), 77)
+		var ou *OutcomeUnknownError
+		if got != nil || !errors.As(err, &ou) || !strings.Contains(ou.Reason, "reading the state failed") || w.count() != 1 {
+			t.Errorf("got %v, %v after %d writes; want an unknown outcome after 1", got, err, w.count())
+		}
+	})
+}
+
+// TestSavedDisbursementMethodMustBeTheOneSelected: saved method 9 is selected, the write
+// drops, and method 10 reads back as selected: the selection was not performed and is sent
+// again. Taken as done, the payout would go to method 10's account.
+func TestSavedDisbursementMethodMustBeTheOneSelected(t *testing.T) {
+	dropped := fail(&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET})
+	got, writes, _, err := settleWith(t, nil, "PATCH", "transaction/77/disbursement_methods",
+		[]httpmock.Responder{dropped, respond(200, `{"selected_disbursement_method":{"id":9,"type":"ach"}}`)},
+		"transaction/77/disbursement_methods", []httpmock.Responder{respond(200, `{"selected_disbursement_method":{"id":10,"type":"ach"}}`)},
+		func(c *Client) (any, error) {
+			return c.Transactions.SelectDisbursementMethod(context.Background(), 77, &DisbursementMethod{ID: 9})
+		})
+	m, _ := got.(*DisbursementMethods)
+	if err != nil || writes != 2 || m == nil || m.SelectedDisbursementMethod == nil || m.SelectedDisbursementMethod.ID != 9 {
+		t.Errorf("got %+v, %v after %d writes; want method 9 selected by the second", got, err, writes)
+	}
+}
+
+// TestCreateByAPartyTakesItsOwnWithoutAPartnerParty: the client creates a deal as its
+// buyer, so the API lists no partner party (it makes only a creator who is no other party
+// the partner); the create fails with a 502 and the reference finds the deal, its buyer
+// shown as "me" or by the client's address: it is the caller's, taken as created, not an
+// unknown outcome.
+func TestCreateByAPartyTakesItsOwnWithoutAPartnerParty(t *testing.T) {
+	noPartner := strings.Replace(carSaleAsRendered(77), `,
+    {"id": 14, "role": "partner", "customer": "me", "agreed": true}`, "", 1)
+	if strings.Contains(noPartner, `"partner"`) {
+		t.Fatal("the fixture still has its partner party")
+	}
+	for _, buyer := range []string{"me", strings.ToUpper(testEmail)} {
+		doc := strings.Replace(noPartner, `"role": "buyer", "customer": "me"`, `"role": "buyer", "customer": "`+buyer+`"`, 1)
+		tx, err := createFound(t, carSale(), doc)
+		if err != nil || tx == nil || tx.ID != 77 {
+			t.Errorf("buyer shown as %q: Create = %v, %v; want transaction 77, the caller's own", buyer, tx, err)
+		}
 	}
 }

@@ -578,7 +578,8 @@ func TestAutoAcceptNamesTheItem(t *testing.T) {
 }
 
 // TestShipmentDetailsInTheTimeline: the timeline entry of a shipment tells the carrier and
-// tracking id when given, and the authorization type of a domain transfer; nothing more.
+// tracking id and the carrier's contact when given, and the authorization type of a domain
+// transfer; nothing more.
 func TestShipmentDetailsInTheTimeline(t *testing.T) {
 	lastMessage := func(t *testing.T, c *client, id int64) string {
 		t.Helper()
@@ -591,6 +592,13 @@ func TestShipmentDetailsInTheTimeline(t *testing.T) {
 		"tracking_information": body{"carrier": "UPS", "tracking_id": "1Z999"}}})
 	if got, want := lastMessage(t, w.b, id), "The seller marked the goods shipped (UPS, 1Z999)."; got != want {
 		t.Errorf("merchandise shipment: %q, want %q", got, want)
+	}
+	// The carrier's contact too: a buyer chasing a parcel is told whom to call.
+	id = w.at("funded")
+	w.s.act(http.StatusOK, id, 0, body{"action": "ship", "shipping_information": body{
+		"tracking_information": body{"carrier": "DHL", "tracking_id": "JD014", "carrier_contact": "+49 228 28609898"}}})
+	if got, want := lastMessage(t, w.b, id), "The seller marked the goods shipped (DHL, JD014, +49 228 28609898)."; got != want {
+		t.Errorf("shipment with the carrier's contact: %q, want %q", got, want)
 	}
 	id = w.at("funded")
 	ships(w, id)
@@ -616,5 +624,210 @@ func TestEmitsPaymentReceivedForPluginOrderState(t *testing.T) {
 	}
 	if got := eventsOf(t, w.b, id); got != "create agree payment_sent payment_received payment_approved" {
 		t.Errorf("events: %s", got)
+	}
+}
+
+// TestDomainTransferTakesEveryAuthorizationType: a domain name is handed over by push, by
+// an authorization code or by a username and password; the emulator takes each of the
+// three on shipment, says which in the timeline, and refuses a type the API does not know.
+// A marketplace whose domains move by username and password would see its shipments
+// refused with 422.
+func TestDomainTransferTakesEveryAuthorizationType(t *testing.T) {
+	for _, typ := range []string{"push", "authorization_code", "username_password"} {
+		t.Run(typ, func(t *testing.T) {
+			w := newWorld(t)
+			id := w.s.create(domain())
+			w.b.act(http.StatusOK, id, 0, action("agree"))
+			must(t, w.srv.ApprovePayment(id))
+			w.s.act(http.StatusOK, id, 0, body{"action": "ship", "shipping_information": body{"authorization_type": typ}})
+			es := w.b.must(http.StatusOK, http.MethodGet, txPath(id, "timeline-entries"), nil).list("timeline_entries")
+			if got, want := es[len(es)-1].(map[string]any)["message"], "The seller marked the goods shipped (authorization "+typ+")."; got != want {
+				t.Errorf("timeline: %q, want %q", got, want)
+			}
+		})
+	}
+	w := newWorld(t)
+	id := w.s.create(domain())
+	w.b.act(http.StatusOK, id, 0, action("agree"))
+	must(t, w.srv.ApprovePayment(id))
+	r := w.s.act(http.StatusUnprocessableEntity, id, 0, body{"action": "ship", "shipping_information": body{"authorization_type": "email"}})
+	if got := r.errorPaths(); !slices.Equal(got, []string{"shipping_information.authorization_type"}) {
+		t.Errorf("an unknown authorization type: paths %v", got)
+	}
+}
+
+// TestSellerWhoAgreedFirstMayStillCancel: until both the buyer and the seller have agreed,
+// any party may cancel, whichever of the two agreed first: here a broker's deal the seller
+// has agreed to and the buyer not yet. A seller refused here could not withdraw an offer
+// the buyer never took up.
+func TestSellerWhoAgreedFirstMayStillCancel(t *testing.T) {
+	w := newWorld(t)
+	id := w.k.create(brokered())
+	w.s.act(http.StatusOK, id, 0, action("agree"))
+	r := w.s.act(http.StatusOK, id, 0, action("cancel"))
+	if r.get("is_cancelled") != true {
+		t.Errorf("cancelled by the seller before the buyer agreed: %s", r.raw)
+	}
+}
+
+// TestAutoAcceptOfTwoMilestonesNamesNoItem: when the inspection periods of two milestones
+// end together, one accept entry stands for both, so it names neither; naming the first
+// would tell a reader of the timeline that only that milestone was accepted.
+func TestAutoAcceptOfTwoMilestonesNamesNoItem(t *testing.T) {
+	w := newWorld(t)
+	id, tx := w.funded(milestones())
+	for _, it := range []int64{tx.id("items.0.id"), tx.id("items.1.id")} {
+		w.s.act(http.StatusOK, id, it, action("ship"))
+		w.b.act(http.StatusOK, id, it, action("receive"))
+	}
+	w.srv.Advance(24 * time.Hour)
+	var accepts []any
+	for _, e := range w.b.must(http.StatusOK, http.MethodGet, txPath(id, "timeline-entries"), nil).list("timeline_entries") {
+		if e := e.(map[string]any); e["event"] == "accept" {
+			accepts = append(accepts, e["item_id"])
+		}
+	}
+	if len(accepts) != 1 || accepts[0] != nil {
+		t.Errorf("accept entries name items %v, want one entry naming none", accepts)
+	}
+}
+
+// TestEveryPayoutAnnounced: each milestone accepted is paid, and announced
+// (payment_disbursed), whichever order they are accepted in: here the second first, so that
+// when the first is paid the second has been paid already. A marketplace that books payouts
+// on payment_disbursed would miss the later one.
+func TestEveryPayoutAnnounced(t *testing.T) {
+	w := newWorld(t)
+	id, tx := w.funded(milestones())
+	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	w.accepted(id, tx.id("items.1.id"))
+	w.accepted(id, tx.id("items.0.id"))
+	if got, want := eventsOf(t, w.b, id), "accept payment_disbursed ship receive accept payment_disbursed complete"; !strings.HasSuffix(got, want) {
+		t.Errorf("events %q, want them to end %q", got, want)
+	}
+}
+
+// TestTimelineDescribesEveryEvent: each entry of a transaction's timeline says in a
+// sentence what happened, for the events that are not actions too: creation, a wire
+// reported sent, a payment rejected, funds received and approved, a payout, completion, and
+// (on a second deal, cancelled once funded) a refund. A customer reading the timeline on a
+// marketplace's page would otherwise see blank lines, or a bare "(wire_transfer).".
+func TestTimelineDescribesEveryEvent(t *testing.T) {
+	messages := func(c *client, id int64) []string {
+		t.Helper()
+		var out []string
+		for _, e := range c.must(http.StatusOK, http.MethodGet, txPath(id, "timeline-entries"), nil).list("timeline_entries") {
+			e := e.(map[string]any)
+			out = append(out, e["event"].(string)+": "+e["message"].(string))
+		}
+		return out
+	}
+	w := newWorld(t)
+	id := w.p.create(partnered())
+	w.b.act(http.StatusOK, id, 0, action("agree"))
+	sellerAgrees(w, id)
+	wire := func() { w.b.must(http.StatusOK, http.MethodPost, txPath(id, "payment_methods", "wire_transfer"), nil) }
+	wire()
+	must(t, w.srv.RejectPayment(id))
+	wire()
+	payment(w, id)
+	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	w.accepted(id, 0)
+	want := []string{
+		"create: The transaction was created.",
+		"agree: All parties agreed.",
+		"payment_sent: The buyer reported a wire transfer sent (wire_transfer).",
+		"payment_rejected: Payment rejected.",
+		"payment_sent: The buyer reported a wire transfer sent (wire_transfer).",
+		"payment_received: The buyer's funds were received (wire_transfer).",
+		"payment_approved: Payment approved; the seller may ship (wire_transfer).",
+		"ship: The seller marked the goods shipped.",
+		"receive: The buyer marked the goods received.",
+		"accept: The buyer accepted the goods.",
+		"payment_disbursed: Funds were disbursed to the beneficiaries.",
+		"complete: All disbursements made; the transaction is complete.",
+	}
+	if got := messages(w.p, id); !slices.Equal(got, want) {
+		t.Errorf("timeline of a sale:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	id = w.p.create(partnered())
+	w.b.act(http.StatusOK, id, 0, action("agree"))
+	sellerAgrees(w, id)
+	payment(w, id)
+	w.p.act(http.StatusOK, id, 0, action("cancel"))
+	if got := messages(w.p, id); len(got) == 0 || got[len(got)-1] != "payment_refunded: Funds were returned to the buyer." {
+		t.Errorf("timeline of a deal cancelled once funded:\n%s\nwant it to end with the refund", strings.Join(got, "\n"))
+	}
+}
+
+// TestActionsNameTheFlagsTheySetAndRequire: Actions() is the emulator's table as the SDK's
+// contract test reads it: each action's status flags by their API names, in lifecycle
+// order. A flag missing there (or a rejected return that no longer says it puts the deal
+// in dispute) lets a client's table drift from the emulator's unseen.
+func TestActionsNameTheFlagsTheySetAndRequire(t *testing.T) {
+	want := map[string][2]string{ // name: sets, requires
+		"agree": {"", ""}, "cancel": {"", ""},
+		"ship": {"shipped", ""}, "receive": {"received", "shipped"},
+		"accept": {"accepted", "received"}, "reject": {"rejected", "received"},
+		"ship_return": {"shipped_returned", "rejected"}, "receive_return": {"received_returned", "shipped_returned"},
+		"accept_return": {"accepted_returned", "received_returned"},
+		"reject_return": {"rejected_returned in_dispute", "received_returned"},
+	}
+	var names []string
+	for _, a := range Actions() {
+		names = append(names, a.Name)
+		if got := [2]string{strings.Join(a.Sets, " "), strings.Join(a.Requires, " ")}; got != want[a.Name] {
+			t.Errorf("%s sets %q and requires %q, want %q and %q", a.Name, got[0], got[1], want[a.Name][0], want[a.Name][1])
+		}
+	}
+	if len(names) != len(want) {
+		t.Errorf("actions %v, want the %d of the table", names, len(want))
+	}
+}
+
+// TestGoodsStateNamesTheirLastStep: a good's state, as NextSteps reports it and refusals
+// name it, is its last status flag: a milestone the seller accepted back is
+// accepted_returned (and an action on it is refused saying so) while the other is still
+// awaiting shipment; the goods of a cancelled deal are canceled. A buyer's page that shows
+// where each good stands would otherwise show a returned milestone as merely received back,
+// and a cancelled deal's goods as waiting.
+func TestGoodsStateNamesTheirLastStep(t *testing.T) {
+	w := newWorld(t)
+	id, tx := w.funded(milestones())
+	first, second := tx.id("items.0.id"), tx.id("items.1.id")
+	w.returned(id, first)
+	p, err := w.srv.NextSteps(id)
+	must(t, err)
+	if want := []GoodState{{first, "accepted_returned"}, {second, "awaiting_shipment"}}; !slices.Equal(p.Goods, want) {
+		t.Errorf("goods %+v, want %+v", p.Goods, want)
+	}
+	if r := w.s.act(http.StatusBadRequest, id, first, action("ship")); r.str("state") != "accepted_returned" {
+		t.Errorf("shipping a returned milestone again: %s, want state accepted_returned", r.raw)
+	}
+
+	id = w.at("cancelled")
+	p, err = w.srv.NextSteps(id)
+	must(t, err)
+	if len(p.Goods) != 1 || p.Goods[0].State != "canceled" {
+		t.Errorf("goods of a cancelled deal %+v, want canceled", p.Goods)
+	}
+}
+
+// TestFeeItemOfAClosedDealRefusedWithTheDealsState: a fee item is never shipped; acting on
+// one is refused with the state of the deal, and a complete deal's fee item is complete, not
+// awaiting shipment as if something were still to send.
+func TestFeeItemOfAClosedDealRefusedWithTheDealsState(t *testing.T) {
+	w := newWorld(t)
+	b := merchandise()
+	b["items"] = append(b["items"].([]any), body{"type": "shipping_fee", "schedule": []any{body{"amount": 5, "payer_customer": "me", "beneficiary_customer": "seller@example.com"}}})
+	id, tx := w.funded(b)
+	fee := tx.id("items.1.id")
+	w.s.must(http.StatusOK, http.MethodPost, txPath(id, "disbursement_methods"), ach())
+	w.accepted(id, 0)
+	if !closed(t, w.b, id) {
+		t.Fatal("the sale did not complete")
+	}
+	if r := w.s.act(http.StatusBadRequest, id, fee, action("ship")); r.str("state") != "complete" {
+		t.Errorf("shipping the fee item of a complete deal: %s, want state complete", r.raw)
 	}
 }

@@ -377,3 +377,31 @@ func (w *world) brokeredSale(t *testing.T, payer string) int64 {
 	must(t, w.srv.ApprovePayment(id))
 	return id
 }
+
+// TestNextStepsAskEachPartyOnce: two goods sold together are shipped, received and accepted
+// in one action each, so the seller is asked once to ship them, not once per good; and two
+// milestones accepted while the seller has no disbursement method ask the seller once to
+// select one, though two payouts wait on it. A caller that turns the steps into reminders
+// would otherwise send the same one twice.
+func TestNextStepsAskEachPartyOnce(t *testing.T) {
+	w := newWorld(t)
+	b := merchandise()
+	b["items"] = append(b["items"].([]any), body{
+		"title": "Case", "type": "general_merchandise", "inspection_period": 259200,
+		"schedule": []any{body{"amount": 80.0, "payer_customer": "me", "beneficiary_customer": "seller@example.com"}}})
+	id, _ := w.funded(b)
+	w.wantSteps(id, "seller:ship")
+	ships(w, id)
+	w.wantSteps(id, "buyer:receive")
+	receives(w, id)
+	w.wantSteps(id, "buyer:accept", "buyer:reject")
+
+	m, tx := w.funded(milestones())
+	for _, it := range []int64{tx.id("items.0.id"), tx.id("items.1.id")} {
+		w.accepted(m, it)
+	}
+	w.wantSteps(m, "seller:select_disbursement_method")
+	if p, _ := w.srv.NextSteps(m); len(p.Unpaid) != 2 {
+		t.Errorf("unpaid = %+v, want both milestones", p.Unpaid)
+	}
+}

@@ -3,6 +3,7 @@ package redact
 import (
 	"encoding/base64"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -210,6 +211,137 @@ func TestHexDumpsWithEverySeparator(t *testing.T) {
 	for _, in := range []string{"dump 6b 51 2f 3", "dump 6b512f3"} {
 		if got := r.String(in); got != in {
 			t.Errorf("String(%q) = %q, want it as it is", in, got)
+		}
+	}
+}
+
+// everyFourth returns a key of groups of three bytes, each group ending in third, so that
+// every fourth character of its base64 is the one third's low six bits give ('?' gives '/'
+// in the standard alphabet and '_' in the URL one; '>' gives '+' and '-').
+func everyFourth(third byte) string {
+	var b strings.Builder
+	for _, pair := range []string{"Zq", "8/", "E+", "c=", "Rk", "4A", "T_", "mW", "x/", "P+", "k=", "Q9", "rT", "7w", "Eq", "b_", "L0", "a+", "/z", "V="} {
+		b.WriteString(pair)
+		b.WriteByte(third)
+	}
+	return b.String()
+}
+
+// TestTokenWrappedAcrossLinesRedactedInBothAlphabets: the Basic token, echoed in a body
+// wrapped at 76 columns as MIME does, so that no line is the whole token, is redacted line
+// by line, in the standard and the URL alphabet, with keys whose base64 has a '+', '/',
+// '-' or '_' every fourth character. A redactor that cut runs at one of those characters,
+// or knew the key's base64 in one alphabet only, would hand back every line.
+func TestTokenWrappedAcrossLinesRedactedInBothAlphabets(t *testing.T) {
+	const email = "shops@example.com" // with ':' 18 bytes: the key starts a 3-byte group
+	for _, third := range []byte{'?', '>'} {
+		key := everyFourth(third)
+		r := New(email, key)
+		for name, enc := range map[string]*base64.Encoding{"standard": base64.StdEncoding, "URL": base64.URLEncoding} {
+			token := enc.EncodeToString([]byte(email + ":" + key))
+			if sep := token[24+3]; !strings.ContainsRune("+/-_", rune(sep)) || token[24+7] != sep || len(token) <= 76 {
+				t.Fatalf("the %s token %s does not have the key's every fourth character a %q", name, token, sep)
+			}
+			wrapped := token[:76] + "\r\n" + token[76:]
+			if got, want := r.String(wrapped), Redacted+"\r\n"+Redacted; got != want {
+				t.Errorf("%s token of a key with %q, wrapped: %q, want %q", name, token[27], got, want)
+			}
+		}
+	}
+}
+
+// TestBase64OfTheKeyRedactedWithItsPadding: the key's own base64, padded, in either
+// alphabet, goes whole, its padding with it: "[REDACTED]==" would show that a value was
+// cut, not removed.
+func TestBase64OfTheKeyRedactedWithItsPadding(t *testing.T) {
+	const key = "Zq8s?~>/EcR+eT=_4A9" // 19 bytes: two characters of padding
+	r := New("shop@example.com", key)
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+		b64 := enc.EncodeToString([]byte(key))
+		if !strings.HasSuffix(b64, "==") {
+			t.Fatalf("the fixture's base64 %s is not padded", b64)
+		}
+		if got := r.String(`{"key":"` + b64 + `"}`); got != `{"key":"`+Redacted+`"}` {
+			t.Errorf("%s: %q, want it redacted whole", b64, got)
+		}
+	}
+}
+
+// TestCutBase64OfTheKeyRedactedUpToTheEllipsis: the key's base64, cut after any number of
+// characters from 4 on and ended with an ellipsis, as a page or a log shortens a long
+// value, loses what it holds of the key and keeps the ellipsis: a cut of 4 characters
+// still carries 3 bytes of the key, and the text after the value is not the secret.
+func TestCutBase64OfTheKeyRedactedUpToTheEllipsis(t *testing.T) {
+	const key = "Zq8s?~>/EcR+eT=_4A9"
+	r := New("shop@example.com", key)
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		b64 := enc.EncodeToString([]byte(key))
+		for n := 4; n <= len(b64); n++ {
+			if got, want := r.String("key "+b64[:n]+"… more"), "key "+Redacted+"… more"; got != want {
+				t.Errorf("cut after %d: %q, want %q", n, got, want)
+			}
+		}
+	}
+}
+
+// TestBase64OfTheKeyInAHeaderNameRedactedAtEveryAlignment: a header named after the base64
+// of the key behind 0, 1 or 2 other bytes (so at each of the three alignments), in either
+// alphabet, has its name's case changed by Go, and is still redacted: no 8 characters of
+// the key's base64, in any case, are left in the name, and the value is kept under it.
+// Matched in its own case only, the key's base64 at another alignment than the first would
+// be handed back in the header's name.
+func TestBase64OfTheKeyInAHeaderNameRedactedAtEveryAlignment(t *testing.T) {
+	const key = "ZQ8S?~>/ECR+ET=_4A9KLMNOPQRSTUV"
+	r := New("shop@example.com", key)
+	for _, prefix := range []string{"", "k", "k:"} {
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+			b64 := enc.EncodeToString([]byte(prefix + key))
+			name := http.CanonicalHeaderKey("X-Echo-" + b64)
+			h := r.Header(http.Header{name: {"v"}})
+			tail := strings.ToLower(b64[4:]) // past the characters that carry the prefix's bits
+			for got, vs := range h {
+				if len(h) != 1 || len(vs) != 1 || vs[0] != "v" {
+					t.Errorf("%q: Header = %v, want one name with the value v", name, h)
+				}
+				for i := 0; i+8 <= len(tail); i++ {
+					if strings.Contains(strings.ToLower(got), tail[i:i+8]) {
+						t.Errorf("the name %q redacted to %q, which holds %q of the key's base64", name, got, tail[i:i+8])
+						break
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestKeyWithJSONShortEscapesRedacted: a key holding '/', '"' or '\' every two letters,
+// echoed in a JSON string with those written as the short escapes \/ (PHP's json_encode
+// writes every slash so), \" and \\, is redacted whole. Read as two characters each, no
+// piece of the key between them is long enough to be caught another way.
+func TestKeyWithJSONShortEscapesRedacted(t *testing.T) {
+	for _, c := range []string{"/", `"`, `\`} {
+		key := strings.Join([]string{"4A", "bC", "dE", "fG", "hI", "jK", "lM"}, c)
+		r := New("shop@example.com", key)
+		echo := strings.ReplaceAll(key, c, `\`+c)
+		if got := r.String(`{"key":"` + echo + `"}`); got != `{"key":"`+Redacted+`"}` {
+			t.Errorf("the key %q echoed as %q: %q, want it redacted", key, echo, got)
+		}
+	}
+}
+
+// TestLiteralPercentBeforeTheKeysBase64TakesNothingOfIt: a '%' that starts no escape (as
+// in "100%"), right before the key's base64, is read as itself: the base64 goes whole, and
+// no character of it is left beside the mark as the rest of a would-be escape.
+func TestLiteralPercentBeforeTheKeysBase64TakesNothingOfIt(t *testing.T) {
+	const key = "Zq8s?~>/EcR+eT=_4A9"
+	r := New("shop@example.com", key)
+	b64 := base64.RawURLEncoding.EncodeToString([]byte(key))
+	if HexVal(b64[0]) >= 0 || HexVal(b64[1]) >= 0 {
+		t.Fatalf("the fixture's base64 %s starts with a hex digit: the '%%' would start an escape", b64)
+	}
+	for _, n := range []int{5, 8, len(b64)} {
+		if got, want := r.String("100%"+b64[:n]+" done"), "100%"+Redacted+" done"; got != want {
+			t.Errorf("%d characters of the key's base64 after a '%%': %q, want %q", n, got, want)
 		}
 	}
 }

@@ -451,10 +451,14 @@ func (l *endpointLimits) observeLocked(a *allowance, resp *http.Response, sl slo
 	}
 	if !ok {
 		// A success without the header says nothing of the allowance but that the endpoint
-		// serves again: forget an exhaustion learnt from a bare 429, or every later call
-		// would queue for the probe slot.
-		if resp.StatusCode < 400 && a.known && a.remaining == 0 && a.resetAt.IsZero() {
-			a.known, a.failedProbes, a.probeAfter = false, 0, time.Time{}
+		// serves again: the next exhaustion's probes start from the first step, and an
+		// exhaustion learnt from a bare 429 is forgotten, or every later call would queue
+		// for the probe slot.
+		if resp.StatusCode < 400 {
+			a.failedProbes, a.probeAfter = 0, time.Time{}
+			if a.remaining == 0 && a.resetAt.IsZero() {
+				a.known = false
+			}
 		}
 		return
 	}

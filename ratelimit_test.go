@@ -1134,6 +1134,49 @@ func TestProbeIntervalStartsAfreshAfterRecovery(t *testing.T) {
 	})
 }
 
+// TestProbeIntervalStartsAfreshAfterAHintedRecovery: the same when the refusals end with a
+// hint (Retry-After), the hold passes and the endpoint answers without rate-limit headers:
+// that answer says it serves again, and the next exhaustion's probes start from the first
+// step, not from the five-second cap the earlier refusals reached.
+func TestProbeIntervalStartsAfreshAfterAHintedRecovery(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var closedUntil time.Time
+		hinted := false
+		rt := roundTrip(func(r *http.Request) *http.Response {
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case time.Now().Before(closedUntil):
+				return jsonAnswer(429, `{}`)
+			case !hinted:
+				hinted = true
+				return jsonAnswer(429, `{}`, "Retry-After", "2")
+			}
+			return jsonAnswer(200, `{"id": 9}`)
+		})
+		c := fakeClient(t, rt, WithMaxWait(2*time.Minute), WithMaxRetries(100))
+		get := func() time.Duration {
+			start := time.Now()
+			if _, err := c.Transactions.Get(context.Background(), 9); err != nil {
+				t.Fatal(err)
+			}
+			return time.Since(start)
+		}
+		mu.Lock()
+		closedUntil = time.Now().Add(time.Minute)
+		mu.Unlock()
+		get() // a minute of bare refusals, a hint of 2 s, then an answer without headers
+		get()
+		mu.Lock()
+		closedUntil, hinted = time.Now().Add(time.Millisecond), true
+		mu.Unlock()
+		if d := get(); d > 2*time.Second {
+			t.Errorf("a 1ms closure after recovery held the call %v: the probe interval was not reset", d)
+		}
+	})
+}
+
 // TestRateLimitErrorKeepsTheKeyOut: a 429 whose hint is beyond the maximum wait ends the
 // call with the server's body in the error, and a credential echoed there is redacted.
 func TestRateLimitErrorKeepsTheKeyOut(t *testing.T) {

@@ -193,10 +193,11 @@ func units(s string, j, depth int, out []unit) []unit {
 	return out
 }
 
-// escapeAt reads an escape whose first syntax character, c0, spans s[j:j+n0]; the rest
-// of its syntax characters are read one layer down.
-// jsonEscape reads the rest of a JSON escape after its backslash: \/, \\, \" or \uXXXX
-// of an ASCII character.
+// jsonEscape reads the rest of a JSON escape after its backslash: \/, \\, \", the control
+// characters' \b \f \n \r \t, or \uXXXX (a character beyond ASCII reads as 0x80, which
+// no secret holds). Every escape is read whole, so that a base64 run after one (a token
+// echoed wrapped with "\n") never takes its letter: the run's mark leaves the escape
+// intact, and a redacted JSON body still parses.
 func jsonEscape(next func() (byte, bool)) (byte, bool) {
 	c1, ok := next()
 	if !ok {
@@ -205,14 +206,26 @@ func jsonEscape(next func() (byte, bool)) (byte, bool) {
 	switch c1 {
 	case '/', '\\', '"':
 		return c1, true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
 	case 'u', 'U':
-		if v, ok := readHex(next, 4); ok && v < 0x80 {
-			return byte(v), true
+		if v, ok := readHex(next, 4); ok {
+			return byte(min(v, 0x80)), true
 		}
 	}
 	return 0, false
 }
 
+// escapeAt reads an escape whose first syntax character, c0, spans s[j:j+n0]; the rest
+// of its syntax characters are read one layer down.
 func escapeAt(s string, j int, c0 byte, n0, depth int) (byte, int, bool) {
 	pos := j + n0
 	next := func() (byte, bool) {

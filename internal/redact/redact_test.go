@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -245,6 +246,29 @@ func TestTokenWrappedAcrossLinesRedactedInBothAlphabets(t *testing.T) {
 			wrapped := token[:76] + "\r\n" + token[76:]
 			if got, want := r.String(wrapped), Redacted+"\r\n"+Redacted; got != want {
 				t.Errorf("%s token of a key with %q, wrapped: %q, want %q", name, token[27], got, want)
+			}
+		}
+	}
+}
+
+// TestTokenWrappedInAJSONStringLeavesValidJSON: a JSON body that echoes the token wrapped
+// with "\n" escapes (as a server quoting a header it received writes it) is redacted
+// with its escapes whole: the body (APIError.Body) still parses, and holds no piece of
+// the key's part of the token.
+func TestTokenWrappedInAJSONStringLeavesValidJSON(t *testing.T) {
+	const email, key = "shop@example.com", "Zq8s?~>/EcR+eT=_4A9kd"
+	r := New(email, key)
+	token := base64.StdEncoding.EncodeToString([]byte(email + ":" + key))
+	for _, esc := range []string{`\n`, `\r\n`, `\t`, `\u00e9`} {
+		body := `{"echo":"` + token[:16] + esc + token[16:32] + esc + token[32:] + `"}`
+		got := r.String(body)
+		var v map[string]string
+		if err := json.Unmarshal([]byte(got), &v); err != nil {
+			t.Errorf("wrapped with %s: %s no longer parses: %v", esc, got, err)
+		}
+		for _, piece := range []string{token[24:32], token[32:40]} { // the key's part
+			if strings.Contains(got, piece) {
+				t.Errorf("wrapped with %s: %s shows %s, of the key", esc, got, piece)
 			}
 		}
 	}

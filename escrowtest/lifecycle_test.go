@@ -846,3 +846,25 @@ func TestUnknownActionRefusedOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestNoPaymentStepsOnACancelledDeal: a deal every party agreed to and the partner then
+// cancelled takes no payment: ApprovePayment and RejectPayment err, no payment event is
+// recorded, and nothing is paid in. A test harness approving payments for every agreed deal
+// would otherwise fund a cancelled one and hold the buyer's money in it.
+func TestNoPaymentStepsOnACancelledDeal(t *testing.T) {
+	w := newWorld(t)
+	id := w.p.create(partnered())
+	w.b.act(http.StatusOK, id, 0, action("agree"))
+	sellerAgrees(w, id)
+	w.p.act(http.StatusOK, id, 0, action("cancel"))
+	if err := w.srv.ApprovePayment(id); err == nil {
+		t.Error("payment approved into a cancelled deal")
+	}
+	if err := w.srv.RejectPayment(id); err == nil {
+		t.Error("payment rejected on a cancelled deal")
+	}
+	if got := eventsOf(t, w.p, id); got != "create agree cancel" {
+		t.Errorf("events %q, want no payment event after the cancel", got)
+	}
+	wantLedger(t, balanced(t, w.srv, id, "approval"), Ledger{In: "0.00", Out: "0.00", Fees: "0.00", Held: "0.00"}, "an approval of a cancelled deal")
+}

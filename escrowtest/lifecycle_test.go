@@ -780,8 +780,9 @@ func TestActionsNameTheFlagsTheySetAndRequire(t *testing.T) {
 			t.Errorf("%s sets %q and requires %q, want %q and %q", a.Name, got[0], got[1], want[a.Name][0], want[a.Name][1])
 		}
 	}
-	if len(names) != len(want) {
-		t.Errorf("actions %v, want the %d of the table", names, len(want))
+	order := []string{"agree", "cancel", "ship", "receive", "accept", "reject", "ship_return", "receive_return", "accept_return", "reject_return"}
+	if !slices.Equal(names, order) {
+		t.Errorf("actions %v, want %v", names, order)
 	}
 }
 
@@ -830,4 +831,40 @@ func TestFeeItemOfAClosedDealRefusedWithTheDealsState(t *testing.T) {
 	if r := w.s.act(http.StatusBadRequest, id, fee, action("ship")); r.str("state") != "complete" {
 		t.Errorf("shipping the fee item of a complete deal: %s, want state complete", r.raw)
 	}
+}
+
+// TestUnknownActionRefusedOnce: an action the API does not know, or one that is not a
+// string, is refused at "action" with one message, not the same complaint twice: a form
+// that shows the 422's messages under the field would repeat itself.
+func TestUnknownActionRefusedOnce(t *testing.T) {
+	w := newWorld(t)
+	id := w.at("funded")
+	for _, a := range []any{"dance", 5} {
+		r := w.s.must(http.StatusUnprocessableEntity, http.MethodPatch, txPath(id), body{"action": a})
+		if msgs := r.list("errors.action"); len(msgs) != 1 {
+			t.Errorf("action %v: errors %s, want one message at action", a, r.raw)
+		}
+	}
+}
+
+// TestNoPaymentStepsOnACancelledDeal: a deal every party agreed to and the partner then
+// cancelled takes no payment: ApprovePayment and RejectPayment err, no payment event is
+// recorded, and nothing is paid in. A test harness approving payments for every agreed deal
+// would otherwise fund a cancelled one and hold the buyer's money in it.
+func TestNoPaymentStepsOnACancelledDeal(t *testing.T) {
+	w := newWorld(t)
+	id := w.p.create(partnered())
+	w.b.act(http.StatusOK, id, 0, action("agree"))
+	sellerAgrees(w, id)
+	w.p.act(http.StatusOK, id, 0, action("cancel"))
+	if err := w.srv.ApprovePayment(id); err == nil {
+		t.Error("payment approved into a cancelled deal")
+	}
+	if err := w.srv.RejectPayment(id); err == nil {
+		t.Error("payment rejected on a cancelled deal")
+	}
+	if got := eventsOf(t, w.p, id); got != "create agree cancel" {
+		t.Errorf("events %q, want no payment event after the cancel", got)
+	}
+	wantLedger(t, balanced(t, w.srv, id, "approval"), Ledger{In: "0.00", Out: "0.00", Fees: "0.00", Held: "0.00"}, "an approval of a cancelled deal")
 }

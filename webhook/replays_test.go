@@ -61,3 +61,18 @@ func TestReplayMemoKnowsOnlyWhatTheFactsShow(t *testing.T) {
 		t.Error("names learnt as replays: only they are")
 	}
 }
+
+// TestReplayMemoKeepsNoEmptyEntries: learning nothing of a transaction (a turn that handed
+// nothing a replay could be told from) takes no place in the memo: a replica seeing many
+// such transactions must not forget the ones whose replays it knows.
+func TestReplayMemoKeepsNoEmptyEntries(t *testing.T) {
+	m := newReplayMemo(2)
+	m.learn(1, map[string]bool{"create": true})
+	for id := int64(2); id <= 5; id++ {
+		m.learn(id, map[string]bool{})
+		m.learnNames(id, nil)
+	}
+	if !m.replay(1, escrow.EventCreate) {
+		t.Error("transactions nothing was learnt of pushed a known one out")
+	}
+}

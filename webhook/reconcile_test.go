@@ -240,6 +240,26 @@ func TestAccountKindIsLearntOnce(t *testing.T) {
 			t.Errorf("partner listing asked %d times, paged list %d times; want 1 and 3", p, l)
 		}
 	})
+	t.Run("not a partner, restarted", func(t *testing.T) {
+		// A store with a mark: the walk, not the first look at the newest id, learns the
+		// kind, and moves the mark to the newest transaction it read.
+		api := newListingAPI(false)
+		api.add(ended(1), ended(2), ongoing(3))
+		store := new(webhook.MemoryStore)
+		if err := store.AdvanceMark(t.Context(), 1); err != nil {
+			t.Fatal(err)
+		}
+		h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Store: store})
+		defer shutdown(t, h)
+		reconciled(t, h)
+		reconciled(t, h)
+		if p, l := api.count("partner"), api.count("list"); p != 1 || l != 2 {
+			t.Errorf("partner listing asked %d times, paged list %d times; want 1 and 2", p, l)
+		}
+		if mark, _, err := store.Mark(t.Context()); err != nil || mark != 3 {
+			t.Errorf("mark %d, %v; want 3, the newest transaction", mark, err)
+		}
+	})
 	for _, tc := range []struct {
 		name  string
 		known bool // the first reconciliation succeeds, so the account is known as a partner

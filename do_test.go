@@ -436,3 +436,22 @@ func TestReferencesThatOnlyLookEscapedAreSent(t *testing.T) {
 		}
 	}
 }
+
+// TestDoRefusalSaysWhatIsWrongWithThePath: a path Do refuses is refused for what is wrong
+// with it, in words the caller can act on (not as some later step's failure, such as a
+// missing parameter of a route the caller never named), and nothing is sent.
+func TestDoRefusalSaysWhatIsWrongWithThePath(t *testing.T) {
+	c, _ := setup(t) // any request fails the test
+	for path, says := range map[string]string{
+		"https://evil.example/steal": "must be relative to the base URL",
+		"transaction#x":              "must not have a fragment",
+		"":                           "empty path",
+		"transaction/../../admin":    `".."`,
+		"transaction/%zz":            "path:",
+	} {
+		err := c.Do(context.Background(), "GET", path, nil, nil)
+		if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), says) {
+			t.Errorf("Do(%q) = %v, want ErrInvalidArgument saying %q", path, err, says)
+		}
+	}
+}

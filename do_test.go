@@ -492,3 +492,18 @@ func TestDoRefusesADotDotEscapedBeyondWhatItUndoes(t *testing.T) {
 		t.Errorf("Do = %v, want ErrInvalidArgument before sending", err)
 	}
 }
+
+// TestDoRefusesDotDotsHiddenBehindALiteralPercent: escapes a server decoding again and
+// again, or decoding %2F into a separator, reads as ".." are refused even where a '%' or
+// "%u" that starts no escape stands before them, once the first round is decoded:
+// "%%32%65" is "%2e" decoded once more, then "."; in "%u%2f%2e%2e" the "%u" is no escape and
+// "%2f" a separator before "..". A decoder that dropped the literal '%', or read "%u" with
+// what follows as one character, would send them.
+func TestDoRefusesDotDotsHiddenBehindALiteralPercent(t *testing.T) {
+	c, _ := setup(t) // any request fails the test
+	for _, seg := range []string{"%25%2532%2565%25%2532%2565", "%25u%252f%252e%252e"} {
+		if err := c.Do(context.Background(), http.MethodGet, "transaction/"+seg+"/admin", nil, nil); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("Do(%q) = %v, want ErrInvalidArgument before sending", seg, err)
+		}
+	}
+}

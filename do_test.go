@@ -436,3 +436,74 @@ func TestReferencesThatOnlyLookEscapedAreSent(t *testing.T) {
 		}
 	}
 }
+
+// TestDoRefusalSaysWhatIsWrongWithThePath: a path Do refuses is refused for what is wrong
+// with it, in words the caller can act on (not as some later step's failure, such as a
+// missing parameter of a route the caller never named), and nothing is sent.
+func TestDoRefusalSaysWhatIsWrongWithThePath(t *testing.T) {
+	c, _ := setup(t) // any request fails the test
+	for path, says := range map[string]string{
+		"https://evil.example/steal": "must be relative to the base URL",
+		"transaction#x":              "must not have a fragment",
+		"":                           "empty path",
+		"transaction/../../admin":    `".."`,
+		"transaction/%zz":            "path:",
+	} {
+		err := c.Do(context.Background(), "GET", path, nil, nil)
+		if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), says) {
+			t.Errorf("Do(%q) = %v, want ErrInvalidArgument saying %q", path, err, says)
+		}
+	}
+}
+
+// TestDoOnAListingPathTakesAPageAsLargeAsTheTypedListing: Do on the transactions listing's
+// path is capped as that listing is (MaxListBody), not as one resource (MaxResourceBody): a
+// page of 2 MB that Transactions.List decodes, Do decodes too, and a path-level
+// DecodeError telling the caller to ask for smaller pages is not what it gets.
+func TestDoOnAListingPathTakesAPageAsLargeAsTheTypedListing(t *testing.T) {
+	c, mt := setup(t)
+	page := `{"page":1,"page_count":1,"transactions":[` + strings.Repeat(`{"id":1,"description":"`+strings.Repeat("x", 1000)+`"},`, 2*MaxResourceBody/1000) + `{"id":2}]}`
+	if len(page) <= MaxResourceBody || len(page) >= MaxListBody {
+		t.Fatalf("the page has %d bytes, want it between the two caps", len(page))
+	}
+	mt.RegisterResponder(http.MethodGet, "=~^"+testBase+"transaction\\?", respond(200, page))
+	if _, err := c.Transactions.List(context.Background(), &ListTransactionsOptions{Page: 1}); err != nil {
+		t.Fatalf("List: %v", err)
+	}
+	var out struct {
+		Transactions []json.RawMessage `json:"transactions"`
+	}
+	if err := c.Do(context.Background(), http.MethodGet, "transaction?page=1", nil, &out); err != nil || len(out.Transactions) != 2*MaxResourceBody/1000+1 {
+		t.Errorf("Do = %v with %d transactions, want the whole page", err, len(out.Transactions))
+	}
+}
+
+// TestDoRefusesADotDotEscapedBeyondWhatItUndoes: ".." escaped 17 times over ("%2e" with its
+// '%' escaped again and again) is more nesting than the 16 rounds Do decodes; a server that
+// decoded one round more would read "..", so the path is refused, not sent as a harmless
+// name.
+func TestDoRefusesADotDotEscapedBeyondWhatItUndoes(t *testing.T) {
+	c, _ := setup(t) // any request fails the test
+	seg := "%2e%2e"
+	for range 16 {
+		seg = strings.ReplaceAll(seg, "%", "%25")
+	}
+	if err := c.Do(context.Background(), http.MethodGet, "transaction/"+seg+"/admin", nil, nil); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("Do = %v, want ErrInvalidArgument before sending", err)
+	}
+}
+
+// TestDoRefusesDotDotsHiddenBehindALiteralPercent: escapes a server decoding again and
+// again, or decoding %2F into a separator, reads as ".." are refused even where a '%' or
+// "%u" that starts no escape stands before them, once the first round is decoded:
+// "%%32%65" is "%2e" decoded once more, then "."; in "%u%2f%2e%2e" the "%u" is no escape and
+// "%2f" a separator before "..". A decoder that dropped the literal '%', or read "%u" with
+// what follows as one character, would send them.
+func TestDoRefusesDotDotsHiddenBehindALiteralPercent(t *testing.T) {
+	c, _ := setup(t) // any request fails the test
+	for _, seg := range []string{"%25%2532%2565%25%2532%2565", "%25u%252f%252e%252e"} {
+		if err := c.Do(context.Background(), http.MethodGet, "transaction/"+seg+"/admin", nil, nil); !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("Do(%q) = %v, want ErrInvalidArgument before sending", seg, err)
+		}
+	}
+}

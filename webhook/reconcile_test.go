@@ -282,6 +282,24 @@ func TestAccountKindIsLearntOnce(t *testing.T) {
 	}
 }
 
+// TestPartnerMarkMovesToTheNewestTransaction: a partner's reconciliation moves the mark
+// to the newest transaction it read, ended or not: the next walk stops there, instead of
+// reading again what ended since the mark.
+func TestPartnerMarkMovesToTheNewestTransaction(t *testing.T) {
+	api := newListingAPI(true)
+	api.add(ended(1), ongoing(2), ended(3))
+	store := new(webhook.MemoryStore)
+	if err := store.AdvanceMark(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Store: store})
+	defer shutdown(t, h)
+	reconciled(t, h)
+	if mark, _, err := store.Mark(t.Context()); err != nil || mark != 3 {
+		t.Errorf("mark %d, %v; want 3, the newest transaction", mark, err)
+	}
+}
+
 // staysPartner checks that a reconciliation whose partner listing fails returns an error,
 // and that the next ones still read the account as a partner, never from the paged list.
 func staysPartner(t *testing.T, h *webhook.Handler, api *listingAPI, what string) {

@@ -245,19 +245,9 @@ func TestAccountKindIsLearntOnce(t *testing.T) {
 		// kind, and moves the mark to the newest transaction it read.
 		api := newListingAPI(false)
 		api.add(ended(1), ended(2), ongoing(3))
-		store := new(webhook.MemoryStore)
-		if err := store.AdvanceMark(t.Context(), 1); err != nil {
-			t.Fatal(err)
-		}
-		h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Store: store})
-		defer shutdown(t, h)
-		reconciled(t, h)
-		reconciled(t, h)
+		reconciledFromMark(t, api, 1, 2, 3)
 		if p, l := api.count("partner"), api.count("list"); p != 1 || l != 2 {
 			t.Errorf("partner listing asked %d times, paged list %d times; want 1 and 2", p, l)
-		}
-		if mark, _, err := store.Mark(t.Context()); err != nil || mark != 3 {
-			t.Errorf("mark %d, %v; want 3, the newest transaction", mark, err)
 		}
 	})
 	for _, tc := range []struct {
@@ -288,15 +278,24 @@ func TestAccountKindIsLearntOnce(t *testing.T) {
 func TestPartnerMarkMovesToTheNewestTransaction(t *testing.T) {
 	api := newListingAPI(true)
 	api.add(ended(1), ongoing(2), ended(3))
+	reconciledFromMark(t, api, 1, 1, 3)
+}
+
+// reconciledFromMark reconciles n times a handler over a store whose mark is at mark (a
+// restart), and checks that the mark is then at want.
+func reconciledFromMark(t *testing.T, api *listingAPI, mark int64, n int, want int64) {
+	t.Helper()
 	store := new(webhook.MemoryStore)
-	if err := store.AdvanceMark(t.Context(), 1); err != nil {
+	if err := store.AdvanceMark(t.Context(), mark); err != nil {
 		t.Fatal(err)
 	}
 	h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Store: store})
 	defer shutdown(t, h)
-	reconciled(t, h)
-	if mark, _, err := store.Mark(t.Context()); err != nil || mark != 3 {
-		t.Errorf("mark %d, %v; want 3, the newest transaction", mark, err)
+	for range n {
+		reconciled(t, h)
+	}
+	if got, _, err := store.Mark(t.Context()); err != nil || got != want {
+		t.Errorf("mark %d, %v; want %d, the newest transaction", got, err, want)
 	}
 }
 

@@ -56,8 +56,9 @@
 // transaction's lease ([Store.Acquire], leased to [Options].Replica for ClaimLease),
 // fetches it and hands its new facts over; a delivery that reaches another replica
 // meanwhile costs no fetch: it is recorded for the holder, which confirms it when its turn
-// ends ([Store.Yield]), from the state it fetched if that already shows it, or with one
-// more fetch. So fetches per fact do not grow with the replicas, and two replicas never
+// ends ([Store.Yield]), from the state it fetched if that already shows it (for an event
+// of the goods: for every good, since a delivery names no item), or with one more fetch.
+// So fetches per fact do not grow with the replicas, and two replicas never
 // hand over the same fact. The facts of a turn are recorded when it ends, with the pace
 // and whether the transaction finished, in one database transaction; a crash before that
 // hands the turn's events over again, and a holder that died is taken over when its lease

@@ -241,6 +241,33 @@ func TestTotals(t *testing.T) {
 	}
 }
 
+// TestTotalsNameOnlyCustomersShown: a schedule whose payer or beneficiary the reader is
+// not shown (the API leaves it empty) counts in the sums but adds no customer: a caller
+// ranging over Customers must not meet one named "".
+func TestTotalsNameOnlyCustomersShown(t *testing.T) {
+	tx := brokered(funded, shipped, received, accepted, sellerPaid)
+	for i := range tx.Items {
+		for j := range tx.Items[i].Schedule {
+			tx.Items[i].Schedule[j].BeneficiaryCustomer = ""
+		}
+	}
+	tot := tx.Totals()
+	if _, ok := tot.Customers[""]; ok || tot.Items.String() != "1000.00" {
+		t.Errorf("Customers %v, items %s; want no customer named \"\" and items 1000.00", tot.Customers, tot.Items)
+	}
+}
+
+// TestItemCancelledReadsItsFlag: Item.Cancelled is the item's canceled flag, and nothing
+// else: a good still under way is not cancelled.
+func TestItemCancelledReadsItsFlag(t *testing.T) {
+	for _, canceled := range []bool{false, true} {
+		it := Item{Type: ItemGeneralMerchandise, Status: ItemStatus{Shipped: true, Canceled: canceled}}
+		if it.Cancelled() != canceled {
+			t.Errorf("an item with canceled=%v: Cancelled() = %v", canceled, it.Cancelled())
+		}
+	}
+}
+
 // TestTotalsKeepEachKindOfFeeApart: a shipping fee item and a card deposit fee count in
 // Fees and Total, but BrokerFee is the broker_fee items alone and EscrowFee the escrow fee
 // entries alone.

@@ -361,6 +361,7 @@ func TestNextSteps(t *testing.T) {
 		{"received back", brokered(funded, shipped, received, rejected, shippedR, receivedR), []NextStep{acceptRet, rejectRet}},
 		{"returned", brokered(funded, shipped, received, rejected, shippedR, receivedR, acceptedR), nil},
 		{"in dispute: the provider arbitrates", brokered(funded, shipped, received, rejected, shippedR, receivedR, disputed), nil},
+		{"a dispute during the inspection: the buyer waits too", brokered(funded, shipped, received, providerDispute), nil},
 		{"cancelled", brokered(cancelled, closed), nil},
 		{"every item canceled", brokered(funded, allCanceled), nil},
 		{"cancelled before agreement", brokered(unagreed, cancelled), nil},

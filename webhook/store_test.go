@@ -5,6 +5,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	escrow "github.com/escrowkit/escrow-go"
+
 	"github.com/escrowkit/escrow-go/webhook"
 	"github.com/escrowkit/escrow-go/webhook/storetest"
 )
@@ -63,4 +65,30 @@ func TestMemoryStorePrunesWhatFinishedBeforeTheCutoff(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestTurnThatGoesOnExtendsItsLease: a turn that goes on because another replica asked for
+// more during it holds the lease until the new expiry its Yield gives: another replica must
+// not take the transaction over at the old one, while the holder still works on it.
+func TestTurnThatGoesOnExtendsItsLease(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	var s webhook.LeaseState
+	a := webhook.Lease{TransactionID: 1, Holder: "a", Expires: t0.Add(time.Minute)}
+	b := webhook.Lease{TransactionID: 1, Holder: "b", Expires: t0.Add(3 * time.Minute)}
+	if !s.Acquire(a, nil, t0) {
+		t.Fatal("a free lease was not granted")
+	}
+	if s.Acquire(b, nil, t0.Add(time.Second)) { // b asks for a look during a's turn
+		t.Fatal("a held lease was granted to another")
+	}
+	goesOn := a
+	goesOn.Expires = t0.Add(10 * time.Minute)
+	again, _, err := s.Yield(webhook.Yield{Lease: goesOn, Marks: 0, Now: t0.Add(2 * time.Second)},
+		func([]escrow.EventName) bool { return false })
+	if err != nil || !again {
+		t.Fatalf("Yield = %v, %v; want the turn to go on", again, err)
+	}
+	if s.Acquire(b, nil, t0.Add(2*time.Minute)) {
+		t.Error("the lease was taken over at its first expiry while its turn went on")
+	}
 }

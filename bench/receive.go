@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,6 +42,9 @@ type ReceiveConfig struct {
 	// that is not busy with the one before (the live API's steps are minutes apart); 0
 	// makes every sale a burst, as fast as the emulator goes.
 	Gap time.Duration
+	// CPUProfile, when set, names a file that gets a CPU profile of the catch-up phase
+	// (suffixed with the replica count: "cpu.prof.4").
+	CPUProfile string
 }
 
 // ReceiveResult is what a receiving run measured, live and catching up.
@@ -57,6 +61,10 @@ type ReceiveResult struct {
 	// RowsKept is the store's rows after the live run; RowsPruned after Prune deleted every
 	// finished sale (what remains are tombstones). -1 for the memory store.
 	RowsKept, RowsPruned int64
+	// Undelivered counts the emulator's webhook calls of the live run that got no 2xx (a
+	// receiver queue past the emulator's bound drops the newest calls): facts of a sale none
+	// of whose deliveries arrived count as lost in both phases without being the receiver's.
+	Undelivered int
 }
 
 // ReceivePhase is one phase's counts.
@@ -91,12 +99,12 @@ func (r ReceiveResult) String() string {
 	return fmt.Sprintf("receive store=%s replicas=%d lifecycles=%d gap=%s"+
 		" live_facts=%d live_facts_per_s=%.0f live_fetches_per_fact=%.2f live_commits_per_fact=%.2f live_rollbacks_per_fact=%.2f live_p50=%s live_p99=%s live_duplicates=%d live_lost=%d"+
 		" catchup_facts_per_s=%.0f catchup_fetches_per_fact=%.2f catchup_commits_per_fact=%.2f catchup_rollbacks_per_fact=%.2f catchup_duplicates=%d catchup_lost=%d"+
-		" rows_kept=%d rows_after_prune=%d",
+		" rows_kept=%d rows_after_prune=%d undelivered=%d",
 		r.Store, r.Replicas, r.Lifecycles, r.Gap,
 		r.Live.Facts, r.Live.rate(), r.Live.perFact(r.Live.Fetches), r.Live.perFact(r.Live.Commits), r.Live.perFact(r.Live.Rollbacks),
 		r.Live.P50.Round(100*time.Microsecond), r.Live.P99.Round(100*time.Microsecond), r.Live.Duplicates, r.Live.Lost,
 		r.CatchUp.rate(), r.CatchUp.perFact(r.CatchUp.Fetches), r.CatchUp.perFact(r.CatchUp.Commits), r.CatchUp.perFact(r.CatchUp.Rollbacks), r.CatchUp.Duplicates, r.CatchUp.Lost,
-		r.RowsKept, r.RowsPruned)
+		r.RowsKept, r.RowsPruned, r.Undelivered)
 }
 
 // factsPerSale are the facts of one sale taken to completion.
@@ -316,6 +324,11 @@ func RunReceive(ctx context.Context, cfg ReceiveConfig) (ReceiveResult, error) {
 	if err := srv.FlushWebhooks(ctx); err != nil {
 		return res, err
 	}
+	for _, d := range srv.Deliveries() {
+		if d.StatusCode/100 != 2 {
+			res.Undelivered++
+		}
+	}
 	if err := rc.flush(ctx); err != nil {
 		return res, err
 	}
@@ -342,6 +355,13 @@ func catchUp(ctx context.Context, srv *escrowtest.Server, a escrowtest.Account, 
 	}
 	defer rc.shutdown()
 	before := st.xacts(ctx)
+	if cfg.CPUProfile != "" {
+		stop, err := profileCPU(fmt.Sprint(cfg.CPUProfile, ".", cfg.Replicas))
+		if err != nil {
+			return ReceivePhase{}, err
+		}
+		defer stop()
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -361,6 +381,19 @@ func catchUp(ctx context.Context, srv *escrowtest.Server, a escrowtest.Account, 
 	p.P50, p.P99 = 0, 0
 	p.Commits, p.Rollbacks = st.since(ctx, before)
 	return p, nil
+}
+
+// profileCPU starts a CPU profile written to path; stop ends it and closes the file.
+func profileCPU(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func storeKind(s string) string {
@@ -596,6 +629,7 @@ func receiveProgram(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer
 	fs.IntVar(&cfg.Lifecycles, "lifecycles", cfg.Lifecycles, "sales taken to completion (8 facts each)")
 	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "goroutines making sales at once")
 	fs.DurationVar(&cfg.Gap, "gap", 0, "pause between the steps of a sale (0: every sale is a burst)")
+	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of each catch-up phase to this file, suffixed .REPLICAS")
 	return func(ctx context.Context, stdout, _ io.Writer) error {
 		dir, err := os.MkdirTemp("", "escrow-receive-")
 		if err != nil {

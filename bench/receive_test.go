@@ -22,6 +22,9 @@ func TestReceive(t *testing.T) {
 					t.Errorf("%s, %d replicas, %s: %+v", store, replicas, name, p)
 				}
 			}
+			if res.Undelivered != 0 {
+				t.Errorf("%s, %d replicas: %d of the emulator's calls got no 2xx", store, replicas, res.Undelivered)
+			}
 			if store == "sqlite" && (res.RowsPruned != 6 || res.RowsKept <= res.RowsPruned) {
 				t.Errorf("sqlite: %d rows kept, %d after pruning; want 6 tombstones after", res.RowsKept, res.RowsPruned)
 			}

@@ -42,6 +42,9 @@ type ReceiveConfig struct {
 	// that is not busy with the one before (the live API's steps are minutes apart); 0
 	// makes every sale a burst, as fast as the emulator goes.
 	Gap time.Duration
+	// ServerCPU, when set, tells the processor time the store's server has used so far
+	// (pgtest's server on this machine), for the phases' store CPU per fact.
+	ServerCPU func() (time.Duration, error)
 	// CPUProfile, when set, names a file that gets a CPU profile of the catch-up phase
 	// (suffixed with the replica count: "cpu.prof.4").
 	CPUProfile string
@@ -76,6 +79,9 @@ type ReceivePhase struct {
 	Fetches    int64 // the replicas' GET /transaction/{id}
 	Commits    int64 // PostgreSQL transactions committed in the store's database; -1 elsewhere
 	Rollbacks  int64 // and rolled back (the store's read-only ones end so); -1 elsewhere
+	// OwnCPU is this process's processor time over the phase (the emulator, the replicas
+	// and the senders); StoreCPU the store's server's, -1 when unknown.
+	OwnCPU, StoreCPU time.Duration
 	// P50, P99: from a delivery's arrival to its event's hand-over, 0 for an event handed
 	// over before its delivery came (live only).
 	P50, P99 time.Duration
@@ -86,6 +92,14 @@ func (p ReceivePhase) perFact(n int64) float64 {
 		return -1
 	}
 	return float64(n) / float64(p.Facts)
+}
+
+// cpuPerFact is a processor time per fact handed over, in milliseconds; -1 when unknown.
+func (p ReceivePhase) cpuPerFact(d time.Duration) float64 {
+	if p.Facts == 0 || d < 0 {
+		return -1
+	}
+	return float64(d.Microseconds()) / 1000 / float64(p.Facts)
 }
 
 func (p ReceivePhase) rate() float64 {
@@ -99,11 +113,13 @@ func (r ReceiveResult) String() string {
 	return fmt.Sprintf("receive store=%s replicas=%d lifecycles=%d gap=%s"+
 		" live_facts=%d live_facts_per_s=%.0f live_fetches_per_fact=%.2f live_commits_per_fact=%.2f live_rollbacks_per_fact=%.2f live_p50=%s live_p99=%s live_duplicates=%d live_lost=%d"+
 		" catchup_facts_per_s=%.0f catchup_fetches_per_fact=%.2f catchup_commits_per_fact=%.2f catchup_rollbacks_per_fact=%.2f catchup_duplicates=%d catchup_lost=%d"+
+		" live_own_cpu_ms_per_fact=%.3f live_store_cpu_ms_per_fact=%.3f catchup_own_cpu_ms_per_fact=%.3f catchup_store_cpu_ms_per_fact=%.3f"+
 		" rows_kept=%d rows_after_prune=%d undelivered=%d",
 		r.Store, r.Replicas, r.Lifecycles, r.Gap,
 		r.Live.Facts, r.Live.rate(), r.Live.perFact(r.Live.Fetches), r.Live.perFact(r.Live.Commits), r.Live.perFact(r.Live.Rollbacks),
 		r.Live.P50.Round(100*time.Microsecond), r.Live.P99.Round(100*time.Microsecond), r.Live.Duplicates, r.Live.Lost,
 		r.CatchUp.rate(), r.CatchUp.perFact(r.CatchUp.Fetches), r.CatchUp.perFact(r.CatchUp.Commits), r.CatchUp.perFact(r.CatchUp.Rollbacks), r.CatchUp.Duplicates, r.CatchUp.Lost,
+		r.Live.cpuPerFact(r.Live.OwnCPU), r.Live.cpuPerFact(r.Live.StoreCPU), r.CatchUp.cpuPerFact(r.CatchUp.OwnCPU), r.CatchUp.cpuPerFact(r.CatchUp.StoreCPU),
 		r.RowsKept, r.RowsPruned, r.Undelivered)
 }
 
@@ -315,7 +331,7 @@ func RunReceive(ctx context.Context, cfg ReceiveConfig) (ReceiveResult, error) {
 	if _, err := m.partner.Webhooks.Create(ctx, escrow.Me, hook.URL+"/escrow"); err != nil {
 		return res, err
 	}
-	before := live.xacts(ctx)
+	before, cpu := live.xacts(ctx), startCPU(cfg)
 	start := time.Now()
 	sales, err := m.run(ctx, cfg.Lifecycles, cfg.Workers, cfg.Gap)
 	if err != nil {
@@ -333,6 +349,7 @@ func RunReceive(ctx context.Context, cfg ReceiveConfig) (ReceiveResult, error) {
 		return res, err
 	}
 	res.Live = rc.phase(sales, start)
+	res.Live.OwnCPU, res.Live.StoreCPU = cpu()
 	res.Live.Commits, res.Live.Rollbacks = live.since(ctx, before)
 	if res.RowsKept, res.RowsPruned, err = live.prune(ctx); err != nil {
 		return res, err
@@ -364,6 +381,7 @@ func catchUp(ctx context.Context, srv *escrowtest.Server, a escrowtest.Account, 
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	cpu := startCPU(cfg)
 	start := time.Now()
 	for range 8 {
 		wg.Go(func() {
@@ -378,9 +396,40 @@ func catchUp(ctx context.Context, srv *escrowtest.Server, a escrowtest.Account, 
 		return ReceivePhase{}, err
 	}
 	p := rc.phase(sales, start)
+	p.OwnCPU, p.StoreCPU = cpu()
 	p.P50, p.P99 = 0, 0
 	p.Commits, p.Rollbacks = st.since(ctx, before)
 	return p, nil
+}
+
+// startCPU notes the processor time used so far, by this process and by the store's
+// server when cfg tells it; since returns what each used after, -1 when unknown.
+func startCPU(cfg ReceiveConfig) (since func() (own, server time.Duration)) {
+	serverCPU := func() time.Duration {
+		if cfg.ServerCPU == nil {
+			return -1
+		}
+		d, err := cfg.ServerCPU()
+		if err != nil {
+			return -1
+		}
+		return d
+	}
+	own0, server0 := processCPU(), serverCPU()
+	return func() (own, server time.Duration) {
+		own, server = processCPU(), serverCPU()
+		if own >= 0 && own0 >= 0 {
+			own -= own0
+		} else {
+			own = -1
+		}
+		if server >= 0 && server0 >= 0 {
+			server -= server0
+		} else {
+			server = -1
+		}
+		return own, server
+	}
 }
 
 // profileCPU starts a CPU profile written to path; stop ends it and closes the file.
@@ -643,7 +692,7 @@ func receiveProgram(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer
 				return err
 			}
 			defer pg.Stop()
-			cfg.Store = pg.DSN("postgres")
+			cfg.Store, cfg.ServerCPU = pg.DSN("postgres"), pg.CPU
 		}
 		for _, r := range strings.Split(*replicas, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(r))

@@ -24,6 +24,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -182,4 +183,56 @@ func Need(t testing.TB, s *Server, startErr error) *Server {
 	}
 	t.Skipf("skipping: %v (set ESCROW_REQUIRE_SERVERS=1 to make this a failure)", startErr)
 	return nil
+}
+
+// CPU returns the processor time the server has used so far: its postmaster's and every
+// backend's, live or exited, as Linux's /proc tells (user and system, at 100 ticks a
+// second). Elsewhere it fails.
+func (s *Server) CPU() (time.Duration, error) {
+	b, err := os.ReadFile(filepath.Join(s.data, "postmaster.pid"))
+	if err != nil {
+		return 0, err
+	}
+	pid, _, _ := strings.Cut(string(b), "\n")
+	ticks, _, err := procTicks(pid)
+	if err != nil {
+		return 0, err
+	}
+	ds, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	for _, d := range ds {
+		t, parent, err := procTicks(d.Name())
+		if err == nil && parent == pid {
+			ticks += t
+		}
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond, nil
+}
+
+// procTicks reads a process's CPU ticks (user and system, its own and its reaped
+// children's) and its parent's pid from /proc/PID/stat.
+func procTicks(pid string) (ticks int64, ppid string, err error) {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0, "", err
+	}
+	s := string(b)
+	end := strings.LastIndexByte(s, ')') // the command name may hold spaces
+	if end < 0 || end+2 > len(s) {
+		return 0, "", fmt.Errorf("pgtest: unreadable /proc/%s/stat", pid)
+	}
+	f := strings.Fields(s[end+2:]) // state, ppid, ...; utime is the 14th field of the line
+	if len(f) < 15 {
+		return 0, "", fmt.Errorf("pgtest: unreadable /proc/%s/stat", pid)
+	}
+	for _, v := range f[11:15] { // utime, stime, cutime, cstime
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, "", fmt.Errorf("pgtest: unreadable /proc/%s/stat", pid)
+		}
+		ticks += n
+	}
+	return ticks, f[1], nil
 }

@@ -211,26 +211,31 @@ func (s *Server) CPU() (time.Duration, error) {
 	return time.Duration(ticks) * 10 * time.Millisecond, nil
 }
 
-// procTicks reads a process's CPU ticks (user and system, its own and its reaped
-// children's) and its parent's pid from /proc/PID/stat.
+// procTicks reads a process's CPU ticks and its parent's pid from /proc/PID/stat.
 func procTicks(pid string) (ticks int64, ppid string, err error) {
 	b, err := os.ReadFile("/proc/" + pid + "/stat")
 	if err != nil {
 		return 0, "", err
 	}
-	s := string(b)
-	end := strings.LastIndexByte(s, ')') // the command name may hold spaces
+	return parseStat(string(b))
+}
+
+// parseStat reads the CPU ticks (user and system, the process's own and its reaped
+// children's) and the parent's pid from a /proc/PID/stat line.
+func parseStat(s string) (ticks int64, ppid string, err error) {
+	bad := errors.New("pgtest: unreadable /proc stat line")
+	end := strings.LastIndexByte(s, ')') // the command name may hold spaces and parentheses
 	if end < 0 || end+2 > len(s) {
-		return 0, "", fmt.Errorf("pgtest: unreadable /proc/%s/stat", pid)
+		return 0, "", bad
 	}
-	f := strings.Fields(s[end+2:]) // state, ppid, ...; utime is the 14th field of the line
+	f := strings.Fields(s[end+2:]) // from the state on: utime is the line's 14th field
 	if len(f) < 15 {
-		return 0, "", fmt.Errorf("pgtest: unreadable /proc/%s/stat", pid)
+		return 0, "", bad
 	}
 	for _, v := range f[11:15] { // utime, stime, cutime, cstime
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return 0, "", fmt.Errorf("pgtest: unreadable /proc/%s/stat", pid)
+			return 0, "", bad
 		}
 		ticks += n
 	}

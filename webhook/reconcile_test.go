@@ -797,3 +797,67 @@ func TestRunReconcilerPrunesHourlyWhatFinishedThirtyDaysAgo(t *testing.T) {
 		}
 	})
 }
+
+// pruneFailingStore is a memory store whose prune lease (transaction 0) or Prune fails
+// while the named method is set.
+type pruneFailingStore struct {
+	pruneCounting
+	failAcquire, failPrune bool
+}
+
+func (s *pruneFailingStore) Acquire(ctx context.Context, l webhook.Lease, names []escrow.EventName, now time.Time) (webhook.Turn, error) {
+	if s.failAcquire && l.TransactionID == 0 {
+		return webhook.Turn{}, errStoreDown
+	}
+	return s.pruneCounting.Acquire(ctx, l, names, now)
+}
+
+func (s *pruneFailingStore) Prune(ctx context.Context, finishedBefore time.Time) (int64, error) {
+	if s.failPrune {
+		return 0, errStoreDown
+	}
+	return s.pruneCounting.Prune(ctx, finishedBefore)
+}
+
+// TestPruningLoggedWithWhatItDid: an operator whose store stops shrinking finds why in
+// the log. A prune whose lease or deletion fails is logged as an error with the store's
+// error; one that deletes says how many transactions it pruned and the cutoff.
+func TestPruningLoggedWithWhatItDid(t *testing.T) {
+	for _, tc := range []struct {
+		name                   string
+		failAcquire, failPrune bool
+		want                   string
+	}{
+		{"lease fails", true, false, `level=ERROR msg="escrow webhook: pruning failed" error="store down"`},
+		{"prune fails", false, true, `level=ERROR msg="escrow webhook: pruning failed" error="store down"`},
+		{"prunes", false, false, `level=INFO msg="escrow webhook: pruned the store" transactions=2 finished_before=`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				store := &pruneFailingStore{failAcquire: tc.failAcquire, failPrune: tc.failPrune}
+				for _, id := range []int64{1, 2} {
+					if err := store.Finish(t.Context(), id); err != nil {
+						t.Fatal(err)
+					}
+				}
+				time.Sleep(2 * time.Hour) // both finished before the retention's cutoff
+				var log logtest.Lines
+				h := webhook.NewHandler(newListingAPI(false).client(t), (&calls{}).fn, webhook.Options{
+					Store: store, Replica: "a", Retention: time.Hour, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+				defer shutdown(t, h)
+				ctx, cancel := context.WithCancel(t.Context())
+				done := make(chan error, 1)
+				go func() { done <- h.RunReconciler(ctx, time.Minute) }()
+				synctest.Wait()
+				cancel()
+				<-done
+				if n := log.Count(tc.want); n != 1 {
+					t.Errorf("%d lines with %s, want 1:\n%s", n, tc.want, log.String())
+				}
+				if strings.Contains(log.String(), "pruned the store") != (tc.name == "prunes") {
+					t.Errorf("a prune reported done: %v, want %v:\n%s", !(tc.name == "prunes"), tc.name == "prunes", log.String())
+				}
+			})
+		})
+	}
+}

@@ -1470,32 +1470,36 @@ func TestOthersSpendingShowsInTheFirstWindow(t *testing.T) {
 // client expects that limit and no more: of four callers held for the reset, two go (the
 // limit), and the others wait for their answers instead of all four going at once.
 func TestWindowResetGivesBackTheLimit(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		api := &heldAPI{limit: 2, window: 10 * time.Second}
-		c := fakeClient(t, api, WithMaxWait(time.Minute))
-		get := func() error { _, err := c.Transactions.Get(context.Background(), 9); return err }
-		for range 2 { // the window's two requests: none left until it ends in 10s
-			if err := get(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		api.holding(true)
-		var wg sync.WaitGroup
-		for range 4 {
-			wg.Go(func() {
-				if err := get(); err != nil {
-					t.Error(err)
+	for _, limit := range []int{1, 2, 3} { // 1: the smallest limit is a limit, not "none known"
+		t.Run(fmt.Sprint("limit ", limit), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				api := &heldAPI{limit: limit, window: 10 * time.Second}
+				c := fakeClient(t, api, WithMaxWait(time.Minute))
+				get := func() error { _, err := c.Transactions.Get(context.Background(), 9); return err }
+				for range limit { // the window's requests: none left until it ends in 10s
+					if err := get(); err != nil {
+						t.Fatal(err)
+					}
 				}
+				api.holding(true)
+				var wg sync.WaitGroup
+				for range 2 * limit {
+					wg.Go(func() {
+						if err := get(); err != nil {
+							t.Error(err)
+						}
+					})
+				}
+				time.Sleep(10 * time.Second) // the reset
+				synctest.Wait()
+				if n := api.count(); n != 2*limit {
+					t.Errorf("%d requests by the reset with answers outstanding, want %d: %d in the first window, %d in the next", n, 2*limit, limit, limit)
+				}
+				api.releaseAll()
+				wg.Wait()
 			})
-		}
-		time.Sleep(10 * time.Second) // the reset
-		synctest.Wait()
-		if n := api.count(); n != 4 {
-			t.Errorf("%d requests by the reset with answers outstanding, want 4: two in the first window, two in the next", n)
-		}
-		api.releaseAll()
-		wg.Wait()
-	})
+		})
+	}
 }
 
 // TestWindowResetWithoutALimitFreesTheEndpoint: when the server never said the limit, a

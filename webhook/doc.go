@@ -19,6 +19,8 @@
 // constant time, every one of them; refusals are counted ([Handler.Stats]) and warned
 // about at most once a minute, never with the URL. A path segment rather than a query
 // parameter: it passes through the proxies and routers that drop or reorder queries.
+// The URL is a credential: [MaskURL] shows a registered URL with SECRET in the secret's
+// place, for logs and terminals.
 //
 // Rotation, for a URL that leaked or on a schedule: put a new secret first and keep the
 // old one after it (Secrets: {new, old}), register the new DeliveryURL, remove the old

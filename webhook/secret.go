@@ -75,6 +75,30 @@ func (h *Handler) DeliveryURL(base string) (string, error) {
 	return u.String(), nil
 }
 
+// MaskURL returns a webhook URL fit to show where it may be kept (a terminal's scrollback,
+// a CI log): each path segment shaped like a delivery secret (22 to 128 characters of
+// A-Z, a-z, 0-9, '-' and '_', a capital letter or a digit among them, as every secret
+// NewSecret makes has but almost no word of a path) becomes "SECRET", as DeliveryURL's
+// last one carries it. The test is of shape alone, so a URL registered without a secret
+// keeps its path unless a segment looks like one; the host, query and fragment are kept.
+func MaskURL(u string) string {
+	end := len(u)
+	if i := strings.IndexAny(u, "?#"); i >= 0 {
+		end = i
+	}
+	start := 0
+	if i := strings.Index(u[:end], "://"); i >= 0 {
+		start = i + 3
+	}
+	segs := strings.Split(u[start:end], "/")
+	for i, seg := range segs {
+		if i > 0 && checkSecret(seg) == nil && strings.ContainsAny(seg, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") {
+			segs[i] = "SECRET"
+		}
+	}
+	return u[:start] + strings.Join(segs, "/") + u[end:]
+}
+
 // door refuses deliveries whose URL does not carry a secret, before any other work.
 type door struct {
 	on      bool       // Options.Secrets was set: a delivery needs one of them

@@ -428,3 +428,50 @@ func TestRefusalsWarnedOncePerMinute(t *testing.T) {
 		}
 	})
 }
+
+// TestMaskURLHidesSecretShapedSegments: a URL DeliveryURL made shows its base with
+// SECRET in the secret's place, query kept, whatever the secret, and so does a secret
+// anywhere in the path; a path's own words, a segment too short to be a secret, the host
+// and a URL with no path are shown as they are.
+func TestMaskURLHidesSecretShapedSegments(t *testing.T) {
+	for range 20 {
+		secret := webhook.NewSecret()
+		h := webhook.NewHandler(nil, nil, webhook.Options{Secrets: []string{secret}})
+		for _, base := range []string{"https://shop.example/escrow/webhook", "https://shop.example/escrow/webhook/?shop=7"} {
+			u, err := h.DeliveryURL(base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := strings.Replace(u, secret, "SECRET", 1)
+			if got := webhook.MaskURL(u); got != want || strings.Contains(got, secret) {
+				t.Errorf("MaskURL(%q) = %q, want %q", u, got, want)
+			}
+		}
+	}
+	for _, u := range []string{
+		"https://shop.example/escrow/webhook",
+		"https://shop.example/escrow/transaction-notifications_endpoint", // words: no capital, no digit
+		"https://shop.example/escrow/Ab3defghijklmnopqrstu",              // 21 characters
+		"https://shop.example/escrow/Ab3defghijklmnopqrs.uv",             // a '.': no secret has one
+		"https://shop.example",
+		"https://shop.example/?k=Ab3defghijklmnopqrstuvwxyz",
+		"",
+	} {
+		if got := webhook.MaskURL(u); got != u {
+			t.Errorf("MaskURL(%q) = %q, want it unchanged", u, got)
+		}
+	}
+	for u, want := range map[string]string{
+		"https://shop.example/hooks/Ab3defghijklmnopqrstuv":        "https://shop.example/hooks/SECRET", // 22: the shortest
+		"https://shop.example/hooks/abcdefghijklmnopqrstuvwxyz0#x": "https://shop.example/hooks/SECRET#x",
+		"http://127.0.0.1:8080/" + strings.Repeat("A", 128):        "http://127.0.0.1:8080/SECRET",
+		"http://127.0.0.1:8080/" + strings.Repeat("A", 129):        "http://127.0.0.1:8080/" + strings.Repeat("A", 129),
+		"https://shop.example/hooks/Ab3defghijklmnopqrstuv/":       "https://shop.example/hooks/SECRET/",
+		"https://shop.example/Ab3defghijklmnopqrstuv/hooks?x=1":    "https://shop.example/SECRET/hooks?x=1",
+		"https://Ab3defghijklmnopqrstuv.example/hooks":             "https://Ab3defghijklmnopqrstuv.example/hooks", // a host is no secret
+	} {
+		if got := webhook.MaskURL(u); got != want {
+			t.Errorf("MaskURL(%q) = %q, want %q", u, got, want)
+		}
+	}
+}

@@ -34,11 +34,21 @@ var webhooksCommands = map[string]command{
 	"listen": {summary: "receive webhooks here and print the events once confirmed (--store, --register, --json)", run: runWebhooksListen},
 }
 
-// runWebhooksList is "escrow webhooks list".
+// runWebhooksList is "escrow webhooks list". A URL's delivery secret is shown as SECRET
+// (webhook.MaskURL), in the table and in --json, unless --show-secrets.
 func runWebhooksList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return apiCommand(ctx, "escrow webhooks list", "escrow webhooks list", args, stdout, stderr, false, nil, want(),
+	var show bool
+	return apiCommand(ctx, "escrow webhooks list", "escrow webhooks list", args, stdout, stderr, false, showSecretsFlag(&show), want(),
 		func(ctx context.Context, client *escrow.Client, opts []escrow.RequestOption) (any, func(io.Writer), error) {
 			hooks, err := client.Webhooks.List(ctx, escrow.Me, opts...)
+			if err != nil {
+				return nil, nil, err
+			}
+			if !show {
+				for i := range hooks.Webhooks {
+					hooks.Webhooks[i].URL = webhook.MaskURL(hooks.Webhooks[i].URL)
+				}
+			}
 			return hooks, func(w io.Writer) {
 				tw := newTable(w)
 				fmt.Fprintln(tw, "ID\tURL")
@@ -46,14 +56,23 @@ func runWebhooksList(ctx context.Context, args []string, stdout, stderr io.Write
 					fmt.Fprintf(tw, "%d\t%s\n", h.ID, h.URL)
 				}
 				tw.Flush()
-			}, err
+			}, nil
 		})
 }
 
-// runWebhooksAdd is "escrow webhooks add URL".
+// showSecretsFlag registers --show-secrets: a delivery secret in a URL is a credential,
+// and terminals and CI logs keep what is printed.
+func showSecretsFlag(show *bool) func(fs *flag.FlagSet) {
+	return func(fs *flag.FlagSet) {
+		fs.BoolVar(show, "show-secrets", false, "print webhook URLs whole, their delivery secrets included (shown as SECRET otherwise)")
+	}
+}
+
+// runWebhooksAdd is "escrow webhooks add URL". The URL is printed back as list prints it.
 func runWebhooksAdd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var hookURL string
-	return apiCommand(ctx, "escrow webhooks add", "escrow webhooks add URL", args, stdout, stderr, false, nil,
+	var show bool
+	return apiCommand(ctx, "escrow webhooks add", "escrow webhooks add URL", args, stdout, stderr, false, showSecretsFlag(&show),
 		func(positional []string) error {
 			if err := checkWebhookURL(positional); err != nil {
 				return err
@@ -65,6 +84,9 @@ func runWebhooksAdd(ctx context.Context, args []string, stdout, stderr io.Writer
 			h, err := client.Webhooks.Create(ctx, escrow.Me, hookURL, opts...)
 			if err != nil {
 				return nil, nil, err
+			}
+			if !show {
+				h.URL = webhook.MaskURL(h.URL)
 			}
 			return h, func(w io.Writer) { fmt.Fprintf(w, "Added webhook %d: %s\n", h.ID, h.URL) }, nil
 		})

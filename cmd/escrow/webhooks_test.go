@@ -65,6 +65,35 @@ func TestWebhooksAddListRemove(t *testing.T) {
 	}
 }
 
+// TestWebhooksListAndAddShowNoSecret: a URL carrying a delivery secret is printed with
+// SECRET in its place by add and list, as text and as JSON, so a terminal's scrollback or
+// a CI log keeps no credential; --show-secrets prints it whole.
+func TestWebhooksListAndAddShowNoSecret(t *testing.T) {
+	e := newEmulator(t)
+	secret := webhook.NewSecret()
+	hookURL := "https://market.example.com/escrow/" + secret
+	masked := "https://market.example.com/escrow/SECRET"
+	code, out, errOut := e.api(t, 2, "webhooks", "add", hookURL)
+	if code != 0 || strings.Contains(out+errOut, secret) || !strings.Contains(out, masked) {
+		t.Fatalf("add: exit %d:\n%s%s", code, out, errOut)
+	}
+	for _, args := range [][]string{{"webhooks", "list"}, {"webhooks", "list", "--json"}, {"webhooks", "add", hookURL + "/", "--json"}} {
+		code, out, errOut := e.api(t, 2, args...)
+		if code != 0 || strings.Contains(out+errOut, secret) || !strings.Contains(out, masked) {
+			t.Errorf("%v: exit %d:\n%s%s", args, code, out, errOut)
+		}
+	}
+	code, out, _ = e.api(t, 2, "webhooks", "list", "--show-secrets")
+	if code != 0 || !strings.Contains(out, hookURL+"\n") {
+		t.Errorf("list --show-secrets: exit %d:\n%s", code, out)
+	}
+	code, out, _ = e.api(t, 2, "webhooks", "list", "--show-secrets", "--json")
+	var hooks escrow.Webhooks
+	if err := json.Unmarshal([]byte(out), &hooks); code != 0 || err != nil || len(hooks.Webhooks) != 2 || hooks.Webhooks[0].URL != hookURL {
+		t.Errorf("list --show-secrets --json: exit %d, %v: %s", code, err, out)
+	}
+}
+
 // lines reads r line by line into a channel until r ends.
 func lines(r io.Reader) <-chan string {
 	ch := make(chan string, 1000)

@@ -61,9 +61,9 @@ const (
 	// cannot read the transaction, or no state can show such an event (a Hint).
 	DeliveryUnconfirmed DeliveryOutcome = "unconfirmed"
 	// DeliveryDropped: answered 200 but never confirmed: an invalid event name, more names
-	// than a batch keeps, a never-seen id past MaxUnseen, or a
-	// transaction finished and pruned from the store. The reconciler hands over what
-	// such a drop missed.
+	// than a batch keeps, a never-seen id past MaxUnseen, a transaction finished and
+	// pruned from the store, or a batch given up on after MaxAttempts (or at Shutdown).
+	// The reconciler hands over what such a drop missed.
 	DeliveryDropped DeliveryOutcome = "dropped"
 )
 
@@ -223,6 +223,20 @@ func (h *Handler) observeOutcomes(b *batch, unconfirmed []escrow.EventName) {
 			out = DeliveryConfirmed
 		}
 		h.opt.Observer.Delivery(ctx, Delivery{Event: name, TransactionID: b.id, Received: receivedOr(b.obs.received), Outcome: out, StatusCode: http.StatusOK})
+	}
+	b.obs.handed = nil
+}
+
+// observeGivenUp reports the names of a batch given up on: those whose event reached the
+// callback in an earlier attempt as confirmed, the others as dropped (the reconciler hands
+// over what they missed). Without it they would never be reported.
+func (h *Handler) observeGivenUp(b *batch) {
+	for _, name := range b.events {
+		out := DeliveryDropped
+		if b.obs.handed[name] {
+			out = DeliveryConfirmed
+		}
+		h.opt.Observer.Delivery(h.ctx, Delivery{Event: name, TransactionID: b.id, Received: receivedOr(b.obs.received), Outcome: out, StatusCode: http.StatusOK})
 	}
 	b.obs.handed = nil
 }

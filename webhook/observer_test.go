@@ -3,6 +3,7 @@ package webhook_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -200,5 +201,104 @@ func TestObserverSeesRetries(t *testing.T) {
 	}
 	if len(obs.handovers) != 2 || !errors.Is(obs.handovers[1].Err, failing) {
 		t.Errorf("hand-overs %+v; want two, failed", obs.handovers)
+	}
+}
+
+// TestObserverSeesTheNamesPastMaxNamesDropped: a transaction's queue keeps MaxNames
+// distinct names while its batch runs; each name delivered past them is reported dropped,
+// and only those: a dashboard counting drops counts what was lost.
+func TestObserverSeesTheNamesPastMaxNamesDropped(t *testing.T) {
+	api := newFakeAPI()
+	api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
+	obs := new(recordingObserver)
+	got := &calls{block: make(chan struct{})}
+	var mu sync.Mutex
+	hinted := map[escrow.EventName]bool{}
+	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Observer: obs, OnUnconfirmedHint: func(_ context.Context, x webhook.Hint) {
+		mu.Lock()
+		defer mu.Unlock()
+		hinted[x.Event] = true
+	}})
+	defer shutdown(t, h)
+	deliver(h, "create", 1) // its hand-over holds the batch until block closes
+	for api.readsOf(1) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	const extra = 3
+	for i := range webhook.MaxNames + extra {
+		deliver(h, fmt.Sprintf("hint_%02d", i), 1)
+	}
+	close(got.block)
+	flushed(t, h)
+	var dropped []string
+	for _, o := range obs.outcomes() {
+		if strings.HasSuffix(o, "=dropped") {
+			dropped = append(dropped, o)
+		}
+	}
+	var want []string
+	for i := webhook.MaxNames; i < webhook.MaxNames+extra; i++ {
+		want = append(want, fmt.Sprintf("hint_%02d:1=dropped", i))
+	}
+	if !slices.Equal(dropped, want) {
+		t.Errorf("reported dropped: %q, want %q", dropped, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(hinted) != webhook.MaxNames {
+		t.Errorf("%d hints passed on, want the %d queued", len(hinted), webhook.MaxNames)
+	}
+}
+
+// TestObserverSeesABatchGivenUpOn: deliveries of a batch given up on after MaxAttempts
+// are reported once each: dropped (the reconciler hands over what they missed) when the
+// transaction could not be read or the callback kept failing, confirmed for an event the
+// callback took in an earlier attempt. Unreported, they vanished from the dashboards.
+func TestObserverSeesABatchGivenUpOn(t *testing.T) {
+	t.Run("unreadable", func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		obs := new(recordingObserver)
+		h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Observer: obs, MaxAttempts: 2, RetryWait: time.Millisecond, MaxRetryWait: time.Millisecond})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		flushed(t, h)
+		api.setStatus(1, http.StatusBadRequest)
+		deliver(h, "agree", 1)
+		flushed(t, h)
+		if got, want := obs.outcomes(), []string{"agree:1=dropped", "create:1=confirmed"}; !slices.Equal(got, want) {
+			t.Errorf("outcomes %q, want %q", got, want)
+		}
+	})
+	t.Run("callback failing after the first event", func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = agreed(1)
+		obs := new(recordingObserver)
+		failing := errors.New("the shop's database is down")
+		h := webhook.NewHandler(api.client(t), func(_ context.Context, ev webhook.ConfirmedEvent) error {
+			if ev.Name == escrow.EventAgree {
+				return failing
+			}
+			return nil
+		}, webhook.Options{Observer: obs, MaxAttempts: 2, RetryWait: time.Millisecond, MaxRetryWait: time.Millisecond})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		deliver(h, "agree", 1)
+		flushed(t, h)
+		if got, want := obs.outcomes(), []string{"agree:1=dropped", "create:1=confirmed"}; !slices.Equal(got, want) {
+			t.Errorf("outcomes %q, want %q", got, want)
+		}
+	})
+}
+
+// TestLagOfAReconciledEventIsZero: an event the reconciler found had no delivery to wait
+// from: its lag is 0, not the time since the zero time.
+func TestLagOfAReconciledEventIsZero(t *testing.T) {
+	start := time.Now()
+	if lag := (&webhook.Handover{Source: webhook.FromReconcile, Start: start}).Lag(); lag != 0 {
+		t.Errorf("Lag = %v, want 0", lag)
+	}
+	if lag := (&webhook.Handover{Delivered: start.Add(-time.Second), Start: start}).Lag(); lag != time.Second {
+		t.Errorf("Lag = %v, want 1s", lag)
 	}
 }

@@ -294,6 +294,7 @@ func (h *Handler) step(id int64, q *txQueue, ifKnown bool) {
 		h.log.Error("escrow webhook: giving up; the next reconciliation will hand over what is missing",
 			"transaction_id", b.id, "events", b.events, "attempts", q.attempt, "error", err)
 		h.giveUp(b)
+		h.observeGivenUp(b)
 		h.finish(id, q)
 	default:
 		wait := min(h.opt.RetryWait<<min(q.attempt-1, 20), h.opt.MaxRetryWait)

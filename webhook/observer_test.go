@@ -15,6 +15,7 @@ import (
 	"time"
 
 	escrow "github.com/escrowkit/escrow-go"
+	"github.com/escrowkit/escrow-go/escrowtest"
 	"github.com/escrowkit/escrow-go/webhook"
 )
 
@@ -300,5 +301,49 @@ func TestLagOfAReconciledEventIsZero(t *testing.T) {
 	}
 	if lag := (&webhook.Handover{Delivered: start.Add(-time.Second), Start: start}).Lag(); lag != time.Second {
 		t.Errorf("Lag = %v, want 1s", lag)
+	}
+}
+
+// ctxObserver counts the reports that came with a nil context: an exporter reads spans
+// from the context, and a nil one panics it.
+type ctxObserver struct {
+	webhook.NopObserver
+	mu        sync.Mutex
+	nils      int
+	delivered map[int64][]webhook.DeliveryOutcome
+}
+
+func (o *ctxObserver) Delivery(ctx context.Context, d webhook.Delivery) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if ctx == nil {
+		o.nils++
+	}
+	o.delivered[d.TransactionID] = append(o.delivered[d.TransactionID], d.Outcome)
+}
+
+// TestObserverGetsAContextForDeliveriesConfirmedByAListing: a delivery confirmed from a
+// partner's listing, with no confirming fetch of its own, is reported with the handler's
+// context, never a nil one.
+func TestObserverGetsAContextForDeliveriesConfirmedByAListing(t *testing.T) {
+	obs := &ctxObserver{delivered: map[int64][]webhook.DeliveryOutcome{}}
+	w := newWorld(t, webhook.Options{Observer: obs}, escrowtest.WithRateLimit(20, time.Minute))
+	w.create()
+	w.settle()
+	if err := w.h.Reconcile(t.Context()); err != nil { // the account is found to be a partner
+		t.Fatal(err)
+	}
+	for i := range int64(30) { // 404s: two spend the never-seen share, the rest wait
+		w.deliver(fmt.Sprintf(`{"event": "create", "event_type": "transaction", "transaction_id": %d}`, forgedBase+i))
+	}
+	id := w.create() // confirmed by the listing, unfetched
+	deadline := time.Now().Add(10 * time.Second)
+	for len(w.got.byTransaction()[id]) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if got := obs.delivered[id]; !slices.Equal(got, []webhook.DeliveryOutcome{webhook.DeliveryConfirmed}) || obs.nils != 0 {
+		t.Errorf("the new transaction's delivery reported %v; %d reports with a nil context", got, obs.nils)
 	}
 }

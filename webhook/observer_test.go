@@ -207,7 +207,8 @@ func TestObserverSeesRetries(t *testing.T) {
 
 // TestObserverSeesTheNamesPastMaxNamesDropped: a transaction's queue keeps MaxNames
 // distinct names while its batch runs; each name delivered past them is reported dropped,
-// and only those: a dashboard counting drops counts what was lost.
+// and only those: a dashboard counting drops counts what was lost. The hints queued are
+// passed on and reported unconfirmed (no state shows a hint), not as duplicates.
 func TestObserverSeesTheNamesPastMaxNamesDropped(t *testing.T) {
 	api := newFakeAPI()
 	api.txs[1] = sale(1, item(11, escrow.ItemGeneralMerchandise, false))
@@ -232,10 +233,17 @@ func TestObserverSeesTheNamesPastMaxNamesDropped(t *testing.T) {
 	close(got.block)
 	flushed(t, h)
 	var dropped []string
+	unconfirmed := 0
 	for _, o := range obs.outcomes() {
-		if strings.HasSuffix(o, "=dropped") {
+		switch {
+		case strings.HasSuffix(o, "=dropped"):
 			dropped = append(dropped, o)
+		case strings.HasPrefix(o, "hint_") && strings.HasSuffix(o, "=unconfirmed"):
+			unconfirmed++
 		}
+	}
+	if unconfirmed != webhook.MaxNames {
+		t.Errorf("%d hints reported unconfirmed, want %d: %q", unconfirmed, webhook.MaxNames, obs.outcomes())
 	}
 	var want []string
 	for i := webhook.MaxNames; i < webhook.MaxNames+extra; i++ {

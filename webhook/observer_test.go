@@ -31,6 +31,7 @@ type recordingObserver struct {
 	handovers  []webhook.Handover
 	retries    []webhook.Retry
 	depths     []int
+	prunes     []webhook.Prune
 	outside    int // hand-overs started outside a confirming fetch's context
 }
 
@@ -77,7 +78,11 @@ func (r *recordingObserver) QueueDepth(_ context.Context, n int) {
 	r.depths = append(r.depths, n)
 }
 
-func (r *recordingObserver) Pruned(context.Context, webhook.Prune) {}
+func (r *recordingObserver) Pruned(_ context.Context, p webhook.Prune) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.prunes = append(r.prunes, p)
+}
 
 // outcomes returns "event:transaction=outcome" for every delivery reported, sorted.
 func (r *recordingObserver) outcomes() []string {
@@ -230,6 +235,7 @@ func TestObserverSeesTheNamesPastMaxNamesDropped(t *testing.T) {
 	for i := range webhook.MaxNames + extra {
 		deliver(h, fmt.Sprintf("hint_%02d", i), 1)
 	}
+	deliver(h, "hint_00", 1) // coalesced with the one waiting: a duplicate
 	close(got.block)
 	flushed(t, h)
 	var dropped []string
@@ -251,6 +257,9 @@ func TestObserverSeesTheNamesPastMaxNamesDropped(t *testing.T) {
 	}
 	if !slices.Equal(dropped, want) {
 		t.Errorf("reported dropped: %q, want %q", dropped, want)
+	}
+	if n := slices.Index(obs.outcomes(), "hint_00:1=duplicate"); n < 0 || unconfirmed+len(dropped)+2 != len(obs.outcomes()) {
+		t.Errorf("outcomes %q: want hint_00's second delivery reported once, as a duplicate", obs.outcomes())
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -353,5 +362,88 @@ func TestObserverGetsAContextForDeliveriesConfirmedByAListing(t *testing.T) {
 	defer obs.mu.Unlock()
 	if got := obs.delivered[id]; !slices.Equal(got, []webhook.DeliveryOutcome{webhook.DeliveryConfirmed}) || obs.nils != 0 {
 		t.Errorf("the new transaction's delivery reported %v; %d reports with a nil context", got, obs.nils)
+	}
+}
+
+// TestObserverSeesEachPrune: a prune is reported with its cutoff, what it removed and when
+// it ran; a failed one with the store's error.
+func TestObserverSeesEachPrune(t *testing.T) {
+	for _, failing := range []bool{false, true} {
+		t.Run(fmt.Sprint("failing=", failing), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				store := &pruneFailingStore{failPrune: failing}
+				for _, id := range []int64{1, 2} {
+					if err := store.Finish(t.Context(), id); err != nil {
+						t.Fatal(err)
+					}
+				}
+				time.Sleep(2 * time.Hour)
+				obs := new(recordingObserver)
+				h := webhook.NewHandler(newListingAPI(false).client(t), (&calls{}).fn, webhook.Options{Store: store, Replica: "a", Retention: time.Hour, Observer: obs})
+				defer shutdown(t, h)
+				ctx, cancel := context.WithCancel(t.Context())
+				done := make(chan error, 1)
+				start := time.Now()
+				go func() { done <- h.RunReconciler(ctx, time.Minute) }()
+				synctest.Wait()
+				cancel()
+				<-done
+				obs.mu.Lock()
+				defer obs.mu.Unlock()
+				want := webhook.Prune{Before: start.Add(-time.Hour), Removed: 2, Start: start, End: start}
+				if failing {
+					want.Removed = 0
+				}
+				if len(obs.prunes) != 1 {
+					t.Fatalf("prunes reported: %+v, want one", obs.prunes)
+				}
+				got := obs.prunes[0]
+				if !got.Before.Equal(want.Before) || got.Removed != want.Removed || !got.Start.Equal(want.Start) || !got.End.Equal(want.End) || errors.Is(got.Err, errStoreDown) != failing {
+					t.Errorf("prune reported %+v, want %+v (error %v)", got, want, failing)
+				}
+			})
+		})
+	}
+}
+
+// TestObserverDatesNamesThatCameOnlyThroughTheStore: a turn the reconciler started (no
+// delivery of its own) that confirms a name another replica left to it reports that
+// delivery with a time, the holder's when it took the name, never the zero time.
+func TestObserverDatesNamesThatCameOnlyThroughTheStore(t *testing.T) {
+	api := newListingAPI(false)
+	api.add(created(1))
+	store := new(webhook.MemoryStore)
+	obs := new(recordingObserver)
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	a := webhook.NewHandler(api.client(t), func(context.Context, webhook.ConfirmedEvent) error {
+		select {
+		case entered <- struct{}{}:
+			<-release // the first hand-over holds the turn
+		default:
+		}
+		return nil
+	}, webhook.Options{Store: store, Replica: "a", Observer: obs})
+	defer shutdown(t, a)
+	b := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Store: store, Replica: "b"})
+	defer shutdown(t, b)
+	if err := a.Reconcile(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	api.add(agreed(1))
+	deliver(b, "agree", 1) // left to a, the holder
+	flushed(t, b)
+	close(release)
+	flushed(t, a)
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	var agree []webhook.Delivery
+	for _, d := range obs.deliveries {
+		if d.Event == escrow.EventAgree {
+			agree = append(agree, d)
+		}
+	}
+	if len(agree) != 1 || agree[0].Outcome != webhook.DeliveryConfirmed || agree[0].Received.IsZero() {
+		t.Errorf("agree reported %+v; want once, confirmed, dated", agree)
 	}
 }

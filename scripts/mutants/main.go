@@ -12,12 +12,13 @@
 // behind. The mutated file's own package is tested, as gremlins does, and with -also the
 // packages named there too: an internal package is mostly tested through the packages that
 // use it (internal/redact through the SDK's redaction tests), and its own tests alone would
-// count as survivors mutants that those tests kill.
+// count as survivors mutants that those tests kill. Of its own package, a mutant runs only
+// the tests that execute the code it edits (select.go), unless -select=false.
 //
 // Usage (from the module root; scripts/mutate is the usual way in):
 //
 //	go run ./scripts/mutants [-gremlins report.json] [-ops stmt,bool,ret,hand] [-timeout 2m] \
-//	    [-also ./pkg,...] [-survivors out.txt] [-dry] file.go...
+//	    [-also ./pkg,...] [-select=false] [-survivors out.txt] [-dry] file.go...
 package main
 
 import (
@@ -86,6 +87,7 @@ func main() {
 		dry            = flag.Bool("dry", false, "list the mutants without running them")
 		show           = flag.Bool("show", false, "with -dry, print each mutant's edit under its line: the code it replaces and what it puts there, to judge a survivor")
 		table          = flag.String("table", "", "instead of running mutants, print the tables of a -results `file`, or of the [i/n] progress lines of a run cut short")
+		sel            = flag.Bool("select", true, "run against each mutant only its package's tests that execute the mutated code (mapped once per package from each test's coverage run alone); false runs the whole suite every time")
 	)
 	flag.Parse()
 	if *table != "" {
@@ -111,14 +113,14 @@ func main() {
 		}
 		return
 	}
-	if err := run(ctx, *gremlinsReport, *recheck, *ops, *timeout, alsoPkgs, *survivors, *results, *dry, flag.Args()); err != nil {
+	if err := run(ctx, *gremlinsReport, *recheck, *ops, *timeout, alsoPkgs, *survivors, *results, *dry, *sel, flag.Args()); err != nil {
 		stop()
 		fmt.Fprintln(os.Stderr, "mutants:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, report, recheck, ops string, timeout time.Duration, also []string, survivorsFile, resultsFile string, dry bool, files []string) error {
+func run(ctx context.Context, report, recheck, ops string, timeout time.Duration, also []string, survivorsFile, resultsFile string, dry, sel bool, files []string) error {
 	var all []mutant // finished, from gremlins or from here
 	var todo []mutant
 	if recheck != "" {
@@ -157,14 +159,39 @@ func run(ctx context.Context, report, recheck, ops string, timeout time.Duration
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	maps := map[string]*testMap{} // per package, built at its first mutant
 	for i := range todo {
 		m := &todo[i]
-		m.status, err = test(ctx, tmp, *m, timeout, also)
+		var runTests []string
+		if sel {
+			pkg := "./" + filepath.ToSlash(filepath.Dir(m.file))
+			tm, ok := maps[pkg]
+			if !ok {
+				if tm, err = buildTestMap(ctx, tmp, pkg, timeout); err != nil {
+					return err
+				}
+				maps[pkg] = tm
+				if tm != nil && resultsFile != "" {
+					name := "testmap-" + strings.NewReplacer("/", "_", ".", "_").Replace(strings.TrimPrefix(pkg, "./")) + ".txt"
+					if err := writeTestMap(filepath.Join(filepath.Dir(resultsFile), name), tm); err != nil {
+						return err
+					}
+				}
+			}
+			runTests = tm.selectTests(m.file, m.line, m.col)
+		}
+		start := time.Now()
+		m.status, err = test(ctx, tmp, *m, timeout, also, runTests)
 		if err != nil {
 			return err
 		}
-		// One line per mutant as it finishes, so a long run shows progress.
-		fmt.Fprintf(os.Stderr, "[%d/%d] %s\n", i+1, len(todo), m)
+		// One line per mutant as it finishes, so a long run shows progress: its time, and
+		// how many tests of its package ran ("all" for the whole suite).
+		ran := "all"
+		if runTests != nil {
+			ran = strconv.Itoa(len(runTests))
+		}
+		fmt.Fprintf(os.Stderr, "[%d/%d %.1fs %s] %s\n", i+1, len(todo), time.Since(start).Seconds(), ran, m)
 	}
 	all = append(all, todo...)
 
@@ -526,7 +553,10 @@ func allBlank(es []ast.Expr) bool {
 
 // test runs the tests of m's package with m applied through an overlay, then those of the
 // packages in also (module-relative, as "./dir"), stopping at the first that catches it.
-func test(ctx context.Context, tmp string, m mutant, timeout time.Duration, also []string) (string, error) {
+//
+// runTests, when not nil, names the only tests of m's own package to run: those that execute
+// the mutated code. The packages in also run whole.
+func test(ctx context.Context, tmp string, m mutant, timeout time.Duration, also []string, runTests []string) (string, error) {
 	abs, err := filepath.Abs(m.file)
 	if err != nil {
 		return "", err
@@ -551,7 +581,11 @@ func test(ctx context.Context, tmp string, m mutant, timeout time.Duration, also
 	}
 	pkgs := append([]string{"./" + filepath.ToSlash(filepath.Dir(m.file))}, also...)
 	for i, pkg := range pkgs {
-		status, err := testPackage(ctx, tmp, ofile, pkg, timeout)
+		var only []string
+		if i == 0 {
+			only = runTests
+		}
+		status, err := testPackage(ctx, tmp, ofile, pkg, timeout, only)
 		if err != nil {
 			return "", err
 		}
@@ -567,8 +601,9 @@ func test(ctx context.Context, tmp string, m mutant, timeout time.Duration, also
 	return lived, nil
 }
 
-// testPackage builds pkg's tests with the overlay in ofile and runs them.
-func testPackage(ctx context.Context, tmp, ofile, pkg string, timeout time.Duration) (string, error) {
+// testPackage builds pkg's tests with the overlay in ofile and runs them: all of them, or
+// only those named in only.
+func testPackage(ctx context.Context, tmp, ofile, pkg string, timeout time.Duration, only []string) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -591,7 +626,11 @@ func testPackage(ctx context.Context, tmp, ofile, pkg string, timeout time.Durat
 	// directory, as go test runs them.
 	tctx, cancel := context.WithTimeout(ctx, timeout+30*time.Second)
 	defer cancel()
-	run := exec.CommandContext(tctx, bin, "-test.count=1", "-test.failfast", "-test.timeout="+timeout.String())
+	args := []string{"-test.count=1", "-test.failfast", "-test.timeout=" + timeout.String()}
+	if only != nil {
+		args = append(args, "-test.run", runPattern(only))
+	}
+	run := exec.CommandContext(tctx, bin, args...)
 	run.Dir = filepath.FromSlash(pkg)
 	out, err := runGroup(run)
 	var exit *exec.ExitError
@@ -640,8 +679,9 @@ func printTables(w io.Writer, all []mutant) {
 	}
 }
 
-// progressLine is a results line as a run prints it while it goes: "[3/117] " before it.
-var progressLine = regexp.MustCompile(`^\[\d+/\d+\] `)
+// progressLine is a results line as a run prints it while it goes: "[3/117 4.2s 5] " before
+// it (earlier runs printed "[3/117] ").
+var progressLine = regexp.MustCompile(`^\[\d+/\d+[^\]]*\] `)
 
 // printResults prints the tables of a results file, or of the progress lines of a run's
 // output (other lines are skipped), without running anything.

@@ -164,7 +164,7 @@ func run(ctx context.Context, report, recheck, ops string, timeout time.Duration
 		m := &todo[i]
 		var runTests []string
 		if sel {
-			pkg := "./" + filepath.ToSlash(filepath.Dir(m.file))
+			pkg := pkgOf(m.file)
 			tm, ok := maps[pkg]
 			if !ok {
 				if tm, err = buildTestMap(ctx, tmp, pkg, timeout); err != nil {
@@ -181,17 +181,20 @@ func run(ctx context.Context, report, recheck, ops string, timeout time.Duration
 			runTests = tm.selectTests(m.file, m.line, m.col)
 		}
 		start := time.Now()
-		m.status, err = test(ctx, tmp, *m, timeout, also, runTests)
+		var built time.Duration
+		m.status, built, err = test(ctx, tmp, *m, timeout, also, maps[pkgOf(m.file)].stages(runTests))
 		if err != nil {
 			return err
 		}
-		// One line per mutant as it finishes, so a long run shows progress: its time, and
-		// how many tests of its package ran ("all" for the whole suite).
+		// One line per mutant as it finishes, so a long run shows progress: the time its
+		// builds and its test runs took, and how many tests of its package it selected
+		// ("all": the whole suite).
 		ran := "all"
 		if runTests != nil {
 			ran = strconv.Itoa(len(runTests))
 		}
-		fmt.Fprintf(os.Stderr, "[%d/%d %.1fs %s] %s\n", i+1, len(todo), time.Since(start).Seconds(), ran, m)
+		took := time.Since(start)
+		fmt.Fprintf(os.Stderr, "[%d/%d build %.1fs run %.1fs tests %s] %s\n", i+1, len(todo), built.Seconds(), (took - built).Seconds(), ran, m)
 	}
 	all = append(all, todo...)
 
@@ -554,40 +557,41 @@ func allBlank(es []ast.Expr) bool {
 // test runs the tests of m's package with m applied through an overlay, then those of the
 // packages in also (module-relative, as "./dir"), stopping at the first that catches it.
 //
-// runTests, when not nil, names the only tests of m's own package to run: those that execute
-// the mutated code. The packages in also run whole.
-func test(ctx context.Context, tmp string, m mutant, timeout time.Duration, also []string, runTests []string) (string, error) {
+// stages, when not nil, names the only tests of m's own package to run (those that execute
+// the mutated code), quick ones first. The packages in also run whole. built is the time
+// spent building test binaries.
+func test(ctx context.Context, tmp string, m mutant, timeout time.Duration, also []string, stages [][]string) (status string, built time.Duration, err error) {
 	abs, err := filepath.Abs(m.file)
 	if err != nil {
-		return "", err
+		return "", built, err
 	}
 	src, err := os.ReadFile(abs)
 	if err != nil {
-		return "", err
+		return "", built, err
 	}
 	mutated := make([]byte, 0, len(src)+len(m.repl))
 	mutated = append(append(append(append(mutated, src[:m.start]...), m.repl...), src[m.end:]...), m.extra...)
 	mfile := filepath.Join(tmp, "mutant.go")
 	if err := os.WriteFile(mfile, mutated, 0o644); err != nil {
-		return "", err
+		return "", built, err
 	}
 	overlay, err := json.Marshal(map[string]any{"Replace": map[string]string{abs: mfile}})
 	if err != nil {
-		return "", err
+		return "", built, err
 	}
 	ofile := filepath.Join(tmp, "overlay.json")
 	if err := os.WriteFile(ofile, overlay, 0o644); err != nil {
-		return "", err
+		return "", built, err
 	}
-	pkgs := append([]string{"./" + filepath.ToSlash(filepath.Dir(m.file))}, also...)
+	pkgs := append([]string{pkgOf(m.file)}, also...)
 	for i, pkg := range pkgs {
-		var only []string
+		var only [][]string
 		if i == 0 {
-			only = runTests
+			only = stages
 		}
-		status, err := testPackage(ctx, tmp, ofile, pkg, timeout, only)
+		status, err := testPackage(ctx, tmp, ofile, pkg, timeout, only, &built)
 		if err != nil {
-			return "", err
+			return "", built, err
 		}
 		// A mutant that compiles in its own package but breaks another's build is caught
 		// there: the change is not one a caller could make unnoticed.
@@ -595,15 +599,19 @@ func test(ctx context.Context, tmp string, m mutant, timeout time.Duration, also
 			status = killed
 		}
 		if status != lived {
-			return status, nil
+			return status, built, nil
 		}
 	}
-	return lived, nil
+	return lived, built, nil
 }
 
+// pkgOf is the package of a module-relative file, as go test names it.
+func pkgOf(file string) string { return "./" + filepath.ToSlash(filepath.Dir(file)) }
+
 // testPackage builds pkg's tests with the overlay in ofile and runs them: all of them, or
-// only those named in only.
-func testPackage(ctx context.Context, tmp, ofile, pkg string, timeout time.Duration, only []string) (string, error) {
+// only those named in stages, one run per stage until one catches the mutant. The build's
+// time is added to *built.
+func testPackage(ctx context.Context, tmp, ofile, pkg string, timeout time.Duration, stages [][]string, built *time.Duration) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -613,7 +621,10 @@ func testPackage(ctx context.Context, tmp, ofile, pkg string, timeout time.Durat
 	// a build can take minutes, and a slow build is no test catching the mutant. -vet=off: a
 	// vet complaint about the mutant (an unused result, say) is not a test catching it either.
 	build := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, "-vet=off", "-overlay", ofile, pkg)
-	if _, err := runGroup(build); ctx.Err() != nil { // interrupted: no verdict
+	start := time.Now()
+	_, err := runGroup(build)
+	*built += time.Since(start)
+	if ctx.Err() != nil { // interrupted: no verdict
 		return "", ctx.Err()
 	} else if err != nil {
 		return notViable, nil
@@ -624,6 +635,22 @@ func testPackage(ctx context.Context, tmp, ofile, pkg string, timeout time.Durat
 	// The binary's own -test.timeout makes a hung test panic with a recognisable line; the
 	// context is the backstop for a hang after the panic. Tests run in their package's
 	// directory, as go test runs them.
+	if stages == nil {
+		return runTestBinary(ctx, bin, pkg, timeout, nil)
+	}
+	// The quick tests first, by themselves: a mutant they kill is not kept waiting for the
+	// slow ones, which would run first in source order.
+	for _, stage := range stages {
+		if status, err := runTestBinary(ctx, bin, pkg, timeout, stage); err != nil || status != lived {
+			return status, err
+		}
+	}
+	return lived, nil
+}
+
+// runTestBinary runs a test binary built by testPackage: all its tests, or only those named
+// in only.
+func runTestBinary(ctx context.Context, bin, pkg string, timeout time.Duration, only []string) (string, error) {
 	tctx, cancel := context.WithTimeout(ctx, timeout+30*time.Second)
 	defer cancel()
 	args := []string{"-test.count=1", "-test.failfast", "-test.timeout=" + timeout.String()}

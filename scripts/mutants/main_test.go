@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 const sample = `package p
@@ -324,6 +325,29 @@ func TestRunPattern(t *testing.T) {
 	for name, want := range map[string]bool{"TestA": true, "ExampleB_c": true, "TestAB": false, "XTestA": false, "ExampleB": false} {
 		if re.MatchString(name) != want {
 			t.Errorf("%s matched: %v, want %v", name, !want, want)
+		}
+	}
+}
+
+// TestStagesRunQuickTestsFirst: a selection runs its quick tests (alone, within a second of
+// the quickest run: the binary's start) before its slow ones, and in one run when all are
+// alike.
+func TestStagesRunQuickTestsFirst(t *testing.T) {
+	tm := &testMap{took: map[string]time.Duration{
+		"TestQuick": 2 * time.Second, "TestAlsoQuick": 2500 * time.Millisecond,
+		"TestSlow": 7 * time.Second, "TestSlower": 9 * time.Second,
+	}}
+	for _, c := range []struct {
+		tests []string
+		want  [][]string
+	}{
+		{[]string{"TestAlsoQuick", "TestQuick", "TestSlow"}, [][]string{{"TestAlsoQuick", "TestQuick"}, {"TestSlow"}}},
+		{[]string{"TestQuick", "TestAlsoQuick"}, [][]string{{"TestQuick", "TestAlsoQuick"}}},
+		{[]string{"TestSlow", "TestSlower"}, [][]string{{"TestSlow", "TestSlower"}}},
+		{nil, nil},
+	} {
+		if got := tm.stages(c.tests); !slices.EqualFunc(got, c.want, slices.Equal) {
+			t.Errorf("stages(%v) = %v, want %v", c.tests, got, c.want)
 		}
 	}
 }

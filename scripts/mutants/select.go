@@ -54,9 +54,43 @@ func (b blockPos) within(o blockPos) bool {
 
 // testMap is what selection knows of one package's tests.
 type testMap struct {
-	tests   []string        // every top-level test, example and fuzz target
-	blocks  []coverBlock    // every block of the package, executed or not
-	failing map[string]bool // tests that fail when run alone on the unmutated code
+	tests   []string                 // every top-level test, example and fuzz target
+	blocks  []coverBlock             // every block of the package, executed or not
+	failing map[string]bool          // tests that fail when run alone on the unmutated code
+	took    map[string]time.Duration // each test's run alone, its binary's start included
+}
+
+// quickTest is how much longer than the quickest a test's run alone may take and still
+// count as quick: see stages.
+const quickTest = time.Second
+
+// stages splits a selection of tests into the quick ones and the slow ones, to be run in that
+// order: a mutant a quick test kills is then not kept waiting for the slow tests, which may
+// come first in source order (a webhook flood test runs 5 s). A test's time is its run alone
+// less the quickest such run, which is the binary's start (a PostgreSQL server's, say). One
+// stage if all are quick or all slow; nil (the whole suite) for nil.
+func (tm *testMap) stages(tests []string) [][]string {
+	if tests == nil {
+		return nil
+	}
+	base := time.Duration(-1)
+	for _, d := range tm.took {
+		if base < 0 || d < base {
+			base = d
+		}
+	}
+	var quick, slow []string
+	for _, t := range tests {
+		if tm.took[t]-base < quickTest {
+			quick = append(quick, t)
+		} else {
+			slow = append(slow, t)
+		}
+	}
+	if len(quick) == 0 || len(slow) == 0 {
+		return [][]string{tests}
+	}
+	return [][]string{quick, slow}
 }
 
 // selectTests returns the tests to run against a mutant at file:line:col, sorted, or nil for
@@ -182,7 +216,7 @@ func buildTestMap(ctx context.Context, tmp, pkg string, timeout time.Duration) (
 		fmt.Fprintf(os.Stderr, "select: listing %s's tests failed; its mutants run the whole suite\n%s", pkg, out)
 		return nil, nil
 	}
-	tm := &testMap{failing: map[string]bool{}}
+	tm := &testMap{failing: map[string]bool{}, took: map[string]time.Duration{}}
 	for _, l := range strings.Split(out, "\n") {
 		if l = strings.TrimSpace(l); testName.MatchString(l) {
 			tm.tests = append(tm.tests, l)
@@ -196,7 +230,9 @@ func buildTestMap(ctx context.Context, tmp, pkg string, timeout time.Duration) (
 		run := exec.CommandContext(tctx, bin, "-test.count=1", "-test.run", runPattern([]string{t}),
 			"-test.timeout="+timeout.String(), "-test.coverprofile="+profile)
 		run.Dir = filepath.FromSlash(pkg)
+		began := time.Now()
 		_, err := runGroup(run)
+		tm.took[t] = time.Since(began)
 		cancel()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -235,7 +271,7 @@ func writeTestMap(path string, tm *testMap) error {
 		if tm.failing[t] {
 			state = "FAILS ALONE"
 		}
-		fmt.Fprintf(&b, "# %s %s\n", t, state)
+		fmt.Fprintf(&b, "# %s %s %.1fs\n", t, state, tm.took[t].Seconds())
 	}
 	for _, k := range tm.blocks {
 		fmt.Fprintf(&b, "%s:%d.%d,%d.%d\t%s\n", k.file, k.line0, k.col0, k.line1, k.col1, strings.Join(k.tests, " "))

@@ -182,7 +182,7 @@ func run(ctx context.Context, report, recheck, ops string, timeout time.Duration
 		}
 		start := time.Now()
 		var built time.Duration
-		m.status, built, err = test(ctx, tmp, *m, timeout, also, maps[pkgOf(m.file)].stages(runTests))
+		m.status, built, err = test(ctx, tmp, *m, timeout, also, maps[pkgOf(m.file)], runTests)
 		if err != nil {
 			return err
 		}
@@ -557,10 +557,11 @@ func allBlank(es []ast.Expr) bool {
 // test runs the tests of m's package with m applied through an overlay, then those of the
 // packages in also (module-relative, as "./dir"), stopping at the first that catches it.
 //
-// stages, when not nil, names the only tests of m's own package to run (those that execute
-// the mutated code), quick ones first. The packages in also run whole. built is the time
-// spent building test binaries.
-func test(ctx context.Context, tmp string, m mutant, timeout time.Duration, also []string, stages [][]string) (status string, built time.Duration, err error) {
+// runTests, when not nil, names the only tests of m's own package to run (those that execute
+// the mutated code), run as tm says (quick ones first, each run within a timeout of its
+// tests' own times). The packages in also run whole. built is the time spent building test
+// binaries.
+func test(ctx context.Context, tmp string, m mutant, timeout time.Duration, also []string, tm *testMap, runTests []string) (status string, built time.Duration, err error) {
 	abs, err := filepath.Abs(m.file)
 	if err != nil {
 		return "", built, err
@@ -585,11 +586,11 @@ func test(ctx context.Context, tmp string, m mutant, timeout time.Duration, also
 	}
 	pkgs := append([]string{pkgOf(m.file)}, also...)
 	for i, pkg := range pkgs {
-		var only [][]string
+		var only []string
 		if i == 0 {
-			only = stages
+			only = runTests
 		}
-		status, err := testPackage(ctx, tmp, ofile, pkg, timeout, only, &built)
+		status, err := testPackage(ctx, tmp, ofile, pkg, timeout, tm, only, &built)
 		if err != nil {
 			return "", built, err
 		}
@@ -609,9 +610,9 @@ func test(ctx context.Context, tmp string, m mutant, timeout time.Duration, also
 func pkgOf(file string) string { return "./" + filepath.ToSlash(filepath.Dir(file)) }
 
 // testPackage builds pkg's tests with the overlay in ofile and runs them: all of them, or
-// only those named in stages, one run per stage until one catches the mutant. The build's
-// time is added to *built.
-func testPackage(ctx context.Context, tmp, ofile, pkg string, timeout time.Duration, stages [][]string, built *time.Duration) (string, error) {
+// only those named in only, one run per stage of tm (quick tests first) until one catches
+// the mutant. The build's time is added to *built.
+func testPackage(ctx context.Context, tmp, ofile, pkg string, timeout time.Duration, tm *testMap, only []string, built *time.Duration) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -635,13 +636,13 @@ func testPackage(ctx context.Context, tmp, ofile, pkg string, timeout time.Durat
 	// The binary's own -test.timeout makes a hung test panic with a recognisable line; the
 	// context is the backstop for a hang after the panic. Tests run in their package's
 	// directory, as go test runs them.
-	if stages == nil {
+	if only == nil {
 		return runTestBinary(ctx, bin, pkg, timeout, nil)
 	}
 	// The quick tests first, by themselves: a mutant they kill is not kept waiting for the
 	// slow ones, which would run first in source order.
-	for _, stage := range stages {
-		if status, err := runTestBinary(ctx, bin, pkg, timeout, stage); err != nil || status != lived {
+	for _, stage := range tm.stages(only) {
+		if status, err := runTestBinary(ctx, bin, pkg, tm.timeout(stage, timeout), stage); err != nil || status != lived {
 			return status, err
 		}
 	}

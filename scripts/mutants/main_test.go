@@ -350,4 +350,11 @@ func TestStagesRunQuickTestsFirst(t *testing.T) {
 			t.Errorf("stages(%v) = %v, want %v", c.tests, got, c.want)
 		}
 	}
+	// A stage is given its tests' time five times over and a margin, within the run's bound.
+	if got := tm.timeout([]string{"TestQuick", "TestSlow"}, 2*time.Minute); got != stageTimeout+45*time.Second {
+		t.Errorf("timeout %v, want %v", got, stageTimeout+45*time.Second)
+	}
+	if got := tm.timeout([]string{"TestSlow", "TestSlower"}, time.Minute); got != time.Minute {
+		t.Errorf("timeout %v, want the bound, 1m", got)
+	}
 }

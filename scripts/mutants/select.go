@@ -60,6 +60,21 @@ type testMap struct {
 	took    map[string]time.Duration // each test's run alone, its binary's start included
 }
 
+// timeout is the time a stage's run is given: stageTimeout more than five times its tests'
+// runs alone on the code, at most max. A mutant that makes a test hang is then found in
+// seconds, not in the minutes a whole suite's timeout must allow.
+func (tm *testMap) timeout(stage []string, max time.Duration) time.Duration {
+	var sum time.Duration
+	for _, t := range stage {
+		sum += tm.took[t]
+	}
+	return min(max, stageTimeout+5*sum)
+}
+
+// stageTimeout is the margin every stage's run is given: the machine is shared, and its
+// load varies.
+const stageTimeout = 30 * time.Second
+
 // quickTest is how much longer than the quickest a test's run alone may take and still
 // count as quick: see stages.
 const quickTest = time.Second

@@ -60,13 +60,15 @@ type testMap struct {
 	took    map[string]time.Duration // each test's run alone, its binary's start included
 }
 
-// timeout is the time a stage's run is given: stageTimeout more than five times its tests'
-// runs alone on the code, at most max. A mutant that makes a test hang is then found in
-// seconds, not in the minutes a whole suite's timeout must allow.
+// timeout is the time a stage's run is given: stageTimeout more than five times what its
+// tests took alone on the code, at most max. A test's run alone includes the binary's start
+// (base: the quickest run), which one run of the stage makes once. A mutant that makes a
+// test hang is then found in seconds, not in the minutes a whole suite's timeout allows.
 func (tm *testMap) timeout(stage []string, max time.Duration) time.Duration {
-	var sum time.Duration
+	base := tm.base()
+	sum := base
 	for _, t := range stage {
-		sum += tm.took[t]
+		sum += tm.took[t] - base
 	}
 	return min(max, stageTimeout+5*sum)
 }
@@ -74,6 +76,17 @@ func (tm *testMap) timeout(stage []string, max time.Duration) time.Duration {
 // stageTimeout is the margin every stage's run is given: the machine is shared, and its
 // load varies.
 const stageTimeout = 30 * time.Second
+
+// base is the quickest of the tests' runs alone: the binary's start, TestMain's work.
+func (tm *testMap) base() time.Duration {
+	base := time.Duration(-1)
+	for _, d := range tm.took {
+		if base < 0 || d < base {
+			base = d
+		}
+	}
+	return max(base, 0)
+}
 
 // quickTest is how much longer than the quickest a test's run alone may take and still
 // count as quick: see stages.
@@ -88,12 +101,7 @@ func (tm *testMap) stages(tests []string) [][]string {
 	if tests == nil {
 		return nil
 	}
-	base := time.Duration(-1)
-	for _, d := range tm.took {
-		if base < 0 || d < base {
-			base = d
-		}
-	}
+	base := tm.base()
 	var quick, slow []string
 	for _, t := range tests {
 		if tm.took[t]-base < quickTest {

@@ -12,12 +12,13 @@
 // behind. The mutated file's own package is tested, as gremlins does, and with -also the
 // packages named there too: an internal package is mostly tested through the packages that
 // use it (internal/redact through the SDK's redaction tests), and its own tests alone would
-// count as survivors mutants that those tests kill.
+// count as survivors mutants that those tests kill. Of its own package, a mutant runs only
+// the tests that execute the code it edits (select.go), unless -select=false.
 //
 // Usage (from the module root; scripts/mutate is the usual way in):
 //
 //	go run ./scripts/mutants [-gremlins report.json] [-ops stmt,bool,ret,hand] [-timeout 2m] \
-//	    [-also ./pkg,...] [-survivors out.txt] [-dry] file.go...
+//	    [-also ./pkg,...] [-select=false] [-survivors out.txt] [-dry] file.go...
 package main
 
 import (
@@ -86,6 +87,7 @@ func main() {
 		dry            = flag.Bool("dry", false, "list the mutants without running them")
 		show           = flag.Bool("show", false, "with -dry, print each mutant's edit under its line: the code it replaces and what it puts there, to judge a survivor")
 		table          = flag.String("table", "", "instead of running mutants, print the tables of a -results `file`, or of the [i/n] progress lines of a run cut short")
+		sel            = flag.Bool("select", true, "run against each mutant only its package's tests that execute the mutated code (mapped once per package from each test's coverage run alone); false runs the whole suite every time")
 	)
 	flag.Parse()
 	if *table != "" {
@@ -111,14 +113,14 @@ func main() {
 		}
 		return
 	}
-	if err := run(ctx, *gremlinsReport, *recheck, *ops, *timeout, alsoPkgs, *survivors, *results, *dry, flag.Args()); err != nil {
+	if err := run(ctx, *gremlinsReport, *recheck, *ops, *timeout, alsoPkgs, *survivors, *results, *dry, *sel, flag.Args()); err != nil {
 		stop()
 		fmt.Fprintln(os.Stderr, "mutants:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, report, recheck, ops string, timeout time.Duration, also []string, survivorsFile, resultsFile string, dry bool, files []string) error {
+func run(ctx context.Context, report, recheck, ops string, timeout time.Duration, also []string, survivorsFile, resultsFile string, dry, sel bool, files []string) error {
 	var all []mutant // finished, from gremlins or from here
 	var todo []mutant
 	if recheck != "" {
@@ -157,14 +159,42 @@ func run(ctx context.Context, report, recheck, ops string, timeout time.Duration
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	maps := map[string]*testMap{} // per package, built at its first mutant
 	for i := range todo {
 		m := &todo[i]
-		m.status, err = test(ctx, tmp, *m, timeout, also)
+		var runTests []string
+		if sel {
+			pkg := pkgOf(m.file)
+			tm, ok := maps[pkg]
+			if !ok {
+				if tm, err = buildTestMap(ctx, tmp, pkg, timeout); err != nil {
+					return err
+				}
+				maps[pkg] = tm
+				if tm != nil && resultsFile != "" {
+					name := "testmap-" + strings.NewReplacer("/", "_", ".", "_").Replace(strings.TrimPrefix(pkg, "./")) + ".txt"
+					if err := writeTestMap(filepath.Join(filepath.Dir(resultsFile), name), tm); err != nil {
+						return err
+					}
+				}
+			}
+			runTests = tm.selectTests(m.file, m.line, m.col)
+		}
+		start := time.Now()
+		var built time.Duration
+		m.status, built, err = test(ctx, tmp, *m, timeout, also, maps[pkgOf(m.file)], runTests)
 		if err != nil {
 			return err
 		}
-		// One line per mutant as it finishes, so a long run shows progress.
-		fmt.Fprintf(os.Stderr, "[%d/%d] %s\n", i+1, len(todo), m)
+		// One line per mutant as it finishes, so a long run shows progress: the time its
+		// builds and its test runs took, and how many tests of its package it selected
+		// ("all": the whole suite).
+		ran := "all"
+		if runTests != nil {
+			ran = strconv.Itoa(len(runTests))
+		}
+		took := time.Since(start)
+		fmt.Fprintf(os.Stderr, "[%d/%d build %.1fs run %.1fs tests %s] %s\n", i+1, len(todo), built.Seconds(), (took - built).Seconds(), ran, m)
 	}
 	all = append(all, todo...)
 
@@ -526,34 +556,43 @@ func allBlank(es []ast.Expr) bool {
 
 // test runs the tests of m's package with m applied through an overlay, then those of the
 // packages in also (module-relative, as "./dir"), stopping at the first that catches it.
-func test(ctx context.Context, tmp string, m mutant, timeout time.Duration, also []string) (string, error) {
+//
+// runTests, when not nil, names the only tests of m's own package to run (those that execute
+// the mutated code), run as tm says (quick ones first, each run within a timeout of its
+// tests' own times). The packages in also run whole. built is the time spent building test
+// binaries.
+func test(ctx context.Context, tmp string, m mutant, timeout time.Duration, also []string, tm *testMap, runTests []string) (status string, built time.Duration, err error) {
 	abs, err := filepath.Abs(m.file)
 	if err != nil {
-		return "", err
+		return "", built, err
 	}
 	src, err := os.ReadFile(abs)
 	if err != nil {
-		return "", err
+		return "", built, err
 	}
 	mutated := make([]byte, 0, len(src)+len(m.repl))
 	mutated = append(append(append(append(mutated, src[:m.start]...), m.repl...), src[m.end:]...), m.extra...)
 	mfile := filepath.Join(tmp, "mutant.go")
 	if err := os.WriteFile(mfile, mutated, 0o644); err != nil {
-		return "", err
+		return "", built, err
 	}
 	overlay, err := json.Marshal(map[string]any{"Replace": map[string]string{abs: mfile}})
 	if err != nil {
-		return "", err
+		return "", built, err
 	}
 	ofile := filepath.Join(tmp, "overlay.json")
 	if err := os.WriteFile(ofile, overlay, 0o644); err != nil {
-		return "", err
+		return "", built, err
 	}
-	pkgs := append([]string{"./" + filepath.ToSlash(filepath.Dir(m.file))}, also...)
+	pkgs := append([]string{pkgOf(m.file)}, also...)
 	for i, pkg := range pkgs {
-		status, err := testPackage(ctx, tmp, ofile, pkg, timeout)
+		var only []string
+		if i == 0 {
+			only = runTests
+		}
+		status, err := testPackage(ctx, tmp, ofile, pkg, timeout, tm, only, &built)
 		if err != nil {
-			return "", err
+			return "", built, err
 		}
 		// A mutant that compiles in its own package but breaks another's build is caught
 		// there: the change is not one a caller could make unnoticed.
@@ -561,14 +600,19 @@ func test(ctx context.Context, tmp string, m mutant, timeout time.Duration, also
 			status = killed
 		}
 		if status != lived {
-			return status, nil
+			return status, built, nil
 		}
 	}
-	return lived, nil
+	return lived, built, nil
 }
 
-// testPackage builds pkg's tests with the overlay in ofile and runs them.
-func testPackage(ctx context.Context, tmp, ofile, pkg string, timeout time.Duration) (string, error) {
+// pkgOf is the package of a module-relative file, as go test names it.
+func pkgOf(file string) string { return "./" + filepath.ToSlash(filepath.Dir(file)) }
+
+// testPackage builds pkg's tests with the overlay in ofile and runs them: all of them, or
+// only those named in only, one run per stage of tm (quick tests first) until one catches
+// the mutant. The build's time is added to *built.
+func testPackage(ctx context.Context, tmp, ofile, pkg string, timeout time.Duration, tm *testMap, only []string, built *time.Duration) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -578,7 +622,10 @@ func testPackage(ctx context.Context, tmp, ofile, pkg string, timeout time.Durat
 	// a build can take minutes, and a slow build is no test catching the mutant. -vet=off: a
 	// vet complaint about the mutant (an unused result, say) is not a test catching it either.
 	build := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, "-vet=off", "-overlay", ofile, pkg)
-	if _, err := runGroup(build); ctx.Err() != nil { // interrupted: no verdict
+	start := time.Now()
+	_, err := runGroup(build)
+	*built += time.Since(start)
+	if ctx.Err() != nil { // interrupted: no verdict
 		return "", ctx.Err()
 	} else if err != nil {
 		return notViable, nil
@@ -589,9 +636,29 @@ func testPackage(ctx context.Context, tmp, ofile, pkg string, timeout time.Durat
 	// The binary's own -test.timeout makes a hung test panic with a recognisable line; the
 	// context is the backstop for a hang after the panic. Tests run in their package's
 	// directory, as go test runs them.
+	if only == nil {
+		return runTestBinary(ctx, bin, pkg, timeout, nil)
+	}
+	// The quick tests first, by themselves: a mutant they kill is not kept waiting for the
+	// slow ones, which would run first in source order.
+	for _, stage := range tm.stages(only) {
+		if status, err := runTestBinary(ctx, bin, pkg, tm.timeout(stage, timeout), stage); err != nil || status != lived {
+			return status, err
+		}
+	}
+	return lived, nil
+}
+
+// runTestBinary runs a test binary built by testPackage: all its tests, or only those named
+// in only.
+func runTestBinary(ctx context.Context, bin, pkg string, timeout time.Duration, only []string) (string, error) {
 	tctx, cancel := context.WithTimeout(ctx, timeout+30*time.Second)
 	defer cancel()
-	run := exec.CommandContext(tctx, bin, "-test.count=1", "-test.failfast", "-test.timeout="+timeout.String())
+	args := []string{"-test.count=1", "-test.failfast", "-test.timeout=" + timeout.String()}
+	if only != nil {
+		args = append(args, "-test.run", runPattern(only))
+	}
+	run := exec.CommandContext(tctx, bin, args...)
 	run.Dir = filepath.FromSlash(pkg)
 	out, err := runGroup(run)
 	var exit *exec.ExitError
@@ -640,8 +707,9 @@ func printTables(w io.Writer, all []mutant) {
 	}
 }
 
-// progressLine is a results line as a run prints it while it goes: "[3/117] " before it.
-var progressLine = regexp.MustCompile(`^\[\d+/\d+\] `)
+// progressLine is a results line as a run prints it while it goes: "[3/117 4.2s 5] " before
+// it (earlier runs printed "[3/117] ").
+var progressLine = regexp.MustCompile(`^\[\d+/\d+[^\]]*\] `)
 
 // printResults prints the tables of a results file, or of the progress lines of a run's
 // output (other lines are skipped), without running anything.

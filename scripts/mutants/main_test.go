@@ -6,9 +6,11 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 const sample = `package p
@@ -231,7 +233,7 @@ func TestTableOfAProgressLog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.log")
 	log := "=== replayed NOT COVERED mutants and our own (hand)\n" +
 		"[1/4] a.go:3:9\tCONSTANT_DOUBLED\tKILLED\n" +
-		"[2/4] a.go:5:2\tSCAN_REVERSED\tLIVED\n" +
+		"[2/4 3.1s 5] a.go:5:2\tSCAN_REVERSED\tLIVED\n" + // the progress line as it is printed now
 		"[3/4] a.go:7:1\tREMOVE_STATEMENT\tTIMED OUT\n" +
 		"a.go:8:1\tBOOL_SWAP\tNOT VIABLE\n"
 	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
@@ -255,5 +257,105 @@ func TestTableOfAProgressLog(t *testing.T) {
 	}
 	if err := printResults(&out, filepath.Join(t.TempDir(), "none")); err == nil {
 		t.Error("a missing file tabled")
+	}
+}
+
+// TestSelectTests: a mutant runs the tests that executed the innermost covered block holding
+// its position (those of every such block on a shared boundary); a position in no block, in
+// blocks no test executed, or reached by a test that fails alone on the code, runs the whole
+// suite (nil), as does a selection of every test.
+func TestSelectTests(t *testing.T) {
+	profiles := map[string]string{
+		"TestA": "mode: set\nm/p/a.go:3.10,5.2 1 1\nm/p/a.go:4.20,4.40 1 1\nm/p/a.go:7.1,9.2 1 0\nm/p/b.go:3.10,5.2 1 0\n",
+		"TestB": "mode: set\nm/p/a.go:3.10,5.2 1 1\nm/p/a.go:4.20,4.40 1 0\nm/p/a.go:7.1,9.2 1 1\nm/p/b.go:3.10,5.2 1 0\n",
+		"TestC": "mode: set\nm/p/a.go:3.10,5.2 1 0\nm/p/a.go:4.20,4.40 1 0\nm/p/a.go:7.1,9.2 1 0\nm/p/a.go:9.2,11.2 1 1\nm/p/b.go:3.10,5.2 1 0\n",
+		"TestD": "mode: set\nm/p/a.go:12.1,13.2 1 1\n",
+	}
+	blocks := map[blockPos][]string{}
+	dir := t.TempDir()
+	for _, name := range []string{"TestA", "TestB", "TestC", "TestD"} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(profiles[name]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := readProfile(path, name, blocks); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tm := &testMap{tests: []string{"TestA", "TestB", "TestC", "TestD"}, failing: map[string]bool{"TestD": true}}
+	for b, ts := range blocks {
+		tm.blocks = append(tm.blocks, coverBlock{b, ts})
+	}
+	for _, c := range []struct {
+		file      string
+		line, col int
+		want      []string
+	}{
+		{"p/a.go", 3, 10, []string{"TestA", "TestB"}}, // a block's first character
+		{"p/a.go", 4, 2, []string{"TestA", "TestB"}},
+		{"p/a.go", 4, 30, []string{"TestA"}}, // inside a literal's body: the body's block
+		{"p/a.go", 5, 2, []string{"TestA", "TestB"}},
+		{"p/a.go", 9, 2, []string{"TestB", "TestC"}}, // on two blocks' boundary: both
+		{"p/a.go", 10, 1, []string{"TestC"}},
+		{"p/a.go", 1, 1, nil},                // a declaration: no block
+		{"p/a.go", 5, 3, nil},                // just after a block
+		{"p/b.go", 4, 1, nil},                // a block no test executed
+		{"p/c.go", 4, 1, nil},                // another file's position is not a.go's
+		{"p/a.go", 12, 5, nil},               // a test that fails alone
+		{"q/a.go", 4, 30, []string{"TestA"}}, // blocks are keyed by base name: one package
+	} {
+		if got := tm.selectTests(c.file, c.line, c.col); !slices.Equal(got, c.want) {
+			t.Errorf("%s:%d:%d: %v, want %v", c.file, c.line, c.col, got, c.want)
+		}
+	}
+	// A selection of every test is the whole suite.
+	tm.tests = tm.tests[:2]
+	if got := tm.selectTests("p/a.go", 4, 2); got != nil {
+		t.Errorf("every test selected: %v, want the whole suite (nil)", got)
+	}
+	var none *testMap
+	if got := none.selectTests("p/a.go", 4, 2); got != nil {
+		t.Errorf("no map: %v", got)
+	}
+}
+
+// TestRunPattern: the pattern runs exactly the tests named, not others they prefix.
+func TestRunPattern(t *testing.T) {
+	re := regexp.MustCompile(runPattern([]string{"TestA", "ExampleB_c"}))
+	for name, want := range map[string]bool{"TestA": true, "ExampleB_c": true, "TestAB": false, "XTestA": false, "ExampleB": false} {
+		if re.MatchString(name) != want {
+			t.Errorf("%s matched: %v, want %v", name, !want, want)
+		}
+	}
+}
+
+// TestStagesRunQuickTestsFirst: a selection runs its quick tests (alone, within a second of
+// the quickest run: the binary's start) before its slow ones, and in one run when all are
+// alike.
+func TestStagesRunQuickTestsFirst(t *testing.T) {
+	tm := &testMap{took: map[string]time.Duration{
+		"TestQuick": 2 * time.Second, "TestAlsoQuick": 2500 * time.Millisecond,
+		"TestSlow": 7 * time.Second, "TestSlower": 9 * time.Second,
+	}}
+	for _, c := range []struct {
+		tests []string
+		want  [][]string
+	}{
+		{[]string{"TestAlsoQuick", "TestQuick", "TestSlow"}, [][]string{{"TestAlsoQuick", "TestQuick"}, {"TestSlow"}}},
+		{[]string{"TestQuick", "TestAlsoQuick"}, [][]string{{"TestQuick", "TestAlsoQuick"}}},
+		{[]string{"TestSlow", "TestSlower"}, [][]string{{"TestSlow", "TestSlower"}}},
+		{nil, nil},
+	} {
+		if got := tm.stages(c.tests); !slices.EqualFunc(got, c.want, slices.Equal) {
+			t.Errorf("stages(%v) = %v, want %v", c.tests, got, c.want)
+		}
+	}
+	// A stage is given its tests' time five times over (the binary's start, the quickest
+	// run, once) and a margin, within the run's bound.
+	if got, want := tm.timeout([]string{"TestQuick", "TestSlow"}, 2*time.Minute), stageTimeout+5*7*time.Second; got != want {
+		t.Errorf("timeout %v, want %v", got, want)
+	}
+	if got := tm.timeout([]string{"TestSlow", "TestSlower"}, time.Minute); got != time.Minute {
+		t.Errorf("timeout %v, want the bound, 1m", got)
 	}
 }

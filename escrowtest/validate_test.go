@@ -514,7 +514,7 @@ func TestCreationDefaultsAndLimits(t *testing.T) {
 		b := withFeeItem(set(merchandise(), "items.0.inspection_period", nil), "shipping_fee", "seller@example.com", 5)
 		set(b, "items.1.schedule.0.payer_customer", "me")
 		r := w.b.must(http.StatusCreated, http.MethodPost, "transaction", b)
-		if got := r.get("items.0.inspection_period"); got != float64(3*day) {
+		if got := r.get("items.0.inspection_period"); got != 259200.0 {
 			t.Errorf("goods inspection period %v, want three days", got)
 		}
 		if got := r.get("items.1.inspection_period"); got != nil && got != 0.0 {
@@ -767,6 +767,102 @@ func TestMotorVehicleYearEdges(t *testing.T) {
 		r := w.b.must(http.StatusUnprocessableEntity, http.MethodPost, "transaction", vehicle(year))
 		if got := r.errorPaths(); !slices.Equal(got, []string{"items.0.extra_attributes.year"}) {
 			t.Errorf("year %d: errors at %v, want at items.0.extra_attributes.year", year, got)
+		}
+	}
+}
+
+// specCategories are the spec's categories (part 2, "Categories"), written out here rather
+// than read from the emulator's tables, which they check.
+var specCategories = strings.Fields(`adult_material alcohol_and_wine antiques appliances
+	arts_and_crafts automobiles_cars_and_trucks automotive_or_industrial_parts beauty_and_health
+	books_and_magazines business_and_internet cigarettes_and_tobacco clothing_and_accessories
+	collectibles computer_hardware_and_software cosmetics cryptocurrency financial_instruments
+	fine_art furniture fx_and_currency gambling_and_casino_games heavy_equipment_and_machinery
+	home_and_garden jewellery_and_watches movies_and_music other_merchandise phamacuticals
+	social_media_accounts sports_and_recreation tickets_and_events tools_and_hardware
+	toys_and_hobbies video_games_and_consoles weapons_and_firearms`)
+
+// TestEveryListedCategoryAccepted: each category the spec lists for an item type is
+// accepted on it and read back, so a client sending any of them is not refused: one
+// transaction per type, with an item in each category (general_merchandise less
+// business_and_internet, which the live API refuses there).
+func TestEveryListedCategoryAccepted(t *testing.T) {
+	general := slices.DeleteFunc(slices.Clone(specCategories), func(c string) bool { return c == "business_and_internet" })
+	vehicles := []string{"automobiles_cars_and_trucks", "boats", "motorcycles", "airplanes", "other_motor_vehicles"}
+	for _, tc := range []struct {
+		typ        string
+		as         string
+		categories []string
+		item       func() body
+	}{
+		{"general_merchandise", "buyer", general, func() body { return clone(get(merchandise(), "items.0").(map[string]any)) }},
+		{"milestone", "buyer", specCategories, func() body { return milestoneItem("Part", 100) }},
+		{"domain_name", "seller", specCategories, func() body {
+			return set(clone(get(domain(), "items.0").(map[string]any)), "extra_attributes", body{"with_content": true})
+		}},
+		{"motor_vehicle", "buyer", vehicles, func() body {
+			return set(set(clone(get(merchandise(), "items.0").(map[string]any)), "type", "motor_vehicle"), "extra_attributes", body{"year": 1999})
+		}},
+	} {
+		t.Run(tc.typ, func(t *testing.T) {
+			w := newWorld(t)
+			b := merchandise()
+			if tc.typ == "domain_name" {
+				b = domain()
+			}
+			var items []any
+			for _, c := range tc.categories {
+				items = append(items, set(tc.item(), "category", c))
+			}
+			b["items"] = items
+			c := map[string]*client{"buyer": w.b, "seller": w.s}[tc.as]
+			r := c.do(http.MethodPost, "transaction", b)
+			if r.status != http.StatusCreated {
+				var refused []string
+				for _, p := range r.errorPaths() {
+					var i int
+					if _, err := fmt.Sscanf(p, "items.%d.category", &i); err == nil {
+						refused = append(refused, tc.categories[i])
+					}
+				}
+				t.Fatalf("%d, refusing the categories %v\n%s", r.status, refused, r.raw)
+			}
+			for i, c := range tc.categories {
+				if got := r.str(fmt.Sprintf("items.%d.category", i)); got != c {
+					t.Errorf("item %d: category %q, want %q", i, got, c)
+				}
+			}
+		})
+	}
+}
+
+// TestInspectionPeriodAndQuantityEdges: an inspection period is whole days in seconds, from
+// one day to 365 (the package comment's figures, written out), and a quantity runs from 1 to
+// 1,000,000; a value either side, or a part of a day, is refused at its own path.
+func TestInspectionPeriodAndQuantityEdges(t *testing.T) {
+	w := newWorld(t)
+	for _, tc := range []struct {
+		field string
+		value any
+		ok    bool
+	}{
+		{"inspection_period", 86400, true},
+		{"inspection_period", 365 * 86400, true},
+		{"inspection_period", 43200, false},       // half a day
+		{"inspection_period", 129600, false},      // a day and a half
+		{"inspection_period", 366 * 86400, false}, // a day past the longest
+		{"quantity", 1, true},
+		{"quantity", 1_000_000, true},
+		{"quantity", 1_000_001, false},
+	} {
+		r := w.b.do(http.MethodPost, "transaction", set(merchandise(), "items.0."+tc.field, tc.value))
+		switch {
+		case tc.ok && r.status != http.StatusCreated:
+			t.Errorf("%s %v: %d, want it accepted\n%s", tc.field, tc.value, r.status, r.raw)
+		case tc.ok && r.get("items.0."+tc.field) != float64(tc.value.(int)):
+			t.Errorf("%s %v read back as %v", tc.field, tc.value, r.get("items.0."+tc.field))
+		case !tc.ok && !slices.Equal(r.errorPaths(), []string{"items.0." + tc.field}):
+			t.Errorf("%s %v: %d, errors at %v, want refused at items.0.%s", tc.field, tc.value, r.status, r.errorPaths(), tc.field)
 		}
 	}
 }

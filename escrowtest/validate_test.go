@@ -866,3 +866,45 @@ func TestInspectionPeriodAndQuantityEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestMotorVehicleAttributesReadBack: every extra attribute the spec gives a motor vehicle
+// is kept and read back, and each is refused on another item type at its own path, not
+// dropped unseen.
+func TestMotorVehicleAttributesReadBack(t *testing.T) {
+	w := newWorld(t)
+	attrs := body{"vin": "YS3DD78N4X7055320", "odometer": "120000 km", "year": 1999, "make": "Saab", "model": "9-3",
+		"title_collection": true, "lien_holder_payoff": true}
+	b := set(set(merchandise(), "items.0.type", "motor_vehicle"), "items.0.category", "automobiles_cars_and_trucks")
+	r := w.b.must(http.StatusCreated, http.MethodPost, "transaction", set(b, "items.0.extra_attributes", attrs))
+	for key, v := range attrs {
+		want := v
+		if n, ok := v.(int); ok {
+			want = float64(n)
+		}
+		if got := r.get("items.0.extra_attributes." + key); got != want {
+			t.Errorf("%s read back as %v, want %v", key, got, want)
+		}
+	}
+	for key, v := range attrs {
+		r := w.b.must(http.StatusUnprocessableEntity, http.MethodPost, "transaction", set(merchandise(), "items.0.extra_attributes", body{key: v}))
+		if got := r.errorPaths(); !slices.Equal(got, []string{"items.0.extra_attributes." + key}) {
+			t.Errorf("%s on general merchandise: errors at %v", key, got)
+		}
+	}
+}
+
+// TestBrokerFeeCreationShape: a broker_fee item carries only type, visibility and schedule
+// (spec part 2); each other field of an item is refused on it at its own path, not taken.
+func TestBrokerFeeCreationShape(t *testing.T) {
+	w := newWorld(t)
+	for field, v := range map[string]any{
+		"title": "Commission", "description": "For the introduction", "category": "collectibles",
+		"inspection_period": 86400, "quantity": 1, "extra_attributes": body{"concierge": false},
+		"fees": []any{body{"type": "escrow", "payer_customer": "buyer@example.com"}},
+	} {
+		r := w.k.must(http.StatusUnprocessableEntity, http.MethodPost, "transaction", set(brokered(), "items.1."+field, v))
+		if got := r.errorPaths(); !slices.Equal(got, []string{"items.1." + field}) {
+			t.Errorf("%s on a broker_fee item: errors at %v", field, got)
+		}
+	}
+}

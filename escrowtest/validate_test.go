@@ -908,3 +908,37 @@ func TestBrokerFeeCreationShape(t *testing.T) {
 		}
 	}
 }
+
+// TestBlankValuesRefused: a required field sent as "" (or blanks) is refused at its own
+// path, once, as empty: a blank currency, beneficiary or fee payer was taken for a value
+// and the transaction created, and a blank role, customer or type was refused only
+// through what its absence broke elsewhere.
+func TestBlankValuesRefused(t *testing.T) {
+	w := newWorld(t)
+	for _, tc := range []struct {
+		field, path string
+		body        body
+	}{
+		{"currency", "currency", set(merchandise(), "currency", "")},
+		{"description", "description", set(merchandise(), "description", " ")},
+		{"party role", "parties.1", set(merchandise(), "parties.1.role", "")},
+		{"party customer", "parties.1", set(merchandise(), "parties.1.customer", "")},
+		{"item type", "items.0.type", set(merchandise(), "items.0.type", "")},
+		{"payer", "items.0.schedule.0.payer_customer", set(merchandise(), "items.0.schedule.0.payer_customer", "")},
+		{"beneficiary", "items.0.schedule.0.beneficiary_customer", set(merchandise(), "items.0.schedule.0.beneficiary_customer", "")},
+		{"fee payer", "items.0.fees.0.payer_customer", set(merchandise(), "items.0.fees", []any{body{"type": "escrow", "payer_customer": ""}})},
+		{"fee type", "items.0.fees.0.type", set(merchandise(), "items.0.fees", []any{body{"type": "", "payer_customer": "me"}})},
+		{"due date", "items.0.schedule.0.due_date", set(milestones(), "items.0.schedule.0.due_date", "")},
+	} {
+		t.Run(tc.field, func(t *testing.T) {
+			r := w.b.do(http.MethodPost, "transaction", tc.body)
+			if r.status != http.StatusUnprocessableEntity {
+				t.Fatalf("%s blank: %d, want 422\n%s", tc.field, r.status, r.raw)
+			}
+			got := messages(r, tc.path)
+			if len(got) != 1 || !strings.Contains(got[0], "must not be empty") {
+				t.Errorf("%s blank: at %s %q, want one message that it must not be empty (all errors: %v)", tc.field, tc.path, got, r.errorPaths())
+			}
+		})
+	}
+}

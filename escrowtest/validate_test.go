@@ -58,11 +58,19 @@ func TestCreateValidation(t *testing.T) {
 		{name: "no seller", body: func() body {
 			return set(set(merchandise(), "parties", []any{body{"role": "buyer", "customer": "me"}}), "items.0.schedule.0.beneficiary_customer", "me")
 		}, paths: []string{"items.0.schedule.0.beneficiary_customer", "parties.all"}},
+		{name: "no buyer", body: func() body {
+			b := set(merchandise(), "parties", []any{body{"role": "seller", "customer": "seller@example.com"}, body{"role": "broker", "customer": "me"}})
+			return set(b, "items.0.schedule.0.payer_customer", "seller@example.com")
+		}, paths: []string{"items.0.schedule.0.payer_customer", "parties.all"}},
+		{name: "party customer missing", body: func() body { return set(merchandise(), "parties.1.customer", nil) }, paths: []string{"items.0.schedule.0.beneficiary_customer", "parties.1", "parties.all"}},
 		{name: "same customer twice", body: func() body { return set(merchandise(), "parties.1.customer", "buyer@example.com") }, paths: []string{"items.0.schedule.0.beneficiary_customer", "parties.1", "parties.all"}},
 		{name: "customer not an e-mail", body: func() body { return set(merchandise(), "parties.1.customer", "seller") }, paths: []string{"items.0.schedule.0.beneficiary_customer", "parties.1", "parties.all"}},
 		{name: "visibility without a broker", body: func() body {
 			return set(merchandise(), "parties.1.visibility", body{"hidden_from": []any{"me"}})
 		}, paths: []string{"parties.1"}},
+		{name: "visibility hides the party itself", body: func() body {
+			return set(brokered(), "parties.1.visibility.hidden_from", []any{"seller@example.com"})
+		}, as: "broker", paths: []string{"parties.1"}},
 		{name: "visibility hides a stranger", body: func() body {
 			return set(brokered(), "parties.1.visibility.hidden_from", []any{"nobody@example.com"})
 		}, as: "broker", paths: []string{"parties.1"}},
@@ -72,6 +80,9 @@ func TestCreateValidation(t *testing.T) {
 		{name: "item not an object", body: func() body { return set(merchandise(), "items.0", 3) }, paths: []string{"items.0", "items.all"}},
 		{name: "type missing", body: func() body { return set(merchandise(), "items.0.type", nil) }, paths: []string{"items.0.type", "items.all"}},
 		{name: "type unknown", body: func() body { return set(merchandise(), "items.0.type", "service") }, paths: []string{"items.0.type", "items.all"}},
+		{name: "type unknown, with fees", body: func() body {
+			return set(set(merchandise(), "items.0.type", "service"), "items.0.fees", []any{body{"type": "escrow", "payer_customer": "me"}})
+		}, paths: []string{"items.0.type", "items.all"}},
 		{name: "types mixed", body: func() body {
 			b := merchandise()
 			b["items"] = append(b["items"].([]any), get(domain(), "items.0"))
@@ -121,6 +132,8 @@ func TestCreateValidation(t *testing.T) {
 		{name: "amount not numeric", body: func() body { return set(merchandise(), "items.0.schedule.0.amount", "ten") }, paths: []string{"items.0.schedule.0.amount"}},
 		{name: "amount a boolean", body: func() body { return set(merchandise(), "items.0.schedule.0.amount", true) }, paths: []string{"items.0.schedule.0.amount"}},
 		{name: "amount too large", body: func() body { return set(merchandise(), "items.0.schedule.0.amount", 1e12) }, paths: []string{"items.0.schedule.0.amount"}},
+		{name: "payer missing", body: func() body { return set(merchandise(), "items.0.schedule.0.payer_customer", nil) }, paths: []string{"items.0.schedule.0.payer_customer"}},
+		{name: "beneficiary missing", body: func() body { return set(merchandise(), "items.0.schedule.0.beneficiary_customer", nil) }, paths: []string{"items.0.schedule.0.beneficiary_customer"}},
 		{name: "payer not a party", body: func() body { return set(merchandise(), "items.0.schedule.0.payer_customer", "other@example.com") }, paths: []string{"items.0.schedule.0.payer_customer"}},
 		{name: "payer is the seller", body: func() body { return set(merchandise(), "items.0.schedule.0.payer_customer", "seller@example.com") }, paths: []string{"items.0.schedule.0.payer_customer"}},
 		{name: "beneficiary is the buyer", body: func() body { return set(merchandise(), "items.0.schedule.0.beneficiary_customer", "me") }, paths: []string{"items.0.schedule.0.beneficiary_customer"}},
@@ -137,6 +150,17 @@ func TestCreateValidation(t *testing.T) {
 			b["items"] = append(b["items"].([]any), body{"type": "broker_fee", "schedule": []any{body{"amount": 10, "payer_customer": "seller@example.com", "beneficiary_customer": "me"}}})
 			return b
 		}, as: "broker", paths: []string{"items.2.visibility"}},
+		{name: "broker fees hiding different parties", body: func() body {
+			b := brokered()
+			b["items"] = append(b["items"].([]any), body{"type": "broker_fee", "visibility": body{"hidden_from": []any{}},
+				"schedule": []any{body{"amount": 10, "payer_customer": "buyer@example.com", "beneficiary_customer": "me"}}})
+			return b
+		}, as: "broker", paths: []string{"items.2.visibility"}},
+		{name: "broker fee without visibility beside one hiding nobody", body: func() body {
+			b := set(brokered(), "items.1.visibility.hidden_from", []any{})
+			b["items"] = append(b["items"].([]any), body{"type": "broker_fee", "schedule": []any{body{"amount": 10, "payer_customer": "buyer@example.com", "beneficiary_customer": "me"}}})
+			return b
+		}, as: "broker", paths: []string{"items.2.visibility"}},
 		{name: "broker fee hides a party no party hides", body: func() body { return set(brokered(), "items.1.visibility.hidden_from", []any{"me"}) }, as: "broker", paths: []string{"items.1.visibility"}},
 		{name: "visibility on merchandise", body: func() body { return set(merchandise(), "items.0.visibility", body{"hidden_from": []any{}}) }, paths: []string{"items.0.visibility"}},
 		{name: "partner fee from a customer", body: func() body {
@@ -148,6 +172,9 @@ func TestCreateValidation(t *testing.T) {
 		{name: "split not a half or one", body: func() body {
 			return set(merchandise(), "items.0.fees", []any{body{"type": "escrow", "payer_customer": "me", "split": 0.7}})
 		}, paths: []string{"items.0.fees.0.split"}},
+		{name: "first split refused beside a half", body: func() body {
+			return set(merchandise(), "items.0.fees", []any{body{"type": "escrow", "payer_customer": "me", "split": 0.7}, body{"type": "escrow", "payer_customer": "seller@example.com", "split": 0.5}})
+		}, paths: []string{"items.0.fees.0.split"}},
 		{name: "splits short of one", body: func() body {
 			return set(merchandise(), "items.0.fees", []any{body{"type": "escrow", "payer_customer": "me", "split": 0.5}})
 		}, paths: []string{"items.0.fees.all"}},
@@ -157,6 +184,9 @@ func TestCreateValidation(t *testing.T) {
 		{name: "fee amount given", body: func() body {
 			return set(merchandise(), "items.0.fees", []any{body{"type": "escrow", "payer_customer": "me", "split": 1, "amount": 32.5}})
 		}, paths: []string{"items.0.fees.0.amount"}},
+		{name: "fee payer missing", body: func() body {
+			return set(merchandise(), "items.0.fees", []any{body{"type": "escrow", "split": 1}})
+		}, paths: []string{"items.0.fees.0.payer_customer"}},
 		{name: "fee payer not a party", body: func() body {
 			return set(merchandise(), "items.0.fees", []any{body{"type": "escrow", "payer_customer": "other@example.com", "split": 1}})
 		}, paths: []string{"items.0.fees.0.payer_customer"}},
@@ -279,6 +309,12 @@ func TestValidBodies(t *testing.T) {
 			b["items"] = append(b["items"].([]any), body{"type": "partner_fee", "schedule": []any{body{"amount": 5, "payer_customer": "seller@example.com", "beneficiary_customer": "me"}}})
 			return b
 		}},
+		{"partner fee paid by the buyer", "partner", func() body {
+			b := set(merchandise(), "parties.0.customer", "buyer@example.com")
+			b = set(b, "items.0.schedule.0.payer_customer", "buyer@example.com")
+			b["items"] = append(b["items"].([]any), body{"type": "partner_fee", "schedule": []any{body{"amount": 5, "payer_customer": "buyer@example.com", "beneficiary_customer": "me"}}})
+			return b
+		}},
 		{"shipping fee beside goods", "buyer", func() body {
 			b := merchandise()
 			b["items"] = append(b["items"].([]any), body{"title": "Shipping", "type": "shipping_fee", "schedule": []any{body{"amount": 25, "payer_customer": "me", "beneficiary_customer": "seller@example.com"}}})
@@ -382,6 +418,7 @@ func TestWrongTypeReportedOnce(t *testing.T) {
 		name, as, path string
 		body           body
 	}{
+		{"currency", "buyer", "currency", set(merchandise(), "currency", 840)},
 		{"party role", "buyer", "parties.1", set(merchandise(), "parties.1.role", 5)},
 		{"party customer", "buyer", "parties.1", set(merchandise(), "parties.1.customer", 5)},
 		{"item type", "buyer", "items.0.type", set(merchandise(), "items.0.type", 5)},
@@ -443,6 +480,15 @@ func TestFailedPartyNotReportedAgain(t *testing.T) {
 		r := w.b.must(http.StatusUnprocessableEntity, http.MethodPost, "transaction", b)
 		if got := r.errorPaths(); !slices.Equal(got, []string{"parties.2"}) {
 			t.Errorf("errors at %v, want only the party's entry, parties.2", got)
+		}
+	})
+	t.Run("party with an unknown role, hidden from", func(t *testing.T) {
+		b := brokered()
+		b["parties"] = append(b["parties"].([]any), body{"role": "agent", "customer": "agent@example.com"})
+		set(b, "parties.1.visibility.hidden_from", []any{"buyer@example.com", "agent@example.com"})
+		r := w.k.must(http.StatusUnprocessableEntity, http.MethodPost, "transaction", b)
+		if got := r.errorPaths(); !slices.Equal(got, []string{"parties.3"}) {
+			t.Errorf("errors at %v, want only the party's entry, parties.3", got)
 		}
 	})
 	t.Run("second buyer, named as the beneficiary", func(t *testing.T) {
@@ -940,5 +986,24 @@ func TestBlankValuesRefused(t *testing.T) {
 				t.Errorf("%s blank: at %s %q, want one message that it must not be empty (all errors: %v)", tc.field, tc.path, got, r.errorPaths())
 			}
 		})
+	}
+}
+
+// TestScheduleEntriesKeepTheirOrder: an item's schedule reads back in the order it was
+// given, each entry with its own amount and due date.
+func TestScheduleEntriesKeepTheirOrder(t *testing.T) {
+	w := newWorld(t)
+	b := set(domain(), "items.0.type", "domain_name_holding")
+	set(b, "items.0.schedule", []any{
+		body{"amount": "600.00", "payer_customer": "buyer@example.com", "beneficiary_customer": "me", "due_date": "2024-06-01T00:00:00Z"},
+		body{"amount": "400.00", "payer_customer": "buyer@example.com", "beneficiary_customer": "me", "due_date": "2024-07-01T00:00:00Z"},
+	})
+	r := w.s.must(http.StatusCreated, http.MethodPost, "transaction", b)
+	var got []string
+	for _, s := range r.list("items.0.schedule") {
+		got = append(got, s.(map[string]any)["amount"].(string)+" "+s.(map[string]any)["due_date"].(string)[:10])
+	}
+	if want := []string{"600.00 2024-06-01", "400.00 2024-07-01"}; !slices.Equal(got, want) {
+		t.Errorf("schedule read back as %v, want %v", got, want)
 	}
 }

@@ -3,6 +3,7 @@ package escrowtest
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 )
 
@@ -54,8 +55,9 @@ func invalidState(action, state string, itemID int64, format string, args ...any
 // implements error, so handlers return it like an apiError, as a 422.
 type fieldErrors map[string]any
 
-// add records msg at path. A key that has to be both a leaf and an object keeps its
-// messages under "all", the key the spec gives fees for messages about the whole list.
+// add records msg at path, once: a field two checks find blank is reported blank once. A
+// key that has to be both a leaf and an object keeps its messages under "all", the key the
+// spec gives fees for messages about the whole list.
 func (fe fieldErrors) add(msg string, path ...string) {
 	node := fe
 	for _, key := range path[:len(path)-1] {
@@ -73,9 +75,13 @@ func (fe fieldErrors) add(msg string, path ...string) {
 	last := path[len(path)-1]
 	switch v := node[last].(type) {
 	case fieldErrors:
-		v["all"] = append(asList(v["all"]), msg)
+		if !slices.Contains(asList(v["all"]), msg) {
+			v["all"] = append(asList(v["all"]), msg)
+		}
 	default:
-		node[last] = append(asList(v), msg)
+		if !slices.Contains(asList(v), msg) {
+			node[last] = append(asList(v), msg)
+		}
 	}
 }
 

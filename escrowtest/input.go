@@ -75,10 +75,16 @@ func (o object) failSelf(msg string) {
 // has reports whether key is present and not null.
 func (o object) has(key string) bool { return o.fields[key] != nil }
 
-// required reports a missing field and returns whether it is present.
+// required reports a missing field, or one given as a blank string, and returns whether it
+// is present with a value: "" names no currency, party or customer, and readers that take
+// "" for "not given" would otherwise let it through unreported.
 func (o object) required(key string) bool {
 	if !o.has(key) {
 		o.fail(key, "is required")
+		return false
+	}
+	if s, isString := o.fields[key].(string); isString && strings.TrimSpace(s) == "" {
+		o.fail(key, "must not be empty")
 		return false
 	}
 	return true

@@ -270,16 +270,19 @@ func checkSettled(t *testing.T, calls []observed, method, route, readRoute strin
 }
 
 // TestObserverRoutesOfDo: Do on a path of the route table is named by its row; on any
-// other path it has no route template, since its shape may be of any cardinality.
+// other path, or with a method no row of that path has, it has no route template, since
+// its shape may be of any cardinality.
 func TestObserverRoutesOfDo(t *testing.T) {
 	srv := escrowtest.NewServer()
 	t.Cleanup(srv.Close)
 	c, obs := observedClient(t, srv, srv.AddCustomer("buyer@example.com"))
 	_ = c.Do(t.Context(), "get", "transaction/42", nil, nil)
 	_ = c.Do(t.Context(), "GET", "no-such-endpoint/42/order-9", nil, nil)
+	_ = c.Do(t.Context(), "DELETE", "transaction/42", nil, nil) // a path of the table, but no row with this method
 	all := obs.all()
-	if len(all) != 2 || all[0].call.Route != "/transaction/{id}" || all[1].call.Route != "" || all[1].call.Method != "GET" {
-		t.Errorf("observed %+v; want /transaction/{id}, then no route", all)
+	if len(all) != 3 || all[0].call.Route != "/transaction/{id}" || all[1].call.Route != "" || all[1].call.Method != "GET" ||
+		all[2].call.Route != "" || all[2].call.Method != "DELETE" {
+		t.Errorf("observed %+v; want /transaction/{id}, then no route twice", all)
 	}
 }
 
@@ -383,5 +386,59 @@ func TestObservedServerPortIsTheSchemesWithoutOne(t *testing.T) {
 		if got := obs.only(t); got.ServerPort != want {
 			t.Errorf("%s: server port %d, want %d", base, got.ServerPort, want)
 		}
+	}
+}
+
+// nilContextObserver returns no context from CallStart and notes what CallEnd got.
+type nilContextObserver struct {
+	mu     sync.Mutex
+	ended  int
+	nilCtx int
+}
+
+func (*nilContextObserver) CallStart(context.Context, *escrow.Call) context.Context { return nil }
+
+func (o *nilContextObserver) CallEnd(ctx context.Context, _ *escrow.Call) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.ended++
+	if ctx == nil {
+		o.nilCtx++
+	}
+}
+
+// TestObserverReturningNoContextBreaksNothing: an Observer whose CallStart returns nil
+// (a misbehaving exporter) leaves the call as it would be, sent with the caller's
+// context, and CallEnd gets that context, not nil.
+func TestObserverReturningNoContextBreaksNothing(t *testing.T) {
+	srv := escrowtest.NewServer()
+	t.Cleanup(srv.Close)
+	a := srv.AddCustomer("buyer@example.com")
+	obs := new(nilContextObserver)
+	c, err := escrow.NewClient(a.Email, a.APIKey, escrow.WithEmulator(srv), escrow.WithObserver(obs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Customers.Get(t.Context(), escrow.Me); err != nil {
+		t.Fatalf("Get with an observer returning no context: %v", err)
+	}
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if obs.ended != 1 || obs.nilCtx != 0 {
+		t.Errorf("CallEnd called %d times, %d with a nil context; want once, with the caller's", obs.ended, obs.nilCtx)
+	}
+}
+
+// TestCallDurationIsZeroUntilItEnds: a Call read in CallStart has no duration yet, not
+// the time since year 1; an ended one lasted from Start to End.
+func TestCallDurationIsZeroUntilItEnds(t *testing.T) {
+	start := time.Now()
+	c := escrow.Call{Start: start}
+	if d := c.Duration(); d != 0 {
+		t.Errorf("Duration before the end = %v, want 0", d)
+	}
+	c.End = start.Add(1500 * time.Millisecond)
+	if d := c.Duration(); d != 1500*time.Millisecond {
+		t.Errorf("Duration = %v, want 1.5s", d)
 	}
 }

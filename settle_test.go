@@ -777,6 +777,9 @@ func TestObserverSeesAWriteSentAgainAsARetry(t *testing.T) {
 	if write == nil || write.Attempts != 2 || len(write.SettlingReads) != 2 {
 		t.Fatalf("observed %+v; want the ship as one call of two attempts and two reads", obs.calls)
 	}
+	if a, b := write.SettlingReads[0].Outcome, write.SettlingReads[1].Outcome; a != SettleAbsent || b != SettlePresent {
+		t.Errorf("settling reads found %s, then %s; want absent (sent again), then present", a, b)
+	}
 	if len(write.Retries) != 1 || write.Retries[0].Reason != RetryNotPerformed || write.Retries[0].Wait != defaultBaseWait {
 		t.Errorf("retries %+v; want one, not performed, after %v", write.Retries, defaultBaseWait)
 	}
@@ -837,6 +840,31 @@ func TestWireMarkWithTheTransactionUnreadableIsUnknown(t *testing.T) {
 			t.Errorf("got %v, %v after %d writes; want an unknown outcome after 1", got, err, w.count())
 		}
 	})
+}
+
+// TestObserverSeesAFailedSettlingRead: a write whose read-back fails (the transaction
+// unreadable) is observed with that read as failed, not undetermined: the write's outcome
+// is unknown because nothing could be read, not because the state was unclear.
+func TestObserverSeesAFailedSettlingRead(t *testing.T) {
+	var obs callLog
+	synctest.Test(t, func(t *testing.T) {
+		c, mt := setup(t, WithObserver(&obs))
+		mt.RegisterResponder("POST", testBase+"transaction/77/payment_methods/wire_transfer", respond(502, `{}`))
+		mt.RegisterResponder("GET", testBase+"transaction/77/timeline-entries", respond(200, `{"timeline_entries":[{"event":"create"}]}`))
+		mt.RegisterResponder("GET", testBase+"transaction/77", respond(403, `{"error":"forbidden"}`))
+		if _, err := c.Transactions.MarkWireSent(context.Background(), 77); !errors.Is(err, ErrOutcomeUnknown) {
+			t.Fatalf("MarkWireSent = %v, want an unknown outcome", err)
+		}
+	})
+	for _, call := range obs.calls {
+		if call.Method == "POST" {
+			if len(call.SettlingReads) != 1 || call.SettlingReads[0].Outcome != SettleFailed {
+				t.Errorf("the write's settling reads %+v; want one, failed", call.SettlingReads)
+			}
+			return
+		}
+	}
+	t.Errorf("no write observed: %+v", obs.calls)
 }
 
 // TestSavedDisbursementMethodMustBeTheOneSelected: saved method 9 is selected, the write

@@ -465,6 +465,15 @@ func ifKnown(t *testing.T, s webhook.Store) {
 	if turn := acquire(t, s, known(2, "a"), t0, "create"); !turn.Granted {
 		t.Errorf("a tracked id: %+v, want the lease", turn)
 	}
+	// A turn that recorded nothing (a forged id: its fetch found no transaction) leaves the
+	// id unknown, whatever its released lease keeps (a pause, names for a next holder): a
+	// flood of forgeries retried must not pass for known transactions.
+	c := mustAcquire(t, s, lease(3, "a"), t0, true, "create")
+	yield(t, s, webhook.Yield{Lease: lease(3, "a"), Marks: c.Marks, Release: true, Names: names("create"),
+		Pace: webhook.Pace{NotBefore: t0.Add(time.Minute), Hold: time.Minute}, Now: t0})
+	if turn := acquire(t, s, known(3, "b"), t0.Add(time.Second), "create"); !turn.Unknown || turn.Granted {
+		t.Errorf("an id whose only turn recorded nothing: %+v, want Unknown", turn)
+	}
 }
 
 // finishStampedOnce: a transaction's end is stamped once, with the store's clock: a later
@@ -503,6 +512,26 @@ func leaseKeepsMaxNames(t *testing.T, s webhook.Store) {
 	slices.Sort(want)
 	if got := sortedNames(again.Pending); !again.Granted || !slices.Equal(got, want) {
 		t.Errorf("names left for the holder: %d of them, want the first %d once each", len(got), webhook.MaxNames)
+	}
+
+	// Deliveries that bring several names at once past the bound: still the first ones,
+	// in the order they came.
+	a = mustAcquire(t, s, lease(10, "a"), t0, true, "create")
+	var first, second []string
+	for i := range webhook.MaxNames + 4 {
+		n := fmt.Sprintf("hint_%02d", i)
+		if i < webhook.MaxNames-4 {
+			first = append(first, n)
+		} else {
+			second = append(second, n)
+		}
+	}
+	mustAcquire(t, s, lease(10, "b"), t0, false, first...)
+	mustAcquire(t, s, lease(10, "c"), t0, false, second...)
+	again = yield(t, s, webhook.Yield{Lease: lease(10, "a"), Marks: a.Marks, Now: t0})
+	want = append(slices.Clone(first), second[:4]...)
+	if got := sortedNames(again.Pending); !again.Granted || !slices.Equal(got, want) {
+		t.Errorf("names left for the holder: %q, want the first %d: %q", got, webhook.MaxNames, want)
 	}
 }
 

@@ -1457,3 +1457,57 @@ func TestPruneDeletesABusyLeaseOfAFinishedTransaction(t *testing.T) {
 		})
 	}
 }
+
+// TestTakeOverWaitsForATxCallbacksCommit: a replica whose lease ends while its TxCallback's
+// transaction commits holds the lease row until the commit: another replica taking the
+// transaction over waits, then finds the facts and takes no turn. Had it not waited, it
+// would have confirmed and handed over the same event again. The commit is made slow by a
+// deferred trigger on the facts, so the take-over comes while it runs.
+func TestTakeOverWaitsForATxCallbacksCommit(t *testing.T) {
+	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
+	a, b := open(t, dsn), open(t, dsn)
+	ctx := t.Context()
+	for _, stmt := range []string{
+		`CREATE FUNCTION escrow_test_slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.5); RETURN NULL; END $$`,
+		`CREATE CONSTRAINT TRIGGER escrow_test_slow_commit AFTER INSERT ON escrow_webhook_facts
+			DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION escrow_test_slow_commit()`,
+	} {
+		if _, err := a.DB().ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now()
+	held := webhook.Lease{TransactionID: 1, Holder: "a", Expires: now.Add(time.Second)}
+	if turn, err := a.Acquire(ctx, held, []escrow.EventName{escrow.EventCreate}, now); err != nil || !turn.Granted {
+		t.Fatalf("a's Acquire = %+v, %v", turn, err)
+	}
+	cb := a.TxCallback(func(context.Context, *sql.Tx, webhook.ConfirmedEvent) error { return nil })
+	handed := make(chan error, 1)
+	go func() {
+		ev := webhook.ConfirmedEvent{Claim: webhook.Claim{TransactionID: 1, Facts: []string{"create"}, Owner: "a", Expires: held.Expires}}
+		ev.TransactionID, ev.Name = 1, escrow.EventCreate
+		handed <- cb(ctx, ev)
+	}()
+	// Wait until a's transaction sleeps in its commit: past its holder check, facts unseen.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var n int
+		if err := b.DB().QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND datname = current_database()`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a's commit never started")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	later := now.Add(2 * time.Second) // a's lease has ended
+	turn, err := b.Acquire(ctx, webhook.Lease{TransactionID: 1, Holder: "b", Expires: later.Add(time.Minute)}, []escrow.EventName{escrow.EventCreate}, later)
+	if err := <-handed; err != nil {
+		t.Fatalf("a's TxCallback: %v", err)
+	}
+	if err != nil || turn.Granted || !turn.Replayed {
+		t.Errorf("b's take-over during a's commit: %+v, %v; want Replayed, the lease untaken", turn, err)
+	}
+}

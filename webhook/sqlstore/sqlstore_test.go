@@ -1511,3 +1511,62 @@ func TestTakeOverWaitsForATxCallbacksCommit(t *testing.T) {
 		t.Errorf("b's take-over during a's commit: %+v, %v; want Replayed, the lease untaken", turn, err)
 	}
 }
+
+// TestNamesLeftDuringAYieldReachAHolder: a delivery to another replica while the holder's
+// turn is being recorded is not lost: the Yield holds the lease row from its read to its
+// commit, so the other replica's names wait for it and then find the lease free and take
+// it, or the Yield sees them and goes on. Without the lock, the Yield wrote back the row as
+// it had read it and the names were gone, though the other replica was told they were left
+// to the holder. A trigger on the facts makes the Yield slow enough to come between.
+func TestNamesLeftDuringAYieldReachAHolder(t *testing.T) {
+	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
+	a, b := open(t, dsn), open(t, dsn)
+	ctx := t.Context()
+	for _, stmt := range []string{
+		`CREATE FUNCTION escrow_test_slow_facts() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.5); RETURN NULL; END $$`,
+		`CREATE TRIGGER escrow_test_slow_facts AFTER INSERT ON escrow_webhook_facts FOR EACH STATEMENT EXECUTE FUNCTION escrow_test_slow_facts()`,
+	} {
+		if _, err := a.DB().ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now()
+	held := webhook.Lease{TransactionID: 1, Holder: "a", Expires: now.Add(time.Minute)}
+	turn, err := a.Acquire(ctx, held, []escrow.EventName{escrow.EventCreate}, now)
+	if err != nil || !turn.Granted {
+		t.Fatalf("a's Acquire = %+v, %v", turn, err)
+	}
+	type result struct {
+		turn webhook.Turn
+		err  error
+	}
+	yielded := make(chan result, 1)
+	go func() {
+		end, err := a.Yield(ctx, webhook.Yield{Lease: held, Marks: turn.Marks, Facts: []string{"create"}, Now: now})
+		yielded <- result{end, err}
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var n int
+		if err := b.DB().QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND datname = current_database()`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a's Yield never reached its facts")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	bt, err := b.Acquire(ctx, webhook.Lease{TransactionID: 1, Holder: "b", Expires: now.Add(time.Minute)}, []escrow.EventName{escrow.EventAgree}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := <-yielded
+	if y.err != nil {
+		t.Fatalf("a's Yield: %v", y.err)
+	}
+	if !bt.Granted && !(y.turn.Granted && slices.Contains(y.turn.Pending, escrow.EventAgree)) {
+		t.Errorf("agree, delivered to b during a's Yield: b %+v, a's Yield %+v; want b's lease, or a's turn going on with it", bt, y.turn)
+	}
+}

@@ -36,6 +36,7 @@ func Run(t *testing.T, fresh func(t *testing.T) webhook.Store) {
 	t.Run("FinishIsStampedOnce", func(t *testing.T) { finishStampedOnce(t, fresh(t)) })
 	t.Run("LeaseKeepsMaxNamesForItsHolder", func(t *testing.T) { leaseKeepsMaxNames(t, fresh(t)) })
 	t.Run("TurnOfNoNewsMayFinish", func(t *testing.T) { turnOfNoNewsMayFinish(t, fresh(t)) })
+	t.Run("YieldAfterItsLeaseWasPrunedKeepsItsFacts", func(t *testing.T) { yieldAfterItsLeaseWasPruned(t, fresh(t)) })
 }
 
 var t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
@@ -200,6 +201,21 @@ func deadHolder(t *testing.T, s webhook.Store) {
 	}
 	if got := handed(t, s, 7); !slices.Equal(got, []string{"receive:1", "ship:1"}) {
 		t.Errorf("Handed = %v", got)
+	}
+}
+
+// yieldAfterItsLeaseWasPruned: a holder whose lease ended so long ago that Prune deleted
+// it as idle still gets its facts recorded when its turn ends, with ErrClaimLost: what it
+// handed over is never handed over again.
+func yieldAfterItsLeaseWasPruned(t *testing.T, s webhook.Store) {
+	a := mustAcquire(t, s, lease(11, "a"), t0, true, "ship")
+	mustPrune(t, s, t0.Add(2*time.Minute), 0) // a's lease ended at t0+1m: idle, deleted
+	_, err := s.Yield(t.Context(), webhook.Yield{Lease: lease(11, "a"), Marks: a.Marks, Facts: []string{"ship:1"}, Now: t0.Add(3 * time.Minute)})
+	if !errors.Is(err, webhook.ErrClaimLost) {
+		t.Errorf("Yield of a pruned lease: %v, want ErrClaimLost", err)
+	}
+	if got := handed(t, s, 11); !slices.Equal(got, []string{"ship:1"}) {
+		t.Errorf("Handed = %v, want the turn's facts recorded", got)
 	}
 }
 

@@ -43,3 +43,29 @@ func TestMemoryStoreKeepsNoIdleLease(t *testing.T) {
 		t.Errorf("%d lease states and %d records kept after Prune past every pause, want none", len(m.leases), len(m.records))
 	}
 }
+
+// TestMemoryStorePruneTakesABusyLeaseOfAFinishedTransaction: Prune forgets a finished
+// transaction's lease with its record even while a turn holds it: the turn's Yield finds
+// the tombstone and touches nothing, so a lease kept then would stay for good.
+func TestMemoryStorePruneTakesABusyLeaseOfAFinishedTransaction(t *testing.T) {
+	m := new(MemoryStore)
+	now := time.Now()
+	if err := m.Finish(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	l := Lease{TransactionID: 1, Holder: "a", Expires: now.Add(time.Hour)}
+	if turn, err := m.Acquire(t.Context(), l, []escrow.EventName{escrow.EventComplete}, now); err != nil || !turn.Granted {
+		t.Fatalf("Acquire = %+v, %v", turn, err)
+	}
+	if n, err := m.Prune(t.Context(), time.Now().Add(time.Second)); err != nil || n != 1 {
+		t.Fatalf("Prune = %d, %v; want 1", n, err)
+	}
+	if _, err := m.Yield(t.Context(), Yield{Lease: l, Facts: []string{"complete"}, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.leases) != 0 || len(m.records) != 0 || len(m.tombstones) != 1 {
+		t.Errorf("%d leases, %d records, %d tombstones after pruning a busy finished transaction; want 0, 0, 1", len(m.leases), len(m.records), len(m.tombstones))
+	}
+}

@@ -45,8 +45,8 @@ func TestMemoryStoreKeepsNoIdleLease(t *testing.T) {
 }
 
 // TestMemoryStorePruneTakesABusyLeaseOfAFinishedTransaction: Prune forgets a finished
-// transaction's lease with its record even while a turn holds it: the turn's Yield finds
-// the tombstone and touches nothing, so a lease kept then would stay for good.
+// transaction's lease with its record even while a turn holds it: the turn's Yield, and a
+// later Finish, find the tombstone and keep nothing, so nothing kept then stays for good.
 func TestMemoryStorePruneTakesABusyLeaseOfAFinishedTransaction(t *testing.T) {
 	m := new(MemoryStore)
 	now := time.Now()
@@ -61,6 +61,9 @@ func TestMemoryStorePruneTakesABusyLeaseOfAFinishedTransaction(t *testing.T) {
 		t.Fatalf("Prune = %d, %v; want 1", n, err)
 	}
 	if _, err := m.Yield(t.Context(), Yield{Lease: l, Facts: []string{"complete"}, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Finish(t.Context(), 1); err != nil { // a late reconciliation's
 		t.Fatal(err)
 	}
 	m.mu.Lock()

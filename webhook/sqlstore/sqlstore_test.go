@@ -1570,3 +1570,43 @@ func TestNamesLeftDuringAYieldReachAHolder(t *testing.T) {
 		t.Errorf("agree, delivered to b during a's Yield: b %+v, a's Yield %+v; want b's lease, or a's turn going on with it", bt, y.turn)
 	}
 }
+
+// TestPruneTakesTheLeasesOfForgedIds: a turn about a made-up id records nothing and ends
+// with a pause before the next fetch, so its lease row outlives the turn; Prune past the
+// pause deletes it. A flood of forgeries leaves no rows behind.
+func TestPruneTakesTheLeasesOfForgedIds(t *testing.T) {
+	for name, dsn := range engines(t) {
+		t.Run(name, func(t *testing.T) {
+			s := open(t, dsn(t))
+			ctx := t.Context()
+			now := time.Now()
+			for id := int64(1); id <= 20; id++ {
+				l := webhook.Lease{TransactionID: id, Holder: "a", Expires: now.Add(time.Minute)}
+				turn, err := s.Acquire(ctx, l, []escrow.EventName{escrow.EventCreate}, now)
+				if err != nil || !turn.Granted {
+					t.Fatalf("Acquire(%d) = %+v, %v", id, turn, err)
+				}
+				pace := webhook.Pace{NotBefore: now.Add(time.Second), Hold: time.Second, Tried: []escrow.EventName{escrow.EventCreate}}
+				if _, err := s.Yield(ctx, webhook.Yield{Lease: l, Marks: turn.Marks, Pace: pace, Now: now}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rows := func() (n int) {
+				t.Helper()
+				if err := s.DB().QueryRowContext(ctx, `SELECT count(*) FROM escrow_webhook_leases`).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			if n := rows(); n != 20 {
+				t.Fatalf("%d lease rows after the turns, want the 20 paused", n)
+			}
+			if _, err := s.Prune(ctx, now.Add(2*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+			if n := rows(); n != 0 {
+				t.Errorf("%d lease rows after Prune past every pause, want none", n)
+			}
+		})
+	}
+}

@@ -59,6 +59,33 @@ func TestShareBudgetBoundsWastedRequestsPerWindow(t *testing.T) {
 	}
 }
 
+// TestShareBudgetWithALimitOfOneOrNoReset: a stated limit of one allows one wasted
+// request a window (at least one, whatever the share), and a limit stated without a reset
+// still bounds the window: the budget asks again in a second, it does not start afresh.
+func TestShareBudgetWithALimitOfOneOrNoReset(t *testing.T) {
+	b := &shareBudget{share: 0.1}
+	b.observe(escrow.RateLimit{Limit: 1, Reset: floodT0.Add(time.Minute)})
+	if ok, _ := b.allows(floodT0); !ok {
+		t.Fatal("a limit of one refused its one request")
+	}
+	b.waste()
+	if ok, retry := b.allows(floodT0.Add(time.Second)); ok || !retry.Equal(floodT0.Add(time.Minute)) {
+		t.Errorf("a limit of one after one wasted request: %v, retry %v; want refused until the window's end", ok, retry)
+	}
+
+	b = &shareBudget{share: 0.1}
+	b.observe(escrow.RateLimit{Limit: 20}) // no RateLimit-Reset
+	for range 2 {
+		if ok, _ := b.allows(floodT0); !ok {
+			t.Fatal("refused within the share")
+		}
+		b.waste()
+	}
+	if ok, retry := b.allows(floodT0.Add(time.Second)); ok || !retry.Equal(floodT0.Add(2*time.Second)) {
+		t.Errorf("past the share with no reset stated: %v, retry %v; want refused, asked again a second later", ok, retry)
+	}
+}
+
 func TestLaneIsFIFOAndGivesMemoryBack(t *testing.T) {
 	var l lane
 	for i := range int64(5000) {

@@ -23,6 +23,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -56,8 +57,13 @@ func Start() (*Server, error) {
 			return nil, fmt.Errorf("%w: %s not found (install postgresql-15, or set ESCROW_PG_BIN)", ErrUnavailable, filepath.Join(bin, p))
 		}
 	}
+	reapOrphans(bin)
 	dir, err := os.MkdirTemp("", "escrow-pgtest-")
 	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	s := &Server{dir: dir, data: filepath.Join(dir, "data"), bin: bin}
@@ -66,6 +72,40 @@ func Start() (*Server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// ownerFile names, in a server's directory, the pid of the process that started it.
+const ownerFile = "owner.pid"
+
+// reapOrphans stops the servers whose starting process is gone and removes their
+// directories. A test binary killed on a timeout (go test's, or a mutation run's) never
+// runs its Stop, and its server would otherwise run until the machine restarts. Linux
+// only: elsewhere a process's liveness is not read this way, and nothing is reaped.
+func reapOrphans(bin string) {
+	if runtime.GOOS != "linux" {
+		return
+	}
+	owners, _ := filepath.Glob(filepath.Join(os.TempDir(), "escrow-pgtest-*", ownerFile))
+	for _, f := range owners {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+			continue // its owner runs: a test binary of another package
+		}
+		dir := filepath.Dir(f)
+		o := &Server{dir: dir, data: filepath.Join(dir, "data"), bin: bin}
+		if os.Geteuid() == 0 && o.runAsPostgres() != nil {
+			continue
+		}
+		o.run("pg_ctl", "-D", o.data, "-m", "immediate", "-w", "-t", "30", "stop") // fails when it is not running
+		os.RemoveAll(dir)
+	}
 }
 
 // start initializes the cluster in s.dir and starts the server; the caller removes the

@@ -1,8 +1,15 @@
 package pgtest
 
 import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
+	"time"
 )
 
 func TestParseStatSumsOwnAndReapedChildrenTicks(t *testing.T) {
@@ -41,5 +48,42 @@ func TestCPUCountsTheServersWork(t *testing.T) {
 	}
 	if after <= before {
 		t.Errorf("CPU = %v before creating 8 databases, %v after; want it grown", before, after)
+	}
+}
+
+// TestStartReapsAServerWhoseStarterIsGone: a server left running by a test binary that was
+// killed (its Stop never ran) is stopped, and its directory removed, by the next Start; a
+// server whose starter still runs is left alone.
+func TestStartReapsAServerWhoseStarterIsGone(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("orphans are found through /proc")
+	}
+	orphan, err := Start()
+	orphan = Need(t, orphan, err)
+	live, err := Start()
+	live = Need(t, live, err)
+	t.Cleanup(func() { live.Stop() })
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(orphan.dir, ownerFile), []byte(strconv.Itoa(gone.Process.Pid)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	next, err := Start()
+	next = Need(t, next, err)
+	t.Cleanup(func() { next.Stop() })
+	if _, err := os.Stat(orphan.dir); !os.IsNotExist(err) {
+		t.Errorf("the orphan's directory: %v, want it removed", err)
+		orphan.Stop()
+	}
+	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", orphan.port), time.Second); err == nil {
+		c.Close()
+		t.Error("the orphan still listens")
+	}
+	if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", live.port), time.Second); err != nil {
+		t.Errorf("the live server was stopped: %v", err)
+	} else {
+		c.Close()
 	}
 }

@@ -202,3 +202,40 @@ func TestObserverSeesRetries(t *testing.T) {
 		t.Errorf("hand-overs %+v; want two, failed", obs.handovers)
 	}
 }
+
+// TestDeliveryWithoutTheSecretObservedAsRefused: a delivery refused for lacking the URL's
+// secret is reported to the Observer as refused with its 404, like a malformed one with
+// its own status: a dashboard counting refusals sees forgeries knocking.
+func TestDeliveryWithoutTheSecretObservedAsRefused(t *testing.T) {
+	api := newFakeAPI()
+	api.txs[1] = created(1)
+	obs := new(recordingObserver)
+	got := &calls{}
+	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Secrets: []string{newSecret}, Observer: obs})
+	defer shutdown(t, h)
+	if code := post(h, "/escrow", "create", 1); code != http.StatusNotFound {
+		t.Fatalf("a delivery without the secret answered %d, want 404", code)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/escrow/"+newSecret, strings.NewReader(`{"event": "create"`))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code/100 != 4 {
+		t.Fatalf("a malformed delivery answered %d, want a 4xx", rec.Code)
+	}
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	want := []webhook.Delivery{{Outcome: webhook.DeliveryRefused, StatusCode: http.StatusNotFound}, {Outcome: webhook.DeliveryRefused, StatusCode: rec.Code}}
+	if len(obs.deliveries) != len(want) {
+		t.Fatalf("observed %+v, want %+v", obs.deliveries, want)
+	}
+	for i, d := range obs.deliveries {
+		d.Received = time.Time{}
+		if d != want[i] {
+			t.Errorf("delivery %d observed as %+v, want %+v", i, d, want[i])
+		}
+	}
+	if n := api.readsOf(1); n != 0 {
+		t.Errorf("refused deliveries cost %d fetches", n)
+	}
+}

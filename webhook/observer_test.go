@@ -239,3 +239,25 @@ func TestDeliveryWithoutTheSecretObservedAsRefused(t *testing.T) {
 		t.Errorf("refused deliveries cost %d fetches", n)
 	}
 }
+
+// TestDeliveryOfAnUnreadableIdObservedAsDropped: a delivery naming an id the API answered
+// 404 lately is dropped as it arrives, without a fetch, and the Observer is told so: a
+// dashboard sees where the delivery went.
+func TestDeliveryOfAnUnreadableIdObservedAsDropped(t *testing.T) {
+	api := newFakeAPI()
+	obs := new(recordingObserver)
+	got := &calls{}
+	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Observer: obs})
+	defer shutdown(t, h)
+	deliver(h, "create", 99) // the account cannot read it
+	flushed(t, h)
+	deliver(h, "agree", 99) // dropped as it arrives
+	flushed(t, h)
+	if n := api.readsOf(99); n != 1 {
+		t.Errorf("%d fetches of the unreadable id, want 1", n)
+	}
+	want := []string{"agree:99=dropped", "create:99=unconfirmed"}
+	if got := obs.outcomes(); !slices.Equal(got, want) {
+		t.Errorf("outcomes %q\nwant     %q", got, want)
+	}
+}

@@ -2202,3 +2202,39 @@ func TestSellerPaidBrokerFeeKeepsItOpen(t *testing.T) {
 		t.Errorf("handed over %v, want %s", got, want)
 	}
 }
+
+// TestRetryBeyondTheLeaseHandsOverUnderALiveClaim: a callback retried after a backoff
+// longer than the lease is handed the event under a claim renewed for it, not one that
+// already expired: a TxCallback commits only under a live claim, and another replica may
+// take an expired lease over and hand the same event over too.
+func TestRetryBeyondTheLeaseHandsOverUnderALiveClaim(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		var mu sync.Mutex
+		var claims []time.Time // each call's claim's expiry
+		h := webhook.NewHandler(api.client(t), func(_ context.Context, ev webhook.ConfirmedEvent) error {
+			mu.Lock()
+			defer mu.Unlock()
+			claims = append(claims, ev.Claim.Expires)
+			if len(claims) == 1 {
+				if !ev.Claim.Expires.After(time.Now()) {
+					t.Errorf("first hand-over's claim expires %v, not after now (%v)", ev.Claim.Expires, time.Now())
+				}
+				return errors.New("the shop's database is down")
+			}
+			if !ev.Claim.Expires.After(time.Now()) {
+				t.Errorf("retried hand-over's claim expired at %v, before the call (%v)", ev.Claim.Expires, time.Now())
+			}
+			return nil
+		}, webhook.Options{ClaimLease: time.Second, RetryWait: 4 * time.Second, MaxRetryWait: 4 * time.Second})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		flushed(t, h)
+		mu.Lock()
+		defer mu.Unlock()
+		if len(claims) != 2 {
+			t.Errorf("%d calls, want 2 (a failure, its retry)", len(claims))
+		}
+	})
+}

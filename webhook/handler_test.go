@@ -2238,3 +2238,36 @@ func TestRetryBeyondTheLeaseHandsOverUnderALiveClaim(t *testing.T) {
 		}
 	})
 }
+
+// TestNewsAtAnotherReplicaDuringAPaceWaitIsFetchedAtOnce: a replica whose replays wait for
+// the transaction's pace does not hold its lease meanwhile, so news delivered to another
+// replica during that wait is fetched and handed over there at once, not left to the
+// waiting replica until its wait ends.
+func TestNewsAtAnotherReplicaDuringAPaceWaitIsFetchedAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		store := storeWithCreateHandedOver(t)
+		waiting, other := &calls{}, &calls{}
+		a := webhook.NewHandler(api.client(t), waiting.fn, webhook.Options{Store: store})
+		defer shutdown(t, a)
+		b := webhook.NewHandler(api.client(t), other.fn, webhook.Options{Store: store})
+		defer shutdown(t, b)
+		const ms = time.Millisecond
+		for range 12 { // fetched at 0, 250ms and 1.25s: the next wait is 4s
+			deliver(a, "payment_disbursed", 1)
+			time.Sleep(100 * ms)
+		}
+		time.Sleep(200 * ms)
+		deliver(a, "payment_disbursed", 1) // at 1.4s: waits until 5.25s
+		time.Sleep(100 * ms)
+		api.set(agreed(1))
+		deliver(b, "agree", 1) // at 1.5s, to the other replica: fetched at once
+		synctest.Wait()
+		if got := slices.Concat(waiting.list(), other.list()); !slices.Equal(got, []string{"agree:1"}) {
+			t.Errorf("at once, handed over %v; want agree", got)
+		}
+		flushed(t, a)
+		flushed(t, b)
+	})
+}

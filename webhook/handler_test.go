@@ -2271,3 +2271,66 @@ func TestNewsAtAnotherReplicaDuringAPaceWaitIsFetchedAtOnce(t *testing.T) {
 		flushed(t, b)
 	})
 }
+
+// TestReplicaTakingOverConfirmsWhatWasLeftToTheDeadHolder: names delivered to a replica
+// while another held the lease are left to the holder; when that holder dies and the lease
+// runs out, the replica that takes the transaction over confirms them as deliveries
+// (FromWebhook) and passes their hints on, not as facts only the state showed.
+func TestReplicaTakingOverConfirmsWhatWasLeftToTheDeadHolder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		store := new(webhook.MemoryStore)
+		t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+		entered, stuck := make(chan struct{}), make(chan struct{})
+		dead := webhook.NewHandler(api.client(t), func(ctx context.Context, ev webhook.ConfirmedEvent) error {
+			close(entered)
+			select { // hangs, as a process that died holding the lease
+			case <-stuck:
+			case <-ctx.Done():
+			}
+			return errors.New("gone")
+		}, webhook.Options{Store: store, Now: func() time.Time { return t0 }, MaxAttempts: 1})
+		var mu sync.Mutex
+		now := t0
+		var got []string
+		var hints []string
+		b := webhook.NewHandler(api.client(t), func(_ context.Context, ev webhook.ConfirmedEvent) error {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, fmt.Sprintf("%s:%s", ev.Name, ev.Source))
+			return nil
+		}, webhook.Options{Store: store, Now: func() time.Time {
+			mu.Lock()
+			defer mu.Unlock()
+			return now
+		}, OnUnconfirmedHint: func(_ context.Context, h webhook.Hint) {
+			mu.Lock()
+			defer mu.Unlock()
+			hints = append(hints, string(h.Event))
+		}})
+		defer shutdown(t, b)
+		deliver(dead, "create", 1)
+		<-entered // the dead replica holds the lease
+		api.set(agreed(1))
+		deliver(b, "agree", 1) // left to the holder
+		deliver(b, "payment_sent", 1)
+		flushed(t, b)
+		mu.Lock()
+		now = t0.Add(3 * time.Minute) // the lease ran out
+		mu.Unlock()
+		deliver(b, "create", 1)
+		flushed(t, b)
+		mu.Lock()
+		slices.Sort(got)
+		if want := []string{"agree:webhook", "create:webhook"}; !slices.Equal(got, want) {
+			t.Errorf("handed over %v, want %v", got, want)
+		}
+		if !slices.Equal(hints, []string{"payment_sent"}) {
+			t.Errorf("hints %v, want payment_sent", hints)
+		}
+		mu.Unlock()
+		close(stuck)
+		shutdown(t, dead)
+	})
+}

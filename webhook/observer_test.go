@@ -261,3 +261,54 @@ func TestDeliveryOfAnUnreadableIdObservedAsDropped(t *testing.T) {
 		t.Errorf("outcomes %q\nwant     %q", got, want)
 	}
 }
+
+// TestDeliveriesForAPrunedTransactionAreDroppedAndRemembered: a delivery for a transaction
+// finished and pruned from the store is dropped without a fetch and observed as dropped,
+// and the handler remembers the transaction: a later delivery for it is dropped as it
+// arrives, without asking the store again (with a database store, a round trip each).
+func TestDeliveriesForAPrunedTransactionAreDroppedAndRemembered(t *testing.T) {
+	api := newFakeAPI()
+	api.txs[1] = created(1)
+	store := &countingStore{}
+	if err := store.Finish(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := store.Prune(t.Context(), time.Now().Add(time.Second)); n != 1 || err != nil {
+		t.Fatalf("pruned %d, %v", n, err)
+	}
+	store.calls.Store(0)
+	obs := new(recordingObserver)
+	got := &calls{}
+	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store, Observer: obs})
+	defer shutdown(t, h)
+	deliver(h, "agree", 1)
+	flushed(t, h)
+	deliver(h, "cancel", 1)
+	flushed(t, h)
+	if n, r := store.calls.Load(), api.readsOf(1); n != 1 || r != 0 || len(got.list()) != 0 {
+		t.Errorf("%d store calls, %d fetches, handed over %v; want one store call, nothing else", n, r, got.list())
+	}
+	want := []string{"agree:1=dropped", "cancel:1=duplicate"}
+	if got := obs.outcomes(); !slices.Equal(got, want) {
+		t.Errorf("outcomes %q\nwant     %q", got, want)
+	}
+}
+
+// TestReplayAnsweredByTheStoreObservedAsDuplicate: a delivery the store answers as a
+// replay of what another replica handed over is reported to the Observer as a duplicate.
+func TestReplayAnsweredByTheStoreObservedAsDuplicate(t *testing.T) {
+	api := newFakeAPI()
+	api.txs[1] = created(1)
+	obs := new(recordingObserver)
+	got := &calls{}
+	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: storeWithCreateHandedOver(t), Observer: obs})
+	defer shutdown(t, h)
+	deliver(h, "create", 1)
+	flushed(t, h)
+	if r := api.readsOf(1); r != 0 || len(got.list()) != 0 {
+		t.Errorf("%d fetches, handed over %v; want none", r, got.list())
+	}
+	if got, want := obs.outcomes(), []string{"create:1=duplicate"}; !slices.Equal(got, want) {
+		t.Errorf("outcomes %q\nwant     %q", got, want)
+	}
+}

@@ -2334,3 +2334,80 @@ func TestReplicaTakingOverConfirmsWhatWasLeftToTheDeadHolder(t *testing.T) {
 		shutdown(t, dead)
 	})
 }
+
+// TestRetryAfterTheLeaseWasTakenOverHandsNothingOver: a replica whose retry comes after its
+// lease ran out, and another replica took the transaction over, leaves the transaction to
+// the new holder: the event is handed over once, by the holder, not by both.
+func TestRetryAfterTheLeaseWasTakenOverHandsNothingOver(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		store := new(webhook.MemoryStore)
+		var mu sync.Mutex
+		var first []string
+		a := webhook.NewHandler(api.client(t), func(_ context.Context, ev webhook.ConfirmedEvent) error {
+			mu.Lock()
+			defer mu.Unlock()
+			first = append(first, string(ev.Name))
+			if len(first) == 1 {
+				return errors.New("the shop's database is down")
+			}
+			return nil
+		}, webhook.Options{Store: store, ClaimLease: time.Second, RetryWait: 4 * time.Second, MaxRetryWait: 4 * time.Second})
+		defer shutdown(t, a)
+		second := &calls{block: make(chan struct{})}
+		b := webhook.NewHandler(api.client(t), second.fn, webhook.Options{Store: store})
+		defer shutdown(t, b)
+		deliver(a, "create", 1) // fails; retried after 2 to 4s
+		time.Sleep(1500 * time.Millisecond)
+		deliver(b, "create", 1) // a's lease ran out: b takes the transaction over
+		time.Sleep(3 * time.Second)
+		flushed(t, a) // a's retry came while b's callback runs
+		close(second.block)
+		flushed(t, b)
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Equal(first, []string{"create"}) || !slices.Equal(second.list(), []string{"create:1"}) {
+			t.Errorf("the first replica handed over %v, the holder %v; want the failed create, then the holder's alone", first, second.list())
+		}
+	})
+}
+
+// TestNamesLeftDuringARetryWaitAreConfirmedByTheRetry: a delivery that reaches another
+// replica while the lease's holder waits to retry is left to the holder, which confirms it
+// with its retry (fetching the transaction again), not lost with the turn's end.
+func TestNamesLeftDuringARetryWaitAreConfirmedByTheRetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		store := new(webhook.MemoryStore)
+		var mu sync.Mutex
+		var got []string
+		a := webhook.NewHandler(api.client(t), func(_ context.Context, ev webhook.ConfirmedEvent) error {
+			mu.Lock()
+			got = append(got, string(ev.Name))
+			n := len(got)
+			mu.Unlock()
+			if n == 1 {
+				time.Sleep(3 * time.Second) // a slow failure: the retry comes past half the lease
+				return errors.New("the shop's database is down")
+			}
+			return nil
+		}, webhook.Options{Store: store, ClaimLease: 5 * time.Second, RetryWait: 1500 * time.Millisecond, MaxRetryWait: 1500 * time.Millisecond})
+		defer shutdown(t, a)
+		other := &calls{}
+		b := webhook.NewHandler(api.client(t), other.fn, webhook.Options{Store: store})
+		defer shutdown(t, b)
+		deliver(a, "create", 1) // fails at 3s; retried at 3.75 to 4.5s, within the lease
+		time.Sleep(3500 * time.Millisecond)
+		api.set(agreed(1))
+		deliver(b, "agree", 1) // left to a, which holds the lease
+		flushed(t, b)
+		flushed(t, a)
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Equal(got, []string{"create", "create", "agree"}) || len(other.list()) != 0 {
+			t.Errorf("the holder handed over %v, the other replica %v; want create (failed), create, agree by the holder", got, other.list())
+		}
+	})
+}

@@ -2411,3 +2411,40 @@ func TestNamesLeftDuringARetryWaitAreConfirmedByTheRetry(t *testing.T) {
 		}
 	})
 }
+
+// TestRetryAfterAnotherReplicaHandedTheEventOverSkipsIt: a replica whose lease ran out
+// during its retry wait, while another replica took the transaction over, handed its event
+// over and let the lease go, takes the lease again for its retry and does not hand the
+// event over a second time.
+func TestRetryAfterAnotherReplicaHandedTheEventOverSkipsIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		store := new(webhook.MemoryStore)
+		var mu sync.Mutex
+		var first []string
+		a := webhook.NewHandler(api.client(t), func(_ context.Context, ev webhook.ConfirmedEvent) error {
+			mu.Lock()
+			defer mu.Unlock()
+			first = append(first, string(ev.Name))
+			if len(first) == 1 {
+				return errors.New("the shop's database is down")
+			}
+			return nil
+		}, webhook.Options{Store: store, ClaimLease: time.Second, RetryWait: 4 * time.Second, MaxRetryWait: 4 * time.Second})
+		defer shutdown(t, a)
+		second := &calls{}
+		b := webhook.NewHandler(api.client(t), second.fn, webhook.Options{Store: store})
+		defer shutdown(t, b)
+		deliver(a, "create", 1) // fails; retried after 2 to 4s
+		time.Sleep(1500 * time.Millisecond)
+		deliver(b, "create", 1) // a's lease ran out: b hands create over
+		flushed(t, b)
+		flushed(t, a)
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Equal(first, []string{"create"}) || !slices.Equal(second.list(), []string{"create:1"}) {
+			t.Errorf("the first replica handed over %v, the other %v; want the failed create, then the other's alone", first, second.list())
+		}
+	})
+}

@@ -2448,3 +2448,49 @@ func TestRetryAfterAnotherReplicaHandedTheEventOverSkipsIt(t *testing.T) {
 		}
 	})
 }
+
+// storeCalls counts one replica's calls of a Store that other replicas share.
+type storeCalls struct {
+	webhook.Store
+	n atomic.Int64
+}
+
+func (s *storeCalls) Acquire(ctx context.Context, l webhook.Lease, names []escrow.EventName, now time.Time) (webhook.Turn, error) {
+	s.n.Add(1)
+	return s.Store.Acquire(ctx, l, names, now)
+}
+
+func (s *storeCalls) Yield(ctx context.Context, y webhook.Yield) (webhook.Turn, error) {
+	s.n.Add(1)
+	return s.Store.Yield(ctx, y)
+}
+
+// TestTurnThatGoesOnKeepsItsLeaseWithoutRenewing: a turn that goes on because another
+// replica left it a delivery, after a callback that took most of the lease, gets its new
+// expiry from the Yield that goes on: it confirms that delivery without one more store
+// call to renew the lease (with a database store, a commit).
+func TestTurnThatGoesOnKeepsItsLeaseWithoutRenewing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		shared := new(webhook.MemoryStore)
+		store := &storeCalls{Store: shared}
+		holder := &calls{block: make(chan struct{})}
+		a := webhook.NewHandler(api.client(t), holder.fn, webhook.Options{Store: store})
+		defer shutdown(t, a)
+		other := &calls{}
+		b := webhook.NewHandler(api.client(t), other.fn, webhook.Options{Store: shared})
+		defer shutdown(t, b)
+		deliver(a, "create", 1)
+		synctest.Wait() // a's callback holds the lease
+		api.set(agreed(1))
+		deliver(b, "agree", 1) // left to a
+		flushed(t, b)
+		time.Sleep(90 * time.Second) // of the lease's 2 minutes
+		close(holder.block)
+		flushed(t, a)
+		if n := store.n.Load(); n != 3 || !slices.Equal(holder.list(), []string{"create:1", "agree:1"}) {
+			t.Errorf("%d store calls, handed over %v; want 3 (the lease, a turn that goes on, its end) and create, agree", n, holder.list())
+		}
+	})
+}

@@ -2494,3 +2494,43 @@ func TestTurnThatGoesOnKeepsItsLeaseWithoutRenewing(t *testing.T) {
 		}
 	})
 }
+
+// TestHintLeftDuringATurnIsPassedOnFromItsState: a hint delivered to another replica
+// during the holder's turn is left to the holder, which passes it on from the state it
+// fetched, without another fetch; and the turn that goes on for it leaves an open deal
+// unfinished, for the reconciler to look at again.
+func TestHintLeftDuringATurnIsPassedOnFromItsState(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		store := new(webhook.MemoryStore)
+		var mu sync.Mutex
+		var hints []string
+		holder := &calls{block: make(chan struct{})}
+		a := webhook.NewHandler(api.client(t), holder.fn, webhook.Options{Store: store, OnUnconfirmedHint: func(_ context.Context, h webhook.Hint) {
+			mu.Lock()
+			defer mu.Unlock()
+			hints = append(hints, fmt.Sprintf("%s:%d", h.Event, h.TransactionID))
+		}})
+		defer shutdown(t, a)
+		other := &calls{}
+		b := webhook.NewHandler(api.client(t), other.fn, webhook.Options{Store: store, OnUnconfirmedHint: func(context.Context, webhook.Hint) {
+			t.Error("the other replica passed a hint on")
+		}})
+		defer shutdown(t, b)
+		deliver(a, "create", 1)
+		synctest.Wait() // a's callback holds the lease
+		deliver(b, "payment_sent", 1) // left to a
+		flushed(t, b)
+		close(holder.block)
+		flushed(t, a)
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Equal(hints, []string{"payment_sent:1"}) || api.readsOf(1) != 1 {
+			t.Errorf("hints %v after %d fetches; want payment_sent after the one", hints, api.readsOf(1))
+		}
+		if ids, err := store.Unfinished(t.Context()); err != nil || !slices.Equal(ids, []int64{1}) {
+			t.Errorf("unfinished %v, %v; want the open deal", ids, err)
+		}
+	})
+}

@@ -2242,7 +2242,8 @@ func TestRetryBeyondTheLeaseHandsOverUnderALiveClaim(t *testing.T) {
 // TestNewsAtAnotherReplicaDuringAPaceWaitIsFetchedAtOnce: a replica whose replays wait for
 // the transaction's pace does not hold its lease meanwhile, so news delivered to another
 // replica during that wait is fetched and handed over there at once, not left to the
-// waiting replica until its wait ends.
+// waiting replica until its wait ends; the waiting replica, its wait over, does not hand it
+// over again, nor take its turn's end for the deal's.
 func TestNewsAtAnotherReplicaDuringAPaceWaitIsFetchedAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := newFakeAPI()
@@ -2269,6 +2270,12 @@ func TestNewsAtAnotherReplicaDuringAPaceWaitIsFetchedAtOnce(t *testing.T) {
 		}
 		flushed(t, a)
 		flushed(t, b)
+		if got := slices.Concat(waiting.list(), other.list()); !slices.Equal(got, []string{"agree:1"}) {
+			t.Errorf("after the wait, handed over %v; want agree once", got)
+		}
+		if ids, err := store.Unfinished(t.Context()); err != nil || !slices.Equal(ids, []int64{1}) {
+			t.Errorf("unfinished %v, %v; want the open deal", ids, err)
+		}
 	})
 }
 

@@ -2541,3 +2541,27 @@ func TestHintLeftDuringATurnIsPassedOnFromItsState(t *testing.T) {
 		}
 	})
 }
+
+// TestItemEventReplayAtAnotherReplicaCostsNoFetch: once one replica handed over the
+// shipping of a deal's only good, a replay of that delivery at another replica sharing the
+// store is dropped without a fetch: the store knows how many goods the deal has, so it
+// knows every one of them shipped.
+func TestItemEventReplayAtAnotherReplicaCostsNoFetch(t *testing.T) {
+	api := newFakeAPI()
+	tx := agreed(1)
+	tx.Items[0].Status = escrow.ItemStatus{Shipped: true}
+	api.set(tx)
+	store := new(webhook.MemoryStore)
+	first, second := &calls{}, &calls{}
+	a := webhook.NewHandler(api.client(t), first.fn, webhook.Options{Store: store})
+	defer shutdown(t, a)
+	deliver(a, "ship", 1)
+	flushed(t, a)
+	b := webhook.NewHandler(api.client(t), second.fn, webhook.Options{Store: store})
+	defer shutdown(t, b)
+	deliver(b, "ship", 1)
+	flushed(t, b)
+	if r := api.readsOf(1); r != 1 || !slices.Contains(first.list(), "ship:1") || len(second.list()) != 0 {
+		t.Errorf("%d fetches; handed over %v, then %v; want one fetch, ship handed over once", r, first.list(), second.list())
+	}
+}

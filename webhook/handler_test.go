@@ -2526,7 +2526,7 @@ func TestHintLeftDuringATurnIsPassedOnFromItsState(t *testing.T) {
 		}})
 		defer shutdown(t, b)
 		deliver(a, "create", 1)
-		synctest.Wait() // a's callback holds the lease
+		synctest.Wait()               // a's callback holds the lease
 		deliver(b, "payment_sent", 1) // left to a
 		flushed(t, b)
 		close(holder.block)
@@ -2564,4 +2564,60 @@ func TestItemEventReplayAtAnotherReplicaCostsNoFetch(t *testing.T) {
 	if r := api.readsOf(1); r != 1 || !slices.Contains(first.list(), "ship:1") || len(second.list()) != 0 {
 		t.Errorf("%d fetches; handed over %v, then %v; want one fetch, ship handed over once", r, first.list(), second.list())
 	}
+}
+
+// TestPassedHintIsNoUnconfirmedDelivery: a hint passed to OnUnconfirmedHint is not also
+// warned of as a delivery the transaction does not show: a warning per hint would bury
+// the real ones.
+func TestPassedHintIsNoUnconfirmedDelivery(t *testing.T) {
+	api := newFakeAPI()
+	api.txs[1] = created(1)
+	var log logtest.Lines
+	var mu sync.Mutex
+	var hints []string
+	h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{
+		Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		OnUnconfirmedHint: func(_ context.Context, h webhook.Hint) {
+			mu.Lock()
+			defer mu.Unlock()
+			hints = append(hints, string(h.Event))
+		}})
+	defer shutdown(t, h)
+	deliver(h, "payment_sent", 1)
+	flushed(t, h)
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(hints, []string{"payment_sent"}) {
+		t.Errorf("hints %v, want payment_sent", hints)
+	}
+	if n := log.Count("dropped as unconfirmed"); n != 0 {
+		t.Errorf("%d hints warned of as unconfirmed deliveries:\n%s", n, log.String())
+	}
+}
+
+// TestHintLeftToAReplicaWithoutAReceiverIsDropped: a hint another replica (one with
+// OnUnconfirmedHint) left to the holder of the lease, which has none, is dropped there:
+// replicas configured apart, as in a rolling deploy, do not bring the holder down.
+func TestHintLeftToAReplicaWithoutAReceiverIsDropped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		store := new(webhook.MemoryStore)
+		holder := &calls{block: make(chan struct{})}
+		a := webhook.NewHandler(api.client(t), holder.fn, webhook.Options{Store: store})
+		defer shutdown(t, a)
+		b := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Store: store, OnUnconfirmedHint: func(context.Context, webhook.Hint) {
+			t.Error("the other replica passed a hint on")
+		}})
+		defer shutdown(t, b)
+		deliver(a, "create", 1)
+		synctest.Wait()               // a's callback holds the lease
+		deliver(b, "payment_sent", 1) // left to a
+		flushed(t, b)
+		close(holder.block)
+		flushed(t, a)
+		if got := holder.list(); !slices.Equal(got, []string{"create:1"}) {
+			t.Errorf("handed over %v, want create", got)
+		}
+	})
 }

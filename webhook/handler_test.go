@@ -2621,3 +2621,34 @@ func TestHintLeftToAReplicaWithoutAReceiverIsDropped(t *testing.T) {
 		}
 	})
 }
+
+// TestFailedCallbackIsRetriedDespiteAReplay: an event whose callback failed is retried
+// after the backoff even when a replay of another event of the batch arrives during the
+// wait: the replay needs no fetch, but the failed event is still to be handed over.
+func TestFailedCallbackIsRetriedDespiteAReplay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = agreed(1)
+		var mu sync.Mutex
+		var got []string
+		h := webhook.NewHandler(api.client(t), func(_ context.Context, ev webhook.ConfirmedEvent) error {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, string(ev.Name))
+			if ev.Name == "agree" && len(got) == 2 {
+				return errors.New("the shop's database is down")
+			}
+			return nil
+		}, webhook.Options{RetryWait: time.Second, MaxRetryWait: time.Second})
+		defer shutdown(t, h)
+		deliver(h, "create", 1) // the state shows create and agree; agree's callback fails
+		time.Sleep(100 * time.Millisecond)
+		deliver(h, "create", 1) // a replay, during the retry's wait
+		flushed(t, h)
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Equal(got, []string{"create", "agree", "agree"}) || api.readsOf(1) != 1 {
+			t.Errorf("handed over %v after %d fetches; want create, agree (failed), agree after one fetch", got, api.readsOf(1))
+		}
+	})
+}

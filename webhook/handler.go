@@ -600,10 +600,14 @@ func (h *Handler) confirm(b *batch) error {
 	ctx, id := h.ctx, b.id
 	if b.fetch && Replayed(b.events, b.handed) {
 		// A fetch could only show these facts as handed over already: no fetch, no pace.
-		h.log.Debug("escrow webhook: replayed deliveries dropped without a fetch", "transaction_id", id, "events", b.events)
 		b.fetch = false
-		h.observeReplays(b)
-		return nil
+		if b.tx == nil {
+			h.log.Debug("escrow webhook: replayed deliveries dropped without a fetch", "transaction_id", id, "events", b.events)
+			h.observeReplays(b)
+			return nil
+		}
+		// A retry's state read before: what it shows and was not handed over yet (a
+		// callback failed) is still to be handed over, replays arriving meanwhile or not.
 	}
 	if b.fetch {
 		b.fetched = true

@@ -2202,3 +2202,453 @@ func TestSellerPaidBrokerFeeKeepsItOpen(t *testing.T) {
 		t.Errorf("handed over %v, want %s", got, want)
 	}
 }
+
+// TestRetryBeyondTheLeaseHandsOverUnderALiveClaim: a callback retried after a backoff
+// longer than the lease is handed the event under a claim renewed for it, not one that
+// already expired: a TxCallback commits only under a live claim, and another replica may
+// take an expired lease over and hand the same event over too.
+func TestRetryBeyondTheLeaseHandsOverUnderALiveClaim(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		var mu sync.Mutex
+		var claims []time.Time // each call's claim's expiry
+		h := webhook.NewHandler(api.client(t), func(_ context.Context, ev webhook.ConfirmedEvent) error {
+			mu.Lock()
+			defer mu.Unlock()
+			claims = append(claims, ev.Claim.Expires)
+			if len(claims) == 1 {
+				if !ev.Claim.Expires.After(time.Now()) {
+					t.Errorf("first hand-over's claim expires %v, not after now (%v)", ev.Claim.Expires, time.Now())
+				}
+				return errors.New("the shop's database is down")
+			}
+			if !ev.Claim.Expires.After(time.Now()) {
+				t.Errorf("retried hand-over's claim expired at %v, before the call (%v)", ev.Claim.Expires, time.Now())
+			}
+			return nil
+		}, webhook.Options{ClaimLease: time.Second, RetryWait: 4 * time.Second, MaxRetryWait: 4 * time.Second})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		flushed(t, h)
+		mu.Lock()
+		defer mu.Unlock()
+		if len(claims) != 2 {
+			t.Errorf("%d calls, want 2 (a failure, its retry)", len(claims))
+		}
+	})
+}
+
+// TestNewsAtAnotherReplicaDuringAPaceWaitIsFetchedAtOnce: a replica whose replays wait for
+// the transaction's pace does not hold its lease meanwhile, so news delivered to another
+// replica during that wait is fetched and handed over there at once, not left to the
+// waiting replica until its wait ends; the waiting replica, its wait over, does not hand it
+// over again, nor take its turn's end for the deal's.
+func TestNewsAtAnotherReplicaDuringAPaceWaitIsFetchedAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		store := storeWithCreateHandedOver(t)
+		waiting, other := &calls{}, &calls{}
+		a := webhook.NewHandler(api.client(t), waiting.fn, webhook.Options{Store: store})
+		defer shutdown(t, a)
+		b := webhook.NewHandler(api.client(t), other.fn, webhook.Options{Store: store})
+		defer shutdown(t, b)
+		const ms = time.Millisecond
+		for range 12 { // fetched at 0, 250ms and 1.25s: the next wait is 4s
+			deliver(a, "payment_disbursed", 1)
+			time.Sleep(100 * ms)
+		}
+		time.Sleep(200 * ms)
+		deliver(a, "payment_disbursed", 1) // at 1.4s: waits until 5.25s
+		time.Sleep(100 * ms)
+		api.set(agreed(1))
+		deliver(b, "agree", 1) // at 1.5s, to the other replica: fetched at once
+		synctest.Wait()
+		if got := slices.Concat(waiting.list(), other.list()); !slices.Equal(got, []string{"agree:1"}) {
+			t.Errorf("at once, handed over %v; want agree", got)
+		}
+		flushed(t, a)
+		flushed(t, b)
+		if got := slices.Concat(waiting.list(), other.list()); !slices.Equal(got, []string{"agree:1"}) {
+			t.Errorf("after the wait, handed over %v; want agree once", got)
+		}
+		if ids, err := store.Unfinished(t.Context()); err != nil || !slices.Equal(ids, []int64{1}) {
+			t.Errorf("unfinished %v, %v; want the open deal", ids, err)
+		}
+	})
+}
+
+// TestReplicaTakingOverConfirmsWhatWasLeftToTheDeadHolder: names delivered to a replica
+// while another held the lease are left to the holder; when that holder dies and the lease
+// runs out, the replica that takes the transaction over confirms them as deliveries
+// (FromWebhook) and passes their hints on, not as facts only the state showed.
+func TestReplicaTakingOverConfirmsWhatWasLeftToTheDeadHolder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		store := new(webhook.MemoryStore)
+		t0 := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+		entered, stuck := make(chan struct{}), make(chan struct{})
+		dead := webhook.NewHandler(api.client(t), func(ctx context.Context, ev webhook.ConfirmedEvent) error {
+			close(entered)
+			select { // hangs, as a process that died holding the lease
+			case <-stuck:
+			case <-ctx.Done():
+			}
+			return errors.New("gone")
+		}, webhook.Options{Store: store, Now: func() time.Time { return t0 }, MaxAttempts: 1})
+		var mu sync.Mutex
+		now := t0
+		var got []string
+		var hints []string
+		b := webhook.NewHandler(api.client(t), func(_ context.Context, ev webhook.ConfirmedEvent) error {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, fmt.Sprintf("%s:%s", ev.Name, ev.Source))
+			return nil
+		}, webhook.Options{Store: store, Now: func() time.Time {
+			mu.Lock()
+			defer mu.Unlock()
+			return now
+		}, OnUnconfirmedHint: func(_ context.Context, h webhook.Hint) {
+			mu.Lock()
+			defer mu.Unlock()
+			hints = append(hints, string(h.Event))
+		}})
+		defer shutdown(t, b)
+		deliver(dead, "create", 1)
+		<-entered // the dead replica holds the lease
+		api.set(agreed(1))
+		deliver(b, "agree", 1) // left to the holder
+		deliver(b, "payment_sent", 1)
+		flushed(t, b)
+		mu.Lock()
+		now = t0.Add(3 * time.Minute) // the lease ran out
+		mu.Unlock()
+		deliver(b, "create", 1)
+		flushed(t, b)
+		mu.Lock()
+		slices.Sort(got)
+		if want := []string{"agree:webhook", "create:webhook"}; !slices.Equal(got, want) {
+			t.Errorf("handed over %v, want %v", got, want)
+		}
+		if !slices.Equal(hints, []string{"payment_sent"}) {
+			t.Errorf("hints %v, want payment_sent", hints)
+		}
+		mu.Unlock()
+		close(stuck)
+		shutdown(t, dead)
+	})
+}
+
+// TestRetryAfterTheLeaseWasTakenOverHandsNothingOver: a replica whose retry comes after its
+// lease ran out, and another replica took the transaction over, leaves the transaction to
+// the new holder: the event is handed over once, by the holder, not by both.
+func TestRetryAfterTheLeaseWasTakenOverHandsNothingOver(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		store := new(webhook.MemoryStore)
+		var mu sync.Mutex
+		var first []string
+		a := webhook.NewHandler(api.client(t), func(_ context.Context, ev webhook.ConfirmedEvent) error {
+			mu.Lock()
+			defer mu.Unlock()
+			first = append(first, string(ev.Name))
+			if len(first) == 1 {
+				return errors.New("the shop's database is down")
+			}
+			return nil
+		}, webhook.Options{Store: store, ClaimLease: time.Second, RetryWait: 4 * time.Second, MaxRetryWait: 4 * time.Second})
+		defer shutdown(t, a)
+		second := &calls{block: make(chan struct{})}
+		b := webhook.NewHandler(api.client(t), second.fn, webhook.Options{Store: store})
+		defer shutdown(t, b)
+		deliver(a, "create", 1) // fails; retried after 2 to 4s
+		time.Sleep(1500 * time.Millisecond)
+		deliver(b, "create", 1) // a's lease ran out: b takes the transaction over
+		time.Sleep(3 * time.Second)
+		flushed(t, a) // a's retry came while b's callback runs
+		close(second.block)
+		flushed(t, b)
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Equal(first, []string{"create"}) || !slices.Equal(second.list(), []string{"create:1"}) {
+			t.Errorf("the first replica handed over %v, the holder %v; want the failed create, then the holder's alone", first, second.list())
+		}
+	})
+}
+
+// TestNamesLeftDuringARetryWaitAreConfirmedByTheRetry: a delivery that reaches another
+// replica while the lease's holder waits to retry is left to the holder, which confirms it
+// with its retry (fetching the transaction again), not lost with the turn's end.
+func TestNamesLeftDuringARetryWaitAreConfirmedByTheRetry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		store := new(webhook.MemoryStore)
+		var mu sync.Mutex
+		var got []string
+		a := webhook.NewHandler(api.client(t), func(_ context.Context, ev webhook.ConfirmedEvent) error {
+			mu.Lock()
+			got = append(got, string(ev.Name))
+			n := len(got)
+			mu.Unlock()
+			if n == 1 {
+				time.Sleep(3 * time.Second) // a slow failure: the retry comes past half the lease
+				return errors.New("the shop's database is down")
+			}
+			return nil
+		}, webhook.Options{Store: store, ClaimLease: 5 * time.Second, RetryWait: 1500 * time.Millisecond, MaxRetryWait: 1500 * time.Millisecond})
+		defer shutdown(t, a)
+		other := &calls{}
+		b := webhook.NewHandler(api.client(t), other.fn, webhook.Options{Store: store})
+		defer shutdown(t, b)
+		deliver(a, "create", 1) // fails at 3s; retried at 3.75 to 4.5s, within the lease
+		time.Sleep(3500 * time.Millisecond)
+		api.set(agreed(1))
+		deliver(b, "agree", 1) // left to a, which holds the lease
+		flushed(t, b)
+		flushed(t, a)
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Equal(got, []string{"create", "create", "agree"}) || len(other.list()) != 0 {
+			t.Errorf("the holder handed over %v, the other replica %v; want create (failed), create, agree by the holder", got, other.list())
+		}
+	})
+}
+
+// TestRetryAfterAnotherReplicaHandedTheEventOverSkipsIt: a replica whose lease ran out
+// during its retry wait, while another replica took the transaction over, handed its event
+// over and let the lease go, takes the lease again for its retry and does not hand the
+// event over a second time.
+func TestRetryAfterAnotherReplicaHandedTheEventOverSkipsIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		store := new(webhook.MemoryStore)
+		var mu sync.Mutex
+		var first []string
+		a := webhook.NewHandler(api.client(t), func(_ context.Context, ev webhook.ConfirmedEvent) error {
+			mu.Lock()
+			defer mu.Unlock()
+			first = append(first, string(ev.Name))
+			if len(first) == 1 {
+				return errors.New("the shop's database is down")
+			}
+			return nil
+		}, webhook.Options{Store: store, ClaimLease: time.Second, RetryWait: 4 * time.Second, MaxRetryWait: 4 * time.Second})
+		defer shutdown(t, a)
+		second := &calls{}
+		b := webhook.NewHandler(api.client(t), second.fn, webhook.Options{Store: store})
+		defer shutdown(t, b)
+		deliver(a, "create", 1) // fails; retried after 2 to 4s
+		time.Sleep(1500 * time.Millisecond)
+		deliver(b, "create", 1) // a's lease ran out: b hands create over
+		flushed(t, b)
+		flushed(t, a)
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Equal(first, []string{"create"}) || !slices.Equal(second.list(), []string{"create:1"}) {
+			t.Errorf("the first replica handed over %v, the other %v; want the failed create, then the other's alone", first, second.list())
+		}
+	})
+}
+
+// storeCalls counts one replica's calls of a Store that other replicas share.
+type storeCalls struct {
+	webhook.Store
+	n atomic.Int64
+}
+
+func (s *storeCalls) Acquire(ctx context.Context, l webhook.Lease, names []escrow.EventName, now time.Time) (webhook.Turn, error) {
+	s.n.Add(1)
+	return s.Store.Acquire(ctx, l, names, now)
+}
+
+func (s *storeCalls) Yield(ctx context.Context, y webhook.Yield) (webhook.Turn, error) {
+	s.n.Add(1)
+	return s.Store.Yield(ctx, y)
+}
+
+// TestTurnThatGoesOnKeepsItsLeaseWithoutRenewing: a turn that goes on because another
+// replica left it a delivery, after a callback that took most of the lease, gets its new
+// expiry from the Yield that goes on: it confirms that delivery without one more store
+// call to renew the lease (with a database store, a commit).
+func TestTurnThatGoesOnKeepsItsLeaseWithoutRenewing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		shared := new(webhook.MemoryStore)
+		store := &storeCalls{Store: shared}
+		holder := &calls{block: make(chan struct{})}
+		a := webhook.NewHandler(api.client(t), holder.fn, webhook.Options{Store: store})
+		defer shutdown(t, a)
+		other := &calls{}
+		b := webhook.NewHandler(api.client(t), other.fn, webhook.Options{Store: shared})
+		defer shutdown(t, b)
+		deliver(a, "create", 1)
+		synctest.Wait() // a's callback holds the lease
+		api.set(agreed(1))
+		deliver(b, "agree", 1) // left to a
+		flushed(t, b)
+		time.Sleep(90 * time.Second) // of the lease's 2 minutes
+		close(holder.block)
+		flushed(t, a)
+		if n := store.n.Load(); n != 3 || !slices.Equal(holder.list(), []string{"create:1", "agree:1"}) {
+			t.Errorf("%d store calls, handed over %v; want 3 (the lease, a turn that goes on, its end) and create, agree", n, holder.list())
+		}
+	})
+}
+
+// TestHintLeftDuringATurnIsPassedOnFromItsState: a hint delivered to another replica
+// during the holder's turn is left to the holder, which passes it on from the state it
+// fetched, without another fetch; and the turn that goes on for it leaves an open deal
+// unfinished, for the reconciler to look at again.
+func TestHintLeftDuringATurnIsPassedOnFromItsState(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		store := new(webhook.MemoryStore)
+		var mu sync.Mutex
+		var hints []string
+		holder := &calls{block: make(chan struct{})}
+		a := webhook.NewHandler(api.client(t), holder.fn, webhook.Options{Store: store, OnUnconfirmedHint: func(_ context.Context, h webhook.Hint) {
+			mu.Lock()
+			defer mu.Unlock()
+			hints = append(hints, fmt.Sprintf("%s:%d", h.Event, h.TransactionID))
+		}})
+		defer shutdown(t, a)
+		other := &calls{}
+		b := webhook.NewHandler(api.client(t), other.fn, webhook.Options{Store: store, OnUnconfirmedHint: func(context.Context, webhook.Hint) {
+			t.Error("the other replica passed a hint on")
+		}})
+		defer shutdown(t, b)
+		deliver(a, "create", 1)
+		synctest.Wait()               // a's callback holds the lease
+		deliver(b, "payment_sent", 1) // left to a
+		flushed(t, b)
+		close(holder.block)
+		flushed(t, a)
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Equal(hints, []string{"payment_sent:1"}) || api.readsOf(1) != 1 {
+			t.Errorf("hints %v after %d fetches; want payment_sent after the one", hints, api.readsOf(1))
+		}
+		if ids, err := store.Unfinished(t.Context()); err != nil || !slices.Equal(ids, []int64{1}) {
+			t.Errorf("unfinished %v, %v; want the open deal", ids, err)
+		}
+	})
+}
+
+// TestItemEventReplayAtAnotherReplicaCostsNoFetch: once one replica handed over the
+// shipping of a deal's only good, a replay of that delivery at another replica sharing the
+// store is dropped without a fetch: the store knows how many goods the deal has, so it
+// knows every one of them shipped.
+func TestItemEventReplayAtAnotherReplicaCostsNoFetch(t *testing.T) {
+	api := newFakeAPI()
+	tx := agreed(1)
+	tx.Items[0].Status = escrow.ItemStatus{Shipped: true}
+	api.set(tx)
+	store := new(webhook.MemoryStore)
+	first, second := &calls{}, &calls{}
+	a := webhook.NewHandler(api.client(t), first.fn, webhook.Options{Store: store})
+	defer shutdown(t, a)
+	deliver(a, "ship", 1)
+	flushed(t, a)
+	b := webhook.NewHandler(api.client(t), second.fn, webhook.Options{Store: store})
+	defer shutdown(t, b)
+	deliver(b, "ship", 1)
+	flushed(t, b)
+	if r := api.readsOf(1); r != 1 || !slices.Contains(first.list(), "ship:1") || len(second.list()) != 0 {
+		t.Errorf("%d fetches; handed over %v, then %v; want one fetch, ship handed over once", r, first.list(), second.list())
+	}
+}
+
+// TestPassedHintIsNoUnconfirmedDelivery: a hint passed to OnUnconfirmedHint is not also
+// warned of as a delivery the transaction does not show: a warning per hint would bury
+// the real ones.
+func TestPassedHintIsNoUnconfirmedDelivery(t *testing.T) {
+	api := newFakeAPI()
+	api.txs[1] = created(1)
+	var log logtest.Lines
+	var mu sync.Mutex
+	var hints []string
+	h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{
+		Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		OnUnconfirmedHint: func(_ context.Context, h webhook.Hint) {
+			mu.Lock()
+			defer mu.Unlock()
+			hints = append(hints, string(h.Event))
+		}})
+	defer shutdown(t, h)
+	deliver(h, "payment_sent", 1)
+	flushed(t, h)
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(hints, []string{"payment_sent"}) {
+		t.Errorf("hints %v, want payment_sent", hints)
+	}
+	if n := log.Count("dropped as unconfirmed"); n != 0 {
+		t.Errorf("%d hints warned of as unconfirmed deliveries:\n%s", n, log.String())
+	}
+}
+
+// TestHintLeftToAReplicaWithoutAReceiverIsDropped: a hint another replica (one with
+// OnUnconfirmedHint) left to the holder of the lease, which has none, is dropped there:
+// replicas configured apart, as in a rolling deploy, do not bring the holder down.
+func TestHintLeftToAReplicaWithoutAReceiverIsDropped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		store := new(webhook.MemoryStore)
+		holder := &calls{block: make(chan struct{})}
+		a := webhook.NewHandler(api.client(t), holder.fn, webhook.Options{Store: store})
+		defer shutdown(t, a)
+		b := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Store: store, OnUnconfirmedHint: func(context.Context, webhook.Hint) {
+			t.Error("the other replica passed a hint on")
+		}})
+		defer shutdown(t, b)
+		deliver(a, "create", 1)
+		synctest.Wait()               // a's callback holds the lease
+		deliver(b, "payment_sent", 1) // left to a
+		flushed(t, b)
+		close(holder.block)
+		flushed(t, a)
+		if got := holder.list(); !slices.Equal(got, []string{"create:1"}) {
+			t.Errorf("handed over %v, want create", got)
+		}
+	})
+}
+
+// TestFailedCallbackIsRetriedDespiteAReplay: an event whose callback failed is retried
+// after the backoff even when a replay of another event of the batch arrives during the
+// wait: the replay needs no fetch, but the failed event is still to be handed over.
+func TestFailedCallbackIsRetriedDespiteAReplay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = agreed(1)
+		var mu sync.Mutex
+		var got []string
+		h := webhook.NewHandler(api.client(t), func(_ context.Context, ev webhook.ConfirmedEvent) error {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, string(ev.Name))
+			if ev.Name == "agree" && len(got) == 2 {
+				return errors.New("the shop's database is down")
+			}
+			return nil
+		}, webhook.Options{RetryWait: time.Second, MaxRetryWait: time.Second})
+		defer shutdown(t, h)
+		deliver(h, "create", 1) // the state shows create and agree; agree's callback fails
+		time.Sleep(100 * time.Millisecond)
+		deliver(h, "create", 1) // a replay, during the retry's wait
+		flushed(t, h)
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Equal(got, []string{"create", "agree", "agree"}) || api.readsOf(1) != 1 {
+			t.Errorf("handed over %v after %d fetches; want create, agree (failed), agree after one fetch", got, api.readsOf(1))
+		}
+	})
+}

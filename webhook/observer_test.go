@@ -447,3 +447,113 @@ func TestObserverDatesNamesThatCameOnlyThroughTheStore(t *testing.T) {
 		t.Errorf("agree reported %+v; want once, confirmed, dated", agree)
 	}
 }
+
+// TestDeliveryWithoutTheSecretObservedAsRefused: a delivery refused for lacking the URL's
+// secret is reported to the Observer as refused with its 404, like a malformed one with
+// its own status: a dashboard counting refusals sees forgeries knocking.
+func TestDeliveryWithoutTheSecretObservedAsRefused(t *testing.T) {
+	api := newFakeAPI()
+	api.txs[1] = created(1)
+	obs := new(recordingObserver)
+	got := &calls{}
+	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Secrets: []string{newSecret}, Observer: obs})
+	defer shutdown(t, h)
+	if code := post(h, "/escrow", "create", 1); code != http.StatusNotFound {
+		t.Fatalf("a delivery without the secret answered %d, want 404", code)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/escrow/"+newSecret, strings.NewReader(`{"event": "create"`))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code/100 != 4 {
+		t.Fatalf("a malformed delivery answered %d, want a 4xx", rec.Code)
+	}
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	want := []webhook.Delivery{{Outcome: webhook.DeliveryRefused, StatusCode: http.StatusNotFound}, {Outcome: webhook.DeliveryRefused, StatusCode: rec.Code}}
+	if len(obs.deliveries) != len(want) {
+		t.Fatalf("observed %+v, want %+v", obs.deliveries, want)
+	}
+	for i, d := range obs.deliveries {
+		d.Received = time.Time{}
+		if d != want[i] {
+			t.Errorf("delivery %d observed as %+v, want %+v", i, d, want[i])
+		}
+	}
+	if n := api.readsOf(1); n != 0 {
+		t.Errorf("refused deliveries cost %d fetches", n)
+	}
+}
+
+// TestDeliveryOfAnUnreadableIdObservedAsDropped: a delivery naming an id the API answered
+// 404 lately is dropped as it arrives, without a fetch, and the Observer is told so: a
+// dashboard sees where the delivery went.
+func TestDeliveryOfAnUnreadableIdObservedAsDropped(t *testing.T) {
+	api := newFakeAPI()
+	obs := new(recordingObserver)
+	got := &calls{}
+	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Observer: obs})
+	defer shutdown(t, h)
+	deliver(h, "create", 99) // the account cannot read it
+	flushed(t, h)
+	deliver(h, "agree", 99) // dropped as it arrives
+	flushed(t, h)
+	if n := api.readsOf(99); n != 1 {
+		t.Errorf("%d fetches of the unreadable id, want 1", n)
+	}
+	want := []string{"agree:99=dropped", "create:99=unconfirmed"}
+	if got := obs.outcomes(); !slices.Equal(got, want) {
+		t.Errorf("outcomes %q\nwant     %q", got, want)
+	}
+}
+
+// TestDeliveriesForAPrunedTransactionAreDroppedAndRemembered: a delivery for a transaction
+// finished and pruned from the store is dropped without a fetch and observed as dropped,
+// and the handler remembers the transaction: a later delivery for it is dropped as it
+// arrives, without asking the store again (with a database store, a round trip each).
+func TestDeliveriesForAPrunedTransactionAreDroppedAndRemembered(t *testing.T) {
+	api := newFakeAPI()
+	api.txs[1] = created(1)
+	store := &countingStore{}
+	if err := store.Finish(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := store.Prune(t.Context(), time.Now().Add(time.Second)); n != 1 || err != nil {
+		t.Fatalf("pruned %d, %v", n, err)
+	}
+	store.calls.Store(0)
+	obs := new(recordingObserver)
+	got := &calls{}
+	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store, Observer: obs})
+	defer shutdown(t, h)
+	deliver(h, "agree", 1)
+	flushed(t, h)
+	deliver(h, "cancel", 1)
+	flushed(t, h)
+	if n, r := store.calls.Load(), api.readsOf(1); n != 1 || r != 0 || len(got.list()) != 0 {
+		t.Errorf("%d store calls, %d fetches, handed over %v; want one store call, nothing else", n, r, got.list())
+	}
+	want := []string{"agree:1=dropped", "cancel:1=duplicate"}
+	if got := obs.outcomes(); !slices.Equal(got, want) {
+		t.Errorf("outcomes %q\nwant     %q", got, want)
+	}
+}
+
+// TestReplayAnsweredByTheStoreObservedAsDuplicate: a delivery the store answers as a
+// replay of what another replica handed over is reported to the Observer as a duplicate.
+func TestReplayAnsweredByTheStoreObservedAsDuplicate(t *testing.T) {
+	api := newFakeAPI()
+	api.txs[1] = created(1)
+	obs := new(recordingObserver)
+	got := &calls{}
+	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: storeWithCreateHandedOver(t), Observer: obs})
+	defer shutdown(t, h)
+	deliver(h, "create", 1)
+	flushed(t, h)
+	if r := api.readsOf(1); r != 0 || len(got.list()) != 0 {
+		t.Errorf("%d fetches, handed over %v; want none", r, got.list())
+	}
+	if got, want := obs.outcomes(), []string{"create:1=duplicate"}; !slices.Equal(got, want) {
+		t.Errorf("outcomes %q\nwant     %q", got, want)
+	}
+}

@@ -87,6 +87,8 @@ func main() {
 		dry            = flag.Bool("dry", false, "list the mutants without running them")
 		show           = flag.Bool("show", false, "with -dry, print each mutant's edit under its line: the code it replaces and what it puts there, to judge a survivor")
 		table          = flag.String("table", "", "instead of running mutants, print the tables of a -results `file`, or of the [i/n] progress lines of a run cut short")
+		overlay        = flag.String("overlay", "", "instead of running mutants, write the mutant `file:line:col:KIND` (a results line's position and kind) to the -overlay-dir and print the go test -overlay file that applies it, to see a new test fail with it")
+		overlayDir     = flag.String("overlay-dir", os.TempDir(), "where -overlay writes")
 		sel            = flag.Bool("select", true, "run against each mutant only its package's tests that execute the mutated code (mapped once per package from each test's coverage run alone); false runs the whole suite every time")
 	)
 	flag.Parse()
@@ -95,6 +97,15 @@ func main() {
 			fmt.Fprintln(os.Stderr, "mutants:", err)
 			os.Exit(1)
 		}
+		return
+	}
+	if *overlay != "" {
+		path, err := writeOverlay(*overlay, *overlayDir)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mutants:", err)
+			os.Exit(1)
+		}
+		fmt.Println(path)
 		return
 	}
 	// An interrupted run stops its go test and still removes its temporary files.
@@ -217,6 +228,58 @@ func run(ctx context.Context, report, recheck, ops string, timeout time.Duration
 		}
 	}
 	return nil
+}
+
+// writeOverlay writes the mutant named by spec ("file:line:col:KIND") and an overlay file
+// that applies it to dir, and returns the overlay file's path.
+func writeOverlay(spec, dir string) (string, error) {
+	parts := strings.Split(spec, ":")
+	if len(parts) != 4 {
+		return "", fmt.Errorf("-overlay %q: want file:line:col:KIND", spec)
+	}
+	var line, col int
+	if _, err := fmt.Sscan(parts[1]+" "+parts[2], &line, &col); err != nil {
+		return "", fmt.Errorf("-overlay %q: %v", spec, err)
+	}
+	m := mutant{file: parts[0], line: line, col: col, kind: parts[3]}
+	src, err := os.ReadFile(m.file)
+	if err != nil {
+		return "", err
+	}
+	if _, ok := gremlinsEdits[m.kind]; ok {
+		err = rebuildGremlin(&m, src)
+	} else {
+		var ms []mutant
+		if ms, err = generate(m.file, allOps); err == nil {
+			found := false
+			for _, o := range ms {
+				if o.line == line && o.col == col && o.kind == m.kind {
+					m, found = o, true
+					break
+				}
+			}
+			if !found {
+				err = fmt.Errorf("%s: no such mutant", spec)
+			}
+		}
+	}
+	if err != nil {
+		return "", err
+	}
+	abs, err := filepath.Abs(m.file)
+	if err != nil {
+		return "", err
+	}
+	mfile := filepath.Join(dir, fmt.Sprintf("mutant-%s-%d-%d-%s.go", filepath.Base(m.file), line, col, m.kind))
+	if err := os.WriteFile(mfile, append([]byte(string(src[:m.start])+m.repl+string(src[m.end:])), m.extra...), 0o644); err != nil {
+		return "", err
+	}
+	overlay, err := json.Marshal(map[string]any{"Replace": map[string]string{abs: mfile}})
+	if err != nil {
+		return "", err
+	}
+	ofile := strings.TrimSuffix(mfile, ".go") + ".json"
+	return ofile, os.WriteFile(ofile, overlay, 0o644)
 }
 
 // showEdits lists the mutants of files as -dry does, each followed by its edit: the

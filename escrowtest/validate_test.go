@@ -147,19 +147,13 @@ func TestCreateValidation(t *testing.T) {
 			b["items"] = append(b["items"].([]any), body{"type": "broker_fee", "schedule": []any{body{"amount": 10, "payer_customer": "seller@example.com", "beneficiary_customer": "me"}}})
 			return b
 		}, as: "broker", paths: []string{"items.2.visibility"}},
-		{name: "broker fees hiding different parties", body: func() body {
-			b := brokered()
-			b["items"] = append(b["items"].([]any), body{"type": "broker_fee", "visibility": body{"hidden_from": []any{}},
-				"schedule": []any{body{"amount": 10, "payer_customer": "buyer@example.com", "beneficiary_customer": "me"}}})
-			return b
-		}, as: "broker", paths: []string{"items.2.visibility"}},
-		{name: "broker fee without visibility beside one hiding nobody", body: func() body {
-			b := set(brokered(), "items.1.visibility.hidden_from", []any{})
-			b["items"] = append(b["items"].([]any), body{"type": "broker_fee", "schedule": []any{body{"amount": 10, "payer_customer": "buyer@example.com", "beneficiary_customer": "me"}}})
-			return b
-		}, as: "broker", paths: []string{"items.2.visibility"}},
 		{name: "broker fee hides a party no party hides", body: func() body { return set(brokered(), "items.1.visibility.hidden_from", []any{"me"}) }, as: "broker", paths: []string{"items.1.visibility"}},
 		{name: "visibility on merchandise", body: func() body { return set(merchandise(), "items.0.visibility", body{"hidden_from": []any{}}) }, paths: []string{"items.0.visibility"}},
+		{name: "partner fee to the seller", body: func() body {
+			b := partnered()
+			b["items"] = append(b["items"].([]any), body{"type": "partner_fee", "schedule": []any{body{"amount": 10, "payer_customer": "buyer@example.com", "beneficiary_customer": "seller@example.com"}}})
+			return b
+		}, as: "partner", paths: []string{"items.1.schedule.0.beneficiary_customer"}},
 		{name: "partner fee from a customer", body: func() body {
 			b := merchandise()
 			b["items"] = append(b["items"].([]any), body{"type": "partner_fee", "schedule": []any{body{"amount": 10, "payer_customer": "seller@example.com", "beneficiary_customer": "me"}}})

@@ -1467,15 +1467,8 @@ func TestTakeOverWaitsForATxCallbacksCommit(t *testing.T) {
 	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
 	a, b := open(t, dsn), open(t, dsn)
 	ctx := t.Context()
-	for _, stmt := range []string{
-		`CREATE FUNCTION escrow_test_slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.5); RETURN NULL; END $$`,
-		`CREATE CONSTRAINT TRIGGER escrow_test_slow_commit AFTER INSERT ON escrow_webhook_facts
-			DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION escrow_test_slow_commit()`,
-	} {
-		if _, err := a.DB().ExecContext(ctx, stmt); err != nil {
-			t.Fatal(err)
-		}
-	}
+	slowFacts(t, a.DB(), `CREATE CONSTRAINT TRIGGER escrow_test_slow AFTER INSERT ON escrow_webhook_facts
+		DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION escrow_test_slow()`)
 	now := time.Now()
 	held := webhook.Lease{TransactionID: 1, Holder: "a", Expires: now.Add(time.Second)}
 	if turn, err := a.Acquire(ctx, held, []escrow.EventName{escrow.EventCreate}, now); err != nil || !turn.Granted {
@@ -1489,19 +1482,7 @@ func TestTakeOverWaitsForATxCallbacksCommit(t *testing.T) {
 		handed <- cb(ctx, ev)
 	}()
 	// Wait until a's transaction sleeps in its commit: past its holder check, facts unseen.
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		var n int
-		if err := b.DB().QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND datname = current_database()`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("a's commit never started")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	awaitSlowTrigger(t, b.DB(), "a's commit")
 	later := now.Add(2 * time.Second) // a's lease has ended
 	turn, err := b.Acquire(ctx, webhook.Lease{TransactionID: 1, Holder: "b", Expires: later.Add(time.Minute)}, []escrow.EventName{escrow.EventCreate}, later)
 	if err := <-handed; err != nil {
@@ -1522,14 +1503,7 @@ func TestNamesLeftDuringAYieldReachAHolder(t *testing.T) {
 	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
 	a, b := open(t, dsn), open(t, dsn)
 	ctx := t.Context()
-	for _, stmt := range []string{
-		`CREATE FUNCTION escrow_test_slow_facts() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.5); RETURN NULL; END $$`,
-		`CREATE TRIGGER escrow_test_slow_facts AFTER INSERT ON escrow_webhook_facts FOR EACH STATEMENT EXECUTE FUNCTION escrow_test_slow_facts()`,
-	} {
-		if _, err := a.DB().ExecContext(ctx, stmt); err != nil {
-			t.Fatal(err)
-		}
-	}
+	slowFacts(t, a.DB(), `CREATE TRIGGER escrow_test_slow AFTER INSERT ON escrow_webhook_facts FOR EACH STATEMENT EXECUTE FUNCTION escrow_test_slow()`)
 	now := time.Now()
 	held := webhook.Lease{TransactionID: 1, Holder: "a", Expires: now.Add(time.Minute)}
 	turn, err := a.Acquire(ctx, held, []escrow.EventName{escrow.EventCreate}, now)
@@ -1545,19 +1519,7 @@ func TestNamesLeftDuringAYieldReachAHolder(t *testing.T) {
 		end, err := a.Yield(ctx, webhook.Yield{Lease: held, Marks: turn.Marks, Facts: []string{"create"}, Now: now})
 		yielded <- result{end, err}
 	}()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		var n int
-		if err := b.DB().QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND datname = current_database()`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("a's Yield never reached its facts")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	awaitSlowTrigger(t, b.DB(), "a's Yield")
 	bt, err := b.Acquire(ctx, webhook.Lease{TransactionID: 1, Holder: "b", Expires: now.Add(time.Minute)}, []escrow.EventName{escrow.EventAgree}, now)
 	if err != nil {
 		t.Fatal(err)
@@ -1608,5 +1570,38 @@ func TestPruneTakesTheLeasesOfForgedIds(t *testing.T) {
 				t.Errorf("%d lease rows after Prune past every pause, want none", n)
 			}
 		})
+	}
+}
+
+// slowFacts makes writing facts slow in a PostgreSQL store's database: trigger creates a
+// trigger on escrow_webhook_facts running escrow_test_slow, which sleeps half a second, so
+// that another replica's call can come while it sleeps (awaitSlowTrigger).
+func slowFacts(t *testing.T, db *sql.DB, trigger string) {
+	t.Helper()
+	for _, stmt := range []string{
+		`CREATE FUNCTION escrow_test_slow() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.5); RETURN NULL; END $$`,
+		trigger,
+	} {
+		if _, err := db.ExecContext(t.Context(), stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// awaitSlowTrigger waits until a transaction of db's database sleeps in slowFacts' trigger.
+func awaitSlowTrigger(t *testing.T, db *sql.DB, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var n int
+		if err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND datname = current_database()`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never reached the slow trigger", what)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

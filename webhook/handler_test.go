@@ -198,11 +198,12 @@ func deliver(h http.Handler, event string, id int64) int {
 
 // calls is a callback that records what it is handed and fails while told to.
 type calls struct {
-	mu    sync.Mutex
-	got   []string // "event:transaction"
-	at    []time.Time
-	fail  error
-	block chan struct{} // when set, each call waits for it to close
+	mu        sync.Mutex
+	got       []string // "event:transaction"
+	at        []time.Time
+	fail      error
+	failFirst int           // the first failFirst calls fail, as a database that is down
+	block     chan struct{} // when set, each call waits for it to close
 }
 
 func (c *calls) fn(ctx context.Context, ev webhook.ConfirmedEvent) error {
@@ -217,6 +218,9 @@ func (c *calls) fn(ctx context.Context, ev webhook.ConfirmedEvent) error {
 	defer c.mu.Unlock()
 	c.got = append(c.got, fmt.Sprintf("%s:%d", ev.Name, ev.TransactionID))
 	c.at = append(c.at, time.Now())
+	if len(c.got) <= c.failFirst {
+		return errors.New("the shop's database is down")
+	}
 	return c.fail
 }
 
@@ -2350,17 +2354,8 @@ func TestRetryAfterTheLeaseWasTakenOverHandsNothingOver(t *testing.T) {
 		api := newFakeAPI()
 		api.txs[1] = created(1)
 		store := new(webhook.MemoryStore)
-		var mu sync.Mutex
-		var first []string
-		a := webhook.NewHandler(api.client(t), func(_ context.Context, ev webhook.ConfirmedEvent) error {
-			mu.Lock()
-			defer mu.Unlock()
-			first = append(first, string(ev.Name))
-			if len(first) == 1 {
-				return errors.New("the shop's database is down")
-			}
-			return nil
-		}, webhook.Options{Store: store, ClaimLease: time.Second, RetryWait: 4 * time.Second, MaxRetryWait: 4 * time.Second})
+		first := &calls{failFirst: 1}
+		a := webhook.NewHandler(api.client(t), first.fn, webhook.Options{Store: store, ClaimLease: time.Second, RetryWait: 4 * time.Second, MaxRetryWait: 4 * time.Second})
 		defer shutdown(t, a)
 		second := &calls{block: make(chan struct{})}
 		b := webhook.NewHandler(api.client(t), second.fn, webhook.Options{Store: store})
@@ -2372,10 +2367,8 @@ func TestRetryAfterTheLeaseWasTakenOverHandsNothingOver(t *testing.T) {
 		flushed(t, a) // a's retry came while b's callback runs
 		close(second.block)
 		flushed(t, b)
-		mu.Lock()
-		defer mu.Unlock()
-		if !slices.Equal(first, []string{"create"}) || !slices.Equal(second.list(), []string{"create:1"}) {
-			t.Errorf("the first replica handed over %v, the holder %v; want the failed create, then the holder's alone", first, second.list())
+		if !slices.Equal(first.list(), []string{"create:1"}) || !slices.Equal(second.list(), []string{"create:1"}) {
+			t.Errorf("the first replica handed over %v, the holder %v; want the failed create, then the holder's alone", first.list(), second.list())
 		}
 	})
 }
@@ -2428,17 +2421,8 @@ func TestRetryAfterAnotherReplicaHandedTheEventOverSkipsIt(t *testing.T) {
 		api := newFakeAPI()
 		api.txs[1] = created(1)
 		store := new(webhook.MemoryStore)
-		var mu sync.Mutex
-		var first []string
-		a := webhook.NewHandler(api.client(t), func(_ context.Context, ev webhook.ConfirmedEvent) error {
-			mu.Lock()
-			defer mu.Unlock()
-			first = append(first, string(ev.Name))
-			if len(first) == 1 {
-				return errors.New("the shop's database is down")
-			}
-			return nil
-		}, webhook.Options{Store: store, ClaimLease: time.Second, RetryWait: 4 * time.Second, MaxRetryWait: 4 * time.Second})
+		first := &calls{failFirst: 1}
+		a := webhook.NewHandler(api.client(t), first.fn, webhook.Options{Store: store, ClaimLease: time.Second, RetryWait: 4 * time.Second, MaxRetryWait: 4 * time.Second})
 		defer shutdown(t, a)
 		second := &calls{}
 		b := webhook.NewHandler(api.client(t), second.fn, webhook.Options{Store: store})
@@ -2448,10 +2432,8 @@ func TestRetryAfterAnotherReplicaHandedTheEventOverSkipsIt(t *testing.T) {
 		deliver(b, "create", 1) // a's lease ran out: b hands create over
 		flushed(t, b)
 		flushed(t, a)
-		mu.Lock()
-		defer mu.Unlock()
-		if !slices.Equal(first, []string{"create"}) || !slices.Equal(second.list(), []string{"create:1"}) {
-			t.Errorf("the first replica handed over %v, the other %v; want the failed create, then the other's alone", first, second.list())
+		if !slices.Equal(first.list(), []string{"create:1"}) || !slices.Equal(second.list(), []string{"create:1"}) {
+			t.Errorf("the first replica handed over %v, the other %v; want the failed create, then the other's alone", first.list(), second.list())
 		}
 	})
 }

@@ -210,7 +210,8 @@ func TestPageTakesASaleThroughItsControls(t *testing.T) {
 	p.has("#d-next", "nobody")
 	p.has("#d-parties", "selected")
 	p.has("#d-timeline", "payment_disbursed", "complete")
-	p.has("#txs tbody tr", "complete")
+	// The list refreshes apart from the detail pane: wait for its row too.
+	p.do("watching the list", WaitText("#txs tbody tr", "complete"))
 	p.snap("complete")
 
 	id2 := p.faultsAndKeyboard(m)

@@ -9,10 +9,27 @@
 // over stay handed over). A transaction's lease is a row read and written under a row
 // lock (SELECT … FOR UPDATE on PostgreSQL; SQLite's transactions hold the write lock), so
 // one replica at a time confirms a transaction and two never hand over the same fact; a
-// lease whose holder died is taken over once it expires. Taking a lease is one database
-// transaction, ending a turn (its facts, whether the transaction finished, the pace) one
-// more. Prune turns finished transactions into tombstone rows. The reconciler's
-// high-water mark is kept too, so a restarted receiver misses nothing.
+// lease whose holder died is taken over once it expires. Prune turns finished
+// transactions into tombstone rows. The reconciler's high-water mark is kept too, so a
+// restarted receiver misses nothing.
+//
+// # A turn is one commit on PostgreSQL
+//
+// On SQLite taking a lease is one database transaction and ending the turn (its facts,
+// whether the transaction finished, the pace) one more: SQLite's write lock covers the
+// whole database, so no transaction may stay open across a fetch. On PostgreSQL the
+// transaction that takes the lease stays open for the turn, and its end records the facts
+// and frees the lease in it: one commit a turn. The lease row's lock keeps the other
+// replicas out meanwhile: a delivery for the transaction at another replica waits for the
+// turn's end (a fetch and its callbacks, tens of milliseconds), and then usually finds
+// its name a replay of what the turn recorded, answered with a read. A turn that lasts
+// longer than 200 ms (a retry's backoff, a slow answer) has its grant committed then and
+// goes on as a committed lease, to which other replicas leave their names without
+// waiting; so does a turn whose claim a TxCallback confirms (the callback's effects commit
+// on their own), and one another Handler on the same Store meets. A holder whose process
+// dies, or whose connection the server loses, mid-turn leaves the lease free at once: the
+// server rolls the grant back. Its hand-overs not yet recorded are confirmed again by the
+// next holder, as after a crash of a holder whose lease had to expire first.
 //
 // # Effectively once
 //

@@ -109,14 +109,23 @@ func (s *Store) saveLease(ctx context.Context, tx *sql.Tx, id int64, st webhook.
 // the lease row under its row lock (one commit), adding for the holder only the names
 // not waiting for it already; if that granted the lease, on PostgreSQL the record is read
 // again by a statement of its own, which sees every turn that ended before (a
-// statement's snapshot is taken when it starts, after the lock wait). SQLite's immediate
+// statement's snapshot is taken when it starts, after the lock wait), and the transaction
+// is left open as the turn (turn.go), committed by its Yield. SQLite's immediate
 // transaction holds the write lock from its start: the first read is current.
 func (s *Store) Acquire(ctx context.Context, l webhook.Lease, names []escrow.EventName, now time.Time) (webhook.Turn, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+	s.settle(l.TransactionID) // a turn of this process is met as a committed lease
+	// An open turn's transaction outlives the call (and the handler's context: its end
+	// records what was handed over, whatever ended the handler).
+	tx, err := s.db.BeginTx(context.WithoutCancel(ctx), nil)
 	if err != nil {
 		return webhook.Turn{}, fmt.Errorf("sqlstore: %w", err)
 	}
-	defer tx.Rollback()
+	kept := false
+	defer func() {
+		if !kept {
+			tx.Rollback()
+		}
+	}()
 	r, err := s.read(ctx, tx, l.TransactionID, now)
 	switch {
 	case err != nil:
@@ -152,6 +161,11 @@ func (s *Store) Acquire(ctx context.Context, l webhook.Lease, names []escrow.Eve
 		}
 	}
 	turn.Handed = r.handed
+	if s.keepOpen() {
+		s.open(l.TransactionID, l.Holder, tx)
+		kept = true
+		return turn, nil
+	}
 	return turn, s.commit(tx)
 }
 
@@ -229,25 +243,56 @@ func (s *Store) commit(tx *sql.Tx) error {
 const maxPendingText = 1600
 
 // Yield records y's facts, the transaction known (finished if y.Finished), and ends or
-// extends the turn (webhook.LeaseState.Yield), in one database transaction: one commit.
+// extends the turn (webhook.LeaseState.Yield), in one database transaction: one commit,
+// the turn's open transaction's if it is still open (turn.go).
 func (s *Store) Yield(ctx context.Context, y webhook.Yield) (webhook.Turn, error) {
+	var turn webhook.Turn
+	var lost error
+	end := func(tx *sql.Tx) (err error) {
+		turn, lost, err = s.yield(ctx, tx, y)
+		return err
+	}
+	ok, err := s.endTurn(ctx, y.TransactionID, y.Holder, end)
+	if !ok {
+		err = s.inTx(ctx, end)
+	}
+	switch {
+	case err != nil:
+		return webhook.Turn{}, err
+	case lost != nil:
+		return webhook.Turn{}, lost
+	}
+	return turn, nil
+}
+
+// inTx runs fn in a database transaction and commits it.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return webhook.Turn{}, fmt.Errorf("sqlstore: %w", err)
+		return fmt.Errorf("sqlstore: %w", err)
 	}
 	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return s.commit(tx)
+}
+
+// yield is Yield's work within tx; lost is ErrClaimLost when the lease was taken over
+// (the facts are recorded all the same).
+func (s *Store) yield(ctx context.Context, tx *sql.Tx, y webhook.Yield) (t webhook.Turn, lost, err error) {
 	st, state, err := s.loadLease(ctx, tx, y.TransactionID)
 	if err != nil {
-		return webhook.Turn{}, err
+		return webhook.Turn{}, nil, err
 	}
 	if state == pruned {
-		return webhook.Turn{}, nil // pruned meanwhile: everything was handed over
+		return webhook.Turn{}, nil, nil // pruned meanwhile: everything was handed over
 	}
 	if _, err := s.recordFacts(ctx, tx, y.TransactionID, y.Holder, y.Facts); err != nil {
-		return webhook.Turn{}, err
+		return webhook.Turn{}, nil, err
 	}
 	if err := s.known(ctx, tx, y.TransactionID, len(y.Facts) > 0, y.Finished, time.Now()); err != nil {
-		return webhook.Turn{}, err
+		return webhook.Turn{}, nil, err
 	}
 	var handed map[string]bool // read once, if names delivered meanwhile need it
 	replayed := func(names []escrow.EventName) bool {
@@ -260,18 +305,12 @@ func (s *Store) Yield(ctx context.Context, y webhook.Yield) (webhook.Turn, error
 	}
 	again, pending, lost := st.Yield(y, replayed)
 	if err != nil {
-		return webhook.Turn{}, err
+		return webhook.Turn{}, nil, err
 	}
 	if err := s.saveLease(ctx, tx, y.TransactionID, st, y.Now); err != nil {
-		return webhook.Turn{}, err
+		return webhook.Turn{}, nil, err
 	}
-	if err := tx.Commit(); err != nil {
-		return webhook.Turn{}, fmt.Errorf("sqlstore: %w", err)
-	}
-	if lost != nil {
-		return webhook.Turn{}, lost
-	}
-	return webhook.Turn{Granted: again, Marks: st.Marks, Pending: pending}, nil
+	return webhook.Turn{Granted: again, Marks: st.Marks, Pending: pending}, lost, nil
 }
 
 // factChunk bounds the rows of one INSERT of facts.
@@ -325,6 +364,7 @@ func (s *Store) known(ctx context.Context, q querier, id int64, facts, fin bool,
 // leaving their rows as tombstones, deletes tombstones older than the horizon and idle
 // leases, in one database transaction.
 func (s *Store) Prune(ctx context.Context, finishedBefore time.Time) (int64, error) {
+	s.settleAll() // the leases of this process's open turns, committed, are pruned as such
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, fmt.Errorf("sqlstore: %w", err)

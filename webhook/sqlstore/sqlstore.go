@@ -68,9 +68,11 @@ func (e *SchemaError) Is(target error) bool { return target == ErrNewerSchema }
 // Store is a webhook.Store in a SQL database. It is safe for concurrent use, by several
 // goroutines and, on PostgreSQL, by several processes.
 type Store struct {
-	db  *sql.DB
-	d   Dialect
-	own bool // Close closes db
+	db     *sql.DB
+	d      Dialect
+	own    bool // Close closes db
+	turns  openTurns
+	window time.Duration // how long a turn's grant may stay uncommitted (turn.go); 0: never
 }
 
 var _ webhook.Store = (*Store)(nil)
@@ -196,7 +198,7 @@ func New(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
 	if d != Postgres && d != SQLite {
 		return nil, fmt.Errorf("sqlstore: unknown dialect %v", d)
 	}
-	s := &Store{db: db, d: d}
+	s := &Store{db: db, d: d, window: turnWindow}
 	if err := s.migrate(ctx); err != nil {
 		return nil, err
 	}
@@ -209,8 +211,10 @@ func (s *Store) DB() *sql.DB { return s.db }
 // Dialect returns the store's engine.
 func (s *Store) Dialect() Dialect { return s.d }
 
-// Close closes the database if Open opened it.
+// Close rolls back the turns still open (their leases are free again, as when a
+// process dies) and closes the database if Open opened it.
 func (s *Store) Close() error {
+	s.closeTurns()
 	if s.own {
 		return s.db.Close()
 	}
@@ -448,6 +452,9 @@ type TxFunc func(ctx context.Context, tx *sql.Tx, ev webhook.ConfirmedEvent) err
 // ClaimLease), everything is rolled back and the error matches webhook.ErrClaimLost.
 func (s *Store) TxCallback(fn TxFunc) webhook.Callback {
 	return func(ctx context.Context, ev webhook.ConfirmedEvent) error {
+		// The claim's turn, if open (turn.go), is committed first: the callback's effects
+		// commit on their own, whatever becomes of the turn's end.
+		s.settle(ev.Claim.TransactionID)
 		tx, err := s.db.BeginTx(ctx, nil)
 		if err != nil {
 			return fmt.Errorf("sqlstore: %w", err)

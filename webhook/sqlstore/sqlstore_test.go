@@ -1390,6 +1390,7 @@ func TestAcquireWaitingForATurnSeesItsFacts(t *testing.T) {
 	if err != nil || !turn.Granted {
 		t.Fatalf("a's Acquire: %+v, %v", turn, err)
 	}
+	waitCommitted(t, s, 9, "a") // a's turn outlived its window: a committed lease
 	// a's turn ends in a transaction of its own, held open while b asks for the lease.
 	tx, err := s.DB().BeginTx(ctx, nil)
 	if err != nil {

@@ -1,0 +1,271 @@
+package sqlstore_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"testing"
+	"time"
+
+	escrow "github.com/escrowkit/escrow-go"
+	"github.com/escrowkit/escrow-go/internal/pgtest"
+	"github.com/escrowkit/escrow-go/webhook"
+	"github.com/escrowkit/escrow-go/webhook/sqlstore"
+)
+
+// waitCommitted waits until the lease of id is committed to holder, as another
+// connection sees it: a PostgreSQL turn's grant is committed once the turn outlives the
+// store's window.
+func waitCommitted(t *testing.T, s *sqlstore.Store, id int64, holder string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		var h string
+		err := s.DB().QueryRowContext(t.Context(), `SELECT holder FROM escrow_webhook_leases WHERE transaction_id = $1`, id).Scan(&h)
+		if err == nil && h == holder {
+			return
+		}
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			t.Fatal(err)
+		}
+	}
+	t.Fatalf("the lease of %d was never committed to %s", id, holder)
+}
+
+// waitBlocked waits until a statement of the database waits for a lock.
+func waitBlocked(t *testing.T, db *sql.DB) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		var n int
+		if err := db.QueryRowContext(t.Context(), `SELECT count(*) FROM pg_locks WHERE NOT granted`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+	}
+	t.Fatal("no statement ever waited for a lock")
+}
+
+func acquireIn(t *testing.T, s *sqlstore.Store, id int64, holder string, now time.Time, names ...escrow.EventName) webhook.Turn {
+	t.Helper()
+	turn, err := s.Acquire(t.Context(), webhook.Lease{TransactionID: id, Holder: holder, Expires: now.Add(time.Minute)}, names, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return turn
+}
+
+// TestReplicaWaitingOnATurnSeesItsFacts: on PostgreSQL a turn's lease is its open
+// database transaction; another replica's delivery for the transaction waits on the lease
+// row until the turn ends, then finds its name a replay of what the turn recorded and
+// answers Replayed, leaving the lease free: no names written for the holder, no fetch.
+func TestReplicaWaitingOnATurnSeesItsFacts(t *testing.T) {
+	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
+	a, b := open(t, dsn), open(t, dsn)
+	sqlstore.SetTurnWindow(a, time.Hour)
+	now := time.Now()
+	turn := acquireIn(t, a, 9, "a", now, escrow.EventCreate)
+	if !turn.Granted {
+		t.Fatalf("a's Acquire: %+v", turn)
+	}
+	waiting := make(chan webhook.Turn, 1)
+	go func() {
+		turn, err := b.Acquire(t.Context(), webhook.Lease{TransactionID: 9, Holder: "b", Expires: now.Add(time.Minute)}, []escrow.EventName{escrow.EventCreate}, now)
+		if err != nil {
+			t.Error(err)
+		}
+		waiting <- turn
+	}()
+	waitBlocked(t, a.DB())
+	if _, err := a.Yield(t.Context(), webhook.Yield{Lease: webhook.Lease{TransactionID: 9, Holder: "a"}, Marks: turn.Marks, Facts: []string{"create"}, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	if got := <-waiting; !got.Replayed || got.Granted {
+		t.Fatalf("b's Acquire, waiting during a's turn that recorded create: %+v, want Replayed", got)
+	}
+	if got := acquireIn(t, b, 9, "c", now); !got.Granted || !got.Handed["create"] {
+		t.Errorf("the lease after the turn: %+v; want it free, create handed", got)
+	}
+}
+
+// TestTurnOutlivingItsWindowIsACommittedLease: a turn longer than the store's window (a
+// retry's backoff, a slow fetch) has its grant committed: another replica's delivery no
+// longer waits, it is left to the holder, who confirms it when its turn ends.
+func TestTurnOutlivingItsWindowIsACommittedLease(t *testing.T) {
+	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
+	a, b := open(t, dsn), open(t, dsn)
+	sqlstore.SetTurnWindow(a, time.Millisecond)
+	now := time.Now()
+	turn := acquireIn(t, a, 9, "a", now, escrow.EventCreate)
+	waitCommitted(t, b, 9, "a")
+	if got := acquireIn(t, b, 9, "b", now, escrow.EventShip); got.Granted || got.Replayed {
+		t.Fatalf("b's Acquire during a's committed turn: %+v, want its names left to a", got)
+	}
+	again, err := a.Yield(t.Context(), webhook.Yield{Lease: webhook.Lease{TransactionID: 9, Holder: "a", Expires: now.Add(time.Minute)}, Marks: turn.Marks, Facts: []string{"create"}, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Granted || len(again.Pending) != 1 || again.Pending[0] != escrow.EventShip {
+		t.Errorf("a's Yield: %+v, want the turn to go on with ship", again)
+	}
+}
+
+// TestHolderCutOffMidTurnFreesTheLeaseAtOnce: a holder whose connection ends mid-turn (the
+// process killed) leaves the lease free at once, not after its lease's time: the server
+// rolls its grant back. Its facts, not recorded, are confirmed again by the next holder.
+func TestHolderCutOffMidTurnFreesTheLeaseAtOnce(t *testing.T) {
+	srv := pgtest.Need(t, pg, pgErr)
+	dsn := srv.NewDatabase(t)
+	a, b := open(t, dsn), open(t, dsn)
+	sqlstore.SetTurnWindow(a, time.Hour)
+	now := time.Now()
+	if turn := acquireIn(t, a, 9, "a", now, escrow.EventCreate); !turn.Granted {
+		t.Fatalf("a's Acquire: %+v", turn)
+	}
+	if _, err := b.DB().ExecContext(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = current_database() AND state = 'idle in transaction'`); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		turn := acquireIn(t, b, 9, "b", now, escrow.EventCreate)
+		if turn.Granted {
+			if len(turn.Handed) != 0 {
+				t.Errorf("b's turn: %+v, want nothing handed", turn)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b never got the lease of a holder cut off: %+v", turn)
+		}
+	}
+}
+
+// TestTurnCommitsItsGrantWithItsFacts: on PostgreSQL a turn that takes the lease and
+// ends it is one database transaction: no other connection sees the lease taken during
+// the turn (its row lock keeps them out), and the turn's facts appear with the lease's
+// release, at one commit.
+func TestTurnCommitsItsGrantWithItsFacts(t *testing.T) {
+	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
+	a, b := open(t, dsn), open(t, dsn)
+	sqlstore.SetTurnWindow(a, time.Hour)
+	now := time.Now()
+	turn := acquireIn(t, a, 9, "a", now, escrow.EventCreate)
+	if !turn.Granted {
+		t.Fatalf("a's Acquire: %+v", turn)
+	}
+	rows := func() (leases, facts int) {
+		t.Helper()
+		if err := b.DB().QueryRowContext(t.Context(), `SELECT (SELECT count(*) FROM escrow_webhook_leases), (SELECT count(*) FROM escrow_webhook_facts)`).Scan(&leases, &facts); err != nil {
+			t.Fatal(err)
+		}
+		return leases, facts
+	}
+	if l, f := rows(); l != 0 || f != 0 {
+		t.Errorf("during the turn another connection sees %d lease and %d fact rows, want none", l, f)
+	}
+	if _, err := a.Yield(t.Context(), webhook.Yield{Lease: webhook.Lease{TransactionID: 9, Holder: "a"}, Marks: turn.Marks, Facts: []string{"create"}, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	if l, f := rows(); l != 0 || f != 1 {
+		t.Errorf("after the turn: %d lease and %d fact rows, want the fact alone", l, f)
+	}
+}
+
+// TestHandlersSharingAStoreDoNotWaitForEachOther: two handlers of one process on one
+// Store (as tests and single-process replicas run) meet each other's turns as committed
+// leases: the second's delivery is left to the first at once, never waiting on the row
+// the first one's open turn holds.
+func TestHandlersSharingAStoreDoNotWaitForEachOther(t *testing.T) {
+	s := open(t, pgtest.Need(t, pg, pgErr).NewDatabase(t))
+	sqlstore.SetTurnWindow(s, time.Hour)
+	now := time.Now()
+	turn := acquireIn(t, s, 9, "a", now, escrow.EventCreate)
+	answer := make(chan webhook.Turn, 1)
+	go func() {
+		got, err := s.Acquire(t.Context(), webhook.Lease{TransactionID: 9, Holder: "b", Expires: now.Add(time.Minute)}, []escrow.EventName{escrow.EventShip}, now)
+		if err != nil {
+			t.Error(err)
+		}
+		answer <- got
+	}()
+	select {
+	case got := <-answer:
+		if got.Granted || got.Replayed {
+			t.Errorf("b's Acquire during a's turn: %+v, want its names left to a", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("b's Acquire waited on a's turn, a handler of the same Store")
+	}
+	again, err := s.Yield(t.Context(), webhook.Yield{Lease: webhook.Lease{TransactionID: 9, Holder: "a", Expires: now.Add(time.Minute)}, Marks: turn.Marks, Now: now})
+	if err != nil || !again.Granted || len(again.Pending) != 1 {
+		t.Errorf("a's Yield: %+v, %v; want the turn to go on with b's name", again, err)
+	}
+}
+
+// TestTxCallbackCommitsOnItsOwnInAnOpenTurn: a TxCallback run during its claim's open turn
+// commits its effects and facts at once, not with the turn's end: a turn that then fails
+// to end cannot take a callback's effects with it.
+func TestTxCallbackCommitsOnItsOwnInAnOpenTurn(t *testing.T) {
+	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
+	a, b := open(t, dsn), open(t, dsn)
+	sqlstore.SetTurnWindow(a, time.Hour)
+	ctx := t.Context()
+	if _, err := a.DB().ExecContext(ctx, `CREATE TABLE orders (transaction_id BIGINT)`); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	acquireIn(t, a, 5, "a", now, escrow.EventShip)
+	cb := a.TxCallback(func(ctx context.Context, tx *sql.Tx, ev webhook.ConfirmedEvent) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO orders VALUES ($1)`, ev.TransactionID)
+		return err
+	})
+	var ev webhook.ConfirmedEvent
+	ev.TransactionID, ev.Name = 5, escrow.EventShip
+	ev.Claim = webhook.Claim{TransactionID: 5, Facts: []string{"ship:1"}, Owner: "a", Expires: now.Add(time.Minute)}
+	done := make(chan error, 1)
+	go func() { done <- cb(ctx, ev) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the TxCallback waited on its own turn's lease row")
+	}
+	var orders int
+	if err := b.DB().QueryRowContext(ctx, `SELECT count(*) FROM orders`).Scan(&orders); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := b.Handed(ctx, 5); err != nil || !h["ship:1"] || orders != 1 {
+		t.Errorf("another connection, before the turn ends: handed %v (%v), %d orders; want ship:1 and the order", h, err, orders)
+	}
+}
+
+// TestClosedStoreFreesItsTurns: closing a Store rolls back the turns it has open, as a
+// process that exits does: another replica takes the lease at once.
+func TestClosedStoreFreesItsTurns(t *testing.T) {
+	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
+	a, b := open(t, dsn), open(t, dsn)
+	sqlstore.SetTurnWindow(a, time.Hour)
+	now := time.Now()
+	acquireIn(t, a, 9, "a", now, escrow.EventCreate)
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	answer := make(chan webhook.Turn, 1)
+	go func() {
+		got, err := b.Acquire(t.Context(), webhook.Lease{TransactionID: 9, Holder: "b", Expires: now.Add(time.Minute)}, []escrow.EventName{escrow.EventCreate}, now)
+		if err != nil {
+			t.Error(err)
+		}
+		answer <- got
+	}()
+	select {
+	case got := <-answer:
+		if !got.Granted {
+			t.Errorf("b's Acquire after a closed its store: %+v, want the lease", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("b's Acquire waited on the turn of a closed store")
+	}
+}

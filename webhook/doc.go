@@ -60,6 +60,8 @@
 // meanwhile costs no fetch: it is recorded for the holder, which confirms it when its turn
 // ends ([Store.Yield]), from the state it fetched if that already shows it (for an event
 // of the goods: for every good, since a delivery names no item), or with one more fetch.
+// (Package sqlstore on PostgreSQL has it wait for a short turn's end instead, and then
+// find it a replay of what the turn recorded, or take a turn of its own.)
 // So fetches per fact do not grow with the replicas, and two replicas never
 // hand over the same fact. The facts of a turn are recorded when it ends, with the pace
 // and whether the transaction finished, in one database transaction; a crash before that
@@ -132,12 +134,14 @@
 //
 // # How far one store goes
 //
-// A turn costs a PostgreSQL store two commits (take the lease, end the turn), and a turn
+// A turn costs the PostgreSQL store of package sqlstore one commit (the lease is taken in
+// a database transaction its end commits; two if the turn outlasts 200 ms), and a turn
 // hands over every fact its fetch shows, often several. A delivery that reaches a replica
-// while another holds the turn costs one commit (its name is left to the holder); one
-// that can only be a replay costs one read-only transaction, or nothing at a replica
-// that already knows it is one. Measured under bursts (BENCHMARKS.md, section 8): 0.3
-// commits per fact at one replica, 0.5 at four, besides 0.1 to 0.4 read-only transactions.
+// while another holds the turn waits for that turn's end and is then most often a
+// replay: one read-only transaction, or nothing at a replica that already knows it is
+// one. Measured (BENCHMARKS.md, section 8): under bursts 0.15 commits per fact at one
+// replica and 0.2 at four; on an idle receiver, where a turn hands over one or two facts,
+// 0.8 and 1.05.
 // Rows are per fact and per transaction, and are pruned with the retention. Every write
 // names one transaction id, so the load spreads over rows and only one transaction's
 // deliveries ever wait for each other. Each replica must read a transaction's record at

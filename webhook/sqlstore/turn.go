@@ -43,21 +43,30 @@ func (s *Store) open(id int64, holder string, tx *sql.Tx) {
 	s.turns.mu.Unlock()
 	t.timer = time.AfterFunc(s.window, func() {
 		if s.take(id, t) {
-			t.commit()
+			t.end(true)
 		}
 	})
 }
 
-// take removes id's open turn from the map and returns it (nil if none). With want set, it
-// removes only that turn and reports whether it did.
-func (s *Store) take(id int64, want *openTurn) bool {
+// take removes t, the open turn of id, from the map, and reports whether it was there:
+// whoever takes it ends it.
+func (s *Store) take(id int64, t *openTurn) bool {
 	s.turns.mu.Lock()
 	defer s.turns.mu.Unlock()
-	if t := s.turns.m[id]; t != nil && (want == nil || t == want) {
-		delete(s.turns.m, id)
-		return true
+	if s.turns.m[id] != t {
+		return false
 	}
-	return false
+	delete(s.turns.m, id)
+	return true
+}
+
+// takeAll removes every open turn from the map and returns them.
+func (s *Store) takeAll() map[int64]*openTurn {
+	s.turns.mu.Lock()
+	defer s.turns.mu.Unlock()
+	m := s.turns.m
+	s.turns.m = nil
+	return m
 }
 
 // turnOf returns id's open turn, still in the map, or nil.
@@ -71,20 +80,24 @@ func (s *Store) turnOf(id int64) *openTurn {
 // so that a call that reads or waits on its row sees it held.
 func (s *Store) settle(id int64) {
 	if t := s.turnOf(id); t != nil && s.take(id, t) {
-		t.commit()
+		t.end(true)
 	}
 }
 
-// commit commits what the open turn did so far, ending it; an error leaves the grant
-// rolled back, as when the process dies: the lease is free.
-func (t *openTurn) commit() {
+// end commits what the open turn did so far (its grant), or rolls it back; a commit that
+// fails leaves the grant rolled back, as when the process dies: the lease is free.
+func (t *openTurn) end(commit bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.tx != nil {
-		t.tx.Commit()
-		t.tx = nil
-	}
 	t.timer.Stop()
+	switch {
+	case t.tx == nil:
+	case commit:
+		t.tx.Commit()
+	default:
+		t.tx.Rollback()
+	}
+	t.tx = nil
 }
 
 // endTurn runs fn in the open turn of id held by holder and commits it, if there is one;
@@ -122,30 +135,16 @@ func (s *Store) endTurn(ctx context.Context, id int64, holder string, fn func(tx
 
 // settleAll commits the grants of every open turn.
 func (s *Store) settleAll() {
-	s.turns.mu.Lock()
-	m := s.turns.m
-	s.turns.m = nil
-	s.turns.mu.Unlock()
-	for _, t := range m {
-		t.commit()
+	for _, t := range s.takeAll() {
+		t.end(true)
 	}
 }
 
 // closeTurns rolls back the open turns: their grants are undone, as when the process
 // dies.
 func (s *Store) closeTurns() {
-	s.turns.mu.Lock()
-	m := s.turns.m
-	s.turns.m = nil
-	s.turns.mu.Unlock()
-	for _, t := range m {
-		t.mu.Lock()
-		t.timer.Stop()
-		if t.tx != nil {
-			t.tx.Rollback()
-			t.tx = nil
-		}
-		t.mu.Unlock()
+	for _, t := range s.takeAll() {
+		t.end(false)
 	}
 }
 

@@ -46,13 +46,45 @@ func waitBlocked(t *testing.T, db *sql.DB) {
 	t.Fatal("no statement ever waited for a lock")
 }
 
+// acquireIn asks s for the lease of id until a minute after now. It may run outside the
+// test's goroutine: an error fails the test without stopping it.
 func acquireIn(t *testing.T, s *sqlstore.Store, id int64, holder string, now time.Time, names ...escrow.EventName) webhook.Turn {
 	t.Helper()
 	turn, err := s.Acquire(t.Context(), webhook.Lease{TransactionID: id, Holder: holder, Expires: now.Add(time.Minute)}, names, now)
 	if err != nil {
-		t.Fatal(err)
+		t.Error(err)
 	}
 	return turn
+}
+
+// soon returns what f returns, failing the test if f does not return within 10 s: what it
+// does must not wait on a turn's lease row.
+func soon[T any](t *testing.T, what string, f func() T) T {
+	t.Helper()
+	answer := make(chan T, 1)
+	go func() { answer <- f() }()
+	select {
+	case v := <-answer:
+		return v
+	case <-time.After(10 * time.Second):
+	}
+	t.Fatalf("%s waited on a turn's lease row", what)
+	var none T
+	return none
+}
+
+// withATurn opens two replicas' handles on a fresh PostgreSQL database, a keeping a
+// turn's grant uncommitted for window, and starts a's turn on transaction 9 for create.
+func withATurn(t *testing.T, window time.Duration) (a, b *sqlstore.Store, turn webhook.Turn, now time.Time) {
+	t.Helper()
+	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
+	a, b = open(t, dsn), open(t, dsn)
+	sqlstore.SetTurnWindow(a, window)
+	now = time.Now()
+	if turn = acquireIn(t, a, 9, "a", now, escrow.EventCreate); !turn.Granted {
+		t.Fatalf("a's Acquire: %+v", turn)
+	}
+	return a, b, turn, now
 }
 
 // TestReplicaWaitingOnATurnSeesItsFacts: on PostgreSQL a turn's lease is its open
@@ -60,22 +92,9 @@ func acquireIn(t *testing.T, s *sqlstore.Store, id int64, holder string, now tim
 // row until the turn ends, then finds its name a replay of what the turn recorded and
 // answers Replayed, leaving the lease free: no names written for the holder, no fetch.
 func TestReplicaWaitingOnATurnSeesItsFacts(t *testing.T) {
-	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
-	a, b := open(t, dsn), open(t, dsn)
-	sqlstore.SetTurnWindow(a, time.Hour)
-	now := time.Now()
-	turn := acquireIn(t, a, 9, "a", now, escrow.EventCreate)
-	if !turn.Granted {
-		t.Fatalf("a's Acquire: %+v", turn)
-	}
+	a, b, turn, now := withATurn(t, time.Hour)
 	waiting := make(chan webhook.Turn, 1)
-	go func() {
-		turn, err := b.Acquire(t.Context(), webhook.Lease{TransactionID: 9, Holder: "b", Expires: now.Add(time.Minute)}, []escrow.EventName{escrow.EventCreate}, now)
-		if err != nil {
-			t.Error(err)
-		}
-		waiting <- turn
-	}()
+	go func() { waiting <- acquireIn(t, b, 9, "b", now, escrow.EventCreate) }()
 	waitBlocked(t, a.DB())
 	if _, err := a.Yield(t.Context(), webhook.Yield{Lease: webhook.Lease{TransactionID: 9, Holder: "a"}, Marks: turn.Marks, Facts: []string{"create"}, Now: now}); err != nil {
 		t.Fatal(err)
@@ -92,11 +111,7 @@ func TestReplicaWaitingOnATurnSeesItsFacts(t *testing.T) {
 // retry's backoff, a slow fetch) has its grant committed: another replica's delivery no
 // longer waits, it is left to the holder, who confirms it when its turn ends.
 func TestTurnOutlivingItsWindowIsACommittedLease(t *testing.T) {
-	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
-	a, b := open(t, dsn), open(t, dsn)
-	sqlstore.SetTurnWindow(a, time.Millisecond)
-	now := time.Now()
-	turn := acquireIn(t, a, 9, "a", now, escrow.EventCreate)
+	a, b, turn, now := withATurn(t, time.Millisecond)
 	waitCommitted(t, b, 9, "a")
 	if got := acquireIn(t, b, 9, "b", now, escrow.EventShip); got.Granted || got.Replayed {
 		t.Fatalf("b's Acquire during a's committed turn: %+v, want its names left to a", got)
@@ -114,14 +129,7 @@ func TestTurnOutlivingItsWindowIsACommittedLease(t *testing.T) {
 // process killed) leaves the lease free at once, not after its lease's time: the server
 // rolls its grant back. Its facts, not recorded, are confirmed again by the next holder.
 func TestHolderCutOffMidTurnFreesTheLeaseAtOnce(t *testing.T) {
-	srv := pgtest.Need(t, pg, pgErr)
-	dsn := srv.NewDatabase(t)
-	a, b := open(t, dsn), open(t, dsn)
-	sqlstore.SetTurnWindow(a, time.Hour)
-	now := time.Now()
-	if turn := acquireIn(t, a, 9, "a", now, escrow.EventCreate); !turn.Granted {
-		t.Fatalf("a's Acquire: %+v", turn)
-	}
+	_, b, _, now := withATurn(t, time.Hour)
 	if _, err := b.DB().ExecContext(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 		WHERE datname = current_database() AND state = 'idle in transaction'`); err != nil {
 		t.Fatal(err)
@@ -145,14 +153,7 @@ func TestHolderCutOffMidTurnFreesTheLeaseAtOnce(t *testing.T) {
 // the turn (its row lock keeps them out), and the turn's facts appear with the lease's
 // release, at one commit.
 func TestTurnCommitsItsGrantWithItsFacts(t *testing.T) {
-	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
-	a, b := open(t, dsn), open(t, dsn)
-	sqlstore.SetTurnWindow(a, time.Hour)
-	now := time.Now()
-	turn := acquireIn(t, a, 9, "a", now, escrow.EventCreate)
-	if !turn.Granted {
-		t.Fatalf("a's Acquire: %+v", turn)
-	}
+	a, b, turn, now := withATurn(t, time.Hour)
 	rows := func() (leases, facts int) {
 		t.Helper()
 		if err := b.DB().QueryRowContext(t.Context(), `SELECT (SELECT count(*) FROM escrow_webhook_leases), (SELECT count(*) FROM escrow_webhook_facts)`).Scan(&leases, &facts); err != nil {
@@ -180,21 +181,10 @@ func TestHandlersSharingAStoreDoNotWaitForEachOther(t *testing.T) {
 	sqlstore.SetTurnWindow(s, time.Hour)
 	now := time.Now()
 	turn := acquireIn(t, s, 9, "a", now, escrow.EventCreate)
-	answer := make(chan webhook.Turn, 1)
-	go func() {
-		got, err := s.Acquire(t.Context(), webhook.Lease{TransactionID: 9, Holder: "b", Expires: now.Add(time.Minute)}, []escrow.EventName{escrow.EventShip}, now)
-		if err != nil {
-			t.Error(err)
-		}
-		answer <- got
-	}()
-	select {
-	case got := <-answer:
-		if got.Granted || got.Replayed {
-			t.Errorf("b's Acquire during a's turn: %+v, want its names left to a", got)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("b's Acquire waited on a's turn, a handler of the same Store")
+	if got := soon(t, "b's Acquire, a handler of the same Store as a's turn", func() webhook.Turn {
+		return acquireIn(t, s, 9, "b", now, escrow.EventShip)
+	}); got.Granted || got.Replayed {
+		t.Errorf("b's Acquire during a's turn: %+v, want its names left to a", got)
 	}
 	again, err := s.Yield(t.Context(), webhook.Yield{Lease: webhook.Lease{TransactionID: 9, Holder: "a", Expires: now.Add(time.Minute)}, Marks: turn.Marks, Now: now})
 	if err != nil || !again.Granted || len(again.Pending) != 1 {
@@ -222,15 +212,8 @@ func TestTxCallbackCommitsOnItsOwnInAnOpenTurn(t *testing.T) {
 	var ev webhook.ConfirmedEvent
 	ev.TransactionID, ev.Name = 5, escrow.EventShip
 	ev.Claim = webhook.Claim{TransactionID: 5, Facts: []string{"ship:1"}, Owner: "a", Expires: now.Add(time.Minute)}
-	done := make(chan error, 1)
-	go func() { done <- cb(ctx, ev) }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the TxCallback waited on its own turn's lease row")
+	if err := soon(t, "the TxCallback in its own turn", func() error { return cb(ctx, ev) }); err != nil {
+		t.Fatal(err)
 	}
 	var orders int
 	if err := b.DB().QueryRowContext(ctx, `SELECT count(*) FROM orders`).Scan(&orders); err != nil {
@@ -244,28 +227,13 @@ func TestTxCallbackCommitsOnItsOwnInAnOpenTurn(t *testing.T) {
 // TestClosedStoreFreesItsTurns: closing a Store rolls back the turns it has open, as a
 // process that exits does: another replica takes the lease at once.
 func TestClosedStoreFreesItsTurns(t *testing.T) {
-	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
-	a, b := open(t, dsn), open(t, dsn)
-	sqlstore.SetTurnWindow(a, time.Hour)
-	now := time.Now()
-	acquireIn(t, a, 9, "a", now, escrow.EventCreate)
+	a, b, _, now := withATurn(t, time.Hour)
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	answer := make(chan webhook.Turn, 1)
-	go func() {
-		got, err := b.Acquire(t.Context(), webhook.Lease{TransactionID: 9, Holder: "b", Expires: now.Add(time.Minute)}, []escrow.EventName{escrow.EventCreate}, now)
-		if err != nil {
-			t.Error(err)
-		}
-		answer <- got
-	}()
-	select {
-	case got := <-answer:
-		if !got.Granted {
-			t.Errorf("b's Acquire after a closed its store: %+v, want the lease", got)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("b's Acquire waited on the turn of a closed store")
+	if got := soon(t, "b's Acquire after a closed its store", func() webhook.Turn {
+		return acquireIn(t, b, 9, "b", now, escrow.EventCreate)
+	}); !got.Granted {
+		t.Errorf("b's Acquire after a closed its store: %+v, want the lease", got)
 	}
 }

@@ -3,6 +3,7 @@ package sqlstore_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -1603,5 +1605,70 @@ func awaitSlowTrigger(t *testing.T, db *sql.DB, what string) {
 			t.Fatalf("%s never reached the slow trigger", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// noDriverProgram opens the store its argument names and prints whether the error matches
+// ErrNoDriver, then ErrDSN, then the error. It imports no SQL driver, as a program that
+// forgot the import.
+const noDriverProgram = `package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/escrowkit/escrow-go/webhook/sqlstore"
+)
+
+func main() {
+	_, err := sqlstore.Open(context.Background(), os.Args[1])
+	fmt.Println(errors.Is(err, sqlstore.ErrNoDriver), errors.Is(err, sqlstore.ErrDSN), err)
+}
+`
+
+// TestOpenWithoutItsDriverSaysWhatToImport: a program that did not import its engine's
+// driver gets from Open an error matching ErrNoDriver, not ErrDSN (its DSN is fine), naming
+// the package to import. The test binary registers both drivers, so the program is built
+// apart, from this package's source on disk (put into a directory of the package through
+// an overlay, so that it builds within this module).
+func TestOpenWithoutItsDriverSaysWhatToImport(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build a program with")
+	}
+	here, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	src, overlay := filepath.Join(dir, "main.go"), filepath.Join(dir, "overlay.json")
+	ov, err := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(here, "escrow_nodriver_probe", "main.go"): src}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(src, []byte(noDriverProgram), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(overlay, ov, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "probe")
+	if out, err := exec.CommandContext(t.Context(), goTool, "build", "-overlay", overlay, "-o", bin, "./escrow_nodriver_probe").CombinedOutput(); err != nil {
+		t.Fatalf("building a program without a driver: %v\n%s", err, out)
+	}
+	for dsn, want := range map[string]string{
+		"sqlite:" + filepath.Join(dir, "x.db"): `import _ "modernc.org/sqlite"`,
+		"postgres://u@db.example/x":            `import _ "github.com/jackc/pgx/v5/stdlib"`,
+	} {
+		b, err := exec.CommandContext(t.Context(), bin, dsn).CombinedOutput()
+		out := strings.TrimSpace(string(b))
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", dsn, err, out)
+		}
+		if !strings.HasPrefix(out, "true false ") || !strings.Contains(out, want) {
+			t.Errorf("Open(%q) without its driver: %s (matches ErrNoDriver, matches ErrDSN, error); want ErrNoDriver alone, saying %s", dsn, out, want)
+		}
 	}
 }

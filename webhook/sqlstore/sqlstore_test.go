@@ -1672,3 +1672,33 @@ func TestOpenWithoutItsDriverSaysWhatToImport(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenKeepsAConnectionForEachWorker: a store that Open made keeps the connections of a
+// burst of a Handler's default 8 workers open for the next burst, instead of the 2 that
+// database/sql keeps by default: on PostgreSQL each connection closed and opened again is
+// a server backend started anew, for most statements of a busy receiver.
+func TestOpenKeepsAConnectionForEachWorker(t *testing.T) {
+	for name, mk := range engines(t) {
+		t.Run(name, func(t *testing.T) {
+			s := open(t, mk(t))
+			ctx := t.Context()
+			const workers = 8
+			var conns []*sql.Conn
+			for range workers {
+				c, err := s.DB().Conn(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				conns = append(conns, c)
+			}
+			for _, c := range conns {
+				if err := c.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if st := s.DB().Stats(); st.Idle != workers || st.MaxIdleClosed != 0 {
+				t.Errorf("after %d connections at once: %d kept idle, %d closed for the idle limit; want every one kept", workers, st.Idle, st.MaxIdleClosed)
+			}
+		})
+	}
+}

@@ -1702,3 +1702,33 @@ func TestOpenKeepsAConnectionForEachWorker(t *testing.T) {
 		})
 	}
 }
+
+// TestCurrentStoreOpensReadOnly: New on a store already at the current schema writes
+// nothing, so a tool can look at a running receiver's SQLite file through a read-only
+// handle (mode=ro) and read what it recorded.
+func TestCurrentStoreOpensReadOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "webhooks.db")
+	s := open(t, "sqlite:"+path)
+	ctx := t.Context()
+	if err := s.Track(ctx, []int64{3, 4}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AdvanceMark(ctx, 4); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ro, err := sqlstore.New(ctx, db, sqlstore.SQLite)
+	if err != nil {
+		t.Fatalf("New on a read-only handle of a current store: %v", err)
+	}
+	if ids, err := ro.Unfinished(ctx); err != nil || !slices.Equal(ids, []int64{3, 4}) {
+		t.Errorf("Unfinished through the read-only handle = %v, %v; want [3 4]", ids, err)
+	}
+	if m, known, err := ro.Mark(ctx); err != nil || !known || m != 4 {
+		t.Errorf("Mark through the read-only handle = %d %v %v; want 4", m, known, err)
+	}
+}

@@ -100,7 +100,9 @@ func TestSchema(t *testing.T) {
 // error, never a panic.
 func TestBadDSN(t *testing.T) {
 	for _, dsn := range []string{"", "memory", "mysql://localhost/x", "sqlite:", "sqlite:a?b", "sqlite:a#b", "sqlite://host/x.db",
-		"postgres://", "postgres://%zz", "postgres://u:secret@/x", "mysql://u:secret@h/x", "postgres://u:sec%zzret@h/x"} {
+		"postgres://", "postgres://%zz", "postgres://u:secret@/x", "mysql://u:secret@h/x", "postgres://u:sec%zzret@h/x",
+		// URLs that parse, with settings the PostgreSQL driver refuses when it reads them
+		"postgres://u:secret@h:99999/x", "postgres://u:secret@h/x?sslmode=bogus", "postgres://u:secret@h/x?connect_timeout=soon"} {
 		_, err := sqlstore.Open(t.Context(), dsn)
 		if !errors.Is(err, sqlstore.ErrDSN) {
 			t.Errorf("Open(%q) = %v, want ErrDSN", dsn, err)

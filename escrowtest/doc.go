@@ -146,23 +146,23 @@
 //
 // Creation rules. Beyond spec parts 1, 2 and 7 and the API notes: description is required
 // and not empty; an item needs type and schedule; title, description, category and quantity
-// are optional (quantity 1 by default); inspection_period is whole days in seconds, from
-// 86400 to 365 days, 259200 (3 days) by default on transferable items; one transferable
-// item type per transaction (domain_name and domain_name_holding do not mix either) and at
-// least one transferable item; categories by item type as listed above (domain_name only
-// with extra_attributes.with_content); motor-vehicle attributes only on motor_vehicle
-// items, with_content only on domain_name; goods and shipping fees are paid by the buyer to
-// the seller, broker fees by the buyer or the seller to the broker, partner fees (approved
-// partners only) by the buyer or the seller to the partner; fee entries are not allowed on
-// broker_fee and partner_fee items, and a fee entry's amount is refused at creation; an
-// escrow entry without split counts as 1; at most 100 items and 100 schedule entries,
-// amounts up to 1000000000.00 and an item's schedule totalling no more. Amounts are JSON
-// numbers or numeric strings, positive, with at most two decimals (1000.000 is accepted,
+// are optional (quantity from 1 to 1,000,000, 1 by default); inspection_period is whole days
+// in seconds, from 86400 to 365 days, 259200 (3 days) by default on transferable items; one
+// transferable item type per transaction (domain_name and domain_name_holding do not mix
+// either) and at least one transferable item; categories by item type as listed above
+// (domain_name only with extra_attributes.with_content); motor-vehicle attributes only on
+// motor_vehicle items, with_content only on domain_name; goods and shipping fees are paid by
+// the buyer to the seller, broker fees by the buyer or the seller to the broker, partner fees
+// (approved partners only) by the buyer or the seller to the partner; fee entries are not
+// allowed on broker_fee and partner_fee items, and a fee entry's amount is refused at
+// creation; an escrow entry without split counts as 1; at most 100 items and 100 schedule
+// entries, amounts up to 1000000000.00 and an item's schedule totalling no more. Amounts are
+// JSON numbers or numeric strings, positive, with at most two decimals (1000.000 is accepted,
 // 0.30000000000000004 is not). Integer fields (quantity, inspection_period, year, ids in
 // bodies) take numeric strings ("259200") and extra_attributes booleans "true" and "false",
 // as production clients send them and the live API accepts. Currency is one of usd, aud,
-// euro, gbp, cad, lowercase. A reference is unique per creator. E-mail addresses are
-// compared without case and returned lowercase. Unknown fields are ignored.
+// euro, gbp, cad, lowercase. A reference is unique per creator. E-mail addresses are compared
+// without case and returned lowercase. Unknown fields are ignored.
 //
 // Escrow fee. Each item but broker_fee and partner_fee items pays an escrow fee on its
 // own amount (the sum of its schedule; quantity does not multiply it), a flat rate by

@@ -101,6 +101,9 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	}
 	if err := connect(ctx, db, d); err != nil {
 		db.Close()
+		if unparsedDSN(err) {
+			return nil, fmt.Errorf("%w: %w", ErrDSN, err)
+		}
 		return nil, fmt.Errorf("sqlstore: connecting to the %s store: %w", d, err)
 	}
 	s, err := New(ctx, db, d)
@@ -125,6 +128,19 @@ func needDriver(driver string, d Dialect, registered []string) error {
 		return nil
 	}
 	return fmt.Errorf("%w: the %s store needs driver %q: import _ %q in the program", ErrNoDriver, d, driver, driverImports[driver])
+}
+
+// unparsedDSN reports the error pgx gives, at the first connection, for a postgres:// URL
+// whose settings it cannot read (a port out of range, an unknown sslmode, a timeout that is
+// no number): a *pgconn.ParseConfigError, known by its type's name since this package
+// links no driver. Retrying such a DSN cannot help, so Open reports it as ErrDSN.
+func unparsedDSN(err error) bool {
+	for ; err != nil; err = errors.Unwrap(err) {
+		if fmt.Sprintf("%T", err) == "*pgconn.ParseConfigError" {
+			return true
+		}
+	}
+	return false
 }
 
 // parseDSN turns a store DSN into a driver name and its data source.

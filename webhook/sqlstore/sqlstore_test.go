@@ -3,6 +3,7 @@ package sqlstore_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -98,7 +100,9 @@ func TestSchema(t *testing.T) {
 // error, never a panic.
 func TestBadDSN(t *testing.T) {
 	for _, dsn := range []string{"", "memory", "mysql://localhost/x", "sqlite:", "sqlite:a?b", "sqlite:a#b", "sqlite://host/x.db",
-		"postgres://", "postgres://%zz", "postgres://u:secret@/x", "mysql://u:secret@h/x", "postgres://u:sec%zzret@h/x"} {
+		"postgres://", "postgres://%zz", "postgres://u:secret@/x", "mysql://u:secret@h/x", "postgres://u:sec%zzret@h/x",
+		// URLs that parse, with settings the PostgreSQL driver refuses when it reads them
+		"postgres://u:secret@h:99999/x", "postgres://u:secret@h/x?sslmode=bogus", "postgres://u:secret@h/x?connect_timeout=soon"} {
 		_, err := sqlstore.Open(t.Context(), dsn)
 		if !errors.Is(err, sqlstore.ErrDSN) {
 			t.Errorf("Open(%q) = %v, want ErrDSN", dsn, err)
@@ -1604,5 +1608,130 @@ func awaitSlowTrigger(t *testing.T, db *sql.DB, what string) {
 			t.Fatalf("%s never reached the slow trigger", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// noDriverProgram opens the store its argument names and prints whether the error matches
+// ErrNoDriver, then ErrDSN, then the error. It imports no SQL driver, as a program that
+// forgot the import.
+const noDriverProgram = `package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/escrowkit/escrow-go/webhook/sqlstore"
+)
+
+func main() {
+	_, err := sqlstore.Open(context.Background(), os.Args[1])
+	fmt.Println(errors.Is(err, sqlstore.ErrNoDriver), errors.Is(err, sqlstore.ErrDSN), err)
+}
+`
+
+// TestOpenWithoutItsDriverSaysWhatToImport: a program that did not import its engine's
+// driver gets from Open an error matching ErrNoDriver, not ErrDSN (its DSN is fine), naming
+// the package to import. The test binary registers both drivers, so the program is built
+// apart, from this package's source on disk (put into a directory of the package through
+// an overlay, so that it builds within this module).
+func TestOpenWithoutItsDriverSaysWhatToImport(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command to build a program with")
+	}
+	here, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	src, overlay := filepath.Join(dir, "main.go"), filepath.Join(dir, "overlay.json")
+	ov, err := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(here, "escrow_nodriver_probe", "main.go"): src}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(src, []byte(noDriverProgram), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(overlay, ov, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "probe")
+	if out, err := exec.CommandContext(t.Context(), goTool, "build", "-overlay", overlay, "-o", bin, "./escrow_nodriver_probe").CombinedOutput(); err != nil {
+		t.Fatalf("building a program without a driver: %v\n%s", err, out)
+	}
+	for dsn, want := range map[string]string{
+		"sqlite:" + filepath.Join(dir, "x.db"): `import _ "modernc.org/sqlite"`,
+		"postgres://u@db.example/x":            `import _ "github.com/jackc/pgx/v5/stdlib"`,
+	} {
+		b, err := exec.CommandContext(t.Context(), bin, dsn).CombinedOutput()
+		out := strings.TrimSpace(string(b))
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", dsn, err, out)
+		}
+		if !strings.HasPrefix(out, "true false ") || !strings.Contains(out, want) {
+			t.Errorf("Open(%q) without its driver: %s (matches ErrNoDriver, matches ErrDSN, error); want ErrNoDriver alone, saying %s", dsn, out, want)
+		}
+	}
+}
+
+// TestOpenKeepsAConnectionForEachWorker: a store that Open made keeps the connections of a
+// burst of a Handler's default 8 workers open for the next burst, instead of the 2 that
+// database/sql keeps by default: on PostgreSQL each connection closed and opened again is
+// a server backend started anew, for most statements of a busy receiver.
+func TestOpenKeepsAConnectionForEachWorker(t *testing.T) {
+	for name, mk := range engines(t) {
+		t.Run(name, func(t *testing.T) {
+			s := open(t, mk(t))
+			ctx := t.Context()
+			const workers = 8
+			var conns []*sql.Conn
+			for range workers {
+				c, err := s.DB().Conn(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				conns = append(conns, c)
+			}
+			for _, c := range conns {
+				if err := c.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if st := s.DB().Stats(); st.Idle != workers || st.MaxIdleClosed != 0 {
+				t.Errorf("after %d connections at once: %d kept idle, %d closed for the idle limit; want every one kept", workers, st.Idle, st.MaxIdleClosed)
+			}
+		})
+	}
+}
+
+// TestCurrentStoreOpensReadOnly: New on a store already at the current schema writes
+// nothing, so a tool can look at a running receiver's SQLite file through a read-only
+// handle (mode=ro) and read what it recorded.
+func TestCurrentStoreOpensReadOnly(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "webhooks.db")
+	s := open(t, "sqlite:"+path)
+	ctx := t.Context()
+	if err := s.Track(ctx, []int64{3, 4}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AdvanceMark(ctx, 4); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ro, err := sqlstore.New(ctx, db, sqlstore.SQLite)
+	if err != nil {
+		t.Fatalf("New on a read-only handle of a current store: %v", err)
+	}
+	if ids, err := ro.Unfinished(ctx); err != nil || !slices.Equal(ids, []int64{3, 4}) {
+		t.Errorf("Unfinished through the read-only handle = %v, %v; want [3 4]", ids, err)
+	}
+	if m, known, err := ro.Mark(ctx); err != nil || !known || m != 4 {
+		t.Errorf("Mark through the read-only handle = %d %v %v; want 4", m, known, err)
 	}
 }

@@ -496,9 +496,6 @@ func inspecting(it *item) bool {
 	return false
 }
 
-// settle applies what the passing of time does (autoAccepts) to the transactions with an
-// inspection running, in id order. It runs before every request and after Advance, so no
-// timer is needed.
 // autoApply applies the automatic action to every item whose period has ended, and
 // returns them.
 func (e *Emulator) autoApply(tx *transaction, auto autoAccept) []*item {
@@ -513,6 +510,9 @@ func (e *Emulator) autoApply(tx *transaction, auto autoAccept) []*item {
 	return done
 }
 
+// settle applies what the passing of time does (autoAccepts) to the transactions with an
+// inspection running, in id order. It runs before every request and after Advance, so no
+// timer is needed.
 func (e *Emulator) settle() {
 	for _, id := range slices.Sorted(maps.Keys(e.st.inspecting)) {
 		tx := e.st.inspecting[id]

@@ -138,7 +138,6 @@ func (e *Emulator) NextSteps(txID int64) (Progress, error) {
 	return e.progress(tx), nil
 }
 
-// progress derives a transaction's Progress; the lock is held.
 // disbursed is what the transaction has paid out.
 func disbursed(tx *transaction) cents {
 	var sum cents
@@ -157,6 +156,7 @@ func (s NextStep) same(o NextStep) bool {
 	return o.Role == s.Role && o.Action == s.Action && o.ItemID == s.ItemID
 }
 
+// progress derives a transaction's Progress; the lock is held.
 func (e *Emulator) progress(tx *transaction) Progress {
 	p := Progress{TransactionID: tx.id, State: tx.state(), Steps: []NextStep{}, Unpaid: []Unpaid{}, Goods: []GoodState{}}
 	for _, it := range tx.goods() {
@@ -219,8 +219,6 @@ func (e *Emulator) goodsSteps(tx *transaction, add func(role, action string, ite
 	}
 }
 
-// unpaid lists the payouts owed and not made, and adds the disbursement methods they
-// wait on.
 // owedOn is what the item's schedule still owes: neither paid out nor refunded.
 func owedOn(it *item) cents {
 	var owed cents
@@ -232,6 +230,8 @@ func owedOn(it *item) cents {
 	return owed
 }
 
+// unpaid lists the payouts owed and not made, and adds the disbursement methods they
+// wait on.
 func (e *Emulator) unpaid(tx *transaction, add func(role, action string, itemID int64, autoAt time.Time)) []Unpaid {
 	out := []Unpaid{}
 	for _, it := range tx.items {

@@ -236,10 +236,7 @@ type actionInput struct {
 func parseAction(o object) actionInput {
 	in := actionInput{}
 	if o.required("action") {
-		in.action = o.oneOf("action", actionNames...)
-		if _, known := actionNamed(in.action); !known && o.errs.orNil() == nil {
-			o.fail("action", "must be one of "+strings.Join(actionNames, ", ")) // "" is no action
-		}
+		in.action = o.oneOf("action", actionNames...) // refuses a blank or unknown name
 	}
 	if si, ok := o.child("shipping_information"); ok {
 		in.authorizationType = si.oneOf("authorization_type", authorizationTypes...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -235,5 +236,49 @@ func TestClosedStoreFreesItsTurns(t *testing.T) {
 		return acquireIn(t, b, 9, "b", now, escrow.EventCreate)
 	}); !got.Granted {
 		t.Errorf("b's Acquire after a closed its store: %+v, want the lease", got)
+	}
+}
+
+// TestStoreForgetsEndedTurns: a Store remembers a turn only while it is open: one ended by
+// its Yield, one another Handler of the Store met, those Prune and Close end, are
+// forgotten, so that a receiver's memory does not grow with the transactions it saw.
+func TestStoreForgetsEndedTurns(t *testing.T) {
+	a, _, turn, now := withATurn(t, time.Hour) // transaction 9, open
+	if _, err := a.Yield(t.Context(), webhook.Yield{Lease: webhook.Lease{TransactionID: 9, Holder: "a"}, Marks: turn.Marks, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	acquireIn(t, a, 10, "a", now, escrow.EventCreate)
+	acquireIn(t, a, 10, "b", now, escrow.EventCreate) // another Handler of the same Store
+	if n := sqlstore.OpenTurns(a); n != 0 {
+		t.Errorf("after a turn's Yield and a turn another Handler met: %d turns kept, want none", n)
+	}
+	acquireIn(t, a, 11, "a", now, escrow.EventCreate)
+	if _, err := a.Prune(t.Context(), now); err != nil {
+		t.Fatal(err)
+	}
+	if n := sqlstore.OpenTurns(a); n != 0 {
+		t.Errorf("after Prune: %d turns kept, want none", n)
+	}
+	acquireIn(t, a, 12, "a", now, escrow.EventCreate)
+	a.Close()
+	if n := sqlstore.OpenTurns(a); n != 0 {
+		t.Errorf("after Close: %d turns kept, want none", n)
+	}
+}
+
+// TestSQLiteTurnsCommitAtOnce: on SQLite, whose write lock covers the whole database, a
+// turn's grant is committed at once: another process's write never waits for a turn.
+func TestSQLiteTurnsCommitAtOnce(t *testing.T) {
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "webhooks.db")
+	a, b := open(t, dsn), open(t, dsn)
+	sqlstore.SetTurnWindow(a, time.Hour)
+	now := time.Now()
+	if turn := acquireIn(t, a, 9, "a", now, escrow.EventCreate); !turn.Granted {
+		t.Fatalf("a's Acquire: %+v", turn)
+	}
+	if got := soon(t, "another process's Acquire", func() webhook.Turn {
+		return acquireIn(t, b, 10, "b", now, escrow.EventCreate)
+	}); !got.Granted {
+		t.Errorf("b's Acquire of another transaction during a's turn: %+v, want the lease", got)
 	}
 }

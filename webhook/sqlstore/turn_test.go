@@ -282,3 +282,19 @@ func TestSQLiteTurnsCommitAtOnce(t *testing.T) {
 		t.Errorf("b's Acquire of another transaction during a's turn: %+v, want the lease", got)
 	}
 }
+
+// TestTurnOpenDuringPruneKeepsItsLease: Prune commits the grants of the turns open in its
+// process, as their leases: the holder's turn goes on and ends as its own, and no other
+// replica may take the transaction meanwhile.
+func TestTurnOpenDuringPruneKeepsItsLease(t *testing.T) {
+	a, b, turn, now := withATurn(t, time.Hour)
+	if _, err := a.Prune(t.Context(), now); err != nil {
+		t.Fatal(err)
+	}
+	if got := acquireIn(t, b, 9, "b", now, escrow.EventShip); got.Granted {
+		t.Errorf("b's Acquire after Prune, during a's turn: %+v, want the lease a's", got)
+	}
+	if _, err := a.Yield(t.Context(), webhook.Yield{Lease: webhook.Lease{TransactionID: 9, Holder: "a"}, Marks: turn.Marks, Facts: []string{"create"}, Now: now}); err != nil {
+		t.Errorf("a's Yield after Prune: %v, want its turn to end as its own", err)
+	}
+}

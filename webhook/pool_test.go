@@ -367,3 +367,46 @@ func (g *gatedAPI) RoundTrip(r *http.Request) (*http.Response, error) {
 	<-g.gate
 	return g.api.RoundTrip(r)
 }
+
+// TestShutdownDropsANeverSeenIdItsLookUpFoundUnknown: a never-seen id whose look-up in the
+// Store is under way when Shutdown begins, and comes back unknown with the never-seen share
+// spent, is dropped like those already waiting: Shutdown neither waits for the next
+// rate-limit window nor fetches it.
+func TestShutdownDropsANeverSeenIdItsLookUpFoundUnknown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.header = rateLimited
+		store := &gatedLookUps{gate: make(chan struct{})}
+		h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Store: store})
+		deliver(h, "create", forgedBase) // a 404: the window's share is spent
+		synctest.Wait()
+		deliver(h, "create", forgedBase+1) // looked up in the Store: held at the gate
+		synctest.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- h.Shutdown(ctx) }()
+		synctest.Wait() // Shutdown has begun: deliveries are refused
+		close(store.gate)
+		if err := <-done; err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		if n := api.readsOf(forgedBase + 1); n != 0 {
+			t.Errorf("the never-seen id was fetched %d times during Shutdown", n)
+		}
+	})
+}
+
+// gatedLookUps is a memory store whose look-ups of never-seen ids (Lease.IfKnown) wait
+// for gate to close.
+type gatedLookUps struct {
+	webhook.MemoryStore
+	gate chan struct{}
+}
+
+func (s *gatedLookUps) Acquire(ctx context.Context, l webhook.Lease, names []escrow.EventName, now time.Time) (webhook.Turn, error) {
+	if l.IfKnown {
+		<-s.gate
+	}
+	return s.MemoryStore.Acquire(ctx, l, names, now)
+}

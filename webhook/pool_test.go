@@ -2,11 +2,15 @@ package webhook_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -398,15 +402,84 @@ func TestShutdownDropsANeverSeenIdItsLookUpFoundUnknown(t *testing.T) {
 }
 
 // gatedLookUps is a memory store whose look-ups of never-seen ids (Lease.IfKnown) wait
-// for gate to close.
+// for gate to close: those of id alone if it is set.
 type gatedLookUps struct {
 	webhook.MemoryStore
 	gate chan struct{}
+	id   int64
 }
 
 func (s *gatedLookUps) Acquire(ctx context.Context, l webhook.Lease, names []escrow.EventName, now time.Time) (webhook.Turn, error) {
-	if l.IfKnown {
+	if l.IfKnown && (s.id == 0 || s.id == l.TransactionID) {
 		<-s.gate
 	}
 	return s.MemoryStore.Acquire(ctx, l, names, now)
+}
+
+// TestListingUnderWayAtShutdownHandsOverWhatShutdownDropped: Shutdown drops the
+// never-seen ids waiting for the share and those whose look-up in the Store comes back
+// unknown after it began; a listing of the partner's newest transactions already under way
+// that names them hands them over while Shutdown waits for the work left, as the listing
+// does for ids a flood pushed out.
+func TestListingUnderWayAtShutdownHandsOverWhatShutdownDropped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const busy, lookedUp, waiting = 1, 2, 3
+		api := newFakeAPI()
+		api.header = rateLimited
+		for _, id := range []int64{busy, lookedUp, waiting} {
+			api.txs[id] = created(id)
+		}
+		partner := &gatedPartner{api: api, gate: make(chan struct{})}
+		store := &gatedLookUps{gate: make(chan struct{}), id: lookedUp}
+		got := &calls{block: make(chan struct{})}
+		h := webhook.NewHandler(clientOver(t, partner), got.fn, webhook.Options{Store: store})
+		deliver(h, "create", busy) // its callback waits: Shutdown waits for it
+		synctest.Wait()
+		deliver(h, "create", forgedBase) // a 404: the window's share is spent
+		synctest.Wait()
+		deliver(h, "create", lookedUp) // looked up in the Store: held there
+		synctest.Wait()
+		deliver(h, "create", waiting) // unknown to the Store: waits, and a listing is asked for, held
+		synctest.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- h.Shutdown(ctx) }()
+		synctest.Wait()   // waiting is dropped
+		close(store.gate) // lookedUp is unknown: dropped, Shutdown having begun
+		synctest.Wait()
+		close(partner.gate) // the listing names both
+		synctest.Wait()
+		close(got.block)
+		if err := <-done; err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		if l := got.list(); !slices.Equal(slices.Sorted(slices.Values(l)), []string{"create:1", "create:2", "create:3"}) {
+			t.Errorf("handed over %v; want the listed creates of 2 and 3 too", l)
+		}
+	})
+}
+
+// gatedPartner is api for a partner account: its listing of the newest transactions (all of
+// api's, newest first, on one page) is answered once gate is closed.
+type gatedPartner struct {
+	api  *fakeAPI
+	gate chan struct{}
+}
+
+func (p *gatedPartner) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !strings.HasSuffix(r.URL.Path, "/partner/transactions") {
+		return p.api.RoundTrip(r)
+	}
+	<-p.gate
+	p.api.mu.Lock()
+	var page escrow.TransactionCursorList
+	for _, id := range slices.Backward(slices.Sorted(maps.Keys(p.api.txs))) {
+		page.Transactions = append(page.Transactions, *p.api.txs[id])
+	}
+	p.api.mu.Unlock()
+	rec := httptest.NewRecorder()
+	rec.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(rec).Encode(page)
+	return rec.Result(), nil
 }

@@ -483,3 +483,90 @@ func (p *gatedPartner) RoundTrip(r *http.Request) (*http.Response, error) {
 	json.NewEncoder(rec).Encode(page)
 	return rec.Result(), nil
 }
+
+// TestReconcilerConfirmingATurnUnderWayStartsNoSecondTurn: a never-seen transaction the
+// reconciler lists while its first fetch is under way becomes known, and its turn goes on
+// alone: no second worker fetches it beside the first, and its create is handed over once.
+func TestReconcilerConfirmingATurnUnderWayStartsNoSecondTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		slow := &heldReads{api: api, id: 1, gate: make(chan struct{})}
+		got := &calls{}
+		h := webhook.NewHandler(clientOver(t, slow), got.fn, webhook.Options{})
+		defer shutdown(t, h)
+		deliver(h, "create", 1) // never seen: fetched at once, the answer held
+		synctest.Wait()
+		if err := h.Reconcile(t.Context()); err != nil { // lists it meanwhile
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if n := slow.asked.Load(); n != 1 {
+			t.Errorf("fetched %d times at once", n)
+		}
+		close(slow.gate)
+		flushed(t, h)
+		if n := api.readsOf(1); n != 1 {
+			t.Errorf("fetched %d times", n)
+		}
+		if l := got.list(); !slices.Equal(l, []string{"create:1"}) {
+			t.Errorf("handed over %v", l)
+		}
+	})
+}
+
+// TestReconcilerConfirmingAQueuedIdStartsOneTurnAndStallsNoOther: a never-seen
+// transaction waiting for a worker when the reconciler lists it moves ahead, as a known
+// one; its one turn holds one worker while its fetch hangs, and the other worker goes on
+// to what waits behind it.
+func TestReconcilerConfirmingAQueuedIdStartsOneTurnAndStallsNoOther(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const busy1, busy2, slowID = 1, 2, 3
+		api := newFakeAPI()
+		for _, id := range []int64{busy1, busy2, slowID} {
+			api.txs[id] = created(id)
+		}
+		slow := &heldReads{api: api, id: slowID, gate: make(chan struct{})}
+		got := &calls{block: make(chan struct{})}
+		h := webhook.NewHandler(clientOver(t, slow), got.fn, webhook.Options{Workers: 2})
+		defer shutdown(t, h)
+		deliver(h, "create", busy1) // both workers held by callbacks
+		deliver(h, "create", busy2)
+		synctest.Wait()
+		deliver(h, "create", slowID) // never seen: waits for a worker
+		deliver(h, "create", forgedBase)
+		if err := h.Reconcile(t.Context()); err != nil { // lists slowID: known now
+			t.Fatal(err)
+		}
+		close(got.block)
+		synctest.Wait() // slowID's fetch hangs
+		if n := api.readsOf(forgedBase); n != 1 {
+			t.Errorf("the delivery behind the hanging fetch was fetched %d times, want 1", n)
+		}
+		if n := slow.asked.Load(); n != 1 {
+			t.Errorf("the transaction whose fetch hangs was fetched %d times, want 1", n)
+		}
+		close(slow.gate)
+		flushed(t, h)
+		if l := got.list(); countOf(l, "create:3") != 1 {
+			t.Errorf("handed over %v; want create:3 once", l)
+		}
+	})
+}
+
+// heldReads is api whose answers to reads of transaction id wait for gate to close;
+// asked counts those reads as they are sent.
+type heldReads struct {
+	api   *fakeAPI
+	id    int64
+	gate  chan struct{}
+	asked atomic.Int64
+}
+
+func (s *heldReads) RoundTrip(r *http.Request) (*http.Response, error) {
+	if strings.HasSuffix(r.URL.Path, "/transaction/"+strconv.FormatInt(s.id, 10)) {
+		s.asked.Add(1)
+		<-s.gate
+	}
+	return s.api.RoundTrip(r)
+}

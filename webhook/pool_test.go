@@ -461,16 +461,18 @@ func TestListingUnderWayAtShutdownHandsOverWhatShutdownDropped(t *testing.T) {
 }
 
 // gatedPartner is api for a partner account: its listing of the newest transactions (all of
-// api's, newest first, on one page) is answered once gate is closed.
+// api's, newest first, on one page) is answered once gate is closed. listings counts them.
 type gatedPartner struct {
-	api  *fakeAPI
-	gate chan struct{}
+	api      *fakeAPI
+	gate     chan struct{}
+	listings atomic.Int64
 }
 
 func (p *gatedPartner) RoundTrip(r *http.Request) (*http.Response, error) {
 	if !strings.HasSuffix(r.URL.Path, "/partner/transactions") {
 		return p.api.RoundTrip(r)
 	}
+	p.listings.Add(1)
 	<-p.gate
 	p.api.mu.Lock()
 	var page escrow.TransactionCursorList
@@ -569,4 +571,40 @@ func (s *heldReads) RoundTrip(r *http.Request) (*http.Response, error) {
 		<-s.gate
 	}
 	return s.api.RoundTrip(r)
+}
+
+// TestNeverSeenIdsWaitingAtTheWindowsResetAreFetchedWithoutAListing: while the share is
+// spent, a partner's newest transactions are listed once a second for the never-seen ids
+// waiting; once the window resets and the share allows a fetch for each of the few that
+// wait, they are fetched with no listing more (each listing spends the rate limit the
+// application shares).
+func TestNeverSeenIdsWaitingAtTheWindowsResetAreFetchedWithoutAListing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.header = http.Header{"Ratelimit-Limit": {"20"}, "Ratelimit-Remaining": {"19"}, "Ratelimit-Reset": {"60"}}
+		partner := &gatedPartner{api: api, gate: make(chan struct{})}
+		close(partner.gate)
+		h := webhook.NewHandler(clientOver(t, partner), (&calls{}).fn, webhook.Options{})
+		defer shutdown(t, h)
+		for i := range int64(4) { // two 404s spend the share (2 of 20); two wait
+			deliver(h, "create", forgedBase+i)
+			synctest.Wait()
+		}
+		if n := partner.listings.Load(); n != 1 {
+			t.Fatalf("%d listings for the ids waiting, want 1", n)
+		}
+		time.Sleep(time.Minute - time.Second/2) // a listing a second while they wait
+		synctest.Wait()
+		before := partner.listings.Load()
+		time.Sleep(time.Second) // the window resets: the share allows both fetches
+		synctest.Wait()
+		if n := partner.listings.Load() - before; n != 0 {
+			t.Errorf("%d listings at the window's reset, with the share allowing a fetch for each id waiting", n)
+		}
+		for i := range int64(4) {
+			if n := api.readsOf(forgedBase + i); n != 1 {
+				t.Errorf("forgery %d fetched %d times, want once", i, n)
+			}
+		}
+	})
 }

@@ -608,3 +608,34 @@ func TestNeverSeenIdsWaitingAtTheWindowsResetAreFetchedWithoutAListing(t *testin
 		}
 	})
 }
+
+// TestListedNeverSeenIdIsHandedOverAtOnce: with the never-seen share spent, a partner's new
+// transaction whose delivery waits among the never-seen ids is handed over as soon as a
+// listing of the newest transactions names it, from the state listed: no fetch, no wait
+// for the next window.
+func TestListedNeverSeenIdIsHandedOverAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const fresh = 7
+		api := newFakeAPI()
+		api.header = rateLimited
+		api.txs[fresh] = created(fresh)
+		partner := &gatedPartner{api: api, gate: make(chan struct{})}
+		got := &calls{}
+		h := webhook.NewHandler(clientOver(t, partner), got.fn, webhook.Options{})
+		defer shutdown(t, h)
+		deliver(h, "create", forgedBase) // a 404: the window's share is spent
+		synctest.Wait()
+		deliver(h, "create", forgedBase+1) // waits; a listing is asked for, held
+		synctest.Wait()
+		deliver(h, "create", fresh) // unknown to the Store: waits too
+		synctest.Wait()
+		close(partner.gate) // the listing names it
+		synctest.Wait()
+		if l := got.list(); !slices.Equal(l, []string{"create:7"}) {
+			t.Errorf("handed over %v after the listing; want create:7", l)
+		}
+		if n := api.readsOf(fresh); n != 0 {
+			t.Errorf("the listed transaction was fetched %d times", n)
+		}
+	})
+}

@@ -461,19 +461,26 @@ func TestListingUnderWayAtShutdownHandsOverWhatShutdownDropped(t *testing.T) {
 }
 
 // gatedPartner is api for a partner account: its listing of the newest transactions (all of
-// api's, newest first, on one page) is answered once gate is closed. listings counts them.
+// api's, newest first, on one page) is answered once gate is closed, the first failFirst
+// with a 502. listings counts them.
 type gatedPartner struct {
-	api      *fakeAPI
-	gate     chan struct{}
-	listings atomic.Int64
+	api       *fakeAPI
+	gate      chan struct{}
+	failFirst int64
+	listings  atomic.Int64
 }
 
 func (p *gatedPartner) RoundTrip(r *http.Request) (*http.Response, error) {
 	if !strings.HasSuffix(r.URL.Path, "/partner/transactions") {
 		return p.api.RoundTrip(r)
 	}
-	p.listings.Add(1)
+	n := p.listings.Add(1)
 	<-p.gate
+	if n <= p.failFirst {
+		rec := httptest.NewRecorder()
+		http.Error(rec, `{"error": "bad_gateway"}`, http.StatusBadGateway)
+		return rec.Result(), nil
+	}
 	p.api.mu.Lock()
 	var page escrow.TransactionCursorList
 	for _, id := range slices.Backward(slices.Sorted(maps.Keys(p.api.txs))) {
@@ -636,6 +643,35 @@ func TestListedNeverSeenIdIsHandedOverAtOnce(t *testing.T) {
 		}
 		if n := api.readsOf(fresh); n != 0 {
 			t.Errorf("the listed transaction was fetched %d times", n)
+		}
+	})
+}
+
+// TestFailedListingIsAskedForAgain: a listing of the newest transactions that fails (a
+// 502) is asked for again a second later, and that one confirms the partner's new
+// transaction waiting among the never-seen ids.
+func TestFailedListingIsAskedForAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const fresh = 7
+		api := newFakeAPI()
+		api.header = rateLimited
+		api.txs[fresh] = created(fresh)
+		partner := &gatedPartner{api: api, gate: make(chan struct{}), failFirst: 1}
+		close(partner.gate)
+		got := &calls{}
+		h := webhook.NewHandler(clientOver(t, partner), got.fn, webhook.Options{})
+		defer shutdown(t, h)
+		deliver(h, "create", forgedBase) // a 404: the window's share is spent
+		synctest.Wait()
+		deliver(h, "create", fresh) // waits: the listing asked for fails
+		synctest.Wait()
+		if l := got.list(); len(l) != 0 || partner.listings.Load() != 1 {
+			t.Fatalf("handed over %v after %d listings; want nothing after the failed one", l, partner.listings.Load())
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if l := got.list(); !slices.Equal(l, []string{"create:7"}) || partner.listings.Load() != 2 {
+			t.Errorf("handed over %v after %d listings; want create:7 from the second", l, partner.listings.Load())
 		}
 	})
 }

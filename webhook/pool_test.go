@@ -675,3 +675,33 @@ func TestFailedListingIsAskedForAgain(t *testing.T) {
 		}
 	})
 }
+
+// TestDeliveryOfATransactionAListingNamedIsConfirmedAtOnce: a listing of the partner's
+// newest transactions, asked for during a flood, makes every transaction it names known:
+// a delivery about one of them that comes afterwards is confirmed at once, as a known
+// transaction's, not queued among the never-seen ids for the share or the next listing.
+func TestDeliveryOfATransactionAListingNamedIsConfirmedAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const fresh = 7
+		api := newFakeAPI()
+		api.header = rateLimited
+		api.txs[fresh] = created(fresh)
+		partner := &gatedPartner{api: api, gate: make(chan struct{})}
+		close(partner.gate)
+		got := &calls{}
+		h := webhook.NewHandler(clientOver(t, partner), got.fn, webhook.Options{})
+		defer shutdown(t, h)
+		deliver(h, "create", forgedBase) // a 404: the window's share is spent
+		synctest.Wait()
+		deliver(h, "create", forgedBase+1) // waits; the listing asked for names 7
+		synctest.Wait()
+		if n := partner.listings.Load(); n != 1 {
+			t.Fatalf("%d listings, want 1", n)
+		}
+		deliver(h, "create", fresh)
+		synctest.Wait()
+		if l := got.list(); !slices.Equal(l, []string{"create:7"}) || partner.listings.Load() != 1 {
+			t.Errorf("handed over %v after %d listings; want create:7 at once", l, partner.listings.Load())
+		}
+	})
+}

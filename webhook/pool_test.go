@@ -705,3 +705,40 @@ func TestDeliveryOfATransactionAListingNamedIsConfirmedAtOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestLagOfANeverSeenDeliveryCountsItsWaitForTheShare: a real transaction's first
+// delivery that waits among the never-seen ids for the next window is reported to the
+// Observer with the time it arrived: its hand-over's Lag is the wait, not zero.
+func TestLagOfANeverSeenDeliveryCountsItsWaitForTheShare(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.header = rateLimited
+		api.txs[7] = created(7)
+		obs := &recordingObserver{}
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Observer: obs})
+		defer shutdown(t, h)
+		deliver(h, "create", forgedBase) // a 404: the window's share is spent
+		synctest.Wait()
+		arrived := time.Now()
+		deliver(h, "create", 7) // waits for the next window
+		synctest.Wait()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if l := got.list(); !slices.Equal(l, []string{"create:7"}) {
+			t.Fatalf("handed over %v", l)
+		}
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		for _, ho := range obs.handovers {
+			if ho.TransactionID == 7 && (!ho.Delivered.Equal(arrived) || ho.Lag() != time.Minute) {
+				t.Errorf("hand-over delivered at %v, Lag %v; want its arrival, a minute", ho.Delivered, ho.Lag())
+			}
+		}
+		for _, d := range obs.deliveries {
+			if d.TransactionID == 7 && !d.Received.Equal(arrived) {
+				t.Errorf("delivery %s reported received at %v, want its arrival %v", d.Outcome, d.Received, arrived)
+			}
+		}
+	})
+}

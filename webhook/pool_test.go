@@ -344,34 +344,6 @@ func TestDroppedNewTransactionIsRecoveredByTheListing(t *testing.T) {
 	}
 }
 
-// TestDeliveriesDuringAFailedFetchAreDropped: deliveries of a never-seen id that arrive
-// while its fetch is under way are dropped with it when the API answers 404: no second
-// fetch.
-func TestDeliveriesDuringAFailedFetchAreDropped(t *testing.T) {
-	api := newFakeAPI()
-	gate := make(chan struct{})
-	h := webhook.NewHandler(clientOver(t, &gatedAPI{api: api, gate: gate}), (&calls{}).fn, webhook.Options{})
-	defer shutdown(t, h)
-	deliver(h, "create", forgedBase)
-	deliver(h, "agree", forgedBase) // queued behind the fetch under way, or coalesced with it
-	close(gate)
-	flushed(t, h)
-	if n := api.readsOf(forgedBase); n != 1 {
-		t.Errorf("fetched %d times", n)
-	}
-}
-
-// gatedAPI answers like api once gate is closed.
-type gatedAPI struct {
-	api  *fakeAPI
-	gate chan struct{}
-}
-
-func (g *gatedAPI) RoundTrip(r *http.Request) (*http.Response, error) {
-	<-g.gate
-	return g.api.RoundTrip(r)
-}
-
 // TestShutdownDropsANeverSeenIdItsLookUpFoundUnknown: a never-seen id whose look-up in the
 // Store is under way when Shutdown begins, and comes back unknown with the never-seen share
 // spent, is dropped like those already waiting: Shutdown neither waits for the next
@@ -739,6 +711,55 @@ func TestLagOfANeverSeenDeliveryCountsItsWaitForTheShare(t *testing.T) {
 			if d.TransactionID == 7 && !d.Received.Equal(arrived) {
 				t.Errorf("delivery %s reported received at %v, want its arrival %v", d.Outcome, d.Received, arrived)
 			}
+		}
+	})
+}
+
+// TestDeliveriesDuringAFailedFetchAreDropped: deliveries of a never-seen id that arrive
+// while its fetch is under way are dropped with it when the API answers 404, counted as
+// NotFoundDropped: no second fetch (a forgery repeated spends no request more).
+func TestDeliveriesDuringAFailedFetchAreDropped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		slow := &heldReads{api: api, id: forgedBase, gate: make(chan struct{})}
+		h := webhook.NewHandler(clientOver(t, slow), (&calls{}).fn, webhook.Options{})
+		defer shutdown(t, h)
+		deliver(h, "create", forgedBase)
+		synctest.Wait() // its fetch is under way
+		deliver(h, "agree", forgedBase)
+		close(slow.gate)
+		flushed(t, h)
+		if n := api.readsOf(forgedBase); n != 1 {
+			t.Errorf("fetched %d times", n)
+		}
+		if s := h.Stats(); s.NotFoundDropped != 1 {
+			t.Errorf("Stats %+v, want the delivery during the fetch dropped unfetched", s)
+		}
+	})
+}
+
+// TestDeliveryAfterAReconciledStateIsFetched: a state the reconciler read while a turn was
+// under way confirms only what it shows; a delivery that arrives after it is fetched, as
+// the state may have been read before the event it announces happened.
+func TestDeliveryAfterAReconciledStateIsFetched(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		got := &calls{block: make(chan struct{})}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		synctest.Wait() // its callback runs
+		// The reconciler reads the state as created.
+		if err := h.Reconcile(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		api.set(agreed(1))
+		deliver(h, "agree", 1)
+		close(got.block)
+		flushed(t, h)
+		if l := got.list(); !slices.Equal(l, []string{"create:1", "agree:1"}) {
+			t.Errorf("handed over %v", l)
 		}
 	})
 }

@@ -763,3 +763,29 @@ func TestDeliveryAfterAReconciledStateIsFetched(t *testing.T) {
 		}
 	})
 }
+
+// TestGoroutinesBoundedWhileRetriesWait: hundreds of transactions waiting for a retry's
+// backoff take no goroutine each: their waits are wakeups of the one scheduler.
+func TestGoroutinesBoundedWhileRetriesWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		for id := range int64(300) {
+			api.setStatus(id+1, http.StatusBadGateway)
+		}
+		h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{RetryWait: time.Minute, MaxRetryWait: time.Minute})
+		before := runtime.NumGoroutine()
+		for id := range int64(300) {
+			deliver(h, "create", id+1)
+		}
+		synctest.Wait() // each fetched once, failed: each waits for its retry
+		if n := api.readsOf(300); n != 1 {
+			t.Fatalf("the last transaction fetched %d times, want once before its retry", n)
+		}
+		if n := runtime.NumGoroutine() - before; n > 8+1 {
+			t.Errorf("%d goroutines more with 300 retries waiting; want at most the workers and one scheduler", n)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		h.Shutdown(ctx) // the retries still waiting are given up
+	})
+}

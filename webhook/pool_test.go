@@ -789,3 +789,31 @@ func TestGoroutinesBoundedWhileRetriesWait(t *testing.T) {
 		h.Shutdown(ctx) // the retries still waiting are given up
 	})
 }
+
+// TestReconcilerConfirmsANeverSeenIdWaitingForTheShare: a real transaction's first
+// delivery waiting among the never-seen ids for the next window is confirmed as soon as
+// the reconciler lists it: the account has it, so it goes with the known transactions.
+func TestReconcilerConfirmsANeverSeenIdWaitingForTheShare(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.header = rateLimited
+		api.txs[7] = created(7)
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{})
+		defer shutdown(t, h)
+		deliver(h, "create", forgedBase) // a 404: the window's share is spent
+		synctest.Wait()
+		deliver(h, "create", 7) // waits for the next window
+		synctest.Wait()
+		if l := got.list(); len(l) != 0 {
+			t.Fatalf("handed over %v before the window's end", l)
+		}
+		if err := h.Reconcile(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if l := got.list(); !slices.Equal(l, []string{"create:7"}) {
+			t.Errorf("handed over %v once the reconciler listed it; want create:7 at once", l)
+		}
+	})
+}

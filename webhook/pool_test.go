@@ -538,7 +538,7 @@ func TestReconcilerConfirmingAQueuedIdStartsOneTurnAndStallsNoOther(t *testing.T
 // heldReads is api whose answers to reads of transaction id wait for gate to close;
 // asked counts those reads as they are sent.
 type heldReads struct {
-	api   *fakeAPI
+	api   http.RoundTripper
 	id    int64
 	gate  chan struct{}
 	asked atomic.Int64
@@ -814,6 +814,40 @@ func TestReconcilerConfirmsANeverSeenIdWaitingForTheShare(t *testing.T) {
 		synctest.Wait()
 		if l := got.list(); !slices.Equal(l, []string{"create:7"}) {
 			t.Errorf("handed over %v once the reconciler listed it; want create:7 at once", l)
+		}
+	})
+}
+
+// TestNeverSeenIdBeyondMaxUnseenIsDroppedAndRecoveredByTheListing: with MaxUnseen
+// never-seen ids under way and none waiting to be pushed out, a further one is dropped
+// unqueued (answered 200, counted as UnseenDropped); a partner's listing that names it
+// later hands it over all the same.
+func TestNeverSeenIdBeyondMaxUnseenIsDroppedAndRecoveredByTheListing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const fresh = 7
+		api := newFakeAPI()
+		api.header = rateLimited
+		api.txs[fresh] = created(fresh)
+		partner := &gatedPartner{api: api, gate: make(chan struct{})}
+		close(partner.gate)
+		slow := &heldReads{api: partner, id: forgedBase, gate: make(chan struct{})}
+		got := &calls{}
+		h := webhook.NewHandler(clientOver(t, slow), got.fn, webhook.Options{MaxUnseen: 1})
+		defer shutdown(t, h)
+		deliver(h, "create", forgedBase) // fetched at once, the answer held: MaxUnseen reached
+		synctest.Wait()
+		if code := deliver(h, "create", fresh); code != http.StatusOK {
+			t.Errorf("the delivery beyond MaxUnseen answered %d", code)
+		}
+		if s := h.Stats(); s.UnseenDropped != 1 {
+			t.Errorf("Stats %+v, want the delivery beyond MaxUnseen dropped", s)
+		}
+		close(slow.gate) // a 404: the window's share is spent
+		synctest.Wait()
+		deliver(h, "create", forgedBase+1) // waits: a listing is asked for, naming 7
+		synctest.Wait()
+		if l := got.list(); !slices.Equal(l, []string{"create:7"}) {
+			t.Errorf("handed over %v; want the dropped create:7 from the listing", l)
 		}
 	})
 }

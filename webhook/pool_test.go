@@ -851,3 +851,34 @@ func TestNeverSeenIdBeyondMaxUnseenIsDroppedAndRecoveredByTheListing(t *testing.
 		}
 	})
 }
+
+// TestQueueDepthReportedAsEachQueueIsMade: the Observer's queue depth counts a
+// transaction's queue as soon as it is made, whether a never-seen id's delivery or a
+// reconciled state of one not queued yet made it, not only when a queue goes.
+func TestQueueDepthReportedAsEachQueueIsMade(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1], api.txs[2] = created(1), created(2)
+		obs := &recordingObserver{}
+		got := &calls{block: make(chan struct{})}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Observer: obs})
+		defer shutdown(t, h)
+		deliver(h, "create", 1) // never seen; its callback waits
+		synctest.Wait()
+		depths := func() []int {
+			obs.mu.Lock()
+			defer obs.mu.Unlock()
+			return slices.Clone(obs.depths)
+		}
+		if d := depths(); !slices.Equal(d, []int{1}) {
+			t.Errorf("queue depths %v after a never-seen id's delivery; want [1]", d)
+		}
+		if err := h.Reconcile(t.Context()); err != nil { // lists 2, not queued yet
+			t.Fatal(err)
+		}
+		if d := depths(); len(d) < 2 || d[1] != 2 {
+			t.Errorf("queue depths %v after the reconciler queued another; want [1 2 ...]", d)
+		}
+		close(got.block)
+	})
+}

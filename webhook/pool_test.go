@@ -882,3 +882,27 @@ func TestQueueDepthReportedAsEachQueueIsMade(t *testing.T) {
 		close(got.block)
 	})
 }
+
+// TestThousandsOfQueuedIdsAreEachFetchedOnce: thousands of never-seen ids queued behind a
+// hanging fetch, with no rate limit stated, are each fetched once when it returns: the
+// queue that holds them keeps every id, in order, as it frees what it served.
+func TestThousandsOfQueuedIdsAreEachFetchedOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 3000
+		api := newFakeAPI()
+		slow := &heldReads{api: api, id: forgedBase, gate: make(chan struct{})}
+		h := webhook.NewHandler(clientOver(t, slow), (&calls{}).fn, webhook.Options{Workers: 1, MaxUnseen: 2 * n})
+		defer shutdown(t, h)
+		for i := range int64(n) {
+			deliver(h, "create", forgedBase+i) // the first one's fetch hangs; the others wait
+		}
+		synctest.Wait()
+		close(slow.gate)
+		flushed(t, h)
+		for i := range int64(n) {
+			if got := api.readsOf(forgedBase + i); got != 1 {
+				t.Fatalf("forgery %d fetched %d times, want once", i, got)
+			}
+		}
+	})
+}

@@ -2634,3 +2634,39 @@ func TestFailedCallbackIsRetriedDespiteAReplay(t *testing.T) {
 		}
 	})
 }
+
+// TestRetryOfAFailedFetchFindingTheEventHandedOverIsObservedAsDuplicate: a replica whose
+// fetch failed, and whose lease ran out during the retry wait while another replica handed
+// the event over, drops its delivery at the retry without a fetch and reports it to the
+// Observer as a duplicate: the delivery is not lost from the dashboards.
+func TestRetryOfAFailedFetchFindingTheEventHandedOverIsObservedAsDuplicate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		store := new(webhook.MemoryStore)
+		obs := &recordingObserver{}
+		first := &calls{}
+		a := webhook.NewHandler(api.client(t), first.fn, webhook.Options{Store: store, Observer: obs, ClaimLease: time.Second, RetryWait: 4 * time.Second, MaxRetryWait: 4 * time.Second})
+		defer shutdown(t, a)
+		second := &calls{}
+		b := webhook.NewHandler(api.client(t), second.fn, webhook.Options{Store: store})
+		defer shutdown(t, b)
+		api.setStatus(1, http.StatusBadGateway)
+		deliver(a, "create", 1) // its fetch fails: retried after 2 to 4s
+		synctest.Wait()
+		api.setStatus(1, 0)
+		time.Sleep(1500 * time.Millisecond)
+		deliver(b, "create", 1) // a's lease ran out: b hands create over
+		flushed(t, b)
+		flushed(t, a)
+		if len(first.list()) != 0 || !slices.Equal(second.list(), []string{"create:1"}) {
+			t.Errorf("the first replica handed over %v, the other %v; want the other's create alone", first.list(), second.list())
+		}
+		if got := obs.outcomes(); !slices.Equal(got, []string{"create:1=duplicate"}) {
+			t.Errorf("the first replica observed %v; want its delivery reported a duplicate", got)
+		}
+		if n := api.readsOf(1); n != 2 {
+			t.Errorf("fetched %d times; want the failed fetch and the other replica's", n)
+		}
+	})
+}

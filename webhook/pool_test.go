@@ -2,11 +2,15 @@ package webhook_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -340,30 +344,565 @@ func TestDroppedNewTransactionIsRecoveredByTheListing(t *testing.T) {
 	}
 }
 
-// TestDeliveriesDuringAFailedFetchAreDropped: deliveries of a never-seen id that arrive
-// while its fetch is under way are dropped with it when the API answers 404: no second
-// fetch.
-func TestDeliveriesDuringAFailedFetchAreDropped(t *testing.T) {
-	api := newFakeAPI()
-	gate := make(chan struct{})
-	h := webhook.NewHandler(clientOver(t, &gatedAPI{api: api, gate: gate}), (&calls{}).fn, webhook.Options{})
-	defer shutdown(t, h)
-	deliver(h, "create", forgedBase)
-	deliver(h, "agree", forgedBase) // queued behind the fetch under way, or coalesced with it
-	close(gate)
-	flushed(t, h)
-	if n := api.readsOf(forgedBase); n != 1 {
-		t.Errorf("fetched %d times", n)
-	}
+// TestShutdownDropsANeverSeenIdItsLookUpFoundUnknown: a never-seen id whose look-up in the
+// Store is under way when Shutdown begins, and comes back unknown with the never-seen share
+// spent, is dropped like those already waiting: Shutdown neither waits for the next
+// rate-limit window nor fetches it.
+func TestShutdownDropsANeverSeenIdItsLookUpFoundUnknown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.header = rateLimited
+		store := &gatedLookUps{gate: make(chan struct{})}
+		h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Store: store})
+		deliver(h, "create", forgedBase) // a 404: the window's share is spent
+		synctest.Wait()
+		deliver(h, "create", forgedBase+1) // looked up in the Store: held at the gate
+		synctest.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- h.Shutdown(ctx) }()
+		synctest.Wait() // Shutdown has begun: deliveries are refused
+		close(store.gate)
+		if err := <-done; err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		if n := api.readsOf(forgedBase + 1); n != 0 {
+			t.Errorf("the never-seen id was fetched %d times during Shutdown", n)
+		}
+	})
 }
 
-// gatedAPI answers like api once gate is closed.
-type gatedAPI struct {
-	api  *fakeAPI
+// gatedLookUps is a memory store whose look-ups of never-seen ids (Lease.IfKnown) wait
+// for gate to close: those of id alone if it is set.
+type gatedLookUps struct {
+	webhook.MemoryStore
 	gate chan struct{}
+	id   int64
 }
 
-func (g *gatedAPI) RoundTrip(r *http.Request) (*http.Response, error) {
-	<-g.gate
-	return g.api.RoundTrip(r)
+func (s *gatedLookUps) Acquire(ctx context.Context, l webhook.Lease, names []escrow.EventName, now time.Time) (webhook.Turn, error) {
+	if l.IfKnown && (s.id == 0 || s.id == l.TransactionID) {
+		<-s.gate
+	}
+	return s.MemoryStore.Acquire(ctx, l, names, now)
+}
+
+// TestListingUnderWayAtShutdownHandsOverWhatShutdownDropped: Shutdown drops the
+// never-seen ids waiting for the share and those whose look-up in the Store comes back
+// unknown after it began; a listing of the partner's newest transactions already under way
+// that names them hands them over while Shutdown waits for the work left, as the listing
+// does for ids a flood pushed out.
+func TestListingUnderWayAtShutdownHandsOverWhatShutdownDropped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const busy, lookedUp, waiting = 1, 2, 3
+		api := newFakeAPI()
+		api.header = rateLimited
+		for _, id := range []int64{busy, lookedUp, waiting} {
+			api.txs[id] = created(id)
+		}
+		partner := &gatedPartner{api: api, gate: make(chan struct{})}
+		store := &gatedLookUps{gate: make(chan struct{}), id: lookedUp}
+		got := &calls{block: make(chan struct{})}
+		h := webhook.NewHandler(clientOver(t, partner), got.fn, webhook.Options{Store: store})
+		deliver(h, "create", busy) // its callback waits: Shutdown waits for it
+		synctest.Wait()
+		deliver(h, "create", forgedBase) // a 404: the window's share is spent
+		synctest.Wait()
+		deliver(h, "create", lookedUp) // looked up in the Store: held there
+		synctest.Wait()
+		deliver(h, "create", waiting) // unknown to the Store: waits, and a listing is asked for, held
+		synctest.Wait()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- h.Shutdown(ctx) }()
+		synctest.Wait()   // waiting is dropped
+		close(store.gate) // lookedUp is unknown: dropped, Shutdown having begun
+		synctest.Wait()
+		close(partner.gate) // the listing names both
+		synctest.Wait()
+		close(got.block)
+		if err := <-done; err != nil {
+			t.Errorf("Shutdown: %v", err)
+		}
+		if l := got.list(); !slices.Equal(slices.Sorted(slices.Values(l)), []string{"create:1", "create:2", "create:3"}) {
+			t.Errorf("handed over %v; want the listed creates of 2 and 3 too", l)
+		}
+	})
+}
+
+// gatedPartner is api for a partner account: its listing of the newest transactions (all of
+// api's, newest first, on one page) is answered once gate is closed, the first failFirst
+// with a 502. listings counts them.
+type gatedPartner struct {
+	api       *fakeAPI
+	gate      chan struct{}
+	failFirst int64
+	listings  atomic.Int64
+}
+
+func (p *gatedPartner) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !strings.HasSuffix(r.URL.Path, "/partner/transactions") {
+		return p.api.RoundTrip(r)
+	}
+	n := p.listings.Add(1)
+	<-p.gate
+	if n <= p.failFirst {
+		rec := httptest.NewRecorder()
+		http.Error(rec, `{"error": "bad_gateway"}`, http.StatusBadGateway)
+		return rec.Result(), nil
+	}
+	p.api.mu.Lock()
+	var page escrow.TransactionCursorList
+	for _, id := range slices.Backward(slices.Sorted(maps.Keys(p.api.txs))) {
+		page.Transactions = append(page.Transactions, *p.api.txs[id])
+	}
+	p.api.mu.Unlock()
+	rec := httptest.NewRecorder()
+	rec.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(rec).Encode(page)
+	return rec.Result(), nil
+}
+
+// TestReconcilerConfirmingATurnUnderWayStartsNoSecondTurn: a never-seen transaction the
+// reconciler lists while its first fetch is under way becomes known, and its turn goes on
+// alone: no second worker fetches it beside the first, and its create is handed over once.
+func TestReconcilerConfirmingATurnUnderWayStartsNoSecondTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		slow := &heldReads{api: api, id: 1, gate: make(chan struct{})}
+		got := &calls{}
+		h := webhook.NewHandler(clientOver(t, slow), got.fn, webhook.Options{})
+		defer shutdown(t, h)
+		deliver(h, "create", 1) // never seen: fetched at once, the answer held
+		synctest.Wait()
+		if err := h.Reconcile(t.Context()); err != nil { // lists it meanwhile
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if n := slow.asked.Load(); n != 1 {
+			t.Errorf("fetched %d times at once", n)
+		}
+		close(slow.gate)
+		flushed(t, h)
+		if n := api.readsOf(1); n != 1 {
+			t.Errorf("fetched %d times", n)
+		}
+		if l := got.list(); !slices.Equal(l, []string{"create:1"}) {
+			t.Errorf("handed over %v", l)
+		}
+	})
+}
+
+// TestReconcilerConfirmingAQueuedIdStartsOneTurnAndStallsNoOther: a never-seen
+// transaction waiting for a worker when the reconciler lists it moves ahead, as a known
+// one; its one turn holds one worker while its fetch hangs, and the other worker goes on
+// to what waits behind it.
+func TestReconcilerConfirmingAQueuedIdStartsOneTurnAndStallsNoOther(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const busy1, busy2, slowID = 1, 2, 3
+		api := newFakeAPI()
+		for _, id := range []int64{busy1, busy2, slowID} {
+			api.txs[id] = created(id)
+		}
+		slow := &heldReads{api: api, id: slowID, gate: make(chan struct{})}
+		got := &calls{block: make(chan struct{})}
+		h := webhook.NewHandler(clientOver(t, slow), got.fn, webhook.Options{Workers: 2})
+		defer shutdown(t, h)
+		deliver(h, "create", busy1) // both workers held by callbacks
+		deliver(h, "create", busy2)
+		synctest.Wait()
+		deliver(h, "create", slowID) // never seen: waits for a worker
+		deliver(h, "create", forgedBase)
+		if err := h.Reconcile(t.Context()); err != nil { // lists slowID: known now
+			t.Fatal(err)
+		}
+		close(got.block)
+		synctest.Wait() // slowID's fetch hangs
+		if n := api.readsOf(forgedBase); n != 1 {
+			t.Errorf("the delivery behind the hanging fetch was fetched %d times, want 1", n)
+		}
+		if n := slow.asked.Load(); n != 1 {
+			t.Errorf("the transaction whose fetch hangs was fetched %d times, want 1", n)
+		}
+		close(slow.gate)
+		flushed(t, h)
+		if l := got.list(); countOf(l, "create:3") != 1 {
+			t.Errorf("handed over %v; want create:3 once", l)
+		}
+	})
+}
+
+// heldReads is api whose answers to reads of transaction id wait for gate to close;
+// asked counts those reads as they are sent.
+type heldReads struct {
+	api   http.RoundTripper
+	id    int64
+	gate  chan struct{}
+	asked atomic.Int64
+}
+
+func (s *heldReads) RoundTrip(r *http.Request) (*http.Response, error) {
+	if strings.HasSuffix(r.URL.Path, "/transaction/"+strconv.FormatInt(s.id, 10)) {
+		s.asked.Add(1)
+		<-s.gate
+	}
+	return s.api.RoundTrip(r)
+}
+
+// TestNeverSeenIdsWaitingAtTheWindowsResetAreFetchedWithoutAListing: while the share is
+// spent, a partner's newest transactions are listed once a second for the never-seen ids
+// waiting; once the window resets and the share allows a fetch for each of the few that
+// wait, they are fetched with no listing more (each listing spends the rate limit the
+// application shares).
+func TestNeverSeenIdsWaitingAtTheWindowsResetAreFetchedWithoutAListing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.header = http.Header{"Ratelimit-Limit": {"20"}, "Ratelimit-Remaining": {"19"}, "Ratelimit-Reset": {"60"}}
+		partner := &gatedPartner{api: api, gate: make(chan struct{})}
+		close(partner.gate)
+		h := webhook.NewHandler(clientOver(t, partner), (&calls{}).fn, webhook.Options{})
+		defer shutdown(t, h)
+		for i := range int64(4) { // two 404s spend the share (2 of 20); two wait
+			deliver(h, "create", forgedBase+i)
+			synctest.Wait()
+		}
+		if n := partner.listings.Load(); n != 1 {
+			t.Fatalf("%d listings for the ids waiting, want 1", n)
+		}
+		time.Sleep(time.Minute - time.Second/2) // a listing a second while they wait
+		synctest.Wait()
+		before := partner.listings.Load()
+		time.Sleep(time.Second) // the window resets: the share allows both fetches
+		synctest.Wait()
+		if n := partner.listings.Load() - before; n != 0 {
+			t.Errorf("%d listings at the window's reset, with the share allowing a fetch for each id waiting", n)
+		}
+		for i := range int64(4) {
+			if n := api.readsOf(forgedBase + i); n != 1 {
+				t.Errorf("forgery %d fetched %d times, want once", i, n)
+			}
+		}
+	})
+}
+
+// TestListedNeverSeenIdIsHandedOverAtOnce: with the never-seen share spent, a partner's new
+// transaction whose delivery waits among the never-seen ids is handed over as soon as a
+// listing of the newest transactions names it, from the state listed: no fetch, no wait
+// for the next window.
+func TestListedNeverSeenIdIsHandedOverAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const fresh = 7
+		api := newFakeAPI()
+		api.header = rateLimited
+		api.txs[fresh] = created(fresh)
+		partner := &gatedPartner{api: api, gate: make(chan struct{})}
+		got := &calls{}
+		h := webhook.NewHandler(clientOver(t, partner), got.fn, webhook.Options{})
+		defer shutdown(t, h)
+		deliver(h, "create", forgedBase) // a 404: the window's share is spent
+		synctest.Wait()
+		deliver(h, "create", forgedBase+1) // waits; a listing is asked for, held
+		synctest.Wait()
+		deliver(h, "create", fresh) // unknown to the Store: waits too
+		synctest.Wait()
+		close(partner.gate) // the listing names it
+		synctest.Wait()
+		if l := got.list(); !slices.Equal(l, []string{"create:7"}) {
+			t.Errorf("handed over %v after the listing; want create:7", l)
+		}
+		if n := api.readsOf(fresh); n != 0 {
+			t.Errorf("the listed transaction was fetched %d times", n)
+		}
+	})
+}
+
+// TestFailedListingIsAskedForAgain: a listing of the newest transactions that fails (a
+// 502) is asked for again a second later, and that one confirms the partner's new
+// transaction waiting among the never-seen ids.
+func TestFailedListingIsAskedForAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const fresh = 7
+		api := newFakeAPI()
+		api.header = rateLimited
+		api.txs[fresh] = created(fresh)
+		partner := &gatedPartner{api: api, gate: make(chan struct{}), failFirst: 1}
+		close(partner.gate)
+		got := &calls{}
+		h := webhook.NewHandler(clientOver(t, partner), got.fn, webhook.Options{})
+		defer shutdown(t, h)
+		deliver(h, "create", forgedBase) // a 404: the window's share is spent
+		synctest.Wait()
+		deliver(h, "create", fresh) // waits: the listing asked for fails
+		synctest.Wait()
+		if l := got.list(); len(l) != 0 || partner.listings.Load() != 1 {
+			t.Fatalf("handed over %v after %d listings; want nothing after the failed one", l, partner.listings.Load())
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if l := got.list(); !slices.Equal(l, []string{"create:7"}) || partner.listings.Load() != 2 {
+			t.Errorf("handed over %v after %d listings; want create:7 from the second", l, partner.listings.Load())
+		}
+	})
+}
+
+// TestDeliveryOfATransactionAListingNamedIsConfirmedAtOnce: a listing of the partner's
+// newest transactions, asked for during a flood, makes every transaction it names known:
+// a delivery about one of them that comes afterwards is confirmed at once, as a known
+// transaction's, not queued among the never-seen ids for the share or the next listing.
+func TestDeliveryOfATransactionAListingNamedIsConfirmedAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const fresh = 7
+		api := newFakeAPI()
+		api.header = rateLimited
+		api.txs[fresh] = created(fresh)
+		partner := &gatedPartner{api: api, gate: make(chan struct{})}
+		close(partner.gate)
+		got := &calls{}
+		h := webhook.NewHandler(clientOver(t, partner), got.fn, webhook.Options{})
+		defer shutdown(t, h)
+		deliver(h, "create", forgedBase) // a 404: the window's share is spent
+		synctest.Wait()
+		deliver(h, "create", forgedBase+1) // waits; the listing asked for names 7
+		synctest.Wait()
+		if n := partner.listings.Load(); n != 1 {
+			t.Fatalf("%d listings, want 1", n)
+		}
+		deliver(h, "create", fresh)
+		synctest.Wait()
+		if l := got.list(); !slices.Equal(l, []string{"create:7"}) || partner.listings.Load() != 1 {
+			t.Errorf("handed over %v after %d listings; want create:7 at once", l, partner.listings.Load())
+		}
+	})
+}
+
+// TestLagOfANeverSeenDeliveryCountsItsWaitForTheShare: a real transaction's first
+// delivery that waits among the never-seen ids for the next window is reported to the
+// Observer with the time it arrived: its hand-over's Lag is the wait, not zero.
+func TestLagOfANeverSeenDeliveryCountsItsWaitForTheShare(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.header = rateLimited
+		api.txs[7] = created(7)
+		obs := &recordingObserver{}
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Observer: obs})
+		defer shutdown(t, h)
+		deliver(h, "create", forgedBase) // a 404: the window's share is spent
+		synctest.Wait()
+		arrived := time.Now()
+		deliver(h, "create", 7) // waits for the next window
+		synctest.Wait()
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if l := got.list(); !slices.Equal(l, []string{"create:7"}) {
+			t.Fatalf("handed over %v", l)
+		}
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		for _, ho := range obs.handovers {
+			if ho.TransactionID == 7 && (!ho.Delivered.Equal(arrived) || ho.Lag() != time.Minute) {
+				t.Errorf("hand-over delivered at %v, Lag %v; want its arrival, a minute", ho.Delivered, ho.Lag())
+			}
+		}
+		for _, d := range obs.deliveries {
+			if d.TransactionID == 7 && !d.Received.Equal(arrived) {
+				t.Errorf("delivery %s reported received at %v, want its arrival %v", d.Outcome, d.Received, arrived)
+			}
+		}
+	})
+}
+
+// TestDeliveriesDuringAFailedFetchAreDropped: deliveries of a never-seen id that arrive
+// while its fetch is under way are dropped with it when the API answers 404, counted as
+// NotFoundDropped: no second fetch (a forgery repeated spends no request more).
+func TestDeliveriesDuringAFailedFetchAreDropped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		slow := &heldReads{api: api, id: forgedBase, gate: make(chan struct{})}
+		h := webhook.NewHandler(clientOver(t, slow), (&calls{}).fn, webhook.Options{})
+		defer shutdown(t, h)
+		deliver(h, "create", forgedBase)
+		synctest.Wait() // its fetch is under way
+		deliver(h, "agree", forgedBase)
+		close(slow.gate)
+		flushed(t, h)
+		if n := api.readsOf(forgedBase); n != 1 {
+			t.Errorf("fetched %d times", n)
+		}
+		if s := h.Stats(); s.NotFoundDropped != 1 {
+			t.Errorf("Stats %+v, want the delivery during the fetch dropped unfetched", s)
+		}
+	})
+}
+
+// TestDeliveryAfterAReconciledStateIsFetched: a state the reconciler read while a turn was
+// under way confirms only what it shows; a delivery that arrives after it is fetched, as
+// the state may have been read before the event it announces happened.
+func TestDeliveryAfterAReconciledStateIsFetched(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		got := &calls{block: make(chan struct{})}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		synctest.Wait() // its callback runs
+		// The reconciler reads the state as created.
+		if err := h.Reconcile(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		api.set(agreed(1))
+		deliver(h, "agree", 1)
+		close(got.block)
+		flushed(t, h)
+		if l := got.list(); !slices.Equal(l, []string{"create:1", "agree:1"}) {
+			t.Errorf("handed over %v", l)
+		}
+	})
+}
+
+// TestGoroutinesBoundedWhileRetriesWait: hundreds of transactions waiting for a retry's
+// backoff take no goroutine each: their waits are wakeups of the one scheduler.
+func TestGoroutinesBoundedWhileRetriesWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		for id := range int64(300) {
+			api.setStatus(id+1, http.StatusBadGateway)
+		}
+		h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{RetryWait: time.Minute, MaxRetryWait: time.Minute})
+		before := runtime.NumGoroutine()
+		for id := range int64(300) {
+			deliver(h, "create", id+1)
+		}
+		synctest.Wait() // each fetched once, failed: each waits for its retry
+		if n := api.readsOf(300); n != 1 {
+			t.Fatalf("the last transaction fetched %d times, want once before its retry", n)
+		}
+		if n := runtime.NumGoroutine() - before; n > 8+1 {
+			t.Errorf("%d goroutines more with 300 retries waiting; want at most the workers and one scheduler", n)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		h.Shutdown(ctx) // the retries still waiting are given up
+	})
+}
+
+// TestReconcilerConfirmsANeverSeenIdWaitingForTheShare: a real transaction's first
+// delivery waiting among the never-seen ids for the next window is confirmed as soon as
+// the reconciler lists it: the account has it, so it goes with the known transactions.
+func TestReconcilerConfirmsANeverSeenIdWaitingForTheShare(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.header = rateLimited
+		api.txs[7] = created(7)
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{})
+		defer shutdown(t, h)
+		deliver(h, "create", forgedBase) // a 404: the window's share is spent
+		synctest.Wait()
+		deliver(h, "create", 7) // waits for the next window
+		synctest.Wait()
+		if l := got.list(); len(l) != 0 {
+			t.Fatalf("handed over %v before the window's end", l)
+		}
+		if err := h.Reconcile(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait()
+		if l := got.list(); !slices.Equal(l, []string{"create:7"}) {
+			t.Errorf("handed over %v once the reconciler listed it; want create:7 at once", l)
+		}
+	})
+}
+
+// TestNeverSeenIdBeyondMaxUnseenIsDroppedAndRecoveredByTheListing: with MaxUnseen
+// never-seen ids under way and none waiting to be pushed out, a further one is dropped
+// unqueued (answered 200, counted as UnseenDropped); a partner's listing that names it
+// later hands it over all the same.
+func TestNeverSeenIdBeyondMaxUnseenIsDroppedAndRecoveredByTheListing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const fresh = 7
+		api := newFakeAPI()
+		api.header = rateLimited
+		api.txs[fresh] = created(fresh)
+		partner := &gatedPartner{api: api, gate: make(chan struct{})}
+		close(partner.gate)
+		slow := &heldReads{api: partner, id: forgedBase, gate: make(chan struct{})}
+		got := &calls{}
+		h := webhook.NewHandler(clientOver(t, slow), got.fn, webhook.Options{MaxUnseen: 1})
+		defer shutdown(t, h)
+		deliver(h, "create", forgedBase) // fetched at once, the answer held: MaxUnseen reached
+		synctest.Wait()
+		if code := deliver(h, "create", fresh); code != http.StatusOK {
+			t.Errorf("the delivery beyond MaxUnseen answered %d", code)
+		}
+		if s := h.Stats(); s.UnseenDropped != 1 {
+			t.Errorf("Stats %+v, want the delivery beyond MaxUnseen dropped", s)
+		}
+		close(slow.gate) // a 404: the window's share is spent
+		synctest.Wait()
+		deliver(h, "create", forgedBase+1) // waits: a listing is asked for, naming 7
+		synctest.Wait()
+		if l := got.list(); !slices.Equal(l, []string{"create:7"}) {
+			t.Errorf("handed over %v; want the dropped create:7 from the listing", l)
+		}
+	})
+}
+
+// TestQueueDepthReportedAsEachQueueIsMade: the Observer's queue depth counts a
+// transaction's queue as soon as it is made, whether a never-seen id's delivery or a
+// reconciled state of one not queued yet made it, not only when a queue goes.
+func TestQueueDepthReportedAsEachQueueIsMade(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1], api.txs[2] = created(1), created(2)
+		obs := &recordingObserver{}
+		got := &calls{block: make(chan struct{})}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Observer: obs})
+		defer shutdown(t, h)
+		deliver(h, "create", 1) // never seen; its callback waits
+		synctest.Wait()
+		depths := func() []int {
+			obs.mu.Lock()
+			defer obs.mu.Unlock()
+			return slices.Clone(obs.depths)
+		}
+		if d := depths(); !slices.Equal(d, []int{1}) {
+			t.Errorf("queue depths %v after a never-seen id's delivery; want [1]", d)
+		}
+		if err := h.Reconcile(t.Context()); err != nil { // lists 2, not queued yet
+			t.Fatal(err)
+		}
+		if d := depths(); len(d) < 2 || d[1] != 2 {
+			t.Errorf("queue depths %v after the reconciler queued another; want [1 2 ...]", d)
+		}
+		close(got.block)
+	})
+}
+
+// TestThousandsOfQueuedIdsAreEachFetchedOnce: thousands of never-seen ids queued behind a
+// hanging fetch, with no rate limit stated, are each fetched once when it returns: the
+// queue that holds them keeps every id, in order, as it frees what it served.
+func TestThousandsOfQueuedIdsAreEachFetchedOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 3000
+		api := newFakeAPI()
+		slow := &heldReads{api: api, id: forgedBase, gate: make(chan struct{})}
+		h := webhook.NewHandler(clientOver(t, slow), (&calls{}).fn, webhook.Options{Workers: 1, MaxUnseen: 2 * n})
+		defer shutdown(t, h)
+		for i := range int64(n) {
+			deliver(h, "create", forgedBase+i) // the first one's fetch hangs; the others wait
+		}
+		synctest.Wait()
+		close(slow.gate)
+		flushed(t, h)
+		for i := range int64(n) {
+			if got := api.readsOf(forgedBase + i); got != 1 {
+				t.Fatalf("forgery %d fetched %d times, want once", i, got)
+			}
+		}
+	})
 }

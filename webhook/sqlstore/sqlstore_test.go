@@ -1503,10 +1503,13 @@ func TestTakeOverWaitsForATxCallbacksCommit(t *testing.T) {
 // commit, so the other replica's names wait for it and then find the lease free and take
 // it, or the Yield sees them and goes on. Without the lock, the Yield wrote back the row as
 // it had read it and the names were gone, though the other replica was told they were left
-// to the holder. A trigger on the facts makes the Yield slow enough to come between.
+// to the holder. A trigger on the facts makes the Yield slow enough to come between. The
+// turn's grant is committed first, as a turn's is once it outlives its window (an open turn's
+// Yield holds the row already).
 func TestNamesLeftDuringAYieldReachAHolder(t *testing.T) {
 	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
 	a, b := open(t, dsn), open(t, dsn)
+	sqlstore.SetTurnWindow(a, time.Millisecond)
 	ctx := t.Context()
 	slowFacts(t, a.DB(), `CREATE TRIGGER escrow_test_slow AFTER INSERT ON escrow_webhook_facts FOR EACH STATEMENT EXECUTE FUNCTION escrow_test_slow()`)
 	now := time.Now()
@@ -1515,6 +1518,7 @@ func TestNamesLeftDuringAYieldReachAHolder(t *testing.T) {
 	if err != nil || !turn.Granted {
 		t.Fatalf("a's Acquire = %+v, %v", turn, err)
 	}
+	waitCommitted(t, b, 1, "a")
 	type result struct {
 		turn webhook.Turn
 		err  error

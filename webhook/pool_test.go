@@ -396,12 +396,7 @@ func (s *gatedLookUps) Acquire(ctx context.Context, l webhook.Lease, names []esc
 func TestListingUnderWayAtShutdownHandsOverWhatShutdownDropped(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const busy, lookedUp, waiting = 1, 2, 3
-		api := newFakeAPI()
-		api.header = rateLimited
-		for _, id := range []int64{busy, lookedUp, waiting} {
-			api.txs[id] = created(id)
-		}
-		partner := &gatedPartner{api: api, gate: make(chan struct{})}
+		partner := rateLimitedPartner(busy, lookedUp, waiting)
 		store := &gatedLookUps{gate: make(chan struct{}), id: lookedUp}
 		got := &calls{block: make(chan struct{})}
 		h := webhook.NewHandler(clientOver(t, partner), got.fn, webhook.Options{Store: store})
@@ -440,6 +435,17 @@ type gatedPartner struct {
 	gate      chan struct{}
 	failFirst int64
 	listings  atomic.Int64
+}
+
+// rateLimitedPartner is a partner's API whose answers say the rate-limit window is down
+// to its last call, knowing a created transaction of each id; its listings wait for gate.
+func rateLimitedPartner(ids ...int64) *gatedPartner {
+	api := newFakeAPI()
+	api.header = rateLimited
+	for _, id := range ids {
+		api.txs[id] = created(id)
+	}
+	return &gatedPartner{api: api, gate: make(chan struct{})}
 }
 
 func (p *gatedPartner) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -595,10 +601,8 @@ func TestNeverSeenIdsWaitingAtTheWindowsResetAreFetchedWithoutAListing(t *testin
 func TestListedNeverSeenIdIsHandedOverAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const fresh = 7
-		api := newFakeAPI()
-		api.header = rateLimited
-		api.txs[fresh] = created(fresh)
-		partner := &gatedPartner{api: api, gate: make(chan struct{})}
+		partner := rateLimitedPartner(fresh)
+		api := partner.api
 		got := &calls{}
 		h := webhook.NewHandler(clientOver(t, partner), got.fn, webhook.Options{})
 		defer shutdown(t, h)
@@ -625,10 +629,8 @@ func TestListedNeverSeenIdIsHandedOverAtOnce(t *testing.T) {
 func TestFailedListingIsAskedForAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const fresh = 7
-		api := newFakeAPI()
-		api.header = rateLimited
-		api.txs[fresh] = created(fresh)
-		partner := &gatedPartner{api: api, gate: make(chan struct{}), failFirst: 1}
+		partner := rateLimitedPartner(fresh)
+		partner.failFirst = 1
 		close(partner.gate)
 		got := &calls{}
 		h := webhook.NewHandler(clientOver(t, partner), got.fn, webhook.Options{})
@@ -655,10 +657,7 @@ func TestFailedListingIsAskedForAgain(t *testing.T) {
 func TestDeliveryOfATransactionAListingNamedIsConfirmedAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const fresh = 7
-		api := newFakeAPI()
-		api.header = rateLimited
-		api.txs[fresh] = created(fresh)
-		partner := &gatedPartner{api: api, gate: make(chan struct{})}
+		partner := rateLimitedPartner(fresh)
 		close(partner.gate)
 		got := &calls{}
 		h := webhook.NewHandler(clientOver(t, partner), got.fn, webhook.Options{})
@@ -825,10 +824,7 @@ func TestReconcilerConfirmsANeverSeenIdWaitingForTheShare(t *testing.T) {
 func TestNeverSeenIdBeyondMaxUnseenIsDroppedAndRecoveredByTheListing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const fresh = 7
-		api := newFakeAPI()
-		api.header = rateLimited
-		api.txs[fresh] = created(fresh)
-		partner := &gatedPartner{api: api, gate: make(chan struct{})}
+		partner := rateLimitedPartner(fresh)
 		close(partner.gate)
 		slow := &heldReads{api: partner, id: forgedBase, gate: make(chan struct{})}
 		got := &calls{}

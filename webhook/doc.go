@@ -113,11 +113,24 @@
 // when a listing names it (within a second, for a partner) or by the next reconciliation.
 // No delivery of a transaction this handler knows (handed over or reconciled since it
 // started: run the reconciler at start) is dropped; one known only to the Store waits
-// behind at most MaxUnseen Store lookups, and is dropped only when those fill the queue.
+// behind at most MaxUnseen Store lookups (and 63 more: see "Backlogs" below), and is
+// dropped only when those fill the queue.
 // No delivery is answered 503 but past MaxQueued known transactions waiting or after
 // Shutdown. [Handler.Stats] counts what
 // was dropped. BENCHMARKS.md, "A flood of forged transaction ids", has the figures with
 // 16,000 forged ids.
+//
+// # Backlogs
+//
+// Replicas behind a load balancer that spreads deliveries evenly hold the same backlog
+// after an outage or a burst: each has some of every transaction's deliveries. Taken
+// oldest first by all of them, their workers would start on the same transactions at
+// once, and all but one would wait for that one's turn and then find its facts recorded.
+// So a handler takes what waits in blocks of 64 in an order of its own (random): the
+// replicas mostly work on different transactions, and reach the others after their turns
+// ended, as replays that one read of the Store drops. An id is taken before every one that
+// came 64 or more places after it (never-seen ids the Store does not know either are
+// taken oldest first); a handler that is not behind takes each delivery as it comes.
 //
 // # Bounded stores
 //

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"container/heap"
+	mrand "math/rand/v2"
 	"time"
 
 	escrow "github.com/escrowkit/escrow-go"
@@ -84,10 +85,12 @@ func (b *shareBudget) observe(rl escrow.RateLimit) {
 	}
 }
 
-// lane is a FIFO of transaction ids. The zero value is empty.
+// lane is a FIFO of transaction ids, which take serves in blocks of its own order.
+// The zero value is empty.
 type lane struct {
-	ids  []int64
-	head int
+	ids   []int64
+	head  int
+	block int // ids[head:block] are a block take shuffled
 }
 
 func (l *lane) push(id int64) { l.ids = append(l.ids, id) }
@@ -102,9 +105,31 @@ func (l *lane) pop() (int64, bool) {
 	l.head++
 	if l.head > 1024 && l.head*2 > len(l.ids) { // give the popped half back
 		l.ids = append([]int64(nil), l.ids[l.head:]...)
+		l.block = max(0, l.block-l.head)
 		l.head = 0
 	}
 	return id, true
+}
+
+// takeBlock is how many of a lane's oldest ids take shuffles together.
+const takeBlock = 64
+
+// take pops the next id of a backlog taken in an order of this handler's own: the
+// oldest takeBlock ids (or all, if fewer wait) are shuffled when the previous block is
+// used up, then taken in that order. Replicas behind one load balancer hold the same
+// backlog (each gets some of every transaction's deliveries); taken oldest first by all,
+// their workers would start on the same transactions at once, and all but one wait for
+// that one's turn, then find its facts recorded. Taken in orders of their own, they
+// mostly meet a transaction another replica has finished, a replay answered by one read.
+// An id is taken before every id pushed takeBlock or more places after it; a lane that
+// never holds more than one id (an idle receiver) is taken in order.
+func (l *lane) take() (int64, bool) {
+	if l.head >= l.block {
+		l.block = min(len(l.ids), l.head+takeBlock)
+		b := l.ids[l.head:l.block]
+		mrand.Shuffle(len(b), func(i, j int) { b[i], b[j] = b[j], b[i] })
+	}
+	return l.pop()
 }
 
 // wakeup is a transaction to be made ready again at a time (a retry, its pace), or the

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"container/heap"
+	"slices"
 	"testing"
 	"time"
 
@@ -98,6 +99,55 @@ func TestLaneIsFIFOAndGivesMemoryBack(t *testing.T) {
 	}
 	if _, ok := l.pop(); ok || l.len() != 0 || cap(l.ids) > 4096 {
 		t.Errorf("empty lane: len %d cap %d", l.len(), cap(l.ids))
+	}
+}
+
+func TestLanesTakeABacklogInOrdersOfTheirOwn(t *testing.T) {
+	const n = 1000
+	var a, b lane
+	for i := range int64(n) {
+		a.push(i)
+		b.push(i)
+	}
+	var order [2][]int64
+	for k, l := range []*lane{&a, &b} {
+		for {
+			id, ok := l.take()
+			if !ok {
+				break
+			}
+			// Taken before every id pushed takeBlock or more places after it.
+			if m := int64(len(order[k])); id > m+takeBlock-1 || id < m-takeBlock+1 {
+				t.Fatalf("lane %d: id %d taken %dth", k, id, m)
+			}
+			order[k] = append(order[k], id)
+		}
+	}
+	for k, o := range order {
+		for i, id := range slices.Sorted(slices.Values(o)) {
+			if id != int64(i) {
+				t.Fatalf("lane %d took %d ids, not each of the %d once", k, len(o), n)
+			}
+		}
+	}
+	same := 0
+	for i := range order[0] {
+		if order[0][i] == order[1][i] {
+			same++
+		}
+	}
+	if same > n/8 {
+		t.Errorf("two lanes with the same backlog took %d of %d ids at the same place; want orders of their own", same, n)
+	}
+}
+
+func TestLaneHoldingOneIdAtATimeIsTakenInOrder(t *testing.T) {
+	var l lane
+	for i := range int64(100) {
+		l.push(i)
+		if got, ok := l.take(); !ok || got != i {
+			t.Fatalf("take = %d %v; want %d, the only id waiting", got, ok, i)
+		}
 	}
 }
 

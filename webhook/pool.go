@@ -127,9 +127,16 @@ func (h *Handler) next() (id int64, q *txQueue, kind qkind, ok bool) {
 }
 
 // pop takes the next id of a lane; q is nil for an id whose queue left the lane
-// meanwhile (retired, evicted, or moved to another lane), which the caller skips.
+// meanwhile (retired, evicted, or moved to another lane), which the caller skips. The
+// never-seen lane is taken oldest first, as its oldest are evicted; the others in blocks
+// of this handler's own order (lane.take), so that replicas holding the same backlog
+// work on different transactions.
 func (h *Handler) pop(k qkind) (int64, *txQueue, bool) {
-	id, ok := h.lanes[k].pop()
+	take := h.lanes[k].take
+	if k == kindUnseen {
+		take = h.lanes[k].pop
+	}
+	id, ok := take()
 	if !ok {
 		return 0, nil, false
 	}

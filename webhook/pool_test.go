@@ -902,3 +902,42 @@ func TestThousandsOfQueuedIdsAreEachFetchedOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestReplicasTakeTheSameBacklogInOrdersOfTheirOwn: replicas behind a load balancer hold
+// the same backlog; each takes it in an order of its own, so that they do not all start
+// on the same transaction and wait for one another's turn. Four handlers, one worker
+// each, busy while 64 deliveries queue: the transactions they go on with are not all
+// the same (all four alike by chance: one time in 64³).
+func TestReplicasTakeTheSameBacklogInOrdersOfTheirOwn(t *testing.T) {
+	api := newFakeAPI()
+	for id := range int64(65) {
+		api.txs[id+1] = created(id + 1)
+	}
+	next := map[string]bool{}
+	for range 4 {
+		got := &calls{block: make(chan struct{})}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Workers: 1})
+		before := api.readsOf(1)
+		deliver(h, "create", 1)
+		for deadline := time.Now().Add(5 * time.Second); api.readsOf(1) == before; {
+			if time.Now().After(deadline) {
+				t.Fatal("transaction 1 was never fetched")
+			}
+			runtime.Gosched() // until the worker is on transaction 1, its callback waiting
+		}
+		for id := range int64(64) {
+			deliver(h, "create", id+2)
+		}
+		close(got.block)
+		flushed(t, h)
+		shutdown(t, h)
+		if l := got.list(); len(l) != 65 || l[0] != "create:1" {
+			t.Fatalf("handed over %d events, first %v; want 65, create:1 first", len(l), l[:1])
+		} else {
+			next[l[1]] = true
+		}
+	}
+	if len(next) == 1 {
+		t.Errorf("four replicas all went on with %v after the first", next)
+	}
+}

@@ -48,6 +48,9 @@ type ReceiveConfig struct {
 	// CPUProfile, when set, names a file that gets a CPU profile of the catch-up phase
 	// (suffixed with the replica count: "cpu.prof.4").
 	CPUProfile string
+	// StoreConns, when above 0, is how many connections each replica's PostgreSQL store
+	// uses at most (sqlstore.PostgresConns otherwise).
+	StoreConns int
 }
 
 // ReceiveResult is what a receiving run measured, live and catching up.
@@ -460,6 +463,7 @@ type benchStore struct {
 	replicas []*sqlstore.Store // each replica's own handle, as separate processes have
 	admin    *sql.DB           // the server's maintenance database, to drop the phase's one
 	name     string
+	conns    int // ReceiveConfig.StoreConns
 }
 
 // replica returns the store a replica uses: the shared memory store, or a handle of its
@@ -471,6 +475,10 @@ func (b *benchStore) replica(ctx context.Context) (webhook.Store, error) {
 	s, err := sqlstore.Open(ctx, b.dsn)
 	if err != nil {
 		return nil, err
+	}
+	if b.conns > 0 && s.Dialect() == sqlstore.Postgres {
+		s.DB().SetMaxOpenConns(b.conns)
+		s.DB().SetMaxIdleConns(b.conns)
 	}
 	b.replicas = append(b.replicas, s)
 	return s, nil
@@ -509,7 +517,7 @@ func openBenchStore(ctx context.Context, cfg ReceiveConfig, phase string) (*benc
 			admin.Close()
 			return nil, err
 		}
-		return &benchStore{store: s, sql: s, dsn: dsn, admin: admin, name: name}, nil
+		return &benchStore{store: s, sql: s, dsn: dsn, admin: admin, name: name, conns: cfg.StoreConns}, nil
 	}
 	return nil, fmt.Errorf("receive: unknown store %q: want memory, sqlite or a postgres:// URL", cfg.Store)
 }
@@ -679,6 +687,7 @@ func receiveProgram(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer
 	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "goroutines making sales at once")
 	fs.DurationVar(&cfg.Gap, "gap", 0, "pause between the steps of a sale (0: every sale is a burst)")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of each catch-up phase to this file, suffixed .REPLICAS")
+	fs.IntVar(&cfg.StoreConns, "store-conns", 0, "connections each replica's PostgreSQL store uses at most (0: sqlstore.PostgresConns)")
 	return func(ctx context.Context, stdout, _ io.Writer) error {
 		dir, err := os.MkdirTemp("", "escrow-receive-")
 		if err != nil {

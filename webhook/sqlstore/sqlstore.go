@@ -114,13 +114,23 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	s.own = true
 	// database/sql keeps 2 idle connections by default: a Handler's workers would open
 	// and close a connection (a PostgreSQL backend) for most statements.
-	db.SetMaxIdleConns(idleConns)
+	conns := idleConns
+	if d == Postgres {
+		conns = PostgresConns
+		db.SetMaxOpenConns(conns)
+	}
+	db.SetMaxIdleConns(conns)
 	return s, nil
 }
 
-// idleConns is how many idle connections a Store that Open made keeps: a Handler's
-// default 8 workers and its reconciler, with room to spare.
+// idleConns is how many idle connections a SQLite Store that Open made keeps: a
+// Handler's default 8 workers and its reconciler, with room to spare.
 const idleConns = 16
+
+// PostgresConns is how many connections a PostgreSQL Store that Open made uses at most,
+// each kept open once made ("Connections" in the package doc). Change it with
+// Store.DB().SetMaxOpenConns and SetMaxIdleConns.
+const PostgresConns = 4
 
 // needDriver says which import is missing when driver is not among the registered ones.
 func needDriver(driver string, d Dialect, registered []string) error {

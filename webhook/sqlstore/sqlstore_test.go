@@ -1684,29 +1684,127 @@ func TestOpenWithoutItsDriverSaysWhatToImport(t *testing.T) {
 // burst of a Handler's default 8 workers open for the next burst, instead of the 2 that
 // database/sql keeps by default: on PostgreSQL each connection closed and opened again is
 // a server backend started anew, for most statements of a busy receiver.
-func TestOpenKeepsAConnectionForEachWorker(t *testing.T) {
+func TestOpenKeepsEveryConnectionItMayOpen(t *testing.T) {
 	for name, mk := range engines(t) {
 		t.Run(name, func(t *testing.T) {
 			s := open(t, mk(t))
 			ctx := t.Context()
-			const workers = 8
-			var conns []*sql.Conn
-			for range workers {
+			conns := 8 // a Handler's workers
+			if s.Dialect() == sqlstore.Postgres {
+				conns = sqlstore.PostgresConns
+			}
+			var held []*sql.Conn
+			for range conns {
 				c, err := s.DB().Conn(ctx)
 				if err != nil {
 					t.Fatal(err)
 				}
-				conns = append(conns, c)
+				held = append(held, c)
 			}
-			for _, c := range conns {
+			for _, c := range held {
 				if err := c.Close(); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if st := s.DB().Stats(); st.Idle != workers || st.MaxIdleClosed != 0 {
-				t.Errorf("after %d connections at once: %d kept idle, %d closed for the idle limit; want every one kept", workers, st.Idle, st.MaxIdleClosed)
+			if st := s.DB().Stats(); st.Idle != conns || st.MaxIdleClosed != 0 {
+				t.Errorf("after %d connections at once: %d kept idle, %d closed for the idle limit; want every one kept", conns, st.Idle, st.MaxIdleClosed)
 			}
 		})
+	}
+}
+
+// TestPostgresStoreUsesAtMostItsConnections: a PostgreSQL Store that Open made uses at
+// most PostgresConns connections: one more waits for one of them to be free.
+func TestPostgresStoreUsesAtMostItsConnections(t *testing.T) {
+	s := open(t, pgtest.Need(t, pg, pgErr).NewDatabase(t))
+	var held []*sql.Conn
+	for range sqlstore.PostgresConns {
+		c, err := s.DB().Conn(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	if c, err := s.DB().Conn(ctx); err == nil {
+		c.Close()
+		t.Errorf("a connection beyond the %d in use was opened", sqlstore.PostgresConns)
+	}
+	held[0].Close()
+	c, err := s.DB().Conn(t.Context())
+	if err != nil {
+		t.Fatalf("a connection once one was free: %v", err)
+	}
+	c.Close()
+	for _, c := range held[1:] {
+		c.Close()
+	}
+}
+
+// TestOneConnectionServesAHandlersWorkers: no path of a Store holds a connection while
+// it waits for another, so a Store of one connection serves a Handler's eight workers,
+// its reconciler and a TxCallback, with turns held open until they end (a window of an
+// hour), and hands every event over once.
+func TestOneConnectionServesAHandlersWorkers(t *testing.T) {
+	s := open(t, pgtest.Need(t, pg, pgErr).NewDatabase(t))
+	s.DB().SetMaxOpenConns(1)
+	sqlstore.SetTurnWindow(s, time.Hour)
+	ctx := t.Context()
+	if _, err := s.DB().ExecContext(ctx, `CREATE TABLE orders (transaction_id BIGINT, event TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	srv := escrowtest.NewServer(escrowtest.WithRateLimit(0, time.Minute))
+	defer srv.Close()
+	p, b, se := srv.AddPartner("market@example.com"), srv.AddCustomer("buyer@example.com"), srv.AddCustomer("seller@example.com")
+	partner := apiClient(t, srv, p)
+	cb := s.TxCallback(func(ctx context.Context, tx *sql.Tx, ev webhook.ConfirmedEvent) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO orders VALUES ($1, $2)`, ev.TransactionID, string(ev.Name))
+		return err
+	})
+	h := webhook.NewHandler(partner, cb, webhook.Options{Store: s, Workers: 8})
+	hook := httptest.NewServer(h)
+	defer hook.Close()
+	if _, err := partner.Webhooks.Create(ctx, escrow.Me, hook.URL+"/escrow"); err != nil {
+		t.Fatal(err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); h.RunReconciler(rctx, 10*time.Millisecond) }()
+	defer func() {
+		cancel()
+		<-done
+		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer scancel()
+		h.Shutdown(sctx)
+	}()
+	const sales = 20
+	for range sales {
+		tx, err := partner.Transactions.Create(ctx, &escrow.CreateTransactionRequest{Currency: escrow.USD, Description: "Lamp",
+			Parties: []escrow.PartyInput{{Role: escrow.RoleBuyer, Customer: b.Email}, {Role: escrow.RoleSeller, Customer: se.Email}},
+			Items: []escrow.ItemInput{{Title: "Lamp", Type: escrow.ItemGeneralMerchandise, Schedule: []escrow.ScheduleInput{
+				{Amount: escrow.MustAmount("40"), PayerCustomer: b.Email, BeneficiaryCustomer: se.Email}}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := partner.Transactions.Cancel(ctx, tx.ID, "out of stock"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := srv.FlushWebhooks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fctx, fcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer fcancel()
+	if err := h.Flush(fctx); err != nil {
+		t.Fatalf("Flush with one connection: %v (a path waiting for a second connection while it holds one?)", err)
+	}
+	var events, distinct int
+	if err := s.DB().QueryRowContext(ctx, `SELECT count(*), count(DISTINCT (transaction_id, event)) FROM orders`).Scan(&events, &distinct); err != nil {
+		t.Fatal(err)
+	}
+	if events != 2*sales || distinct != events {
+		t.Errorf("%d orders, %d distinct; want each sale's create and cancel once (%d)", events, distinct, 2*sales)
 	}
 }
 

@@ -157,10 +157,12 @@
 // 0.8 and 1.05.
 // Rows are per fact and per transaction, and are pruned with the retention. Every write
 // names one transaction id, so the load spreads over rows and only one transaction's
-// deliveries ever wait for each other. Each replica must read a transaction's record at
-// least once, so four replicas do two to three times one replica's store work per
-// sale: on a machine where the database's CPU is the limit, they catch up slower than
-// one (about half its rate on the 2-core machine of section 8). A marketplace with ten
+// deliveries ever wait for each other. What a PostgreSQL server spends per fact grows with
+// how many transactions run at once (package sqlstore, "Connections": a store uses at
+// most 4 connections), and each replica must read a transaction's record at least once:
+// on a machine where the database's CPU is the limit, four replicas catch up slower than
+// one (about 0.6 of its rate on the 2-core machine of section 8, 0.75 with 2 connections
+// each). A marketplace with ten
 // times the traffic has two ways on, both without changing this package: partition the
 // three tables by transaction id (PostgreSQL hash partitioning: each statement names its
 // transaction, so it touches one partition), or give each account, or each range of

@@ -45,7 +45,9 @@
 // fills them: the account's rate limit allows about 15 fetches a second, which four
 // connections serve. Size the total to the server: replicas × connections about two to
 // four times its cores; Store.DB().SetMaxOpenConns(n) and SetMaxIdleConns(n) change a
-// Store's share (a Store made by [New] uses the caller's *sql.DB as it is).
+// Store's share (a Store made by [New] uses the caller's *sql.DB as it is). A callback
+// takes one of them if it uses Store.DB(), while its turn may hold another: give the
+// application's own queries a pool of their own, or use [Store.TxCallback]'s tx.
 //
 // # Effectively once
 //

@@ -665,30 +665,12 @@ func TestRowsStayFlatUnderSteadyLoad(t *testing.T) {
 			if _, err := partner.Webhooks.Create(t.Context(), escrow.Me, hook.URL+"/escrow"); err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithCancel(t.Context())
-			done := make(chan struct{})
-			go func() { defer close(done); h.RunReconciler(ctx, 20*time.Millisecond) }()
-			defer func() {
-				cancel()
-				<-done
-				sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer scancel()
-				h.Shutdown(sctx)
-			}()
+			defer reconciling(h, 20*time.Millisecond)()
 			const rounds, sales = 8, 10
 			var factRows []int
 			for range rounds {
 				for range sales {
-					tx, err := partner.Transactions.Create(t.Context(), &escrow.CreateTransactionRequest{Currency: escrow.USD, Description: "Lamp",
-						Parties: []escrow.PartyInput{{Role: escrow.RoleBuyer, Customer: b.Email}, {Role: escrow.RoleSeller, Customer: se.Email}},
-						Items: []escrow.ItemInput{{Title: "Lamp", Type: escrow.ItemGeneralMerchandise, Schedule: []escrow.ScheduleInput{
-							{Amount: escrow.MustAmount("40"), PayerCustomer: b.Email, BeneficiaryCustomer: se.Email}}}}})
-					if err != nil {
-						t.Fatal(err)
-					}
-					if _, err := partner.Transactions.Cancel(t.Context(), tx.ID, "out of stock"); err != nil {
-						t.Fatal(err)
-					}
+					cancelledSale(t, partner, b, se)
 				}
 				if err := srv.FlushWebhooks(t.Context()); err != nil {
 					t.Fatal(err)
@@ -710,6 +692,37 @@ func TestRowsStayFlatUnderSteadyLoad(t *testing.T) {
 				t.Errorf("%d tombstones, %d events handed over; want a tombstone per pruned sale and every event once", tombstones, handed.Load())
 			}
 		})
+	}
+}
+
+// reconciling runs h's reconciler every interval until the function it returns stops it
+// and shuts h down.
+func reconciling(h *webhook.Handler, every time.Duration) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); h.RunReconciler(ctx, every) }()
+	return func() {
+		cancel()
+		<-done
+		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer scancel()
+		h.Shutdown(sctx)
+	}
+}
+
+// cancelledSale has the partner create a sale between buyer and seller and cancel it: two
+// events, the sale finished.
+func cancelledSale(t *testing.T, partner *escrow.Client, buyer, seller escrowtest.Account) {
+	t.Helper()
+	tx, err := partner.Transactions.Create(t.Context(), &escrow.CreateTransactionRequest{Currency: escrow.USD, Description: "Lamp",
+		Parties: []escrow.PartyInput{{Role: escrow.RoleBuyer, Customer: buyer.Email}, {Role: escrow.RoleSeller, Customer: seller.Email}},
+		Items: []escrow.ItemInput{{Title: "Lamp", Type: escrow.ItemGeneralMerchandise, Schedule: []escrow.ScheduleInput{
+			{Amount: escrow.MustAmount("40"), PayerCustomer: buyer.Email, BeneficiaryCustomer: seller.Email}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := partner.Transactions.Cancel(t.Context(), tx.ID, "out of stock"); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -1768,28 +1781,10 @@ func TestOneConnectionServesAHandlersWorkers(t *testing.T) {
 	if _, err := partner.Webhooks.Create(ctx, escrow.Me, hook.URL+"/escrow"); err != nil {
 		t.Fatal(err)
 	}
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { defer close(done); h.RunReconciler(rctx, 10*time.Millisecond) }()
-	defer func() {
-		cancel()
-		<-done
-		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer scancel()
-		h.Shutdown(sctx)
-	}()
+	defer reconciling(h, 10*time.Millisecond)()
 	const sales = 20
 	for range sales {
-		tx, err := partner.Transactions.Create(ctx, &escrow.CreateTransactionRequest{Currency: escrow.USD, Description: "Lamp",
-			Parties: []escrow.PartyInput{{Role: escrow.RoleBuyer, Customer: b.Email}, {Role: escrow.RoleSeller, Customer: se.Email}},
-			Items: []escrow.ItemInput{{Title: "Lamp", Type: escrow.ItemGeneralMerchandise, Schedule: []escrow.ScheduleInput{
-				{Amount: escrow.MustAmount("40"), PayerCustomer: b.Email, BeneficiaryCustomer: se.Email}}}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := partner.Transactions.Cancel(ctx, tx.ID, "out of stock"); err != nil {
-			t.Fatal(err)
-		}
+		cancelledSale(t, partner, b, se)
 	}
 	if err := srv.FlushWebhooks(ctx); err != nil {
 		t.Fatal(err)

@@ -348,7 +348,11 @@ func (e *Emulator) controlDeliveries(r *http.Request, _ []byte) (response, error
 			return response{}, newError(http.StatusServiceUnavailable, "timeout", "webhooks still queued: %v", err)
 		}
 	}
-	return success(controlDeliveries{Deliveries: append([]Delivery{}, e.Deliveries()...)}), nil
+	ds := []Delivery{}
+	for _, d := range e.Deliveries() {
+		ds = append(ds, d.masked())
+	}
+	return success(controlDeliveries{Deliveries: ds}), nil
 }
 
 // servePage stands in for the provider's web pages (payment landing pages and web

@@ -186,7 +186,7 @@ func (e *Emulator) inspect(id int64, viewer string) (controlTransaction, error) 
 	var deliveries []Delivery
 	for _, d := range e.Deliveries() {
 		if d.TransactionID == id {
-			deliveries = append(deliveries, d)
+			deliveries = append(deliveries, d.masked())
 		}
 	}
 	e.lock()

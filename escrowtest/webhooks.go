@@ -11,10 +11,16 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	receiving "github.com/escrowkit/escrow-go/webhook"
 )
 
 // Delivery records one webhook call the emulator made.
 type Delivery struct {
+	// URL is the receiver's URL as registered. A delivery secret in its path is a
+	// credential: the emulator's log, its control API (GET /_emulator/webhook_deliveries,
+	// ControlClient.Deliveries) and its page show the URL masked (webhook.MaskURL), here
+	// and in Error too.
 	URL           string `json:"url"`
 	Event         string `json:"event"`
 	EventType     string `json:"event_type"`
@@ -190,7 +196,7 @@ func (d *dispatcher) deliver(job hookJob) (rec Delivery) {
 	}
 	if fault.Drop != DropNone {
 		rec.Error, rec.Fault = "dropped by fault", strings.TrimPrefix(rec.Fault+", dropped", ", ")
-		d.log.Info("escrowtest webhook", "url", job.url, "event", job.event, "transaction_id", job.tx, "error", rec.Error)
+		d.log.Info("escrowtest webhook", "url", receiving.MaskURL(job.url), "event", job.event, "transaction_id", job.tx, "error", rec.Error)
 		return rec
 	}
 	body, _ := json.Marshal(map[string]any{"event": job.event, "event_type": rec.EventType, "transaction_id": job.tx})
@@ -210,7 +216,7 @@ func (d *dispatcher) deliver(job hookJob) (rec Delivery) {
 	if err != nil {
 		rec.Error = err.Error()
 	}
-	d.log.Info("escrowtest webhook", "url", job.url, "event", job.event, "transaction_id", job.tx, "status", rec.StatusCode, "error", rec.Error)
+	d.log.Info("escrowtest webhook", "url", receiving.MaskURL(job.url), "event", job.event, "transaction_id", job.tx, "status", rec.StatusCode, "error", rec.masked().Error)
 	return rec
 }
 
@@ -263,4 +269,15 @@ func (d *dispatcher) close() {
 	if d.ownClient {
 		d.client.CloseIdleConnections()
 	}
+}
+
+// masked is the delivery as the emulator shows it: its URL masked (webhook.MaskURL),
+// also where its error quotes it.
+func (d Delivery) masked() Delivery {
+	m := receiving.MaskURL(d.URL)
+	if m != d.URL {
+		d.Error = strings.ReplaceAll(d.Error, d.URL, m)
+		d.URL = m
+	}
+	return d
 }

@@ -1,6 +1,7 @@
 package escrowtest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -343,3 +344,46 @@ func TestReceiverQueueIsBounded(t *testing.T) {
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestDeliverySecretsAreShownMasked: a receiver's URL carrying a delivery secret is a
+// credential. The emulator's log and its control API (which its page reads) show it
+// masked, and so does the transaction's view on its page, also where a failed call's
+// error quotes it; Deliveries keeps it as registered.
+func TestDeliverySecretsAreShownMasked(t *testing.T) {
+	const secret = "Zq3xV9mK2pL7wR4tY8uN1b"
+	closed := httptest.NewServer(http.NotFoundHandler())
+	hook := closed.URL + "/escrow/webhook/" + secret
+	closed.Close() // the call is refused, and its error quotes the URL
+	var logs bytes.Buffer
+	srv := NewServer(WithClock(testStart), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	defer srv.Close()
+	b := as(t, srv, srv.AddCustomer("buyer@example.com"))
+	b.must(http.StatusOK, http.MethodPost, "customer/me/webhook", body{"url": hook})
+	b.create(merchandise())
+	ctx := t.Context()
+	must(t, srv.FlushWebhooks(ctx))
+	raw := srv.Deliveries()
+	if len(raw) == 0 || raw[0].URL != hook || !strings.Contains(raw[0].Error, secret) {
+		t.Fatalf("Deliveries: %+v; want the call as registered, refused", raw)
+	}
+	cc, err := NewControlClient(srv.URL, srv.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown, err := cc.Deliveries(ctx, false)
+	if err != nil || len(shown) != len(raw) {
+		t.Fatalf("control Deliveries: %d, %v; want %d", len(shown), err, len(raw))
+	}
+	for _, d := range shown {
+		if strings.Contains(d.URL+d.Error, secret) || !strings.HasSuffix(d.URL, "/escrow/webhook/SECRET") || d.Error == "" {
+			t.Errorf("control API shows %q (error %q); want the URL masked, the error kept without the secret", d.URL, d.Error)
+		}
+	}
+	view, err := srv.inspect(raw[0].TransactionID, "") // the page's view of the transaction
+	if err != nil || len(view.Deliveries) == 0 || strings.Contains(fmt.Sprint(view.Deliveries), secret) {
+		t.Errorf("the transaction's view: %+v, %v; want its deliveries, masked", view.Deliveries, err)
+	}
+	if strings.Contains(logs.String(), secret) || !strings.Contains(logs.String(), "SECRET") {
+		t.Errorf("the emulator's log shows the secret, or no masked URL:\n%s", logs.String())
+	}
+}

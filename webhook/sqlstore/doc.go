@@ -36,18 +36,19 @@
 // What a PostgreSQL server spends per fact grows with how many of the receivers'
 // transactions run at once, far more than with how many replicas there are: on the
 // 2-core machine of BENCHMARKS.md, section 8, one replica whose 32 workers each had a
-// connection caught up at a fifth of the rate of one with 8, the server spending five
-// times the processor time per fact, and four replicas with 8 connections each caught up
-// at half the rate of four with 2. So a Store that Open made uses at most
-// [PostgresConns] (4) connections, kept open: the Handler's workers queue for one
+// connection caught up at a quarter of the rate of one with 8, the server spending four
+// to six times the processor time per fact, and four replicas with 8 connections each
+// caught up at three quarters of the rate of four with 2. So a Store that Open made uses
+// at most [PostgresConns] (4) connections, kept open: the Handler's workers queue for one
 // instead of crowding the server. An open turn holds its connection until it ends, 200
-// ms at most, so more turns than connections at once wait, and a slow API is not what
-// fills them: the account's rate limit allows about 15 fetches a second, which four
-// connections serve. Size the total to the server: replicas × connections about two to
-// four times its cores; Store.DB().SetMaxOpenConns(n) and SetMaxIdleConns(n) change a
-// Store's share (a Store made by [New] uses the caller's *sql.DB as it is). A callback
-// takes one of them if it uses Store.DB(), while its turn may hold another: give the
-// application's own queries a pool of their own, or use [Store.TxCallback]'s tx.
+// ms at most, so with four turns under way a fifth waits for a connection; against the
+// live API, whose rate limit allows about 15 fetches a second, four connections held 200
+// ms each still serve 20 turns a second. Size the total to the server: replicas ×
+// connections about two to four times its cores; Store.DB().SetMaxOpenConns(n) and
+// SetMaxIdleConns(n) change a Store's share (a Store made by [New] uses the caller's
+// *sql.DB as it is). A callback takes one of them if it uses Store.DB(), while its turn
+// may hold another: give the application's own queries a pool of their own, or use
+// [Store.TxCallback]'s tx.
 //
 // # Effectively once
 //

@@ -12,14 +12,14 @@ import (
 	"sync"
 	"time"
 
-	receiving "github.com/escrowkit/escrow-go/webhook"
+	"github.com/escrowkit/escrow-go/internal/hooksecret"
 )
 
 // Delivery records one webhook call the emulator made.
 type Delivery struct {
 	// URL is the receiver's URL as registered. A delivery secret in its path is a
 	// credential: the emulator's log, its control API (GET /_emulator/webhook_deliveries,
-	// ControlClient.Deliveries) and its page show the URL masked (webhook.MaskURL), here
+	// ControlClient.Deliveries) and its page show the URL masked (as webhook.MaskURL does), here
 	// and in Error too.
 	URL           string `json:"url"`
 	Event         string `json:"event"`
@@ -196,7 +196,7 @@ func (d *dispatcher) deliver(job hookJob) (rec Delivery) {
 	}
 	if fault.Drop != DropNone {
 		rec.Error, rec.Fault = "dropped by fault", strings.TrimPrefix(rec.Fault+", dropped", ", ")
-		d.log.Info("escrowtest webhook", "url", receiving.MaskURL(job.url), "event", job.event, "transaction_id", job.tx, "error", rec.Error)
+		d.log.Info("escrowtest webhook", "url", hooksecret.MaskURL(job.url), "event", job.event, "transaction_id", job.tx, "error", rec.Error)
 		return rec
 	}
 	body, _ := json.Marshal(map[string]any{"event": job.event, "event_type": rec.EventType, "transaction_id": job.tx})
@@ -216,7 +216,7 @@ func (d *dispatcher) deliver(job hookJob) (rec Delivery) {
 	if err != nil {
 		rec.Error = err.Error()
 	}
-	d.log.Info("escrowtest webhook", "url", receiving.MaskURL(job.url), "event", job.event, "transaction_id", job.tx, "status", rec.StatusCode, "error", rec.masked().Error)
+	d.log.Info("escrowtest webhook", "url", hooksecret.MaskURL(job.url), "event", job.event, "transaction_id", job.tx, "status", rec.StatusCode, "error", rec.masked().Error)
 	return rec
 }
 
@@ -271,10 +271,10 @@ func (d *dispatcher) close() {
 	}
 }
 
-// masked is the delivery as the emulator shows it: its URL masked (webhook.MaskURL),
+// masked is the delivery as the emulator shows it: its URL masked (as webhook.MaskURL does),
 // also where its error quotes it.
 func (d Delivery) masked() Delivery {
-	m := receiving.MaskURL(d.URL)
+	m := hooksecret.MaskURL(d.URL)
 	if m != d.URL {
 		d.Error = strings.ReplaceAll(d.Error, d.URL, m)
 		d.URL = m

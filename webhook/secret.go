@@ -14,16 +14,18 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/escrowkit/escrow-go/internal/hooksecret"
 )
 
 // ErrSecret matches every error about a delivery secret that cannot be used: none set,
 // or one that is not 22 to 128 characters of A-Z, a-z, 0-9, '-' and '_'.
 var ErrSecret = errors.New("webhook: unusable delivery secret")
 
-// Secret lengths: 22 base64url characters carry 128 bits, the least worth calling a secret.
+// Secret lengths (package hooksecret holds the shape, which the emulator masks too).
 const (
-	minSecretLen = 22
-	maxSecretLen = 128
+	minSecretLen = hooksecret.MinLen
+	maxSecretLen = hooksecret.MaxLen
 )
 
 // NewSecret returns a new random delivery secret: 32 bytes from crypto/rand, base64url
@@ -39,19 +41,11 @@ func checkSecret(s string) error {
 	if len(s) < minSecretLen || len(s) > maxSecretLen {
 		return fmt.Errorf("%w: it has %d characters, want %d to %d", ErrSecret, len(s), minSecretLen, maxSecretLen)
 	}
-	if i := strings.IndexFunc(s, notSecretRune); i >= 0 {
+	if i := strings.IndexFunc(s, hooksecret.NotInAlphabet); i >= 0 {
 		return fmt.Errorf("%w: character %d is not one of A-Z, a-z, 0-9, '-' and '_'", ErrSecret, i+1)
 	}
 	return nil
 }
-
-// notSecretRune reports a rune a secret may not hold: only those a URL path segment
-// carries unescaped, and base64url's alphabet.
-func notSecretRune(r rune) bool {
-	return !strings.ContainsRune(secretAlphabet, r)
-}
-
-const secretAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
 // DeliveryURL returns the URL to register for deliveries to this handler: base with the
 // current secret (Options.Secrets[0]) appended as a last path segment, so that
@@ -81,23 +75,7 @@ func (h *Handler) DeliveryURL(base string) (string, error) {
 // NewSecret makes has but almost no word of a path) becomes "SECRET", as DeliveryURL's
 // last one carries it. The test is of shape alone, so a URL registered without a secret
 // keeps its path unless a segment looks like one; the host, query and fragment are kept.
-func MaskURL(u string) string {
-	end := len(u)
-	if i := strings.IndexAny(u, "?#"); i >= 0 {
-		end = i
-	}
-	start := 0
-	if i := strings.Index(u[:end], "://"); i >= 0 {
-		start = i + 3
-	}
-	segs := strings.Split(u[start:end], "/")
-	for i, seg := range segs {
-		if i > 0 && checkSecret(seg) == nil && strings.ContainsAny(seg, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") {
-			segs[i] = "SECRET"
-		}
-	}
-	return u[:start] + strings.Join(segs, "/") + u[end:]
-}
+func MaskURL(u string) string { return hooksecret.MaskURL(u) }
 
 // door refuses deliveries whose URL does not carry a secret, before any other work.
 type door struct {

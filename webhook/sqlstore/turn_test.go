@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -59,7 +60,7 @@ func acquireIn(t *testing.T, s *sqlstore.Store, id int64, holder string, now tim
 }
 
 // soon returns what f returns, failing the test if f does not return within 10 s: what it
-// does must not wait on a turn's lease row.
+// does must not wait on a turn (its lease row, or the connection it holds).
 func soon[T any](t *testing.T, what string, f func() T) T {
 	t.Helper()
 	answer := make(chan T, 1)
@@ -69,7 +70,7 @@ func soon[T any](t *testing.T, what string, f func() T) T {
 		return v
 	case <-time.After(10 * time.Second):
 	}
-	t.Fatalf("%s waited on a turn's lease row", what)
+	t.Fatalf("%s waited on a turn: its lease row, or the connection it holds", what)
 	var none T
 	return none
 }
@@ -296,5 +297,33 @@ func TestTurnOpenDuringPruneKeepsItsLease(t *testing.T) {
 	}
 	if _, err := a.Yield(t.Context(), webhook.Yield{Lease: webhook.Lease{TransactionID: 9, Holder: "a"}, Marks: turn.Marks, Facts: []string{"create"}, Now: now}); err != nil {
 		t.Errorf("a's Yield after Prune: %v, want its turn to end as its own", err)
+	}
+}
+
+// TestMoreTurnsThanConnectionsAreAllGranted: each open turn holds one of the Store's
+// PostgresConns connections, and a turn past its window gives its connection back with
+// its grant committed: a Store with more turns under way than connections grants every
+// one, and each ends with its Yield.
+func TestMoreTurnsThanConnectionsAreAllGranted(t *testing.T) {
+	s := open(t, pgtest.Need(t, pg, pgErr).NewDatabase(t))
+	now := time.Now()
+	turns := make([]webhook.Turn, 2*sqlstore.PostgresConns)
+	for i := range turns {
+		id := int64(i + 1)
+		if turns[i] = soon(t, fmt.Sprint("the Acquire of turn ", id), func() webhook.Turn {
+			return acquireIn(t, s, id, "a", now, escrow.EventCreate)
+		}); !turns[i].Granted {
+			t.Fatalf("turn %d: %+v, want the lease", id, turns[i])
+		}
+	}
+	for i, turn := range turns {
+		id := int64(i + 1)
+		y := webhook.Yield{Lease: webhook.Lease{TransactionID: id, Holder: "a", Expires: now.Add(time.Minute)}, Marks: turn.Marks, Facts: []string{"create"}, Now: now}
+		if _, err := s.Yield(t.Context(), y); err != nil {
+			t.Fatalf("turn %d's Yield: %v", id, err)
+		}
+		if h, err := s.Handed(t.Context(), id); err != nil || !h["create"] {
+			t.Errorf("turn %d: handed %v, %v; want create recorded", id, h, err)
+		}
 	}
 }

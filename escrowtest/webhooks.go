@@ -19,8 +19,8 @@ import (
 type Delivery struct {
 	// URL is the receiver's URL as registered. A delivery secret in its path is a
 	// credential: the emulator's log, its control API (GET /_emulator/webhook_deliveries,
-	// ControlClient.Deliveries) and its page show the URL masked (as webhook.MaskURL does), here
-	// and in Error too.
+	// ControlClient.Deliveries) and its page show the URL masked as webhook.MaskURL does,
+	// in Error too.
 	URL           string `json:"url"`
 	Event         string `json:"event"`
 	EventType     string `json:"event_type"`
@@ -271,8 +271,8 @@ func (d *dispatcher) close() {
 	}
 }
 
-// masked is the delivery as the emulator shows it: its URL masked (as webhook.MaskURL does),
-// also where its error quotes it.
+// masked is the delivery as the emulator shows it: its URL masked as webhook.MaskURL
+// does, also where its error quotes it.
 func (d Delivery) masked() Delivery {
 	m := hooksecret.MaskURL(d.URL)
 	if m != d.URL {

@@ -162,13 +162,12 @@
 // most 4 connections), and each replica must read a transaction's record at least once:
 // on a machine where the database's CPU is the limit, four replicas catch up slower than
 // one (about 0.6 of its rate on the 2-core machine of section 8, 0.75 with 2 connections
-// each). A marketplace with ten
-// times the traffic has two ways on, both without changing this package: partition the
-// three tables by transaction id (PostgreSQL hash partitioning: each statement names its
-// transaction, so it touches one partition), or give each account, or each range of
-// accounts, its own store (a Store per Handler; the reconciler's mark is per store).
-// Replicas beyond what the database sustains add no throughput: measure with
-// bench/receive.
+// each). A marketplace with ten times the traffic has two ways on, both without changing
+// this package: partition the three tables by transaction id (PostgreSQL hash
+// partitioning: each statement names its transaction, so it touches one partition), or
+// give each account, or each range of accounts, its own store (a Store per Handler; the
+// reconciler's mark is per store). Replicas beyond what the database sustains add no
+// throughput: measure with bench/receive.
 //
 // # No event lost
 //

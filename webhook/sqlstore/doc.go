@@ -46,9 +46,9 @@
 // ms each still serve 20 turns a second. Size the total to the server: replicas ×
 // connections about two to four times its cores; Store.DB().SetMaxOpenConns(n) and
 // SetMaxIdleConns(n) change a Store's share (a Store made by [New] uses the caller's
-// *sql.DB as it is). A callback takes one of them if it uses Store.DB(), while its turn
-// may hold another: give the application's own queries a pool of their own, or use
-// [Store.TxCallback]'s tx.
+// *sql.DB as it is). A [Store.TxCallback] holds one for as long as its function runs; a
+// plain callback takes one if it uses Store.DB(), while its turn may hold another: give
+// the application's own queries a pool of their own, or use TxCallback's tx.
 //
 // # Effectively once
 //

@@ -448,6 +448,20 @@ func rateLimitedPartner(ids ...int64) *gatedPartner {
 	return &gatedPartner{api: api, gate: make(chan struct{})}
 }
 
+// shareSpent returns a handler over partner, with the default options, and its callback's
+// calls, once a forged id's fetch, answered 404, has spent the never-seen share of the
+// window (rateLimited): a never-seen id delivered next waits, for the share or a listing.
+// The handler is shut down when the test ends.
+func shareSpent(t *testing.T, partner *gatedPartner) (*webhook.Handler, *calls) {
+	t.Helper()
+	got := &calls{}
+	h := webhook.NewHandler(clientOver(t, partner), got.fn, webhook.Options{})
+	t.Cleanup(func() { shutdown(t, h) })
+	deliver(h, "create", forgedBase)
+	synctest.Wait()
+	return h, got
+}
+
 func (p *gatedPartner) RoundTrip(r *http.Request) (*http.Response, error) {
 	if !strings.HasSuffix(r.URL.Path, "/partner/transactions") {
 		return p.api.RoundTrip(r)
@@ -603,11 +617,7 @@ func TestListedNeverSeenIdIsHandedOverAtOnce(t *testing.T) {
 		const fresh = 7
 		partner := rateLimitedPartner(fresh)
 		api := partner.api
-		got := &calls{}
-		h := webhook.NewHandler(clientOver(t, partner), got.fn, webhook.Options{})
-		defer shutdown(t, h)
-		deliver(h, "create", forgedBase) // a 404: the window's share is spent
-		synctest.Wait()
+		h, got := shareSpent(t, partner)
 		deliver(h, "create", forgedBase+1) // waits; a listing is asked for, held
 		synctest.Wait()
 		deliver(h, "create", fresh) // unknown to the Store: waits too
@@ -632,11 +642,7 @@ func TestFailedListingIsAskedForAgain(t *testing.T) {
 		partner := rateLimitedPartner(fresh)
 		partner.failFirst = 1
 		close(partner.gate)
-		got := &calls{}
-		h := webhook.NewHandler(clientOver(t, partner), got.fn, webhook.Options{})
-		defer shutdown(t, h)
-		deliver(h, "create", forgedBase) // a 404: the window's share is spent
-		synctest.Wait()
+		h, got := shareSpent(t, partner)
 		deliver(h, "create", fresh) // waits: the listing asked for fails
 		synctest.Wait()
 		if l := got.list(); len(l) != 0 || partner.listings.Load() != 1 {
@@ -659,11 +665,7 @@ func TestDeliveryOfATransactionAListingNamedIsConfirmedAtOnce(t *testing.T) {
 		const fresh = 7
 		partner := rateLimitedPartner(fresh)
 		close(partner.gate)
-		got := &calls{}
-		h := webhook.NewHandler(clientOver(t, partner), got.fn, webhook.Options{})
-		defer shutdown(t, h)
-		deliver(h, "create", forgedBase) // a 404: the window's share is spent
-		synctest.Wait()
+		h, got := shareSpent(t, partner)
 		deliver(h, "create", forgedBase+1) // waits; the listing asked for names 7
 		synctest.Wait()
 		if n := partner.listings.Load(); n != 1 {

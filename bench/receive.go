@@ -51,6 +51,10 @@ type ReceiveConfig struct {
 	// StoreConns, when above 0, is how many connections each replica's PostgreSQL store
 	// uses at most (sqlstore.PostgresConns otherwise).
 	StoreConns int
+	// APILatency delays each of the replicas' API calls by this much before it is sent, as
+	// a network between the receiver and the live API does (the emulator answers in about
+	// a millisecond); the market's own calls are not delayed.
+	APILatency time.Duration
 }
 
 // ReceiveResult is what a receiving run measured, live and catching up.
@@ -59,6 +63,7 @@ type ReceiveResult struct {
 	Store      string
 	Lifecycles int
 	Gap        time.Duration
+	APILatency time.Duration // ReceiveConfig.APILatency
 	// Live: the sales are made while the replicas receive their deliveries.
 	Live ReceivePhase
 	// CatchUp: the deliveries recorded live are replayed as fast as possible to fresh
@@ -113,12 +118,12 @@ func (p ReceivePhase) rate() float64 {
 }
 
 func (r ReceiveResult) String() string {
-	return fmt.Sprintf("receive store=%s replicas=%d lifecycles=%d gap=%s"+
+	return fmt.Sprintf("receive store=%s replicas=%d lifecycles=%d gap=%s api_latency=%s"+
 		" live_facts=%d live_facts_per_s=%.0f live_fetches_per_fact=%.2f live_commits_per_fact=%.2f live_rollbacks_per_fact=%.2f live_p50=%s live_p99=%s live_duplicates=%d live_lost=%d"+
 		" catchup_facts_per_s=%.0f catchup_fetches_per_fact=%.2f catchup_commits_per_fact=%.2f catchup_rollbacks_per_fact=%.2f catchup_duplicates=%d catchup_lost=%d"+
 		" live_own_cpu_ms_per_fact=%.3f live_store_cpu_ms_per_fact=%.3f catchup_own_cpu_ms_per_fact=%.3f catchup_store_cpu_ms_per_fact=%.3f"+
 		" rows_kept=%d rows_after_prune=%d undelivered=%d",
-		r.Store, r.Replicas, r.Lifecycles, r.Gap,
+		r.Store, r.Replicas, r.Lifecycles, r.Gap, r.APILatency,
 		r.Live.Facts, r.Live.rate(), r.Live.perFact(r.Live.Fetches), r.Live.perFact(r.Live.Commits), r.Live.perFact(r.Live.Rollbacks),
 		r.Live.P50.Round(100*time.Microsecond), r.Live.P99.Round(100*time.Microsecond), r.Live.Duplicates, r.Live.Lost,
 		r.CatchUp.rate(), r.CatchUp.perFact(r.CatchUp.Fetches), r.CatchUp.perFact(r.CatchUp.Commits), r.CatchUp.perFact(r.CatchUp.Rollbacks), r.CatchUp.Duplicates, r.CatchUp.Lost,
@@ -147,14 +152,26 @@ type receiver struct {
 
 var fetchPath = regexp.MustCompile(`/transaction/\d+$`)
 
-type fetchCount struct {
-	next http.RoundTripper
-	n    *atomic.Int64
+// apiTransport is the replicas' way to the API: it counts their fetches and delays each
+// call by the configured latency.
+type apiTransport struct {
+	next    http.RoundTripper
+	n       *atomic.Int64
+	latency time.Duration
 }
 
-func (f fetchCount) RoundTrip(r *http.Request) (*http.Response, error) {
+func (f apiTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.Method == http.MethodGet && fetchPath.MatchString(r.URL.Path) {
 		f.n.Add(1)
+	}
+	if f.latency > 0 {
+		t := time.NewTimer(f.latency)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return nil, r.Context().Err()
+		}
 	}
 	return f.next.RoundTrip(r)
 }
@@ -196,10 +213,10 @@ func (rc *receiver) warm(ctx context.Context, st *benchStore) error {
 	return <-errs
 }
 
-func newReceiver(ctx context.Context, srv *escrowtest.Server, a escrowtest.Account, st *benchStore, replicas int) (*receiver, error) {
+func newReceiver(ctx context.Context, srv *escrowtest.Server, a escrowtest.Account, st *benchStore, cfg ReceiveConfig) (*receiver, error) {
 	rc := &receiver{handed: map[string]int{}, delivered: map[string]time.Time{}, early: map[string]bool{}}
-	hc := &http.Client{Transport: fetchCount{next: srv.Client().Transport, n: &rc.fetches}}
-	for i := range replicas {
+	hc := &http.Client{Transport: apiTransport{next: srv.Client().Transport, n: &rc.fetches, latency: cfg.APILatency}}
+	for i := range cfg.Replicas {
 		c, err := escrow.NewClient(a.Email, a.APIKey, escrow.WithBaseURL(srv.URL), escrow.WithHTTPClient(hc))
 		if err != nil {
 			return nil, err
@@ -311,7 +328,7 @@ func RunReceive(ctx context.Context, cfg ReceiveConfig) (ReceiveResult, error) {
 	if cfg.Replicas <= 0 || cfg.Lifecycles <= 0 || cfg.Workers <= 0 {
 		return ReceiveResult{}, errors.New("receive: Replicas, Lifecycles and Workers must be positive")
 	}
-	res := ReceiveResult{Replicas: cfg.Replicas, Store: storeKind(cfg.Store), Lifecycles: cfg.Lifecycles, Gap: cfg.Gap, RowsKept: -1, RowsPruned: -1}
+	res := ReceiveResult{Replicas: cfg.Replicas, Store: storeKind(cfg.Store), Lifecycles: cfg.Lifecycles, Gap: cfg.Gap, APILatency: cfg.APILatency, RowsKept: -1, RowsPruned: -1}
 	srv := escrowtest.NewServer(escrowtest.WithRateLimit(0, time.Minute))
 	defer srv.Close()
 	m, err := newSaleMarket(srv)
@@ -324,7 +341,7 @@ func RunReceive(ctx context.Context, cfg ReceiveConfig) (ReceiveResult, error) {
 		return res, err
 	}
 	defer live.close()
-	rc, err := newReceiver(ctx, srv, m.account, live, cfg.Replicas)
+	rc, err := newReceiver(ctx, srv, m.account, live, cfg)
 	if err != nil {
 		return res, err
 	}
@@ -369,7 +386,7 @@ func catchUp(ctx context.Context, srv *escrowtest.Server, a escrowtest.Account, 
 		return ReceivePhase{}, err
 	}
 	defer st.close()
-	rc, err := newReceiver(ctx, srv, a, st, cfg.Replicas)
+	rc, err := newReceiver(ctx, srv, a, st, cfg)
 	if err != nil {
 		return ReceivePhase{}, err
 	}
@@ -687,6 +704,7 @@ func receiveProgram(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer
 	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "goroutines making sales at once")
 	fs.DurationVar(&cfg.Gap, "gap", 0, "pause between the steps of a sale (0: every sale is a burst)")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of each catch-up phase to this file, suffixed .REPLICAS")
+	fs.DurationVar(&cfg.APILatency, "api-latency", 0, "delay before each of the replicas' API calls, as a network to the live API adds (0: the emulator's own, about a millisecond)")
 	fs.IntVar(&cfg.StoreConns, "store-conns", 0, "connections each replica's PostgreSQL store uses at most (0: sqlstore.PostgresConns)")
 	return func(ctx context.Context, stdout, _ io.Writer) error {
 		dir, err := os.MkdirTemp("", "escrow-receive-")

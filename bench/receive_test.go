@@ -2,7 +2,12 @@ package bench
 
 import (
 	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestReceive runs the receiving measurement briefly over the memory and SQLite stores
@@ -38,5 +43,48 @@ func TestReceiveRefusesBadConfig(t *testing.T) {
 	}
 	if _, err := RunReceive(context.Background(), ReceiveConfig{Replicas: 1, Lifecycles: 1, Workers: 1, Store: "mysql"}); err == nil {
 		t.Error("unknown store accepted")
+	}
+}
+
+// TestAPITransportCountsFetchesAndDelaysEveryCall pins what -api-latency does: every call
+// of the replicas waits the latency before it is sent (and gives up with its context),
+// and only GETs of one transaction count as fetches.
+func TestAPITransportCountsFetchesAndDelaysEveryCall(t *testing.T) {
+	var sent atomic.Int64
+	next := roundTripFunc(func(*http.Request) (*http.Response, error) {
+		sent.Add(1)
+		return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
+	})
+	var fetches atomic.Int64
+	const latency = 30 * time.Millisecond
+	tr := apiTransport{next: next, n: &fetches, latency: latency}
+	for _, c := range []struct{ method, path string }{
+		{http.MethodGet, "/2017-09-01/transaction/42"},
+		{http.MethodGet, "/2017-09-01/customer/me"},
+		{http.MethodPatch, "/2017-09-01/transaction/42"},
+	} {
+		start := time.Now()
+		res, err := tr.RoundTrip(httptest.NewRequest(c.method, "https://api.example.com"+c.path, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if took := time.Since(start); took < latency {
+			t.Errorf("%s %s sent after %s, before the latency of %s", c.method, c.path, took, latency)
+		}
+	}
+	if fetches.Load() != 1 || sent.Load() != 3 {
+		t.Errorf("fetches %d, sent %d; want 1 and 3", fetches.Load(), sent.Load())
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	tr.latency = 5 * time.Second
+	req := httptest.NewRequest(http.MethodGet, "https://api.example.com/2017-09-01/transaction/42", nil).WithContext(ctx)
+	if _, err := tr.RoundTrip(req); !errors.Is(err, context.Canceled) {
+		t.Errorf("a call whose context ended while it waited: %v, want context.Canceled", err)
+	}
+	if sent.Load() != 3 {
+		t.Error("a call whose context ended while it waited was sent")
 	}
 }

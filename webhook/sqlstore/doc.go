@@ -34,21 +34,24 @@
 // # Connections
 //
 // What a PostgreSQL server spends per fact grows with how many of the receivers'
-// transactions run at once, far more than with how many replicas there are: on the
-// 2-core machine of BENCHMARKS.md, section 8, one replica whose 32 workers each had a
-// connection caught up at a quarter of the rate of one with 8, the server spending four
-// to six times the processor time per fact, and four replicas with 8 connections each
-// caught up at three quarters of the rate of four with 2. So a Store that Open made uses
-// at most [PostgresConns] (4) connections, kept open: the Handler's workers queue for one
-// instead of crowding the server. An open turn holds its connection until it ends, 200
-// ms at most, so with four turns under way a fifth waits for a connection; against the
-// live API, whose rate limit allows about 15 fetches a second, four connections held 200
-// ms each still serve 20 turns a second. Size the total to the server: replicas ×
-// connections about two to four times its cores; Store.DB().SetMaxOpenConns(n) and
-// SetMaxIdleConns(n) change a Store's share (a Store made by [New] uses the caller's
-// *sql.DB as it is). A [Store.TxCallback] holds one for as long as its function runs; a
-// plain callback takes one if it uses Store.DB(), while its turn may hold another: give
-// the application's own queries a pool of their own, or use TxCallback's tx.
+// transactions run at once, far more than with how many replicas there are: on the 2-core
+// machine of BENCHMARKS.md, section 8, one replica whose 32 workers each had a connection
+// caught up at a quarter of the rate of one with 8, the server spending four to six times
+// the processor time per fact, and four replicas with 8 connections each caught up at
+// three quarters of the rate of four with 2. So a Store that Open made uses at most
+// [PostgresConns] (4) connections, kept open: the Handler's workers queue for one instead
+// of crowding the server. An open turn holds its connection until it ends, through its
+// fetch, 200 ms at most, so with four turns under way a fifth waits for a connection, and
+// a replica's turns a second are at most its connections over the API's latency: with the
+// API 100 ms away, 40 (catching up, about 300 facts a second). The live API's rate limit
+// allows about 15 fetches a second, fewer even at 200 ms a turn (20); an account whose
+// limit was raised past that gives each replica more connections. Size the total to the
+// server: replicas × connections about two to four times its cores;
+// Store.DB().SetMaxOpenConns(n) and SetMaxIdleConns(n) change a Store's share (a Store
+// made by [New] uses the caller's *sql.DB as it is). A [Store.TxCallback] holds one for as
+// long as its function runs; a plain callback takes one if it uses Store.DB(), while its
+// turn may hold another: give the application's own queries a pool of their own, or use
+// TxCallback's tx.
 //
 // # Effectively once
 //

@@ -500,6 +500,14 @@ func (h *Handler) yield(b *batch, release bool) (again bool, err error) {
 		y.Names = b.events
 	}
 	turn, err := h.opt.Store.Yield(context.WithoutCancel(h.ctx), y)
+	if errors.Is(err, ErrTurnUndone) {
+		// The callbacks' effects went with the turn: the retry takes the lease again,
+		// reads what is recorded, and hands the rest over again from the state fetched.
+		h.log.Warn("escrow webhook: a turn's end failed and undid its hand-overs; handing them over again",
+			"transaction_id", b.id, "facts", b.done, "error", err)
+		b.held, b.done, b.finish = false, nil, false
+		return false, fmt.Errorf("recording: %w", err)
+	}
 	if errors.Is(err, ErrClaimLost) {
 		h.log.Error("escrow webhook: a turn outlived its lease; another replica may have handed its events over too",
 			"transaction_id", b.id, "facts", b.done)

@@ -449,6 +449,58 @@ func TestFailedRecordIsRetried(t *testing.T) {
 	})
 }
 
+// undoingStore undoes a turn once, as a database whose commit fails takes a TxCallback's
+// effects with the turn: its first Yield records nothing, frees the lease and answers
+// ErrTurnUndone.
+type undoingStore struct {
+	webhook.MemoryStore
+	mu     sync.Mutex
+	undone bool
+}
+
+func (s *undoingStore) Yield(ctx context.Context, y webhook.Yield) (webhook.Turn, error) {
+	s.mu.Lock()
+	first := !s.undone
+	s.undone = true
+	s.mu.Unlock()
+	if !first {
+		return s.MemoryStore.Yield(ctx, y)
+	}
+	y.Facts, y.Finished, y.Release = nil, false, true
+	if _, err := s.MemoryStore.Yield(ctx, y); err != nil {
+		return webhook.Turn{}, err
+	}
+	return webhook.Turn{}, fmt.Errorf("commit refused: %w", webhook.ErrTurnUndone)
+}
+
+// TestUndoneTurnIsHandedOverAgain: a Yield that answers ErrTurnUndone undid what the
+// turn's callbacks did, so the handler hands those events over again, and then records
+// them; a later delivery of them is a replay.
+func TestUndoneTurnIsHandedOverAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = agreed(1)
+		store := &undoingStore{}
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store})
+		defer shutdown(t, h)
+		deliver(h, "agree", 1)
+		flushed(t, h)
+		want := []string{"create:1", "agree:1", "create:1", "agree:1"}
+		if l := got.list(); !slices.Equal(l, want) {
+			t.Errorf("handed over %v, want %v: each event again after the undone turn", l, want)
+		}
+		if handed, err := store.Handed(t.Context(), 1); err != nil || !handed["create"] || !handed["agree"] {
+			t.Errorf("recorded %v, %v; want create and agree", handed, err)
+		}
+		deliver(h, "agree", 1)
+		flushed(t, h)
+		if n := len(got.list()); n != 4 {
+			t.Errorf("a replay after the record was handed over again (%d in all)", n)
+		}
+	})
+}
+
 // TestCompletionReadFromEveryItem: without a close date, completion is read from the items:
 // every good accepted and every item owed paid out. A fee item listed before the goods is
 // read like the others.

@@ -28,6 +28,13 @@ type Claim struct {
 // after it expired, before the facts handed over under it were recorded.
 var ErrClaimLost = errors.New("webhook: claim lost: its lease expired and another replica took it over")
 
+// ErrTurnUndone is returned by a Store's Yield when the turn's end failed and undid, with
+// the lease's grant, what the turn's callbacks did through the Store (package sqlstore's
+// TxCallback on PostgreSQL runs in the turn's database transaction): none of its facts is
+// recorded and the lease is free. The Handler takes the lease again and hands the turn's
+// events over again, those the Store does not record by then.
+var ErrTurnUndone = errors.New("webhook: the turn's end failed and undid its hand-overs")
+
 // TombstoneHorizon is how long Prune keeps a pruned transaction's tombstone (its id and
 // when it finished) after the retention that pruned its facts: a delivery for it that
 // comes within Retention + TombstoneHorizon of its end is dropped without a fetch; one
@@ -129,7 +136,8 @@ type Store interface {
 	// holder during the turn, other than replays of the facts now recorded, the lease
 	// goes on until y.Expires and the answer is Granted, with the names delivered
 	// meanwhile that are no replays: the holder confirms them. If the lease was taken
-	// over, the facts are recorded and the error is ErrClaimLost.
+	// over, the facts are recorded and the error is ErrClaimLost. An error matching
+	// ErrTurnUndone says that what the turn handed over was undone with it.
 	Yield(ctx context.Context, y Yield) (Turn, error)
 	// Handed returns the keys of the transaction's facts recorded as done: for a look at
 	// the store (tests, tools); the Handler reads them through Acquire.

@@ -25,8 +25,7 @@
 // its name a replay of what the turn recorded, answered with a read. A turn that lasts
 // longer than 200 ms (a retry's backoff, a slow answer) has its grant committed then and
 // goes on as a committed lease, to which other replicas leave their names without
-// waiting; so does a turn whose claim a TxCallback confirms (the callback's effects commit
-// on their own), and one another Handler on the same Store meets. A holder whose process
+// waiting; so does one another Handler on the same Store meets. A holder whose process
 // dies, or whose connection the server loses, mid-turn leaves the lease free at once: the
 // server rolls the grant back. Its hand-overs not yet recorded are confirmed again by the
 // next holder, as after a crash of a holder whose lease had to expire first.
@@ -60,6 +59,16 @@
 // lives in the same database (an order marked paid, a row in an outbox), the effect and
 // the record commit together or not at all: after a crash the event is handed over again
 // only if its effect was rolled back, so it takes effect exactly once.
+//
+// On PostgreSQL that transaction is the turn's own while the turn is open, each callback
+// under a savepoint (a callback that fails undoes itself alone): the callbacks' effects
+// commit with the turn's end, so a turn costs one commit whatever its callbacks, and
+// another connection sees the effects when it sees the facts. A turn whose end fails (or
+// whose window's commit does: a deferred constraint of the application's, the connection
+// lost) undoes its callbacks' effects with its record; Yield then answers
+// webhook.ErrTurnUndone, records nothing, and the Handler takes the lease again and hands
+// those events over again. Past its 200 ms window a turn's grant is committed (with the
+// effects so far), and later callbacks run in transactions of their own.
 //
 // # Drivers: the program imports the one it uses
 //

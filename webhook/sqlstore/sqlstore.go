@@ -474,23 +474,34 @@ type TxFunc func(ctx context.Context, tx *sql.Tx, ev webhook.ConfirmedEvent) err
 
 // TxCallback returns a webhook.Callback that runs fn in a transaction of the store's
 // database and records the event's facts as done in that same transaction: the side
-// effects fn makes through tx and the record commit together or not at all. If the
-// transaction's lease was taken over by another replica meanwhile (the turn outlived
-// ClaimLease), everything is rolled back and the error matches webhook.ErrClaimLost.
+// effects fn makes through tx and the record commit together or not at all. On
+// PostgreSQL that transaction is the turn's own while it is open (under a savepoint, so
+// that fn's failure undoes fn alone): the effects commit with the turn's end, one commit
+// for the turn, and a turn whose end fails undoes them with its record, and the Handler
+// hands the events over again (webhook.ErrTurnUndone). Otherwise (SQLite, or a turn
+// past its window) it is a transaction of its own. If the transaction's lease was taken
+// over by another replica meanwhile (the turn outlived ClaimLease), everything is rolled
+// back and the error matches webhook.ErrClaimLost.
 func (s *Store) TxCallback(fn TxFunc) webhook.Callback {
 	return func(ctx context.Context, ev webhook.ConfirmedEvent) error {
-		// The claim's turn, if open (turn.go), is committed first: the callback's effects
-		// commit on their own, whatever becomes of the turn's end.
+		handOver := func(tx *sql.Tx) error {
+			if err := fn(ctx, tx, ev); err != nil {
+				return err
+			}
+			return s.done(ctx, tx, ev.Claim)
+		}
+		if joined, err := s.inTurn(ctx, ev.Claim.TransactionID, ev.Claim.Owner, handOver); joined {
+			return err
+		}
+		// Another handler's open turn of this process, if any, is committed first: its
+		// lease row is waited on below.
 		s.settle(ev.Claim.TransactionID)
 		tx, err := s.db.BeginTx(ctx, nil)
 		if err != nil {
 			return fmt.Errorf("sqlstore: %w", err)
 		}
 		defer tx.Rollback()
-		if err := fn(ctx, tx, ev); err != nil {
-			return err
-		}
-		if err := s.done(ctx, tx, ev.Claim); err != nil {
+		if err := handOver(tx); err != nil {
 			return err
 		}
 		if err := tx.Commit(); err != nil {

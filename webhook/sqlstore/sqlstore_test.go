@@ -1832,3 +1832,61 @@ func TestCurrentStoreOpensReadOnly(t *testing.T) {
 		t.Errorf("Mark through the read-only handle = %d %v %v; want 4", m, known, err)
 	}
 }
+
+// TestHandlerHandsOverAgainWhatAFailedTurnUndid: a turn whose commit fails takes its
+// TxCallbacks' effects with it; the Handler hands those events over again, so that every
+// event of every sale has its order once, and its fact recorded.
+func TestHandlerHandsOverAgainWhatAFailedTurnUndid(t *testing.T) {
+	s := open(t, pgtest.Need(t, pg, pgErr).NewDatabase(t))
+	sqlstore.SetTurnWindow(s, time.Hour)
+	ctx := t.Context()
+	// The first two commits that add an order fail (a sequence is not rolled back).
+	for _, stmt := range []string{
+		`CREATE TABLE orders (transaction_id BIGINT, event TEXT)`,
+		`CREATE SEQUENCE escrow_test_commits`,
+		`CREATE FUNCTION escrow_test_refuse_twice() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN IF nextval('escrow_test_commits') <= 2 THEN RAISE EXCEPTION 'refused at commit'; END IF; RETURN NULL; END $$`,
+		`CREATE CONSTRAINT TRIGGER escrow_test_refuse AFTER INSERT ON orders DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION escrow_test_refuse_twice()`,
+	} {
+		if _, err := s.DB().ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := escrowtest.NewServer(escrowtest.WithRateLimit(0, time.Minute))
+	defer srv.Close()
+	p, b, se := srv.AddPartner("market@example.com"), srv.AddCustomer("buyer@example.com"), srv.AddCustomer("seller@example.com")
+	partner := apiClient(t, srv, p)
+	cb := s.TxCallback(func(ctx context.Context, tx *sql.Tx, ev webhook.ConfirmedEvent) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO orders VALUES ($1, $2)`, ev.TransactionID, string(ev.Name))
+		return err
+	})
+	h := webhook.NewHandler(partner, cb, webhook.Options{Store: s, RetryWait: time.Millisecond, MaxRetryWait: 10 * time.Millisecond})
+	hook := httptest.NewServer(h)
+	defer hook.Close()
+	if _, err := partner.Webhooks.Create(ctx, escrow.Me, hook.URL+"/escrow"); err != nil {
+		t.Fatal(err)
+	}
+	const sales = 3
+	for range sales {
+		cancelledSale(t, partner, b, se)
+	}
+	if err := srv.FlushWebhooks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fctx, fcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer fcancel()
+	if err := h.Flush(fctx); err != nil {
+		t.Fatal(err)
+	}
+	var events, distinct, facts, refused int
+	if err := s.DB().QueryRowContext(ctx, `SELECT (SELECT count(*) FROM orders), (SELECT count(DISTINCT (transaction_id, event)) FROM orders),
+		(SELECT count(*) FROM escrow_webhook_facts WHERE fact IN ('create', 'cancel')), (SELECT last_value FROM escrow_test_commits)`).Scan(&events, &distinct, &facts, &refused); err != nil {
+		t.Fatal(err)
+	}
+	if refused < 3 {
+		t.Fatalf("the trigger ran %d times: no turn was refused twice and then let through", refused)
+	}
+	if events != 2*sales || distinct != events || facts != events {
+		t.Errorf("%d orders (%d distinct), %d facts recorded; want each sale's create and cancel once (%d)", events, distinct, facts, 2*sales)
+	}
+}

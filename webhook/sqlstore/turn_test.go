@@ -194,35 +194,124 @@ func TestHandlersSharingAStoreDoNotWaitForEachOther(t *testing.T) {
 	}
 }
 
-// TestTxCallbackCommitsOnItsOwnInAnOpenTurn: a TxCallback run during its claim's open turn
-// commits its effects and facts at once, not with the turn's end: a turn that then fails
-// to end cannot take a callback's effects with it.
-func TestTxCallbackCommitsOnItsOwnInAnOpenTurn(t *testing.T) {
-	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
-	a, b := open(t, dsn), open(t, dsn)
-	sqlstore.SetTurnWindow(a, time.Hour)
-	ctx := t.Context()
-	if _, err := a.DB().ExecContext(ctx, `CREATE TABLE orders (transaction_id BIGINT)`); err != nil {
+// ordersOf makes an orders table in s's database and returns a TxCallback that adds a
+// row to it for each event.
+func ordersOf(t *testing.T, s *sqlstore.Store) webhook.Callback {
+	t.Helper()
+	if _, err := s.DB().ExecContext(t.Context(), `CREATE TABLE orders (transaction_id BIGINT, event TEXT)`); err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now()
-	acquireIn(t, a, 5, "a", now, escrow.EventShip)
-	cb := a.TxCallback(func(ctx context.Context, tx *sql.Tx, ev webhook.ConfirmedEvent) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO orders VALUES ($1)`, ev.TransactionID)
+	return s.TxCallback(func(ctx context.Context, tx *sql.Tx, ev webhook.ConfirmedEvent) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO orders VALUES ($1, $2)`, ev.TransactionID, string(ev.Name))
 		return err
 	})
+}
+
+// refuseOrdersAtCommit makes every commit of a transaction that added an order fail.
+func refuseOrdersAtCommit(t *testing.T, db *sql.DB) {
+	t.Helper()
+	for _, stmt := range []string{
+		`CREATE FUNCTION escrow_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused at commit'; END $$`,
+		`CREATE CONSTRAINT TRIGGER escrow_test_refuse AFTER INSERT ON orders DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION escrow_test_refuse()`,
+	} {
+		if _, err := db.ExecContext(t.Context(), stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// createOf is the event withATurn's turn hands over, claimed by a.
+func createOf(now time.Time) webhook.ConfirmedEvent {
 	var ev webhook.ConfirmedEvent
-	ev.TransactionID, ev.Name = 5, escrow.EventShip
-	ev.Claim = webhook.Claim{TransactionID: 5, Facts: []string{"ship:1"}, Owner: "a", Expires: now.Add(time.Minute)}
-	if err := soon(t, "the TxCallback in its own turn", func() error { return cb(ctx, ev) }); err != nil {
+	ev.TransactionID, ev.Name = 9, escrow.EventCreate
+	ev.Claim = webhook.Claim{TransactionID: 9, Facts: []string{"create"}, Owner: "a", Expires: now.Add(time.Minute)}
+	return ev
+}
+
+// yieldCreate ends a's turn on transaction 9, recording create.
+func yieldCreate(t *testing.T, a *sqlstore.Store, turn webhook.Turn, now time.Time) error {
+	t.Helper()
+	_, err := a.Yield(t.Context(), webhook.Yield{Lease: webhook.Lease{TransactionID: 9, Holder: "a"}, Marks: turn.Marks, Facts: []string{"create"}, Now: now})
+	return err
+}
+
+// recorded returns what another connection sees of transaction 9: orders and facts.
+func recorded(t *testing.T, b *sqlstore.Store) (orders, facts int) {
+	t.Helper()
+	if err := b.DB().QueryRowContext(t.Context(), `SELECT (SELECT count(*) FROM orders), (SELECT count(*) FROM escrow_webhook_facts WHERE transaction_id = 9)`).Scan(&orders, &facts); err != nil {
 		t.Fatal(err)
 	}
-	var orders int
-	if err := b.DB().QueryRowContext(ctx, `SELECT count(*) FROM orders`).Scan(&orders); err != nil {
+	return orders, facts
+}
+
+// TestTxCallbackCommitsWithItsTurn: a TxCallback run during its claim's open turn makes
+// its effects in the turn's database transaction: no other connection sees them, nor the
+// fact, until the turn ends, and then sees them with the turn's record of the
+// transaction: one commit for the turn.
+func TestTxCallbackCommitsWithItsTurn(t *testing.T) {
+	a, b, turn, now := withATurn(t, time.Hour)
+	cb := ordersOf(t, a)
+	if err := soon(t, "the TxCallback in its own turn", func() error { return cb(t.Context(), createOf(now)) }); err != nil {
 		t.Fatal(err)
 	}
-	if h, err := b.Handed(ctx, 5); err != nil || !h["ship:1"] || orders != 1 {
-		t.Errorf("another connection, before the turn ends: handed %v (%v), %d orders; want ship:1 and the order", h, err, orders)
+	if orders, facts := recorded(t, b); orders != 0 || facts != 0 {
+		t.Errorf("during the turn another connection sees %d orders and %d facts, want none", orders, facts)
+	}
+	if err := yieldCreate(t, a, turn, now); err != nil {
+		t.Fatal(err)
+	}
+	var known int
+	if err := b.DB().QueryRowContext(t.Context(), `SELECT count(*) FROM escrow_webhook_transactions WHERE transaction_id = 9`).Scan(&known); err != nil {
+		t.Fatal(err)
+	}
+	if orders, facts := recorded(t, b); orders != 1 || facts != 1 || known != 1 {
+		t.Errorf("after the turn: %d orders, %d facts, %d records of the transaction; want one each", orders, facts, known)
+	}
+}
+
+// TestTurnWhoseEndFailsUndoesItsTxCallbacks: when the commit of a turn fails, the
+// effects its TxCallbacks made go with it, and the Yield says so (ErrTurnUndone) so that
+// the Handler hands those events over again: nothing is recorded, the lease is free.
+func TestTurnWhoseEndFailsUndoesItsTxCallbacks(t *testing.T) {
+	a, b, turn, now := withATurn(t, time.Hour)
+	cb := ordersOf(t, a)
+	refuseOrdersAtCommit(t, a.DB())
+	if err := cb(t.Context(), createOf(now)); err != nil {
+		t.Fatal(err)
+	}
+	if err := yieldCreate(t, a, turn, now); !errors.Is(err, webhook.ErrTurnUndone) {
+		t.Errorf("the Yield whose commit failed: %v, want ErrTurnUndone", err)
+	}
+	if orders, facts := recorded(t, b); orders != 0 || facts != 0 {
+		t.Errorf("after a failed turn: %d orders and %d facts, want none", orders, facts)
+	}
+	if got := soon(t, "b's Acquire after a's failed turn", func() webhook.Turn {
+		return acquireIn(t, b, 9, "b", now, escrow.EventCreate)
+	}); !got.Granted {
+		t.Errorf("b's Acquire after a's failed turn: %+v, want the lease", got)
+	}
+}
+
+// TestTurnUndoneByItsWindowIsReportedByItsYield: a turn whose window's commit failed
+// undid its TxCallbacks' effects before its holder came to end it; the holder's Yield,
+// meeting a lease another replica took meanwhile, must not record the turn's facts (their
+// effects are gone) but report ErrTurnUndone.
+func TestTurnUndoneByItsWindowIsReportedByItsYield(t *testing.T) {
+	a, b, turn, now := withATurn(t, 300*time.Millisecond)
+	cb := ordersOf(t, a)
+	refuseOrdersAtCommit(t, a.DB())
+	if err := soon(t, "the TxCallback in its own turn", func() error { return cb(t.Context(), createOf(now)) }); err != nil {
+		t.Fatal(err)
+	}
+	// b waits on the lease row until a's window ends the turn, its commit failing.
+	if got := acquireIn(t, b, 9, "b", now.Add(2*time.Minute), escrow.EventCreate); !got.Granted {
+		t.Fatalf("b's Acquire once a's turn ended: %+v, want the lease", got)
+	}
+	if err := yieldCreate(t, a, turn, now); !errors.Is(err, webhook.ErrTurnUndone) {
+		t.Errorf("a's Yield after its window undid the turn: %v, want ErrTurnUndone", err)
+	}
+	if orders, facts := recorded(t, b); orders != 0 || facts != 0 {
+		t.Errorf("after a's undone turn and its Yield: %d orders and %d facts, want none", orders, facts)
 	}
 }
 
@@ -325,5 +414,28 @@ func TestMoreTurnsThanConnectionsAreAllGranted(t *testing.T) {
 		if h, err := s.Handed(t.Context(), id); err != nil || !h["create"] {
 			t.Errorf("turn %d: handed %v, %v; want create recorded", id, h, err)
 		}
+	}
+}
+
+// TestTurnUndoneBeforeItsLeaseWasRenewedIsReportedByItsYield: a holder that renews its
+// lease (Acquire again) after its turn was undone gets a new turn, and its Yield must
+// still report the undone one (ErrTurnUndone) rather than record, in the new turn, facts
+// whose effects are gone.
+func TestTurnUndoneBeforeItsLeaseWasRenewedIsReportedByItsYield(t *testing.T) {
+	a, b, turn, now := withATurn(t, time.Hour)
+	cb := ordersOf(t, a)
+	refuseOrdersAtCommit(t, a.DB())
+	if err := cb(t.Context(), createOf(now)); err != nil {
+		t.Fatal(err)
+	}
+	// The renewal commits the turn first, which fails and undoes the order.
+	if got := acquireIn(t, a, 9, "a", now); !got.Granted {
+		t.Fatalf("a's renewal: %+v, want the lease", got)
+	}
+	if err := yieldCreate(t, a, turn, now); !errors.Is(err, webhook.ErrTurnUndone) {
+		t.Errorf("a's Yield in its renewed turn: %v, want ErrTurnUndone", err)
+	}
+	if orders, facts := recorded(t, b); orders != 0 || facts != 0 {
+		t.Errorf("after a's undone turn and its Yield: %d orders and %d facts, want none", orders, facts)
 	}
 }

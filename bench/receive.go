@@ -55,6 +55,9 @@ type ReceiveConfig struct {
 	// a network between the receiver and the live API does (the emulator answers in about
 	// a millisecond); the market's own calls are not delayed.
 	APILatency time.Duration
+	// TxCallback has each replica's callback record an order in the store's database, in
+	// the transaction that records the event (sqlstore.Store.TxCallback); SQL stores only.
+	TxCallback bool
 }
 
 // ReceiveResult is what a receiving run measured, live and catching up.
@@ -64,6 +67,7 @@ type ReceiveResult struct {
 	Lifecycles int
 	Gap        time.Duration
 	APILatency time.Duration // ReceiveConfig.APILatency
+	TxCallback bool          // ReceiveConfig.TxCallback
 	// Live: the sales are made while the replicas receive their deliveries.
 	Live ReceivePhase
 	// CatchUp: the deliveries recorded live are replayed as fast as possible to fresh
@@ -118,12 +122,12 @@ func (p ReceivePhase) rate() float64 {
 }
 
 func (r ReceiveResult) String() string {
-	return fmt.Sprintf("receive store=%s replicas=%d lifecycles=%d gap=%s api_latency=%s"+
+	return fmt.Sprintf("receive store=%s replicas=%d lifecycles=%d gap=%s api_latency=%s tx_callback=%t"+
 		" live_facts=%d live_facts_per_s=%.0f live_fetches_per_fact=%.2f live_commits_per_fact=%.2f live_rollbacks_per_fact=%.2f live_p50=%s live_p99=%s live_duplicates=%d live_lost=%d"+
 		" catchup_facts_per_s=%.0f catchup_fetches_per_fact=%.2f catchup_commits_per_fact=%.2f catchup_rollbacks_per_fact=%.2f catchup_duplicates=%d catchup_lost=%d"+
 		" live_own_cpu_ms_per_fact=%.3f live_store_cpu_ms_per_fact=%.3f catchup_own_cpu_ms_per_fact=%.3f catchup_store_cpu_ms_per_fact=%.3f"+
 		" rows_kept=%d rows_after_prune=%d undelivered=%d",
-		r.Store, r.Replicas, r.Lifecycles, r.Gap, r.APILatency,
+		r.Store, r.Replicas, r.Lifecycles, r.Gap, r.APILatency, r.TxCallback,
 		r.Live.Facts, r.Live.rate(), r.Live.perFact(r.Live.Fetches), r.Live.perFact(r.Live.Commits), r.Live.perFact(r.Live.Rollbacks),
 		r.Live.P50.Round(100*time.Microsecond), r.Live.P99.Round(100*time.Microsecond), r.Live.Duplicates, r.Live.Lost,
 		r.CatchUp.rate(), r.CatchUp.perFact(r.CatchUp.Fetches), r.CatchUp.perFact(r.CatchUp.Commits), r.CatchUp.perFact(r.CatchUp.Rollbacks), r.CatchUp.Duplicates, r.CatchUp.Lost,
@@ -225,7 +229,7 @@ func newReceiver(ctx context.Context, srv *escrowtest.Server, a escrowtest.Accou
 		if err != nil {
 			return nil, err
 		}
-		rc.replicas = append(rc.replicas, webhook.NewHandler(c, rc.callback, webhook.Options{
+		rc.replicas = append(rc.replicas, webhook.NewHandler(c, rc.callbackOver(store, cfg.TxCallback), webhook.Options{
 			Store: store, Replica: fmt.Sprint("replica-", i), Workers: receiveWorkers, MaxQueued: 100_000,
 		}))
 		rc.clients = append(rc.clients, c)
@@ -254,6 +258,29 @@ func (rc *receiver) callback(_ context.Context, ev webhook.ConfirmedEvent) error
 		rc.early[key] = true
 	}
 	return nil
+}
+
+// callbackOver is a replica's callback: the receiver's count, after an order recorded
+// with the event's facts in one database transaction when tx is set.
+func (rc *receiver) callbackOver(store webhook.Store, tx bool) webhook.Callback {
+	s, ok := store.(*sqlstore.Store)
+	if !tx || !ok {
+		return rc.callback
+	}
+	insert := `INSERT INTO bench_orders VALUES (?, ?)`
+	if s.Dialect() == sqlstore.Postgres {
+		insert = `INSERT INTO bench_orders VALUES ($1, $2)`
+	}
+	recorded := s.TxCallback(func(ctx context.Context, tx *sql.Tx, ev webhook.ConfirmedEvent) error {
+		_, err := tx.ExecContext(ctx, insert, ev.TransactionID, string(ev.Name))
+		return err
+	})
+	return func(ctx context.Context, ev webhook.ConfirmedEvent) error {
+		if err := recorded(ctx, ev); err != nil {
+			return err
+		}
+		return rc.callback(ctx, ev)
+	}
 }
 
 // ServeHTTP passes a delivery to the next replica, noting when it came.
@@ -328,7 +355,10 @@ func RunReceive(ctx context.Context, cfg ReceiveConfig) (ReceiveResult, error) {
 	if cfg.Replicas <= 0 || cfg.Lifecycles <= 0 || cfg.Workers <= 0 {
 		return ReceiveResult{}, errors.New("receive: Replicas, Lifecycles and Workers must be positive")
 	}
-	res := ReceiveResult{Replicas: cfg.Replicas, Store: storeKind(cfg.Store), Lifecycles: cfg.Lifecycles, Gap: cfg.Gap, APILatency: cfg.APILatency, RowsKept: -1, RowsPruned: -1}
+	if cfg.TxCallback && cfg.Store == "memory" {
+		return ReceiveResult{}, errors.New("receive: TxCallback needs a SQL store")
+	}
+	res := ReceiveResult{Replicas: cfg.Replicas, Store: storeKind(cfg.Store), Lifecycles: cfg.Lifecycles, Gap: cfg.Gap, APILatency: cfg.APILatency, TxCallback: cfg.TxCallback, RowsKept: -1, RowsPruned: -1}
 	srv := escrowtest.NewServer(escrowtest.WithRateLimit(0, time.Minute))
 	defer srv.Close()
 	m, err := newSaleMarket(srv)
@@ -513,7 +543,7 @@ func openBenchStore(ctx context.Context, cfg ReceiveConfig, phase string) (*benc
 		if err != nil {
 			return nil, err
 		}
-		return &benchStore{store: s, sql: s, dsn: dsn}, nil
+		return withOrders(ctx, cfg, &benchStore{store: s, sql: s, dsn: dsn})
 	case strings.HasPrefix(cfg.Store, "postgres"):
 		admin, err := sql.Open("pgx", cfg.Store)
 		if err != nil {
@@ -534,9 +564,20 @@ func openBenchStore(ctx context.Context, cfg ReceiveConfig, phase string) (*benc
 			admin.Close()
 			return nil, err
 		}
-		return &benchStore{store: s, sql: s, dsn: dsn, admin: admin, name: name, conns: cfg.StoreConns}, nil
+		return withOrders(ctx, cfg, &benchStore{store: s, sql: s, dsn: dsn, admin: admin, name: name, conns: cfg.StoreConns})
 	}
 	return nil, fmt.Errorf("receive: unknown store %q: want memory, sqlite or a postgres:// URL", cfg.Store)
+}
+
+// withOrders makes the table the replicas' TxCallbacks write to, if cfg asks for them.
+func withOrders(ctx context.Context, cfg ReceiveConfig, b *benchStore) (*benchStore, error) {
+	if cfg.TxCallback {
+		if _, err := b.sql.DB().ExecContext(ctx, `CREATE TABLE bench_orders (transaction_id BIGINT, event TEXT)`); err != nil {
+			b.close()
+			return nil, err
+		}
+	}
+	return b, nil
 }
 
 // xacts are a database's transactions so far (PostgreSQL): committed and rolled back.
@@ -705,6 +746,7 @@ func receiveProgram(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer
 	fs.DurationVar(&cfg.Gap, "gap", 0, "pause between the steps of a sale (0: every sale is a burst)")
 	fs.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of each catch-up phase to this file, suffixed .REPLICAS")
 	fs.DurationVar(&cfg.APILatency, "api-latency", 0, "delay before each of the replicas' API calls, as a network to the live API adds (0: the emulator's own, about a millisecond)")
+	fs.BoolVar(&cfg.TxCallback, "tx-callback", false, "each replica's callback records an order in the store's database with the event (sqlstore's TxCallback)")
 	fs.IntVar(&cfg.StoreConns, "store-conns", 0, "connections each replica's PostgreSQL store uses at most (0: sqlstore.PostgresConns)")
 	return func(ctx context.Context, stdout, _ io.Writer) error {
 		dir, err := os.MkdirTemp("", "escrow-receive-")

@@ -37,12 +37,30 @@ func TestReceive(t *testing.T) {
 	}
 }
 
+// TestReceiveWithTxCallbacks: with the replicas' callbacks recording an order in the
+// store's database (-tx-callback), every fact is still handed over once, live and
+// catching up.
+func TestReceiveWithTxCallbacks(t *testing.T) {
+	res, err := RunReceive(context.Background(), ReceiveConfig{Replicas: 2, Store: "sqlite", Dir: t.TempDir(), Lifecycles: 4, Workers: 2, TxCallback: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range map[string]ReceivePhase{"live": res.Live, "catch-up": res.CatchUp} {
+		if p.Facts != 4*factsPerSale || p.Duplicates != 0 || p.Lost != 0 {
+			t.Errorf("%s: %+v", name, p)
+		}
+	}
+}
+
 func TestReceiveRefusesBadConfig(t *testing.T) {
 	if _, err := RunReceive(context.Background(), ReceiveConfig{}); err == nil {
 		t.Error("empty config accepted")
 	}
 	if _, err := RunReceive(context.Background(), ReceiveConfig{Replicas: 1, Lifecycles: 1, Workers: 1, Store: "mysql"}); err == nil {
 		t.Error("unknown store accepted")
+	}
+	if _, err := RunReceive(context.Background(), ReceiveConfig{Replicas: 1, Lifecycles: 1, Workers: 1, Store: "memory", TxCallback: true}); err == nil {
+		t.Error("TxCallbacks over the memory store accepted")
 	}
 }
 

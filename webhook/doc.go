@@ -148,13 +148,13 @@
 // # How far one store goes
 //
 // A turn costs the PostgreSQL store of package sqlstore one commit (the lease is taken in
-// a database transaction its end commits; two if the turn outlasts 200 ms), and a turn
-// hands over every fact its fetch shows, often several. A delivery that reaches a replica
-// while another holds the turn waits for that turn's end and is then most often a
-// replay: one read-only transaction, or nothing at a replica that already knows it is
-// one. Measured (BENCHMARKS.md, section 8): under bursts 0.15 commits per fact at one
-// replica and 0.2 at four; on an idle receiver, where a turn hands over one or two facts,
-// 0.8 and 1.05.
+// a database transaction its end commits, with the effects of sqlstore's TxCallbacks; two
+// if the turn outlasts 200 ms), and a turn hands over every fact its fetch shows, often
+// several. A delivery that reaches a replica while another holds the turn waits for that
+// turn's end and is then most often a replay: one read-only transaction, or nothing at a
+// replica that already knows it is one. Measured (BENCHMARKS.md, section 8): under bursts
+// 0.15 commits per fact at one replica and 0.2 at four; on an idle receiver, where a turn
+// hands over one or two facts, 0.8 and 1.05.
 // Rows are per fact and per transaction, and are pruned with the retention. Every write
 // names one transaction id, so the load spreads over rows and only one transaction's
 // deliveries ever wait for each other. What a PostgreSQL server spends per fact grows with

@@ -467,9 +467,10 @@ func (s *Store) AdvanceMark(ctx context.Context, id int64) error {
 
 // TxFunc is a callback that makes its side effects through tx, the database transaction
 // in which the event's facts are recorded as handed over. It must not commit or roll
-// back tx, nor use the Store's database outside tx: on SQLite that would wait for the
-// write lock tx holds, and on PostgreSQL for one of the Store's connections (at most
-// PostgresConns), which callbacks holding the others may wait for too.
+// back tx, nor use the Store's database outside tx, nor call the Store's methods: on
+// SQLite that would wait for the write lock tx holds, and on PostgreSQL for one of the
+// Store's connections (at most PostgresConns), which callbacks holding the others may
+// wait for too, or for the turn tx belongs to, which waits for fn.
 type TxFunc func(ctx context.Context, tx *sql.Tx, ev webhook.ConfirmedEvent) error
 
 // TxCallback returns a webhook.Callback that runs fn in a transaction of the store's

@@ -1755,6 +1755,41 @@ func TestPostgresStoreUsesAtMostItsConnections(t *testing.T) {
 	}
 }
 
+// cancellingMarket starts an emulator whose partner's deliveries reach a handler over s
+// that records an order per event (ordersOf), and returns the handler and sell, which
+// makes n cancelled sales and waits until the handler has handed their events over.
+func cancellingMarket(t *testing.T, s *sqlstore.Store, opt webhook.Options) (h *webhook.Handler, sell func(n int) error) {
+	t.Helper()
+	ctx := t.Context()
+	srv := escrowtest.NewServer(escrowtest.WithRateLimit(0, time.Minute))
+	t.Cleanup(srv.Close)
+	p, b, se := srv.AddPartner("market@example.com"), srv.AddCustomer("buyer@example.com"), srv.AddCustomer("seller@example.com")
+	partner := apiClient(t, srv, p)
+	opt.Store = s
+	h = webhook.NewHandler(partner, ordersOf(t, s), opt)
+	hook := httptest.NewServer(h)
+	t.Cleanup(hook.Close)
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		h.Shutdown(sctx)
+	})
+	if _, err := partner.Webhooks.Create(ctx, escrow.Me, hook.URL+"/escrow"); err != nil {
+		t.Fatal(err)
+	}
+	return h, func(n int) error {
+		for range n {
+			cancelledSale(t, partner, b, se)
+		}
+		if err := srv.FlushWebhooks(ctx); err != nil {
+			return err
+		}
+		fctx, fcancel := context.WithTimeout(ctx, 30*time.Second)
+		defer fcancel()
+		return h.Flush(fctx)
+	}
+}
+
 // TestOneConnectionServesAHandlersWorkers: no path of a Store holds a connection while
 // it waits for another, so a Store of one connection serves a Handler's eight workers,
 // its reconciler and a TxCallback, with turns held open until they end (a window of an
@@ -1764,34 +1799,10 @@ func TestOneConnectionServesAHandlersWorkers(t *testing.T) {
 	s.DB().SetMaxOpenConns(1)
 	sqlstore.SetTurnWindow(s, time.Hour)
 	ctx := t.Context()
-	if _, err := s.DB().ExecContext(ctx, `CREATE TABLE orders (transaction_id BIGINT, event TEXT)`); err != nil {
-		t.Fatal(err)
-	}
-	srv := escrowtest.NewServer(escrowtest.WithRateLimit(0, time.Minute))
-	defer srv.Close()
-	p, b, se := srv.AddPartner("market@example.com"), srv.AddCustomer("buyer@example.com"), srv.AddCustomer("seller@example.com")
-	partner := apiClient(t, srv, p)
-	cb := s.TxCallback(func(ctx context.Context, tx *sql.Tx, ev webhook.ConfirmedEvent) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO orders VALUES ($1, $2)`, ev.TransactionID, string(ev.Name))
-		return err
-	})
-	h := webhook.NewHandler(partner, cb, webhook.Options{Store: s, Workers: 8})
-	hook := httptest.NewServer(h)
-	defer hook.Close()
-	if _, err := partner.Webhooks.Create(ctx, escrow.Me, hook.URL+"/escrow"); err != nil {
-		t.Fatal(err)
-	}
+	h, sell := cancellingMarket(t, s, webhook.Options{Workers: 8})
 	defer reconciling(h, 10*time.Millisecond)()
 	const sales = 20
-	for range sales {
-		cancelledSale(t, partner, b, se)
-	}
-	if err := srv.FlushWebhooks(ctx); err != nil {
-		t.Fatal(err)
-	}
-	fctx, fcancel := context.WithTimeout(ctx, 30*time.Second)
-	defer fcancel()
-	if err := h.Flush(fctx); err != nil {
+	if err := sell(sales); err != nil {
 		t.Fatalf("Flush with one connection: %v (a path waiting for a second connection while it holds one?)", err)
 	}
 	var events, distinct int
@@ -1840,9 +1851,9 @@ func TestHandlerHandsOverAgainWhatAFailedTurnUndid(t *testing.T) {
 	s := open(t, pgtest.Need(t, pg, pgErr).NewDatabase(t))
 	sqlstore.SetTurnWindow(s, time.Hour)
 	ctx := t.Context()
+	_, sell := cancellingMarket(t, s, webhook.Options{RetryWait: time.Millisecond, MaxRetryWait: 10 * time.Millisecond})
 	// The first two commits that add an order fail (a sequence is not rolled back).
 	for _, stmt := range []string{
-		`CREATE TABLE orders (transaction_id BIGINT, event TEXT)`,
 		`CREATE SEQUENCE escrow_test_commits`,
 		`CREATE FUNCTION escrow_test_refuse_twice() RETURNS trigger LANGUAGE plpgsql AS $$
 			BEGIN IF nextval('escrow_test_commits') <= 2 THEN RAISE EXCEPTION 'refused at commit'; END IF; RETURN NULL; END $$`,
@@ -1852,30 +1863,8 @@ func TestHandlerHandsOverAgainWhatAFailedTurnUndid(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	srv := escrowtest.NewServer(escrowtest.WithRateLimit(0, time.Minute))
-	defer srv.Close()
-	p, b, se := srv.AddPartner("market@example.com"), srv.AddCustomer("buyer@example.com"), srv.AddCustomer("seller@example.com")
-	partner := apiClient(t, srv, p)
-	cb := s.TxCallback(func(ctx context.Context, tx *sql.Tx, ev webhook.ConfirmedEvent) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO orders VALUES ($1, $2)`, ev.TransactionID, string(ev.Name))
-		return err
-	})
-	h := webhook.NewHandler(partner, cb, webhook.Options{Store: s, RetryWait: time.Millisecond, MaxRetryWait: 10 * time.Millisecond})
-	hook := httptest.NewServer(h)
-	defer hook.Close()
-	if _, err := partner.Webhooks.Create(ctx, escrow.Me, hook.URL+"/escrow"); err != nil {
-		t.Fatal(err)
-	}
 	const sales = 3
-	for range sales {
-		cancelledSale(t, partner, b, se)
-	}
-	if err := srv.FlushWebhooks(ctx); err != nil {
-		t.Fatal(err)
-	}
-	fctx, fcancel := context.WithTimeout(ctx, 30*time.Second)
-	defer fcancel()
-	if err := h.Flush(fctx); err != nil {
+	if err := sell(sales); err != nil {
 		t.Fatal(err)
 	}
 	var events, distinct, facts, refused int

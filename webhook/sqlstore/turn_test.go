@@ -439,3 +439,44 @@ func TestTurnUndoneBeforeItsLeaseWasRenewedIsReportedByItsYield(t *testing.T) {
 		t.Errorf("after a's undone turn and its Yield: %d orders and %d facts, want none", orders, facts)
 	}
 }
+
+// TestTurnWithoutTxCallbacksUndoneByItsWindowRecordsItsFacts: a turn whose window's commit
+// failed but into which no TxCallback wrote handed its events over outside the database:
+// its holder's Yield records their facts (the lease is lost: ErrClaimLost), so that
+// they are not handed over a second time.
+func TestTurnWithoutTxCallbacksUndoneByItsWindowRecordsItsFacts(t *testing.T) {
+	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
+	a, b := open(t, dsn), open(t, dsn)
+	// The first commit that adds a lease row fails (a sequence is not rolled back).
+	for _, stmt := range []string{
+		`CREATE SEQUENCE escrow_test_commits`,
+		`CREATE FUNCTION escrow_test_refuse_once() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN IF nextval('escrow_test_commits') <= 1 THEN RAISE EXCEPTION 'refused at commit'; END IF; RETURN NULL; END $$`,
+		`CREATE CONSTRAINT TRIGGER escrow_test_refuse AFTER INSERT ON escrow_webhook_leases DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION escrow_test_refuse_once()`,
+	} {
+		if _, err := a.DB().ExecContext(t.Context(), stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sqlstore.SetTurnWindow(a, 50*time.Millisecond)
+	now := time.Now()
+	turn := acquireIn(t, a, 9, "a", now, escrow.EventCreate)
+	if !turn.Granted {
+		t.Fatalf("a's Acquire: %+v", turn)
+	}
+	soon(t, "the window's commit", func() bool {
+		for {
+			var called bool
+			if err := b.DB().QueryRowContext(t.Context(), `SELECT is_called FROM escrow_test_commits`).Scan(&called); err != nil || called {
+				return called
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	})
+	if err := yieldCreate(t, a, turn, now); !errors.Is(err, webhook.ErrClaimLost) {
+		t.Errorf("a's Yield after its window's commit failed: %v, want ErrClaimLost (the facts recorded)", err)
+	}
+	if h, err := b.Handed(t.Context(), 9); err != nil || !h["create"] {
+		t.Errorf("recorded %v, %v; want create", h, err)
+	}
+}

@@ -480,3 +480,35 @@ func TestTurnWithoutTxCallbacksUndoneByItsWindowRecordsItsFacts(t *testing.T) {
 		t.Errorf("recorded %v, %v; want create", h, err)
 	}
 }
+
+// TestTurnUndoneByCloseIsReportedByItsYield: closing a Store made by New on the caller's
+// database rolls its open turns back, TxCallbacks' effects with them; a Yield that comes
+// after, on the database the caller keeps open, reports ErrTurnUndone and records nothing.
+func TestTurnUndoneByCloseIsReportedByItsYield(t *testing.T) {
+	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	a, err := sqlstore.New(t.Context(), db, sqlstore.Postgres)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := open(t, dsn)
+	sqlstore.SetTurnWindow(a, time.Hour)
+	now := time.Now()
+	turn := acquireIn(t, a, 9, "a", now, escrow.EventCreate)
+	if err := ordersOf(t, a)(t.Context(), createOf(now)); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := yieldCreate(t, a, turn, now); !errors.Is(err, webhook.ErrTurnUndone) {
+		t.Errorf("a's Yield after Close: %v, want ErrTurnUndone", err)
+	}
+	if orders, facts := recorded(t, b); orders != 0 || facts != 0 {
+		t.Errorf("after Close and the Yield: %d orders and %d facts, want none", orders, facts)
+	}
+}

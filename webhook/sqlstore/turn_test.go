@@ -420,7 +420,8 @@ func TestMoreTurnsThanConnectionsAreAllGranted(t *testing.T) {
 // TestTurnUndoneBeforeItsLeaseWasRenewedIsReportedByItsYield: a holder that renews its
 // lease (Acquire again) after its turn was undone gets a new turn, and its Yield must
 // still report the undone one (ErrTurnUndone) rather than record, in the new turn, facts
-// whose effects are gone.
+// whose effects are gone; reported once, the turn that hands the event over again records
+// it.
 func TestTurnUndoneBeforeItsLeaseWasRenewedIsReportedByItsYield(t *testing.T) {
 	a, b, turn, now := withATurn(t, time.Hour)
 	cb := ordersOf(t, a)
@@ -437,6 +438,21 @@ func TestTurnUndoneBeforeItsLeaseWasRenewedIsReportedByItsYield(t *testing.T) {
 	}
 	if orders, facts := recorded(t, b); orders != 0 || facts != 0 {
 		t.Errorf("after a's undone turn and its Yield: %d orders and %d facts, want none", orders, facts)
+	}
+	// What the Handler does next: the lease again, the event handed over again, a Yield
+	// that records it. The undone turn is reported once.
+	if _, err := a.DB().ExecContext(t.Context(), `DROP TRIGGER escrow_test_refuse ON orders`); err != nil {
+		t.Fatal(err)
+	}
+	again := acquireIn(t, a, 9, "a", now)
+	if err := cb(t.Context(), createOf(now)); err != nil {
+		t.Fatal(err)
+	}
+	if err := yieldCreate(t, a, again, now); err != nil {
+		t.Errorf("a's Yield of the turn that handed the event over again: %v", err)
+	}
+	if orders, facts := recorded(t, b); orders != 1 || facts != 1 {
+		t.Errorf("after the event was handed over again: %d orders and %d facts, want one each", orders, facts)
 	}
 }
 

@@ -528,3 +528,56 @@ func TestTurnUndoneByCloseIsReportedByItsYield(t *testing.T) {
 		t.Errorf("after Close and the Yield: %d orders and %d facts, want none", orders, facts)
 	}
 }
+
+// TestTxCallbackFailingInItsTurnUndoesItselfAlone: in an open turn, a TxCallback whose
+// function fails is rolled back to its savepoint and run once: the callbacks before it
+// keep their effects, which the turn's end commits with their facts.
+func TestTxCallbackFailingInItsTurnUndoesItselfAlone(t *testing.T) {
+	a, b, turn, now := withATurn(t, time.Hour)
+	record := ordersOf(t, a)
+	if err := record(t.Context(), createOf(now)); err != nil {
+		t.Fatal(err)
+	}
+	refused, runs := errors.New("the order system refuses"), 0
+	failing := a.TxCallback(func(ctx context.Context, tx *sql.Tx, ev webhook.ConfirmedEvent) error {
+		runs++
+		if _, err := tx.ExecContext(ctx, `INSERT INTO orders VALUES ($1, 'agree')`, ev.TransactionID); err != nil {
+			return err
+		}
+		return refused
+	})
+	agree := createOf(now)
+	agree.Name, agree.Claim.Facts = escrow.EventAgree, []string{"agree"}
+	if err := failing(t.Context(), agree); !errors.Is(err, refused) || runs != 1 {
+		t.Errorf("a failing TxCallback: %v after %d runs, want its error after one", err, runs)
+	}
+	if err := yieldCreate(t, a, turn, now); err != nil {
+		t.Fatal(err)
+	}
+	if orders, facts := recorded(t, b); orders != 1 || facts != 1 {
+		t.Errorf("after the turn: %d orders and %d facts, want create's alone", orders, facts)
+	}
+}
+
+// TestTxCallbackWhileItsTurnCommitsRunsOnItsOwn: a TxCallback that comes while its turn's
+// window commits the grant waits for that commit, then runs in a transaction of its own:
+// its effects and facts are recorded, not lost with a turn that is over.
+func TestTxCallbackWhileItsTurnCommitsRunsOnItsOwn(t *testing.T) {
+	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
+	a, b := open(t, dsn), open(t, dsn)
+	slowFacts(t, a.DB(), `CREATE CONSTRAINT TRIGGER escrow_test_slow AFTER INSERT ON escrow_webhook_leases
+		DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION escrow_test_slow()`)
+	cb := ordersOf(t, a)
+	sqlstore.SetTurnWindow(a, 50*time.Millisecond)
+	now := time.Now()
+	if turn := acquireIn(t, a, 9, "a", now, escrow.EventCreate); !turn.Granted {
+		t.Fatalf("a's Acquire: %+v", turn)
+	}
+	awaitSlowTrigger(t, b.DB(), "the window's commit of a's grant")
+	if err := soon(t, "the TxCallback", func() error { return cb(t.Context(), createOf(now)) }); err != nil {
+		t.Fatal(err)
+	}
+	if orders, facts := recorded(t, b); orders != 1 || facts != 1 {
+		t.Errorf("after the TxCallback: %d orders and %d facts, want one each", orders, facts)
+	}
+}

@@ -581,3 +581,47 @@ func TestTxCallbackWhileItsTurnCommitsRunsOnItsOwn(t *testing.T) {
 		t.Errorf("after the TxCallback: %d orders and %d facts, want one each", orders, facts)
 	}
 }
+
+// TestTurnCutOffAfterItsTxCallbacksIsReportedByItsYield: a turn whose connection the
+// server lost after TxCallbacks wrote into it took their effects with it; the holder's
+// Yield reports ErrTurnUndone and records nothing (its facts would claim effects that
+// never happened).
+func TestTurnCutOffAfterItsTxCallbacksIsReportedByItsYield(t *testing.T) {
+	a, b, turn, now := withATurn(t, time.Hour)
+	if err := ordersOf(t, a)(t.Context(), createOf(now)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.DB().ExecContext(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = current_database() AND state = 'idle in transaction'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := yieldCreate(t, a, turn, now); !errors.Is(err, webhook.ErrTurnUndone) {
+		t.Errorf("the Yield of a turn cut off: %v, want ErrTurnUndone", err)
+	}
+	if orders, facts := recorded(t, b); orders != 0 || facts != 0 {
+		t.Errorf("after the turn was cut off: %d orders and %d facts, want none", orders, facts)
+	}
+}
+
+// TestYieldWhileItsTurnCommitsRecordsOnItsOwn: a Yield that comes while its turn's window
+// commits the grant waits for that commit, then records the turn's facts in a
+// transaction of its own.
+func TestYieldWhileItsTurnCommitsRecordsOnItsOwn(t *testing.T) {
+	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
+	a, b := open(t, dsn), open(t, dsn)
+	slowFacts(t, a.DB(), `CREATE CONSTRAINT TRIGGER escrow_test_slow AFTER INSERT ON escrow_webhook_leases
+		DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION escrow_test_slow()`)
+	sqlstore.SetTurnWindow(a, 50*time.Millisecond)
+	now := time.Now()
+	turn := acquireIn(t, a, 9, "a", now, escrow.EventCreate)
+	if !turn.Granted {
+		t.Fatalf("a's Acquire: %+v", turn)
+	}
+	awaitSlowTrigger(t, b.DB(), "the window's commit of a's grant")
+	if err := soon(t, "the Yield", func() error { return yieldCreate(t, a, turn, now) }); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := b.Handed(t.Context(), 9); err != nil || !h["create"] {
+		t.Errorf("after the Yield: recorded %v, %v; want create", h, err)
+	}
+}

@@ -244,6 +244,35 @@ func recorded(t *testing.T, b *sqlstore.Store) (orders, facts int) {
 	return orders, facts
 }
 
+// wantUndone ends a's turn on transaction 9 and wants its Yield to report the turn undone,
+// and b to see no order and no fact of it.
+func wantUndone(t *testing.T, a, b *sqlstore.Store, turn webhook.Turn, now time.Time, what string) {
+	t.Helper()
+	if err := yieldCreate(t, a, turn, now); !errors.Is(err, webhook.ErrTurnUndone) {
+		t.Errorf("the Yield of %s: %v, want ErrTurnUndone", what, err)
+	}
+	if orders, facts := recorded(t, b); orders != 0 || facts != 0 {
+		t.Errorf("after %s and its Yield: %d orders and %d facts, want none", what, orders, facts)
+	}
+}
+
+// inWindowCommit opens a's turn on transaction 9 and returns once its window's commit of
+// the grant is under way, held for half a second by a trigger on the lease rows.
+func inWindowCommit(t *testing.T) (a, b *sqlstore.Store, turn webhook.Turn, now time.Time) {
+	t.Helper()
+	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
+	a, b = open(t, dsn), open(t, dsn)
+	slowFacts(t, a.DB(), `CREATE CONSTRAINT TRIGGER escrow_test_slow AFTER INSERT ON escrow_webhook_leases
+		DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION escrow_test_slow()`)
+	sqlstore.SetTurnWindow(a, 50*time.Millisecond)
+	now = time.Now()
+	if turn = acquireIn(t, a, 9, "a", now, escrow.EventCreate); !turn.Granted {
+		t.Fatalf("a's Acquire: %+v", turn)
+	}
+	awaitSlowTrigger(t, b.DB(), "the window's commit of a's grant")
+	return a, b, turn, now
+}
+
 // TestTxCallbackCommitsWithItsTurn: a TxCallback run during its claim's open turn makes
 // its effects in the turn's database transaction: no other connection sees them, nor the
 // fact, until the turn ends, and then sees them with the turn's record of the
@@ -279,12 +308,7 @@ func TestTurnWhoseEndFailsUndoesItsTxCallbacks(t *testing.T) {
 	if err := cb(t.Context(), createOf(now)); err != nil {
 		t.Fatal(err)
 	}
-	if err := yieldCreate(t, a, turn, now); !errors.Is(err, webhook.ErrTurnUndone) {
-		t.Errorf("the Yield whose commit failed: %v, want ErrTurnUndone", err)
-	}
-	if orders, facts := recorded(t, b); orders != 0 || facts != 0 {
-		t.Errorf("after a failed turn: %d orders and %d facts, want none", orders, facts)
-	}
+	wantUndone(t, a, b, turn, now, "a turn whose commit failed")
 	if got := soon(t, "b's Acquire after a's failed turn", func() webhook.Turn {
 		return acquireIn(t, b, 9, "b", now, escrow.EventCreate)
 	}); !got.Granted {
@@ -307,12 +331,7 @@ func TestTurnUndoneByItsWindowIsReportedByItsYield(t *testing.T) {
 	if got := acquireIn(t, b, 9, "b", now.Add(2*time.Minute), escrow.EventCreate); !got.Granted {
 		t.Fatalf("b's Acquire once a's turn ended: %+v, want the lease", got)
 	}
-	if err := yieldCreate(t, a, turn, now); !errors.Is(err, webhook.ErrTurnUndone) {
-		t.Errorf("a's Yield after its window undid the turn: %v, want ErrTurnUndone", err)
-	}
-	if orders, facts := recorded(t, b); orders != 0 || facts != 0 {
-		t.Errorf("after a's undone turn and its Yield: %d orders and %d facts, want none", orders, facts)
-	}
+	wantUndone(t, a, b, turn, now, "a turn its window undid")
 }
 
 // TestClosedStoreFreesItsTurns: closing a Store rolls back the turns it has open, as a
@@ -433,12 +452,7 @@ func TestTurnUndoneBeforeItsLeaseWasRenewedIsReportedByItsYield(t *testing.T) {
 	if got := acquireIn(t, a, 9, "a", now); !got.Granted {
 		t.Fatalf("a's renewal: %+v, want the lease", got)
 	}
-	if err := yieldCreate(t, a, turn, now); !errors.Is(err, webhook.ErrTurnUndone) {
-		t.Errorf("a's Yield in its renewed turn: %v, want ErrTurnUndone", err)
-	}
-	if orders, facts := recorded(t, b); orders != 0 || facts != 0 {
-		t.Errorf("after a's undone turn and its Yield: %d orders and %d facts, want none", orders, facts)
-	}
+	wantUndone(t, a, b, turn, now, "an undone turn, its lease renewed since")
 	// What the Handler does next: the lease again, the event handed over again, a Yield
 	// that records it. The undone turn is reported once.
 	if _, err := a.DB().ExecContext(t.Context(), `DROP TRIGGER escrow_test_refuse ON orders`); err != nil {
@@ -521,12 +535,7 @@ func TestTurnUndoneByCloseIsReportedByItsYield(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := yieldCreate(t, a, turn, now); !errors.Is(err, webhook.ErrTurnUndone) {
-		t.Errorf("a's Yield after Close: %v, want ErrTurnUndone", err)
-	}
-	if orders, facts := recorded(t, b); orders != 0 || facts != 0 {
-		t.Errorf("after Close and the Yield: %d orders and %d facts, want none", orders, facts)
-	}
+	wantUndone(t, a, b, turn, now, "a turn Close rolled back")
 }
 
 // TestTxCallbackFailingInItsTurnUndoesItselfAlone: in an open turn, a TxCallback whose
@@ -563,17 +572,8 @@ func TestTxCallbackFailingInItsTurnUndoesItselfAlone(t *testing.T) {
 // window commits the grant waits for that commit, then runs in a transaction of its own:
 // its effects and facts are recorded, not lost with a turn that is over.
 func TestTxCallbackWhileItsTurnCommitsRunsOnItsOwn(t *testing.T) {
-	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
-	a, b := open(t, dsn), open(t, dsn)
-	slowFacts(t, a.DB(), `CREATE CONSTRAINT TRIGGER escrow_test_slow AFTER INSERT ON escrow_webhook_leases
-		DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION escrow_test_slow()`)
+	a, b, _, now := inWindowCommit(t)
 	cb := ordersOf(t, a)
-	sqlstore.SetTurnWindow(a, 50*time.Millisecond)
-	now := time.Now()
-	if turn := acquireIn(t, a, 9, "a", now, escrow.EventCreate); !turn.Granted {
-		t.Fatalf("a's Acquire: %+v", turn)
-	}
-	awaitSlowTrigger(t, b.DB(), "the window's commit of a's grant")
 	if err := soon(t, "the TxCallback", func() error { return cb(t.Context(), createOf(now)) }); err != nil {
 		t.Fatal(err)
 	}
@@ -595,29 +595,14 @@ func TestTurnCutOffAfterItsTxCallbacksIsReportedByItsYield(t *testing.T) {
 		WHERE datname = current_database() AND state = 'idle in transaction'`); err != nil {
 		t.Fatal(err)
 	}
-	if err := yieldCreate(t, a, turn, now); !errors.Is(err, webhook.ErrTurnUndone) {
-		t.Errorf("the Yield of a turn cut off: %v, want ErrTurnUndone", err)
-	}
-	if orders, facts := recorded(t, b); orders != 0 || facts != 0 {
-		t.Errorf("after the turn was cut off: %d orders and %d facts, want none", orders, facts)
-	}
+	wantUndone(t, a, b, turn, now, "a turn cut off")
 }
 
 // TestYieldWhileItsTurnCommitsRecordsOnItsOwn: a Yield that comes while its turn's window
 // commits the grant waits for that commit, then records the turn's facts in a
 // transaction of its own.
 func TestYieldWhileItsTurnCommitsRecordsOnItsOwn(t *testing.T) {
-	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
-	a, b := open(t, dsn), open(t, dsn)
-	slowFacts(t, a.DB(), `CREATE CONSTRAINT TRIGGER escrow_test_slow AFTER INSERT ON escrow_webhook_leases
-		DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION escrow_test_slow()`)
-	sqlstore.SetTurnWindow(a, 50*time.Millisecond)
-	now := time.Now()
-	turn := acquireIn(t, a, 9, "a", now, escrow.EventCreate)
-	if !turn.Granted {
-		t.Fatalf("a's Acquire: %+v", turn)
-	}
-	awaitSlowTrigger(t, b.DB(), "the window's commit of a's grant")
+	a, b, turn, now := inWindowCommit(t)
 	if err := soon(t, "the Yield", func() error { return yieldCreate(t, a, turn, now) }); err != nil {
 		t.Fatal(err)
 	}

@@ -207,17 +207,24 @@ func ordersOf(t *testing.T, s *sqlstore.Store) webhook.Callback {
 	})
 }
 
-// refuseOrdersAtCommit makes every commit of a transaction that added an order fail.
-func refuseOrdersAtCommit(t *testing.T, db *sql.DB) {
+// withARefusedOrder opens a's turn on transaction 9 (withATurn) in which a TxCallback
+// (returned) added an order, which every commit refuses.
+func withARefusedOrder(t *testing.T, window time.Duration) (a, b *sqlstore.Store, turn webhook.Turn, now time.Time, cb webhook.Callback) {
 	t.Helper()
+	a, b, turn, now = withATurn(t, window)
+	cb = ordersOf(t, a)
 	for _, stmt := range []string{
 		`CREATE FUNCTION escrow_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused at commit'; END $$`,
 		`CREATE CONSTRAINT TRIGGER escrow_test_refuse AFTER INSERT ON orders DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION escrow_test_refuse()`,
 	} {
-		if _, err := db.ExecContext(t.Context(), stmt); err != nil {
+		if _, err := a.DB().ExecContext(t.Context(), stmt); err != nil {
 			t.Fatal(err)
 		}
 	}
+	if err := soon(t, "the TxCallback in its own turn", func() error { return cb(t.Context(), createOf(now)) }); err != nil {
+		t.Fatal(err)
+	}
+	return a, b, turn, now, cb
 }
 
 // createOf is the event withATurn's turn hands over, claimed by a.
@@ -302,12 +309,7 @@ func TestTxCallbackCommitsWithItsTurn(t *testing.T) {
 // effects its TxCallbacks made go with it, and the Yield says so (ErrTurnUndone) so that
 // the Handler hands those events over again: nothing is recorded, the lease is free.
 func TestTurnWhoseEndFailsUndoesItsTxCallbacks(t *testing.T) {
-	a, b, turn, now := withATurn(t, time.Hour)
-	cb := ordersOf(t, a)
-	refuseOrdersAtCommit(t, a.DB())
-	if err := cb(t.Context(), createOf(now)); err != nil {
-		t.Fatal(err)
-	}
+	a, b, turn, now, _ := withARefusedOrder(t, time.Hour)
 	wantUndone(t, a, b, turn, now, "a turn whose commit failed")
 	if got := soon(t, "b's Acquire after a's failed turn", func() webhook.Turn {
 		return acquireIn(t, b, 9, "b", now, escrow.EventCreate)
@@ -321,12 +323,7 @@ func TestTurnWhoseEndFailsUndoesItsTxCallbacks(t *testing.T) {
 // meeting a lease another replica took meanwhile, must not record the turn's facts (their
 // effects are gone) but report ErrTurnUndone.
 func TestTurnUndoneByItsWindowIsReportedByItsYield(t *testing.T) {
-	a, b, turn, now := withATurn(t, 300*time.Millisecond)
-	cb := ordersOf(t, a)
-	refuseOrdersAtCommit(t, a.DB())
-	if err := soon(t, "the TxCallback in its own turn", func() error { return cb(t.Context(), createOf(now)) }); err != nil {
-		t.Fatal(err)
-	}
+	a, b, turn, now, _ := withARefusedOrder(t, time.Second)
 	// b waits on the lease row until a's window ends the turn, its commit failing.
 	if got := acquireIn(t, b, 9, "b", now.Add(2*time.Minute), escrow.EventCreate); !got.Granted {
 		t.Fatalf("b's Acquire once a's turn ended: %+v, want the lease", got)
@@ -442,12 +439,7 @@ func TestMoreTurnsThanConnectionsAreAllGranted(t *testing.T) {
 // whose effects are gone; reported once, the turn that hands the event over again records
 // it.
 func TestTurnUndoneBeforeItsLeaseWasRenewedIsReportedByItsYield(t *testing.T) {
-	a, b, turn, now := withATurn(t, time.Hour)
-	cb := ordersOf(t, a)
-	refuseOrdersAtCommit(t, a.DB())
-	if err := cb(t.Context(), createOf(now)); err != nil {
-		t.Fatal(err)
-	}
+	a, b, turn, now, cb := withARefusedOrder(t, time.Hour)
 	// The renewal commits the turn first, which fails and undoes the order.
 	if got := acquireIn(t, a, 9, "a", now); !got.Granted {
 		t.Fatalf("a's renewal: %+v, want the lease", got)

@@ -31,8 +31,8 @@ var ErrClaimLost = errors.New("webhook: claim lost: its lease expired and anothe
 // ErrTurnUndone is returned by a Store's Yield when the turn's end failed and undid, with
 // the lease's grant, what the turn's callbacks did through the Store (package sqlstore's
 // TxCallback on PostgreSQL runs in the turn's database transaction): none of its facts is
-// recorded and the lease is free. The Handler takes the lease again and hands the turn's
-// events over again, those the Store does not record by then.
+// recorded. The Handler takes the lease again (free, or its own still) and hands the
+// turn's events over again, those the Store does not record by then.
 var ErrTurnUndone = errors.New("webhook: the turn's end failed and undid its hand-overs")
 
 // TombstoneHorizon is how long Prune keeps a pruned transaction's tombstone (its id and

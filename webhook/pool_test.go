@@ -305,43 +305,39 @@ func TestNoListingThatCannotHelp(t *testing.T) {
 
 // TestDroppedNewTransactionIsRecoveredByTheListing: a partner's new transaction whose
 // delivery a flood pushed out of the never-seen queue is handed over all the same, once a
-// listing of the newest transactions names it.
+// listing of the newest transactions names it, as the reconciler would hand it over.
 func TestDroppedNewTransactionIsRecoveredByTheListing(t *testing.T) {
-	w := newWorld(t, webhook.Options{MaxUnseen: 2}, escrowtest.WithRateLimit(20, time.Minute))
-	forge := func(from, n int64) {
-		for i := range n {
-			w.deliver(fmt.Sprintf(`{"event": "create", "event_type": "transaction", "transaction_id": %d}`, forgedBase+from+i))
+	synctest.Test(t, func(t *testing.T) {
+		const fresh = 7
+		partner := rateLimitedPartner(fresh)
+		obs := &recordingObserver{}
+		got := &calls{}
+		h := webhook.NewHandler(clientOver(t, partner), got.fn, webhook.Options{MaxUnseen: 2, Observer: obs})
+		defer shutdown(t, h)
+		deliver(h, "create", forgedBase) // a 404: the window's share is spent
+		synctest.Wait()
+		deliver(h, "create", forgedBase+1) // waits; a listing is asked for, held
+		synctest.Wait()
+		deliver(h, "create", fresh) // unknown to the Store: waits behind the forgery
+		synctest.Wait()
+		for i := range int64(2) { // each pushes the oldest waiting out: the forgery, then 7
+			deliver(h, "create", forgedBase+2+i)
+			synctest.Wait()
 		}
-	}
-	// Once the share (2 of the window's 20) is spent, the forgeries left are confirmed by
-	// a listing, at most one a second: the new transaction's delivery, made after that
-	// one, waits for the next, and the flood pushes it out meanwhile. (Forgeries that
-	// arrive while the first fetches are under way are dropped unqueued, MaxUnseen being
-	// 2: the flood goes on until one waits for a listing.)
-	forged := int64(0)
-	for deadline := time.Now().Add(10 * time.Second); w.listings.Load() == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no listing of the newest transactions within 10s of the flood")
+		if s := h.Stats(); s.UnseenDropped != 2 {
+			t.Fatalf("Stats %+v, want the forgery and the new transaction pushed out", s)
 		}
-		forge(forged, 10)
-		forged += 10
-	}
-	id := w.create()
-	if err := w.srv.FlushWebhooks(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	forge(forged, 10) // pushes the new transaction's delivery out
-	deadline := time.Now().Add(10 * time.Second)
-	for len(w.got.byTransaction()[id]) == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if got := w.got.byTransaction()[id]; !slices.Equal(got, []string{"create"}) {
-		t.Errorf("the new transaction's events: %v", got)
-	}
-	// Its delivery dropped, the listing hands its state over as the reconciler would.
-	if n := w.got.count(webhook.FromReconcile); n != 1 {
-		t.Errorf("%d events from the listing of a dropped delivery, want 1", n)
-	}
+		close(partner.gate) // the listing names 7
+		synctest.Wait()
+		if l := got.list(); !slices.Equal(l, []string{"create:7"}) {
+			t.Errorf("handed over %v; want the dropped create:7 from the listing", l)
+		}
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		if len(obs.handovers) != 1 || obs.handovers[0].Source != webhook.FromReconcile {
+			t.Errorf("hand-overs %+v; want one FromReconcile: its delivery was dropped", obs.handovers)
+		}
+	})
 }
 
 // TestShutdownDropsANeverSeenIdItsLookUpFoundUnknown: a never-seen id whose look-up in the
@@ -735,6 +731,94 @@ func TestDeliveriesDuringAFailedFetchAreDropped(t *testing.T) {
 		}
 		if s := h.Stats(); s.NotFoundDropped != 1 {
 			t.Errorf("Stats %+v, want the delivery during the fetch dropped unfetched", s)
+		}
+	})
+}
+
+// TestKnownTransactionGoesBeforeNeverSeenLookUps: with one worker, the never-seen share
+// spent and never-seen ids waiting for their look-up in the Store (held, as a slow
+// database holds them), a delivery about a transaction handed over before is confirmed
+// before any of those look-ups: known transactions are served first.
+func TestKnownTransactionGoesBeforeNeverSeenLookUps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.header = rateLimited
+		api.txs[1], api.txs[2] = created(1), created(2)
+		store := &gatedLookUps{gate: make(chan struct{})}
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store, Workers: 1})
+		defer shutdown(t, h)
+		defer close(store.gate) // before Shutdown, which waits for the look-ups
+		for id := range int64(2) {
+			deliver(h, "create", id+1)
+			flushed(t, h) // known now
+		}
+		deliver(h, "create", forgedBase) // a 404: the share is spent, never-seen ids are looked up
+		synctest.Wait()
+		got.block = make(chan struct{})
+		api.set(agreed(2))
+		deliver(h, "agree", 2) // the one worker is held in its callback
+		synctest.Wait()
+		for i := range int64(5) {
+			deliver(h, "create", forgedBase+1+i) // each waits for its look-up
+		}
+		api.set(agreed(1))
+		deliver(h, "agree", 1) // known: comes last, goes first
+		close(got.block)
+		synctest.Wait()
+		if l := got.list(); !slices.Equal(l, []string{"create:1", "create:2", "agree:2", "agree:1"}) {
+			t.Errorf("handed over %v while the never-seen look-ups were held; want agree:1 before them", l)
+		}
+	})
+}
+
+// failOnce answers the next read of transaction id 404 once armed, after gate closes;
+// every other request goes to api.
+type failOnce struct {
+	api   http.RoundTripper
+	id    int64
+	armed atomic.Bool
+	gate  chan struct{}
+}
+
+func (f *failOnce) RoundTrip(r *http.Request) (*http.Response, error) {
+	if strings.HasSuffix(r.URL.Path, "/transaction/"+strconv.FormatInt(f.id, 10)) && f.armed.CompareAndSwap(true, false) {
+		<-f.gate
+		rec := httptest.NewRecorder()
+		rec.Header().Set("Content-Type", "application/json")
+		rec.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(rec, `{"error": "not_found", "message": "a moment's inconsistency"}`)
+		return rec.Result(), nil
+	}
+	return f.api.RoundTrip(r)
+}
+
+// TestDeliveriesDuringAKnownTransactionsFailedFetchAreConfirmed: a transaction the
+// account is known to have whose fetch the API answers 404 for a moment (a replica of the
+// API lagging) keeps the deliveries that arrived during that fetch: they are confirmed by
+// the next fetch, not dropped as a forgery's would be.
+func TestDeliveriesDuringAKnownTransactionsFailedFetchAreConfirmed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		flaky := &failOnce{api: api, id: 1, gate: make(chan struct{})}
+		got := &calls{}
+		h := webhook.NewHandler(clientOver(t, flaky), got.fn, webhook.Options{})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		flushed(t, h) // known now
+		flaky.armed.Store(true)
+		api.set(agreed(1))
+		deliver(h, "agree", 1) // its fetch is held, then answered 404
+		synctest.Wait()
+		deliver(h, "agree", 1) // arrives during the failed fetch
+		close(flaky.gate)
+		flushed(t, h)
+		if l := got.list(); !slices.Equal(l, []string{"create:1", "agree:1"}) {
+			t.Errorf("handed over %v; want the agree delivered during the failed fetch confirmed", l)
+		}
+		if s := h.Stats(); s.NotFoundDropped != 0 {
+			t.Errorf("Stats %+v: a known transaction's delivery dropped as not found", s)
 		}
 	})
 }

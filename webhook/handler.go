@@ -369,14 +369,16 @@ type batch struct {
 	// The turn, while this replica holds the transaction's lease.
 	held    bool
 	lease   Lease
-	marks   int64            // Turn.Marks as last seen
-	handed  map[string]bool  // facts recorded as done, and those handed over since
-	pace    Pace             // as the store had it when the turn began
-	done    []string         // handed over under the lease, not yet recorded
-	finish  bool             // the transaction is to be recorded finished
-	fetched bool             // a confirming fetch was made in this turn
-	fresh   bool             // something was handed over in this turn
-	obs     batchObservation // what the Observer is told (observer.go)
+	marks   int64           // Turn.Marks as last seen
+	handed  map[string]bool // facts recorded as done, and those handed over since
+	pace    Pace            // as the store had it when the turn began
+	done    []string        // handed over under the lease, not yet recorded
+	finish  bool            // the transaction is to be recorded finished
+	fetched bool            // a confirming fetch was made in this turn
+	fresh   bool            // something was handed over in this turn
+	// unreadable: the fetch was answered 404 or 403.
+	unreadable bool
+	obs        batchObservation // what the Observer is told (observer.go)
 }
 
 // try runs a batch's turns: it takes the transaction's lease (or leaves the batch's names
@@ -441,7 +443,7 @@ func (h *Handler) acquire(b *batch) (bool, error) {
 	}
 	l.IfKnown, b.ifKnown = false, false // known now: renewals need not ask
 	b.held, b.lease, b.marks, b.handed, b.pace = true, l, turn.Marks, turn.Handed, turn.Pace
-	b.fetched, b.fresh = false, false
+	b.fetched, b.fresh, b.unreadable = false, false, false
 	if len(turn.Pending) > 0 { // delivered to other replicas: confirm them too
 		b.events, b.fetch = addNames(b.events, turn.Pending), true
 	}
@@ -523,7 +525,7 @@ func (h *Handler) yield(b *batch, release bool) (again bool, err error) {
 		return false, nil
 	}
 	b.lease.Expires, b.marks, b.pace = y.Expires, turn.Marks, y.Pace
-	b.events, b.fetched, b.fresh = turn.Pending, false, false
+	b.events, b.fetched, b.fresh, b.unreadable = turn.Pending, false, false, false
 	b.fetch = !covered
 	if covered {
 		h.hints(h.ctx, b)
@@ -568,9 +570,12 @@ func (h *Handler) covered(b *batch, pending []escrow.EventName) bool {
 
 // nextPace is the transaction's pace after this turn: reset by a fetch that found
 // something new, slowed by one that found nothing.
+// An id the API does not show, of which nothing was ever recorded, keeps no pace: a
+// forged id leaves nothing in the Store (its lease state is idle, so deleted at the turn's
+// end), and this replica's negative cache keeps it from being fetched again for a while.
 func (h *Handler) nextPace(b *batch, now time.Time) Pace {
 	switch {
-	case b.fresh:
+	case b.fresh, b.unreadable && len(b.handed) == 0:
 		return Pace{}
 	case !b.fetched:
 		return b.pace
@@ -621,6 +626,7 @@ func (h *Handler) confirm(b *batch) error {
 		b.fetched = true
 		tx, err := h.observedGet(ctx, b)
 		if errors.Is(err, escrow.ErrNotFound) || errors.Is(err, escrow.ErrForbidden) {
+			b.unreadable = true
 			h.unreadable(b)
 			if len(b.events) > 0 {
 				h.log.Warn("escrow webhook: unconfirmed deliveries dropped: the account cannot read the transaction",

@@ -1027,3 +1027,36 @@ func TestReplicasTakeTheSameBacklogInOrdersOfTheirOwn(t *testing.T) {
 		t.Errorf("four replicas all went on with %v after the first", next)
 	}
 }
+
+// TestForgedIdsLeaveNothingInTheStore: forged ids, each fetched once and answered 404,
+// leave no record, lease or pace in the Store: nothing is kept for what never existed,
+// before Prune and after it.
+func TestForgedIdsLeaveNothingInTheStore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		store := new(webhook.MemoryStore)
+		h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Store: store})
+		defer shutdown(t, h)
+		for i := range int64(300) {
+			deliver(h, "create", forgedBase+i)
+			if i%50 == 49 {
+				flushed(t, h)
+			}
+		}
+		flushed(t, h)
+		for i := range int64(300) {
+			if n := api.readsOf(forgedBase + i); n != 1 {
+				t.Fatalf("forgery %d fetched %d times, want once", i, n)
+			}
+		}
+		if n := store.Entries(); n != 0 {
+			t.Errorf("%d entries kept for 300 forged ids after their turns, want 0", n)
+		}
+		if _, err := store.Prune(t.Context(), time.Now().Add(-30*24*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if n := store.Entries(); n != 0 {
+			t.Errorf("%d entries kept for 300 forged ids after Prune, want 0", n)
+		}
+	})
+}

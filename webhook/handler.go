@@ -86,9 +86,10 @@ type Options struct {
 	// delivery about one more is answered 503. Deliveries about a transaction already
 	// waiting are coalesced and always taken. Default 10,000.
 	MaxQueued int
-	// MaxUnseen bounds, apart from MaxQueued, the never-seen ids waiting to be confirmed:
-	// past it the oldest is dropped, answered 200 all the same (see doc.go, "Floods").
-	// Default 1,000.
+	// MaxUnseen bounds, apart from MaxQueued, the never-seen ids waiting to be confirmed
+	// with their delivered names: past it an id is kept as owed a look, with no name (its
+	// facts are handed over FromReconcile), answered 200 all the same and never dropped
+	// (see doc.go, "Floods"). Default 1,000.
 	MaxUnseen int
 	// UnseenShare bounds the fetches of never-seen ids that the API answers 404 or 403
 	// (forgeries) to this share of each rate-limit window of GET /transaction/{id}; once
@@ -160,19 +161,23 @@ type Handler struct {
 	pruneNext time.Time
 
 	// The workers and their lanes (pool.go).
-	lanes      [3]lane // ids ready for a worker, by qkind
-	workers    int     // worker goroutines running
-	unseen     int     // queues of never-seen ids (kindUnchecked and kindUnseen)
-	later      wakeups // queues set aside until a time
-	scheduling bool    // the scheduler goroutine runs
+	lanes      [kinds]lane // ids ready for a worker, by qkind
+	workers    int         // worker goroutines running
+	unseen     int         // queues of never-seen ids (kindUnchecked and kindUnseen)
+	later      wakeups     // queues set aside until a time
+	scheduling bool        // the scheduler goroutine runs
 	kick       chan struct{}
 	known      *idCache    // ids the account has: handed over, reconciled, listed, in the Store
 	replays    *replayMemo // names known to be replays, per transaction
 	neg        *idCache    // ids the API answered 404 or 403 lately
-	dropped    *idCache    // never-seen ids dropped unconfirmed past MaxUnseen
+	owed       idRanges    // never-seen ids past MaxUnseen, owed a listing or a fetch
+	unlisted   idRanges    // owed ids a listing did not name: owed a fetch
+	listing    bool        // a listing of never-seen ids is under way
+	newest     int64       // the newest id the account is known to have
 	budget     shareBudget // never-seen ids' wasted fetches in this rate-limit window
 	unseenAt   time.Time   // the never-seen lane waits till then: share spent, listing done
-	listAt     time.Time   // no listing of the newest transactions before this
+	listAt     time.Time   // no listing of never-seen ids before this
+	listWake   time.Time   // the wakeup set for listAt
 	stats      Stats
 }
 
@@ -189,11 +194,12 @@ type txQueue struct {
 	kind     qkind
 	paceWait bool      // waiting for the transaction's pace (a delivery ends the wait)
 	listed   bool      // tx was listed after the deliveries came: it confirms them unfetched
+	owed     bool      // a never-seen id owed a look, taken with no delivery kept: fetch it
 	gen      uint64    // counts the waits, so that a stale wakeup is ignored
 	since    time.Time // when the oldest delivery waiting arrived, for the Observer
 }
 
-func (q *txQueue) pending() bool { return len(q.events) > 0 || q.tx != nil || q.recheck }
+func (q *txQueue) pending() bool { return len(q.events) > 0 || q.tx != nil || q.recheck || q.owed }
 
 // NewHandler returns a Handler that confirms events with client, which must authenticate
 // as the account the webhook is registered for, and hands them to fn.
@@ -251,7 +257,6 @@ func NewHandler(client *escrow.Client, fn Callback, opt Options) *Handler {
 		queues:  make(map[int64]*txQueue),
 		kick:    make(chan struct{}, 1),
 		neg:     newIDCache(time.Minute, 100_000),
-		dropped: newIDCache(10*time.Minute, 100_000),
 		known:   newIDCache(30*24*time.Hour, 100_000),
 		replays: newReplayMemo(100_000),
 		budget:  shareBudget{share: opt.UnseenShare},

@@ -72,21 +72,23 @@ func TestKnownTransactionsGoFirst(t *testing.T) {
 	})
 }
 
-// TestNeverSeenOverflowDropsTheOldest: past MaxUnseen the oldest never-seen id waiting
-// is dropped, and the delivery is answered 200 all the same: never 503. A MaxUnseen of 1
-// keeps one waiting.
-func TestNeverSeenOverflowDropsTheOldest(t *testing.T) {
+// TestNeverSeenIdsBeyondMaxUnseenAreOwedALook: past MaxUnseen a never-seen id takes no
+// queue but is owed a look all the same, answered 200 (never 503) and never dropped: once
+// the window allows, every one is confirmed, those beyond MaxUnseen FromReconcile (their
+// delivered names are not kept). A MaxUnseen of 1 keeps one queued.
+func TestNeverSeenIdsBeyondMaxUnseenAreOwedALook(t *testing.T) {
 	for _, maxUnseen := range []int{3, 1} {
 		t.Run(strconv.Itoa(maxUnseen), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				api := newFakeAPI()
 				api.header = rateLimited
-				last := int64(maxUnseen + 1)
+				last := int64(maxUnseen + 2)
 				for id := int64(1); id <= last; id++ {
 					api.txs[id] = created(id)
 				}
+				obs := &recordingObserver{}
 				got := &calls{}
-				h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxUnseen: maxUnseen})
+				h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxUnseen: maxUnseen, Observer: obs})
 				defer shutdown(t, h)
 				deliver(h, "create", forgedBase) // spends the share
 				synctest.Wait()
@@ -96,17 +98,28 @@ func TestNeverSeenOverflowDropsTheOldest(t *testing.T) {
 					}
 					synctest.Wait() // looked up in the store: waiting for the share
 				}
-				if s := h.Stats(); s.UnseenDropped != 1 {
-					t.Errorf("Stats %+v, want one dropped", s)
-				}
 				time.Sleep(time.Minute)
 				synctest.Wait()
 				var want []string
-				for id := int64(2); id <= last; id++ {
+				for id := int64(1); id <= last; id++ {
 					want = append(want, fmt.Sprintf("create:%d", id))
 				}
 				if l := got.list(); !slices.Equal(slices.Sorted(slices.Values(l)), want) {
-					t.Errorf("handed over %v; want all but the oldest", l)
+					t.Errorf("handed over %v; want every one", l)
+				}
+				if s := h.Stats(); s.UnseenDropped != 0 {
+					t.Errorf("Stats %+v, want none dropped", s)
+				}
+				obs.mu.Lock()
+				defer obs.mu.Unlock()
+				reconciled := 0
+				for _, ho := range obs.handovers {
+					if ho.Source == webhook.FromReconcile {
+						reconciled++
+					}
+				}
+				if reconciled != 2 {
+					t.Errorf("%d hand-overs FromReconcile, want the 2 beyond MaxUnseen", reconciled)
 				}
 			})
 		})
@@ -303,43 +316,6 @@ func TestNoListingThatCannotHelp(t *testing.T) {
 	})
 }
 
-// TestDroppedNewTransactionIsRecoveredByTheListing: a partner's new transaction whose
-// delivery a flood pushed out of the never-seen queue is handed over all the same, once a
-// listing of the newest transactions names it, as the reconciler would hand it over.
-func TestDroppedNewTransactionIsRecoveredByTheListing(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		const fresh = 7
-		partner := rateLimitedPartner(fresh)
-		obs := &recordingObserver{}
-		got := &calls{}
-		h := webhook.NewHandler(clientOver(t, partner), got.fn, webhook.Options{MaxUnseen: 2, Observer: obs})
-		defer shutdown(t, h)
-		deliver(h, "create", forgedBase) // a 404: the window's share is spent
-		synctest.Wait()
-		deliver(h, "create", forgedBase+1) // waits; a listing is asked for, held
-		synctest.Wait()
-		deliver(h, "create", fresh) // unknown to the Store: waits behind the forgery
-		synctest.Wait()
-		for i := range int64(2) { // each pushes the oldest waiting out: the forgery, then 7
-			deliver(h, "create", forgedBase+2+i)
-			synctest.Wait()
-		}
-		if s := h.Stats(); s.UnseenDropped != 2 {
-			t.Fatalf("Stats %+v, want the forgery and the new transaction pushed out", s)
-		}
-		close(partner.gate) // the listing names 7
-		synctest.Wait()
-		if l := got.list(); !slices.Equal(l, []string{"create:7"}) {
-			t.Errorf("handed over %v; want the dropped create:7 from the listing", l)
-		}
-		obs.mu.Lock()
-		defer obs.mu.Unlock()
-		if len(obs.handovers) != 1 || obs.handovers[0].Source != webhook.FromReconcile {
-			t.Errorf("hand-overs %+v; want one FromReconcile: its delivery was dropped", obs.handovers)
-		}
-	})
-}
-
 // TestShutdownDropsANeverSeenIdItsLookUpFoundUnknown: a never-seen id whose look-up in the
 // Store is under way when Shutdown begins, and comes back unknown with the never-seen share
 // spent, is dropped like those already waiting: Shutdown neither waits for the next
@@ -384,12 +360,11 @@ func (s *gatedLookUps) Acquire(ctx context.Context, l webhook.Lease, names []esc
 	return s.MemoryStore.Acquire(ctx, l, names, now)
 }
 
-// TestListingUnderWayAtShutdownHandsOverWhatShutdownDropped: Shutdown drops the
-// never-seen ids waiting for the share and those whose look-up in the Store comes back
-// unknown after it began; a listing of the partner's newest transactions already under way
-// that names them hands them over while Shutdown waits for the work left, as the listing
-// does for ids a flood pushed out.
-func TestListingUnderWayAtShutdownHandsOverWhatShutdownDropped(t *testing.T) {
+// TestListingUnderWayAtShutdownHandsOverWhatItNames: Shutdown drops the never-seen ids
+// waiting for the share and those whose look-up in the Store comes back unknown after it
+// began (the next reconciliation finds a real one); a listing of never-seen ids already
+// under way hands over those it names while Shutdown waits for the work left.
+func TestListingUnderWayAtShutdownHandsOverWhatItNames(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const busy, lookedUp, waiting = 1, 2, 3
 		partner := rateLimitedPartner(busy, lookedUp, waiting)
@@ -402,7 +377,7 @@ func TestListingUnderWayAtShutdownHandsOverWhatShutdownDropped(t *testing.T) {
 		synctest.Wait()
 		deliver(h, "create", lookedUp) // looked up in the Store: held there
 		synctest.Wait()
-		deliver(h, "create", waiting) // unknown to the Store: waits, and a listing is asked for, held
+		deliver(h, "create", waiting) // unknown to the Store: a listing asks about it, held
 		synctest.Wait()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
@@ -411,20 +386,20 @@ func TestListingUnderWayAtShutdownHandsOverWhatShutdownDropped(t *testing.T) {
 		synctest.Wait()   // waiting is dropped
 		close(store.gate) // lookedUp is unknown: dropped, Shutdown having begun
 		synctest.Wait()
-		close(partner.gate) // the listing names both
+		close(partner.gate) // the listing names 3
 		synctest.Wait()
 		close(got.block)
 		if err := <-done; err != nil {
 			t.Errorf("Shutdown: %v", err)
 		}
-		if l := got.list(); !slices.Equal(slices.Sorted(slices.Values(l)), []string{"create:1", "create:2", "create:3"}) {
-			t.Errorf("handed over %v; want the listed creates of 2 and 3 too", l)
+		if l := got.list(); !slices.Equal(slices.Sorted(slices.Values(l)), []string{"create:1", "create:3"}) {
+			t.Errorf("handed over %v; want the listed create of 3 too, not the dropped 2", l)
 		}
 	})
 }
 
-// gatedPartner is api for a partner account: its listing of the newest transactions (all of
-// api's, newest first, on one page) is answered once gate is closed, the first failFirst
+// gatedPartner is api for a partner account: its listing of transactions (those of api's
+// the ids filter names, or all, newest first, on one page) is answered once gate is closed, the first failFirst
 // with a 502. listings counts them.
 type gatedPartner struct {
 	api       *fakeAPI
@@ -469,10 +444,19 @@ func (p *gatedPartner) RoundTrip(r *http.Request) (*http.Response, error) {
 		http.Error(rec, `{"error": "bad_gateway"}`, http.StatusBadGateway)
 		return rec.Result(), nil
 	}
+	asked := map[int64]bool{} // the ids filter; none: every transaction
+	for _, v := range r.URL.Query()["ids"] {
+		for f := range strings.SplitSeq(v, ",") {
+			id, _ := strconv.ParseInt(f, 10, 64)
+			asked[id] = true
+		}
+	}
 	p.api.mu.Lock()
 	var page escrow.TransactionCursorList
 	for _, id := range slices.Backward(slices.Sorted(maps.Keys(p.api.txs))) {
-		page.Transactions = append(page.Transactions, *p.api.txs[id])
+		if len(asked) == 0 || asked[id] {
+			page.Transactions = append(page.Transactions, *p.api.txs[id])
+		}
 	}
 	p.api.mu.Unlock()
 	rec := httptest.NewRecorder()
@@ -605,20 +589,21 @@ func TestNeverSeenIdsWaitingAtTheWindowsResetAreFetchedWithoutAListing(t *testin
 }
 
 // TestListedNeverSeenIdIsHandedOverAtOnce: with the never-seen share spent, a partner's new
-// transaction whose delivery waits among the never-seen ids is handed over as soon as a
-// listing of the newest transactions names it, from the state listed: no fetch, no wait
-// for the next window.
+// transaction whose delivery waits among the never-seen ids is handed over as soon as the
+// listing that asks about it answers, from the state listed: no fetch, no wait for the
+// next window.
 func TestListedNeverSeenIdIsHandedOverAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const fresh = 7
 		partner := rateLimitedPartner(fresh)
 		api := partner.api
 		h, got := shareSpent(t, partner)
-		deliver(h, "create", forgedBase+1) // waits; a listing is asked for, held
+		deliver(h, "create", fresh) // unknown to the Store: a listing asks about it, held
 		synctest.Wait()
-		deliver(h, "create", fresh) // unknown to the Store: waits too
-		synctest.Wait()
-		close(partner.gate) // the listing names it
+		if l := got.list(); len(l) != 0 || partner.listings.Load() != 1 {
+			t.Fatalf("handed over %v with %d listings asked for; want nothing yet, one", l, partner.listings.Load())
+		}
+		close(partner.gate)
 		synctest.Wait()
 		if l := got.list(); !slices.Equal(l, []string{"create:7"}) {
 			t.Errorf("handed over %v after the listing; want create:7", l)
@@ -652,25 +637,26 @@ func TestFailedListingIsAskedForAgain(t *testing.T) {
 	})
 }
 
-// TestDeliveryOfATransactionAListingNamedIsConfirmedAtOnce: a listing of the partner's
-// newest transactions, asked for during a flood, makes every transaction it names known:
-// a delivery about one of them that comes afterwards is confirmed at once, as a known
-// transaction's, not queued among the never-seen ids for the share or the next listing.
+// TestDeliveryOfATransactionAListingNamedIsConfirmedAtOnce: a transaction a listing of
+// never-seen ids named, during a flood, is known from then on: its next delivery is
+// confirmed at once, as a known transaction's, not queued among the never-seen ids for
+// the share or the next listing.
 func TestDeliveryOfATransactionAListingNamedIsConfirmedAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const fresh = 7
 		partner := rateLimitedPartner(fresh)
 		close(partner.gate)
 		h, got := shareSpent(t, partner)
-		deliver(h, "create", forgedBase+1) // waits; the listing asked for names 7
+		deliver(h, "create", fresh) // the listing asked for names 7
 		synctest.Wait()
 		if n := partner.listings.Load(); n != 1 {
 			t.Fatalf("%d listings, want 1", n)
 		}
-		deliver(h, "create", fresh)
+		partner.api.set(agreed(fresh))
+		deliver(h, "agree", fresh)
 		synctest.Wait()
-		if l := got.list(); !slices.Equal(l, []string{"create:7"}) || partner.listings.Load() != 1 {
-			t.Errorf("handed over %v after %d listings; want create:7 at once", l, partner.listings.Load())
+		if l := got.list(); !slices.Equal(l, []string{"create:7", "agree:7"}) || partner.listings.Load() != 1 {
+			t.Errorf("handed over %v after %d listings; want agree:7 at once", l, partner.listings.Load())
 		}
 	})
 }
@@ -903,33 +889,39 @@ func TestReconcilerConfirmsANeverSeenIdWaitingForTheShare(t *testing.T) {
 	})
 }
 
-// TestNeverSeenIdBeyondMaxUnseenIsDroppedAndRecoveredByTheListing: with MaxUnseen
-// never-seen ids under way and none waiting to be pushed out, a further one is dropped
-// unqueued (answered 200, counted as UnseenDropped); a partner's listing that names it
-// later hands it over all the same.
-func TestNeverSeenIdBeyondMaxUnseenIsDroppedAndRecoveredByTheListing(t *testing.T) {
+// TestNeverSeenIdBeyondMaxUnseenIsConfirmedByTheNextListing: with MaxUnseen never-seen
+// ids under way, a further one takes no queue but is owed a look (answered 200, not
+// dropped); the next listing of a partner's never-seen ids asks about it and hands it
+// over, as the reconciler would: its delivered name was not kept.
+func TestNeverSeenIdBeyondMaxUnseenIsConfirmedByTheNextListing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const fresh = 7
 		partner := rateLimitedPartner(fresh)
 		close(partner.gate)
 		slow := &heldReads{api: partner, id: forgedBase, gate: make(chan struct{})}
+		obs := &recordingObserver{}
 		got := &calls{}
-		h := webhook.NewHandler(clientOver(t, slow), got.fn, webhook.Options{MaxUnseen: 1})
+		h := webhook.NewHandler(clientOver(t, slow), got.fn, webhook.Options{MaxUnseen: 1, Observer: obs})
 		defer shutdown(t, h)
 		deliver(h, "create", forgedBase) // fetched at once, the answer held: MaxUnseen reached
 		synctest.Wait()
 		if code := deliver(h, "create", fresh); code != http.StatusOK {
 			t.Errorf("the delivery beyond MaxUnseen answered %d", code)
 		}
-		if s := h.Stats(); s.UnseenDropped != 1 {
-			t.Errorf("Stats %+v, want the delivery beyond MaxUnseen dropped", s)
-		}
 		close(slow.gate) // a 404: the window's share is spent
 		synctest.Wait()
-		deliver(h, "create", forgedBase+1) // waits: a listing is asked for, naming 7
+		deliver(h, "create", forgedBase+1) // waits: a listing asks about it and about 7
 		synctest.Wait()
 		if l := got.list(); !slices.Equal(l, []string{"create:7"}) {
-			t.Errorf("handed over %v; want the dropped create:7 from the listing", l)
+			t.Errorf("handed over %v; want create:7 from the listing", l)
+		}
+		if s := h.Stats(); s.UnseenDropped != 0 {
+			t.Errorf("Stats %+v, want nothing dropped", s)
+		}
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		if len(obs.handovers) != 1 || obs.handovers[0].Source != webhook.FromReconcile {
+			t.Errorf("hand-overs %+v; want one FromReconcile", obs.handovers)
 		}
 	})
 }

@@ -96,6 +96,13 @@ type Options struct {
 	// spent, never-seen ids wait for the next window, known transactions do not. Default
 	// 0.1.
 	UnseenShare float64
+	// ClaimShare bounds the fetches made for claims that an earlier fetch did not confirm
+	// (a delivery naming an event already tried since the transaction's last new fact:
+	// replays of a real id with names its state does not show) and that find nothing new,
+	// to this share of each rate-limit window of GET /transaction/{id}; once spent, such
+	// fetches wait for the next window, of any number of transactions, while deliveries
+	// of names not tried yet, of any transaction, are fetched at once. Default 0.2.
+	ClaimShare float64
 	// Workers bounds the transactions confirmed at once, and the handler's goroutines
 	// (one more schedules the waits); default 8.
 	Workers int
@@ -175,6 +182,7 @@ type Handler struct {
 	listing    bool        // a listing of never-seen ids is under way
 	newest     int64       // the newest id the account is known to have
 	budget     shareBudget // never-seen ids' wasted fetches in this rate-limit window
+	claims     shareBudget // fetches for claims tried before that found nothing new
 	unseenAt   time.Time   // the never-seen lane waits till then: share spent, listing done
 	listAt     time.Time   // no listing of never-seen ids before this
 	listWake   time.Time   // the wakeup set for listAt
@@ -260,6 +268,7 @@ func NewHandler(client *escrow.Client, fn Callback, opt Options) *Handler {
 		known:   newIDCache(30*24*time.Hour, 100_000),
 		replays: newReplayMemo(100_000),
 		budget:  shareBudget{share: opt.UnseenShare},
+		claims:  shareBudget{share: opt.ClaimShare},
 	}
 }
 
@@ -381,6 +390,8 @@ type batch struct {
 	finish  bool            // the transaction is to be recorded finished
 	fetched bool            // a confirming fetch was made in this turn
 	fresh   bool            // something was handed over in this turn
+	// claim: the fetch under way is for names tried before (ClaimShare).
+	claim bool
 	// unreadable: the fetch was answered 404 or 403.
 	unreadable bool
 	obs        batchObservation // what the Observer is told (observer.go)
@@ -413,6 +424,11 @@ func (h *Handler) try(b *batch) (paced time.Duration, err error) {
 			// The lease is kept for the retry, which reuses the state read; what was
 			// handed over is recorded when the turn ends.
 			return 0, err
+		}
+		if b.claim && b.fetched && !b.fresh {
+			h.mu.Lock()
+			h.claims.waste()
+			h.mu.Unlock()
 		}
 		if again, err := h.yield(b, false); err != nil || !again {
 			return 0, err
@@ -480,20 +496,34 @@ func (h *Handler) renew(b *batch) (bool, error) {
 	return true, nil
 }
 
-// paced returns how long the batch must wait for the transaction's pace: only a fetch
-// for names that were all tried before (or none) waits; a confirmable name not tried
-// since the last fetch that found something new is fetched at once.
+// paced returns how long the batch must wait before its fetch: only a fetch for names
+// that were all tried before waits, for the transaction's pace and then for the claims'
+// share of the window (ClaimShare); a confirmable name not tried since the last fetch
+// that found something new is fetched at once.
 func (h *Handler) paced(b *batch, now time.Time) time.Duration {
-	wait := b.pace.NotBefore.Sub(now)
-	if wait <= 0 || !b.fetch || Replayed(b.events, b.handed) {
+	b.claim = false
+	if !b.fetch || Replayed(b.events, b.handed) || untried(b.events, b.pace.Tried) {
 		return 0 // replays are dropped without a fetch (confirm)
 	}
-	for _, n := range b.events {
-		if confirmable(n) && !slices.Contains(b.pace.Tried, n) {
-			return 0
-		}
+	if wait := b.pace.NotBefore.Sub(now); wait > 0 || len(b.events) == 0 {
+		return max(wait, 0) // a reconciler's recheck spends no claim's share
 	}
-	return wait
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ok, retry := h.claims.allows(now)
+	if !ok {
+		return max(retry.Sub(now), time.Millisecond)
+	}
+	b.claim = true
+	return 0
+}
+
+// untried reports whether events hold a confirmable name not tried since the last fetch
+// that found something new: what may be a real fact, fetched at once.
+func untried(events, tried []escrow.EventName) bool {
+	return slices.ContainsFunc(events, func(n escrow.EventName) bool {
+		return confirmable(n) && !slices.Contains(tried, n)
+	})
 }
 
 // yield records what the turn handed over and ends it; again reports that other
@@ -700,6 +730,7 @@ func (h *Handler) get(ctx context.Context, id int64) (*escrow.Transaction, error
 	tx, err := h.client.Transactions.Get(ctx, id, escrow.WithResponse(&resp))
 	h.mu.Lock()
 	h.budget.observe(resp.RateLimit)
+	h.claims.observe(resp.RateLimit)
 	h.mu.Unlock()
 	if rl := resp.RateLimit; rl.Remaining >= 0 && !rl.Reset.IsZero() {
 		reserve := h.opt.Reserve

@@ -420,15 +420,12 @@ func (h *Handler) try(b *batch) (paced time.Duration, err error) {
 			h.giveUp(b)
 			return wait, nil
 		}
-		if err := h.confirm(b); err != nil {
+		err := h.confirm(b)
+		h.settleClaim(b)
+		if err != nil {
 			// The lease is kept for the retry, which reuses the state read; what was
 			// handed over is recorded when the turn ends.
 			return 0, err
-		}
-		if b.claim && b.fetched && !b.fresh {
-			h.mu.Lock()
-			h.claims.waste()
-			h.mu.Unlock()
 		}
 		if again, err := h.yield(b, false); err != nil || !again {
 			return 0, err
@@ -514,8 +511,20 @@ func (h *Handler) paced(b *batch, now time.Time) time.Duration {
 	if !ok {
 		return max(retry.Sub(now), time.Millisecond)
 	}
+	h.claims.waste() // counted now, so that workers at once take no more than the share
 	b.claim = true
 	return 0
+}
+
+// settleClaim gives a claim's share back when its fetch was not made or found something
+// new: only claims that found nothing spend the share.
+func (h *Handler) settleClaim(b *batch) {
+	if b.claim && (!b.fetched || b.fresh) {
+		h.mu.Lock()
+		h.claims.refund()
+		h.mu.Unlock()
+	}
+	b.claim = false
 }
 
 // untried reports whether events hold a confirmable name not tried since the last fetch

@@ -47,7 +47,7 @@ type Cassette struct {
 	// credentials); "" for a request without credentials, such as the control API's.
 	Account string `json:"account,omitempty"`
 	// Partner marks an account cassette's account an approved partner.
-	Partner bool `json:"partner,omitempty"`
+	Partner bool   `json:"partner,omitempty"`
 	Method  string `json:"method,omitempty"`
 	// Path is relative to the API's base URL ("transaction/200001"), or absolute
 	// ("/_emulator/transactions/200001/approve_payment") for a path outside it.

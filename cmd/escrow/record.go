@@ -64,7 +64,7 @@ func runRecord(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitCode(stderr, name, err)
 	}
 	defer transport.CloseIdleConnections()
-	if err := os.MkdirAll(*out, 0o700); err != nil {
+	if err := outDir(*out); err != nil {
 		return exitCode(stderr, name, err)
 	}
 	rec := newRecorder(up, *out, &http.Client{Transport: transport, Timeout: 2 * time.Minute, CheckRedirect: keepRedirect}, stderr)
@@ -92,6 +92,26 @@ func checkRecordFlags(upstream, out, addr string) (*url.URL, error) {
 		return nil, usagef("--addr %q is not a loopback host:port: the recorder serves plain HTTP, which only this machine may reach", addr)
 	}
 	return u, nil
+}
+
+// hostOnly is a Host header's name or address, without its port or brackets.
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.Trim(hostport, "[]")
+}
+
+// outDir makes the cassettes' directory, which must hold no cassette yet: two recordings
+// in one directory would replay as one.
+func outDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if held, _ := filepath.Glob(filepath.Join(dir, "*.json")); len(held) > 0 {
+		return usagef("--out %s already holds %d cassettes: record into a new directory", dir, len(held))
+	}
+	return nil
 }
 
 // serveRecorder serves rec on addr until ctx ends, printing its base URL first on stdout.
@@ -152,8 +172,15 @@ func (rec *recorder) counts() (written, refused int) {
 // the forwarding transport, so that answers are recorded as text.
 var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade", "Accept-Encoding"}
 
-// ServeHTTP forwards one request and records the exchange.
+// ServeHTTP forwards one request and records the exchange. A request that names another
+// host than this machine is refused before anything is forwarded: a page in a browser that
+// rebinds its own name to 127.0.0.1 must not reach the upstream (an emulator's control API
+// hands out keys) through the recorder, which sends the upstream's own Host.
 func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !isLoopback(hostOnly(r.Host)) {
+		http.Error(w, "escrow record: this recorder answers requests for a loopback address only", http.StatusMisdirectedRequest)
+		return
+	}
 	reqBody, err := io.ReadAll(http.MaxBytesReader(w, r.Body, recordMaxRequest))
 	if err != nil {
 		http.Error(w, "escrow record: request body over 8 MiB", http.StatusRequestEntityTooLarge)

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -170,5 +171,35 @@ func TestRecordRefusesToServeOrForwardInTheClear(t *testing.T) {
 		if code, _, errOut := cli(t, args...); code != exitUsage {
 			t.Errorf("%q: exit %d, want %d: %s", args, code, exitUsage, errOut)
 		}
+	}
+}
+
+func TestRecordRefusesAForeignHostAndADirectoryHoldingCassettes(t *testing.T) {
+	e := newEmulator(t)
+	dir := t.TempDir()
+	base, _ := startRecorder(t, e.srv.URL, e.certFile, dir)
+	req, _ := http.NewRequest(http.MethodPost, strings.Replace(base, "/2017-09-01/", "/_emulator/customers", 1), strings.NewReader(`{"email":"evil@example.com"}`))
+	req.Host = "rebound.example:80"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMisdirectedRequest {
+		t.Errorf("Host rebound.example: %d, want 421", resp.StatusCode)
+	}
+	// Had the request reached the emulator, the account would have a password already.
+	if a := e.srv.AddCustomer("evil@example.com"); a.Password == "" {
+		t.Error("the request for a foreign host reached the emulator")
+	}
+	for host, want := range map[string]string{"localhost": "localhost", "127.0.0.1:8080": "127.0.0.1", "[::1]:80": "::1", "[::1]": "::1"} {
+		if got := hostOnly(host); got != want || !isLoopback(got) {
+			t.Errorf("Host %s: %q, want %q, a loopback host", host, got, want)
+		}
+	}
+
+	os.WriteFile(filepath.Join(dir, "00001-account.json"), []byte("{}"), 0o600)
+	if code, _, errOut := cli(t, "record", "--upstream", e.srv.URL, "--out", dir); code != exitUsage || !strings.Contains(errOut, "already holds 1 cassettes") {
+		t.Errorf("a directory holding a cassette: exit %d: %s", code, errOut)
 	}
 }

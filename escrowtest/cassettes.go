@@ -2,6 +2,7 @@ package escrowtest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -301,15 +302,18 @@ func (r *replayer) replay(ctx context.Context, c *Cassette) ([]Difference, error
 	if err != nil {
 		return nil, fmt.Errorf("escrowtest: replaying #%d %s %s: %w", c.Seq, c.Method, c.Path, err)
 	}
-	cmp := comparison{r: r, c: c}
+	m := comparison{r: r, c: c}
 	if resp.StatusCode != c.Status {
-		cmp.add("status", strconv.Itoa(c.Status), strconv.Itoa(resp.StatusCode))
-		return cmp.diffs, nil // the bodies of different answers say different things
+		m.add("status", strconv.Itoa(c.Status), strconv.Itoa(resp.StatusCode))
+		return m.diffs, nil // the bodies of different answers say different things
+	}
+	if c.ResponseHeader != nil {
+		m.headers(c.ResponseHeader, resp.Header)
 	}
 	if c.ResponseBody != nil {
-		cmp.body(c.ResponseBody, body)
+		m.body(c.ResponseBody, body)
 	}
-	return cmp.diffs, nil
+	return m.diffs, nil
 }
 
 // request builds the replayed request: the recorded one with mapped ids and the target's
@@ -472,6 +476,33 @@ func (m *comparison) add(field, recorded, replayed string) {
 	m.diffs = append(m.diffs, Difference{Seq: m.c.Seq, Method: m.c.Method, Path: m.c.Path, Field: field, Recorded: recorded, Replayed: replayed})
 }
 
+// rateLimitHeader is the header spec part 8 says every answer carries.
+const rateLimitHeader = "RateLimit-Remaining"
+
+// headers compares what the API's headers say and every server sends alike: the media
+// type, and whether the rate-limit allowance is there. Other headers are the servers' own
+// (Server, request ids, caching) and would differ to no purpose.
+func (m *comparison) headers(recorded, replayed http.Header) {
+	if w, g := mediaType(recorded), mediaType(replayed); w != g {
+		m.add("header Content-Type", cmp.Or(w, "none"), cmp.Or(g, "none"))
+	}
+	if w, g := recorded.Get(rateLimitHeader) != "", replayed.Get(rateLimitHeader) != ""; w != g {
+		m.add("header "+rateLimitHeader, presence(w), presence(g))
+	}
+}
+
+func mediaType(h http.Header) string {
+	t, _, _ := strings.Cut(h.Get("Content-Type"), ";")
+	return strings.ToLower(strings.TrimSpace(t))
+}
+
+func presence(present bool) string {
+	if present {
+		return "present"
+	}
+	return "missing"
+}
+
 // body compares a recorded JSON body with the replayed one.
 func (m *comparison) body(recorded json.RawMessage, replayed []byte) {
 	want, err := decodeJSON(recorded)
@@ -537,10 +568,8 @@ func (m *comparison) object(path string, want, got map[string]any) {
 		w, inWant := want[k]
 		g, inGot := got[k]
 		switch {
-		case !inGot:
-			m.add(field, "present", "missing")
-		case !inWant:
-			m.add(field, "missing", "present")
+		case !inGot || !inWant:
+			m.add(field, presence(inWant), presence(inGot))
 		default:
 			m.value(field, k, w, g)
 		}

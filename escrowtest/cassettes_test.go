@@ -71,7 +71,8 @@ func (tp *tape) send(a Account, asCustomer, method, path, body string) map[strin
 	}
 	defer resp.Body.Close()
 	respBody, _ := io.ReadAll(resp.Body)
-	c := &Cassette{Kind: CassetteExchange, Account: a.Email, Method: method, Path: path, AsCustomer: asCustomer, Status: resp.StatusCode, Started: time.Now()}
+	c := &Cassette{Kind: CassetteExchange, Account: a.Email, Method: method, Path: path, AsCustomer: asCustomer,
+		Status: resp.StatusCode, ResponseHeader: resp.Header.Clone(), Started: time.Now()}
 	c.SetBodies([]byte(body), respBody)
 	tp.write(c)
 	var out map[string]any
@@ -130,10 +131,11 @@ func TestReplayReportsEachDifferenceWithItsExchange(t *testing.T) {
 	// The recorded read of the transaction (#6) is edited: a flag flipped, a field
 	// dropped, a field added.
 	name := filepath.Join(dir, (&Cassette{Seq: 6, Kind: CassetteExchange, Method: "GET", Path: "transaction/" + "200002"}).FileName())
-	edit(t, name, func(body map[string]any) {
+	edit(t, name, func(c *Cassette, body map[string]any) {
 		body["is_cancelled"] = true
 		delete(body, "currency")
 		body["surprise"] = 1
+		c.ResponseHeader.Del("RateLimit-Remaining")
 	})
 	target := newServer(t)
 	diffs, err := Replay(t.Context(), dir, target.URL, ReplayHTTPClient(target.Client()))
@@ -145,13 +147,14 @@ func TestReplayReportsEachDifferenceWithItsExchange(t *testing.T) {
 		"#6 GET transaction/200002: currency: recorded missing, replayed present",
 		"#6 GET transaction/200002: is_cancelled: recorded true, replayed false",
 		"#6 GET transaction/200002: surprise: recorded present, replayed missing",
+		"#6 GET transaction/200002: header RateLimit-Remaining: recorded missing, replayed present",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no %q among the differences:\n%s", want, got)
 		}
 	}
-	if len(diffs) != 3 {
-		t.Errorf("%d differences, want 3:\n%s", len(diffs), got)
+	if len(diffs) != 4 {
+		t.Errorf("%d differences, want 4:\n%s", len(diffs), got)
 	}
 
 	faulty := newServer(t)
@@ -168,7 +171,7 @@ func TestReplayReportsEachDifferenceWithItsExchange(t *testing.T) {
 }
 
 // edit rewrites a cassette's response body.
-func edit(t *testing.T, name string, change func(map[string]any)) {
+func edit(t *testing.T, name string, change func(*Cassette, map[string]any)) {
 	t.Helper()
 	c, err := readCassette(name)
 	if err != nil {
@@ -178,7 +181,7 @@ func edit(t *testing.T, name string, change func(map[string]any)) {
 	if err := json.Unmarshal(c.ResponseBody, &body); err != nil {
 		t.Fatal(err)
 	}
-	change(body)
+	change(&c, body)
 	c.ResponseBody, _ = json.Marshal(body)
 	b, _ := json.Marshal(c)
 	if err := os.WriteFile(name, b, 0o600); err != nil {

@@ -214,9 +214,10 @@ func ReplayCassettes(t testing.TB, dir, baseURL string, opts ...ReplayOption) {
 }
 
 // Replay sends the exchanges recorded in dir to the API at baseURL in order and returns
-// every difference between the answers it gets and those recorded: the status, fields
-// missing or extra, a value of another JSON type, a flag (boolean) with another value, a
-// list of another length. Other values (timestamps, amounts, messages) are not compared.
+// every difference between the answers it gets and those recorded: the status, the media
+// type, whether RateLimit-Remaining is sent, fields missing or extra, a value of another
+// JSON type, a flag (boolean) with another value, a list of another length. Other values
+// (timestamps, amounts, messages) and other headers are not compared.
 //
 // Ids differ between servers: each id the recording's answers hold (a field "id" or
 // "…_id") is mapped to the one the target answered in its place, and requests carry the

@@ -103,24 +103,6 @@ func (f *conformanceFlags) environment() (map[string]string, error) {
 	return env, nil
 }
 
-// envFileValues reads the KEY=VALUE lines (with or without "export ", values quoted for
-// a POSIX shell or not) of a settings file.
-func envFileValues(file string) (map[string]string, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	values := map[string]string{}
-	for line := range strings.Lines(string(data)) {
-		k, v, found := strings.Cut(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "export ")), "=")
-		if !found || strings.HasPrefix(k, "#") {
-			continue
-		}
-		values[k] = strings.ReplaceAll(strings.Trim(v, "'"), `'\''`, "'")
-	}
-	return values, nil
-}
-
 // replayCassettes is "escrow conformance --cassettes DIR": each difference on a line, then
 // the total.
 func replayCassettes(ctx context.Context, f conformanceFlags, hc *http.Client, stdout, stderr io.Writer) int {

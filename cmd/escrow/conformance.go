@@ -116,17 +116,40 @@ func replayCassettes(ctx context.Context, f conformanceFlags, hc *http.Client, s
 		opts = append(opts, escrowtest.ReplayCredentials(keys))
 	}
 	diffs, err := escrowtest.Replay(ctx, f.cassettes, f.against, opts...)
-	for _, d := range diffs {
-		fmt.Fprintf(stdout, "DIFF %s\n", d)
-	}
 	if err != nil {
+		for _, d := range diffs {
+			fmt.Fprintf(stdout, "DIFF %s\n", d)
+		}
 		return exitCode(stderr, name, err)
 	}
-	fmt.Fprintf(stdout, "%d exchanges replayed, %d differences\n", len(cassettes), len(diffs))
+	printReplay(stdout, cassettes, diffs)
 	if len(diffs) > 0 {
 		return exitAPI
 	}
 	return 0
+}
+
+// printReplay prints a line for each exchange replayed alike, and one for each difference
+// of the others, in the order of the recording, then the total.
+func printReplay(w io.Writer, cassettes []escrowtest.Cassette, diffs []escrowtest.Difference) {
+	bySeq := map[int][]escrowtest.Difference{}
+	for _, d := range diffs {
+		bySeq[d.Seq] = append(bySeq[d.Seq], d)
+	}
+	exchanges := 0
+	for _, c := range cassettes {
+		if c.Kind != escrowtest.CassetteExchange {
+			continue
+		}
+		exchanges++
+		if len(bySeq[c.Seq]) == 0 {
+			fmt.Fprintf(w, "ok   #%d %s %s: %d\n", c.Seq, c.Method, c.Path, c.Status)
+		}
+		for _, d := range bySeq[c.Seq] {
+			fmt.Fprintf(w, "DIFF %s\n", d)
+		}
+	}
+	fmt.Fprintf(w, "%d exchanges replayed, %d differences\n", exchanges, len(diffs))
 }
 
 // replayKeys are the credentials --env, --buyer-env and --seller-env give, by e-mail, for

@@ -36,12 +36,13 @@ const (
 type conformanceFlags struct {
 	against, envFile, caCert, cassettes string
 	buyerEnv, sellerEnv                 string
+	sandbox                             bool
 }
 
 // runConformance is "escrow conformance --against URL".
 func runConformance(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	const name = "escrow conformance"
-	fs := newFlagSet(name, name+" --against URL [--env FILE] [--buyer-env FILE --seller-env FILE] [--cassettes DIR] [--ca-cert file]\n\n"+
+	fs := newFlagSet(name, name+" (--against URL | --sandbox) [--env FILE] [--buyer-env FILE --seller-env FILE] [--cassettes DIR] [--ca-cert file]\n\n"+
 		"Runs the built-in scenarios through the SDK against URL, or replays the cassettes 'escrow record' wrote.\n"+
 		"Against an emulator it makes the accounts it needs; elsewhere (the sandbox) it acts as the account of\n"+
 		"--env or "+envEmail+"/"+envAPIKey+" (an approved partner, for the As-Customer checks), with a buyer and a\n"+
@@ -49,7 +50,8 @@ func runConformance(ctx context.Context, args []string, stdout, stderr io.Writer
 		"Exit status 0 only when no check failed.", stderr)
 	var f conformanceFlags
 	fs.StringVar(&f.against, "against", "", "the API's base `URL`, with its version segment (default $"+envBaseURL+")")
-	fs.StringVar(&f.envFile, "env", "", "read "+envEmail+" and "+envAPIKey+" (and "+envCACert+") from this `file` of export lines, such as 'escrow emulator --env' writes")
+	fs.BoolVar(&f.sandbox, "sandbox", false, "run against the provider's sandbox, as the account of "+envSandboxEmail+" and "+envSandboxAPIKey)
+	fs.StringVar(&f.envFile, "env", "", "read "+envEmail+", "+envAPIKey+", "+envBaseURL+" and "+envCACert+" from this `file` of export lines, such as 'escrow emulator --env' writes")
 	fs.StringVar(&f.buyerEnv, "buyer-env", "", "the buyer account's credentials: a `file` setting "+envEmail+" and "+envAPIKey)
 	fs.StringVar(&f.sellerEnv, "seller-env", "", "the seller account's credentials: a `file` setting "+envEmail+" and "+envAPIKey)
 	fs.StringVar(&f.cassettes, "cassettes", "", "replay the cassettes of this `directory` instead of the built-in scenarios")
@@ -86,6 +88,13 @@ func (f *conformanceFlags) environment() (map[string]string, error) {
 	env := map[string]string{}
 	for _, k := range []string{envEmail, envAPIKey, envBaseURL, envCACert} {
 		env[k] = os.Getenv(k)
+	}
+	if f.sandbox {
+		if f.against != "" {
+			return nil, usagef("--sandbox and --against cannot be used together: --sandbox is the provider's sandbox at its own URL")
+		}
+		f.against = escrow.SandboxURL
+		env[envEmail], env[envAPIKey], env[envBaseURL] = os.Getenv(envSandboxEmail), os.Getenv(envSandboxAPIKey), ""
 	}
 	if f.envFile != "" {
 		values, err := envFileValues(f.envFile)
@@ -200,7 +209,7 @@ func newConformance(ctx context.Context, f conformanceFlags, env map[string]stri
 		}
 		return c, nil
 	}
-	if c, err := escrowtest.NewControlClient(f.against, hc); err == nil {
+	if c, err := escrowtest.NewControlClient(f.against, hc); err == nil && !f.sandbox {
 		if _, err := c.Endpoints(ctx); err == nil {
 			s.control = c
 		}

@@ -89,3 +89,22 @@ func TestConformanceWithoutAnEmulatorNamesTheAccountsItNeeds(t *testing.T) {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
 }
+
+func TestConformanceOnTheSandboxNeedsItsOwnCredentialsAndABuyerAndASeller(t *testing.T) {
+	t.Setenv(envSandboxEmail, "")
+	t.Setenv(envSandboxAPIKey, "")
+	t.Setenv(envEmail, "production@example.com")
+	t.Setenv(envAPIKey, "1_abcdefghijklmnopqrstuvwxyz")
+	for _, v := range []string{envBuyerEmail, envBuyerAPIKey, envSellerEmail, envSellerAPIKey} {
+		t.Setenv(v, "")
+	}
+	// The production credentials are not taken for the sandbox's, and the sandbox is not
+	// asked for an emulator's control API.
+	code, _, errOut := cli(t, "conformance", "--sandbox")
+	if code != exitUsage || !strings.Contains(errOut, "the partner (") || !strings.Contains(errOut, "--buyer-env") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+	if code, _, errOut := cli(t, "conformance", "--sandbox", "--against", "https://127.0.0.1:1/2017-09-01/"); code != exitUsage || !strings.Contains(errOut, "cannot be used together") {
+		t.Errorf("--sandbox --against: exit %d: %s", code, errOut)
+	}
+}

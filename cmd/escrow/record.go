@@ -379,8 +379,11 @@ var secretFields = map[string]bool{"api_key": true, "key": true, "password": tru
 // delivery secrets in URLs) and returns it; a body that is not JSON is returned as it is
 // (encode redacts every text).
 func (g *credentialGuard) scrubBody(email string, body []byte) []byte {
+	// Numbers are kept as they were written (1000.0 stays 1000.0, ids past 2^53 exact).
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
 	var v any
-	if len(body) == 0 || json.Unmarshal(body, &v) != nil {
+	if len(body) == 0 || dec.Decode(&v) != nil || dec.More() {
 		return body
 	}
 	v = g.scrubValue(email, "", v)

@@ -206,3 +206,11 @@ func TestRecordRefusesAForeignHostAndADirectoryHoldingCassettes(t *testing.T) {
 		t.Errorf("a directory holding a cassette: exit %d: %s", code, errOut)
 	}
 }
+
+func TestRecordKeepsNumbersAsWritten(t *testing.T) {
+	var g credentialGuard
+	got := string(g.scrubBody("", []byte(`{"amount":1000.0,"id":9007199254740993,"api_key":"1_x"}`)))
+	if !strings.Contains(got, `"amount":1000.0`) || !strings.Contains(got, `"id":9007199254740993`) || strings.Contains(got, "1_x") {
+		t.Errorf("%s", got)
+	}
+}

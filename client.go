@@ -186,7 +186,7 @@ func NewClient(email, apiKey string, opts ...Option) (*Client, error) {
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
-	c.observer = newObserverHooks(s.observer, c.logger, c.auth.redact)
+	c.observer = newObserverHooks(s.observer, c.logger, c.auth)
 	c.limits = newEndpointLimits(c.baseWait, c.maxWait)
 	c.limits.maxHold = s.maxHold
 	if s.rateLimitStore != nil {

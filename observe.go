@@ -10,8 +10,11 @@ import (
 	"net/url"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/escrowkit/escrow-go/internal/redact"
 )
 
 // Observer sees each SDK call from start to end: for traces and metrics. Package
@@ -118,22 +121,27 @@ func elapsed(start, end time.Time) time.Duration {
 	return end.Sub(start)
 }
 
-// ErrorType names the kind of failure in few words, for a metric label or OpenTelemetry's
-// error.type: the status code for an answer of 4xx or 5xx ("404", "429"), else
-// "rate_limited" (held back by the client: the allowance is spent beyond the maximum
-// wait), "outcome_unknown", "timeout", "canceled", "malformed_response",
-// "invalid_argument", "transport", or "_OTHER". It is "" when the call succeeded. It never
-// holds text the server sent.
-func (c *Call) ErrorType() string {
+// ErrorType is [ErrorType] of the call's error.
+func (c *Call) ErrorType() string { return ErrorType(c.Err) }
+
+// ErrorType names the kind of failure of an error the SDK returned, in few words, for a
+// metric label or OpenTelemetry's error.type: the status code for an answer of 4xx or 5xx
+// ("404", "429"), else "rate_limited" (held back by the client: the allowance is spent
+// beyond the maximum wait), "outcome_unknown", "timeout", "canceled",
+// "malformed_response", "invalid_argument", "transport", or "_OTHER". It is "" for nil.
+// It never holds text the server sent, which an error's own text may quote (an account's
+// e-mail a server echoes): show this instead where others may read it.
+func ErrorType(err error) string {
+	var apiErr *APIError
 	var rle *RateLimitError
 	var de *DecodeError
-	switch err := c.Err; {
+	switch {
 	case err == nil:
 		return ""
 	case errors.Is(err, ErrOutcomeUnknown):
 		return "outcome_unknown"
-	case c.StatusCode >= 400:
-		return strconv.Itoa(c.StatusCode)
+	case errors.As(err, &apiErr):
+		return strconv.Itoa(apiErr.StatusCode)
 	case errors.As(err, &rle):
 		return "rate_limited"
 	case interruption(err) != "":
@@ -287,17 +295,18 @@ type observerHooks struct {
 	attempts AttemptObserver
 	logger   *slog.Logger
 	redact   *redactor
+	email    string // the account's, kept out of the URLs an Attempt shows
 	// panicked is set at the first panic, which is logged at Error level; the later ones
 	// at Debug, so that an observer failing on every call does not flood the log.
 	panicked atomic.Bool
 }
 
 // newObserverHooks returns the hooks of o, or nil when o is nil.
-func newObserverHooks(o Observer, logger *slog.Logger, redact *redactor) *observerHooks {
+func newObserverHooks(o Observer, logger *slog.Logger, auth *credentials) *observerHooks {
 	if o == nil {
 		return nil
 	}
-	h := &observerHooks{observer: o, logger: logger, redact: redact}
+	h := &observerHooks{observer: o, logger: logger, redact: auth.redact, email: auth.email}
 	h.attempts, _ = o.(AttemptObserver)
 	return h
 }
@@ -468,13 +477,61 @@ func (t *attemptReporter) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// fullURL is u as an Attempt shows it: no user information (the client never sends any)
-// and no credential of the account in any encoding, in the path or the query, whoever
-// wrote them (a caller's Client.Do path, a server's redirect).
+// fullURL is u as an Attempt shows it: no user information (the client never sends any),
+// and no credential of the account nor its e-mail address, in the path or the query,
+// whoever wrote them (a caller's Client.Do path, a server's redirect). Path and query are
+// cleaned decoded, then encoded again, so that no escaping hides what is removed.
 func (h *observerHooks) fullURL(u *url.URL) string {
-	clean := *u
-	clean.User = nil
-	return h.redact.string(clean.String())
+	clean := url.URL{Scheme: u.Scheme, Host: u.Host, Path: h.cleanText(u.Path)}
+	if u.RawQuery != "" {
+		values, _ := url.ParseQuery(u.RawQuery) // what parses; the rest is not shown
+		cleaned := make(url.Values, len(values))
+		for key, vals := range values {
+			key = h.cleanText(key)
+			for _, v := range vals {
+				cleaned[key] = append(cleaned[key], h.cleanText(v))
+			}
+		}
+		clean.RawQuery = cleaned.Encode()
+	}
+	return clean.String()
+}
+
+// cleanText is s with every percent-escape undone, however nested, and the account's
+// e-mail (in any case) and credentials replaced by [REDACTED].
+func (h *observerHooks) cleanText(s string) string {
+	for range 16 { // each round shortens s; see safeSegment
+		decoded := unescapeLenient(s)
+		if decoded == s {
+			break
+		}
+		s = decoded
+	}
+	return h.redact.string(replaceFold(s, h.email, redact.Redacted))
+}
+
+// replaceFold replaces every occurrence of old in s, compared without case, by repl.
+func replaceFold(s, old, repl string) string {
+	if old == "" || len(s) < len(old) {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i+len(old) <= len(s); {
+		if strings.EqualFold(s[i:i+len(old)], old) {
+			b.WriteString(s[last:i])
+			b.WriteString(repl)
+			i += len(old)
+			last = i
+			continue
+		}
+		i++
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // attempt records an attempt's answer (resp nil: none).

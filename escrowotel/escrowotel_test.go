@@ -444,6 +444,98 @@ func TestTelemetryHoldsNoCredential(t *testing.T) {
 	}
 }
 
+// echoingServer answers every request with text that holds the account's e-mail, key and
+// token, in the places a server can put text: a 401's message, a 422's field messages, a
+// 5xx body, a redirect's URL, a malformed 2xx body, a malformed status line, and a
+// Client.Do path's 404.
+func echoingServer(t *testing.T, email, key string) *httptest.Server {
+	token := base64.StdEncoding.EncodeToString([]byte(email + ":" + key))
+	echo := fmt.Sprintf("%s %s %s", email, key, token)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path := strings.TrimPrefix(r.URL.Path, "/2017-09-01")
+		switch {
+		case path == "/customer/me":
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, `{"error": "invalid credentials for %s"}`, echo)
+		case path == "/transaction" && r.Method == "POST":
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			fmt.Fprintf(w, `{"errors": {"parties": [{"customer": ["%s already has an account"]}]}}`, echo)
+		case path == "/transaction/1":
+			http.Redirect(w, r, "/2017-09-01/moved/"+email+"?k="+key, http.StatusFound)
+		case strings.HasPrefix(path, "/moved/"):
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprintf(w, "upstream failed for %s", echo)
+		case path == "/transaction/2":
+			fmt.Fprintf(w, `{"id": 2, "description": "%s"`, echo)
+		case path == "/transaction/3":
+			conn, buf, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			fmt.Fprintf(buf, "HTTP/1.1 %s OK\r\n\r\n", email)
+			buf.Flush()
+			conn.Close()
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprintf(w, `{"message": "no route %s for %s"}`, r.URL.Path, echo)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestTelemetryCarriesNoServerText: whatever a server answers, echoing the account's
+// e-mail, key and token wherever it can, no span name, status, attribute, event or metric
+// shows them; and a Client.Do call's status does not show its path.
+func TestTelemetryCarriesNoServerText(t *testing.T) {
+	const email, key = "market@example.com", "kQ9zX4vbLm0pT7wE"
+	token := base64.StdEncoding.EncodeToString([]byte(email + ":" + key))
+	tm := newTelemetry(t)
+	srv := echoingServer(t, email, key)
+	c, err := escrow.NewClient(email, key, escrow.WithBaseURL(srv.URL+"/2017-09-01/"), escrow.WithObserver(tm.obs),
+		escrow.WithMaxRetries(1), escrow.WithMaxWait(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	var failures []error
+	_, err = c.Customers.Get(ctx, escrow.Me)
+	failures = append(failures, err)
+	_, err = c.Transactions.Create(ctx, sale(""))
+	failures = append(failures, err)
+	for id := range int64(3) {
+		_, err = c.Transactions.Get(ctx, id+1)
+		failures = append(failures, err)
+	}
+	failures = append(failures, c.Do(ctx, "GET", "partner/private-path-4711/x", nil, nil))
+	for i, err := range failures {
+		if err == nil {
+			t.Fatalf("call %d succeeded; every answer here is a failure", i)
+		}
+	}
+
+	dump := tm.dump(t)
+	for _, want := range []string{"401", "422", "500", "malformed_response", "transport", "404", "url.full"} {
+		if !strings.Contains(dump, want) {
+			t.Errorf("the telemetry lacks %q, which the calls should have produced:\n%s", want, dump)
+		}
+	}
+	for _, secret := range []string{email, key, token, "%40example.com"} {
+		if strings.Contains(dump, secret) {
+			t.Errorf("the telemetry shows %q:\n%s", secret, dump)
+		}
+	}
+	for _, s := range tm.spans.GetSpans() {
+		if strings.Contains(s.Status.Description, "private-path") || strings.Contains(s.Name, "private-path") {
+			t.Errorf("span %q has status %q: the Do path shows", s.Name, s.Status.Description)
+		}
+		if s.Status.Code == codes.Error && strings.ContainsAny(s.Status.Description, " :/") {
+			t.Errorf("span %q has status %q, not an error type", s.Name, s.Status.Description)
+		}
+	}
+}
+
 // deliver hands the handler one delivery, as the API sends it.
 func deliver(t *testing.T, h http.Handler, event string, id int64) {
 	t.Helper()

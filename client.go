@@ -399,7 +399,7 @@ func (c *Client) sendRecorded(ctx context.Context, apiCall call, record *callRec
 	if err != nil {
 		return err
 	}
-	req, err := c.newRequest(ctx, apiCall, target, options)
+	req, err := c.newRequest(ctx, apiCall, &target, options)
 	if err != nil {
 		return err
 	}
@@ -431,12 +431,12 @@ func (apiCall *call) requestOptions() requestOptions {
 
 // requestURL is where the call goes: the base URL, the route's path with its parameters
 // (or Client.Do's path), and the query.
-func (c *Client) requestURL(apiCall call) (*url.URL, error) {
+func (c *Client) requestURL(apiCall call) (url.URL, error) {
 	path := apiCall.escapedPath
 	if path == "" {
 		var err error
 		if path, err = expandPath(apiCall.route.path(), apiCall.params); err != nil {
-			return nil, err
+			return url.URL{}, err
 		}
 	}
 	target := *c.baseURL
@@ -445,11 +445,11 @@ func (c *Client) requestURL(apiCall call) (*url.URL, error) {
 	if apiCall.query != nil {
 		values, err := queryValues(apiCall.query)
 		if err != nil {
-			return nil, err
+			return url.URL{}, err
 		}
 		target.RawQuery = values.Encode()
 	}
-	return &target, nil
+	return target, nil
 }
 
 // queryValues encodes a call's query struct: its `url` fields, then its Extra values for

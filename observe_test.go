@@ -657,3 +657,44 @@ func TestAttemptURLHoldsNoCredential(t *testing.T) {
 		}
 	}
 }
+
+// TestAttemptResendCountSpansASettledWrite: a write sent again after its reads found it
+// not performed counts on from the first send (0, then 1), while each read, a call of its
+// own, starts at 0.
+func TestAttemptResendCountSpansASettledWrite(t *testing.T) {
+	srv := escrowtest.NewServer()
+	t.Cleanup(srv.Close)
+	seller, buyer := srv.AddCustomer("seller@example.com"), srv.AddCustomer("buyer@example.com")
+	plain, err := escrow.NewClient(seller.Email, seller.APIKey, escrow.WithEmulator(srv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := plain.Transactions.Create(t.Context(), domainSale(buyer.Email, seller.Email))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.InjectFault(escrowtest.Fault{Endpoint: "PATCH /transaction/{id}", Drop: escrowtest.DropBefore}); err != nil {
+		t.Fatal(err)
+	}
+	obs := new(attempts)
+	c, err := escrow.NewClient(buyer.Email, buyer.APIKey, escrow.WithEmulator(srv), escrow.WithObserver(obs),
+		escrow.WithMaxRetries(1), escrow.WithMaxWait(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Transactions.Agree(t.Context(), tx.ID); err == nil {
+		t.Fatal("Agree succeeded with every PATCH dropped")
+	}
+	got, _ := obs.all()
+	var writes, reads []int
+	for _, a := range got {
+		if a.Method == "PATCH" {
+			writes = append(writes, a.ResendCount)
+		} else {
+			reads = append(reads, a.ResendCount)
+		}
+	}
+	if fmt.Sprint(writes) != "[0 1]" || fmt.Sprint(reads) != "[0 0]" {
+		t.Errorf("resend counts: writes %v, reads %v; want [0 1] and [0 0]", writes, reads)
+	}
+}

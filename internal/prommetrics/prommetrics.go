@@ -4,7 +4,7 @@
 //
 // Why not OpenTelemetry's Prometheus exporter or prometheus/client_golang: either would
 // bring OpenTelemetry's SDK or the Prometheus client, with protobuf and their own
-// dependencies, into every build of the CLI, for nine metrics. The SDK's own hooks
+// dependencies, into every build of the CLI, for ten metrics. The SDK's own hooks
 // (escrow.Observer, webhook.Observer) already hand over each call and each receiving step
 // whole, so a few counters and histograms and a writer of the text format (version 0.0.4)
 // give the same page with no dependency at all. Names follow what OpenTelemetry's

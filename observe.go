@@ -332,13 +332,19 @@ func (h *observerHooks) survive(hook string) {
 		slog.String("stack", h.redact.string(string(debug.Stack()))))
 }
 
-func (h *observerHooks) callStart(ctx context.Context, c *Call) (callCtx context.Context) {
-	callCtx = ctx
-	defer h.survive("CallStart")
-	if got := h.observer.CallStart(ctx, c); got != nil {
-		callCtx = got
+// started runs a hook that returns a context, named hook: the context it returned, or ctx
+// when it returned none or panicked.
+func (h *observerHooks) started(ctx context.Context, hook string, start func() context.Context) (hookCtx context.Context) {
+	hookCtx = ctx
+	defer h.survive(hook)
+	if got := start(); got != nil {
+		hookCtx = got
 	}
-	return callCtx
+	return hookCtx
+}
+
+func (h *observerHooks) callStart(ctx context.Context, c *Call) context.Context {
+	return h.started(ctx, "CallStart", func() context.Context { return h.observer.CallStart(ctx, c) })
 }
 
 func (h *observerHooks) callEnd(ctx context.Context, c *Call) {
@@ -346,13 +352,8 @@ func (h *observerHooks) callEnd(ctx context.Context, c *Call) {
 	h.observer.CallEnd(ctx, c)
 }
 
-func (h *observerHooks) attemptStart(ctx context.Context, a *Attempt) (attemptCtx context.Context) {
-	attemptCtx = ctx
-	defer h.survive("AttemptStart")
-	if got := h.attempts.AttemptStart(ctx, a); got != nil {
-		attemptCtx = got
-	}
-	return attemptCtx
+func (h *observerHooks) attemptStart(ctx context.Context, a *Attempt) context.Context {
+	return h.started(ctx, "AttemptStart", func() context.Context { return h.attempts.AttemptStart(ctx, a) })
 }
 
 func (h *observerHooks) attemptEnd(ctx context.Context, a *Attempt) {

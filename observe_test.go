@@ -448,6 +448,23 @@ func TestCallDurationIsZeroUntilItEnds(t *testing.T) {
 	}
 }
 
+// emulatorSale starts an emulator with a seller, a buyer and a transaction between them,
+// created by a client without an observer.
+func emulatorSale(t *testing.T) (srv *escrowtest.Server, seller, buyer escrowtest.Account, tx *escrow.Transaction) {
+	t.Helper()
+	srv = escrowtest.NewServer()
+	t.Cleanup(srv.Close)
+	seller, buyer = srv.AddCustomer("seller@example.com"), srv.AddCustomer("buyer@example.com")
+	plain, err := escrow.NewClient(seller.Email, seller.APIKey, escrow.WithEmulator(srv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tx, err = plain.Transactions.Create(t.Context(), domainSale(buyer.Email, seller.Email)); err != nil {
+		t.Fatal(err)
+	}
+	return srv, seller, buyer, tx
+}
+
 // panicking is an AttemptObserver that panics in the hook named, with a value that holds
 // the API key, as a careless observer might.
 type panicking struct {
@@ -483,17 +500,7 @@ func (p *panicking) AttemptEnd(context.Context, *escrow.Attempt) { p.panicIn("At
 // and the client's logger reports the first panic at Error level, once, the later ones at
 // Debug, without the key the panic's value held.
 func TestPanickingObserverLeavesTheCallItsResult(t *testing.T) {
-	srv := escrowtest.NewServer()
-	t.Cleanup(srv.Close)
-	seller, buyer := srv.AddCustomer("seller@example.com"), srv.AddCustomer("buyer@example.com")
-	plain, err := escrow.NewClient(seller.Email, seller.APIKey, escrow.WithEmulator(srv))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx, err := plain.Transactions.Create(t.Context(), domainSale(buyer.Email, seller.Email))
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, seller, _, tx := emulatorSale(t)
 	for _, hook := range []string{"CallStart", "CallEnd", "AttemptStart", "AttemptEnd"} {
 		t.Run(hook, func(t *testing.T) {
 			obs := &panicking{hook: hook, key: seller.APIKey}
@@ -662,17 +669,7 @@ func TestAttemptURLHoldsNoCredential(t *testing.T) {
 // not performed counts on from the first send (0, then 1), while each read, a call of its
 // own, starts at 0.
 func TestAttemptResendCountSpansASettledWrite(t *testing.T) {
-	srv := escrowtest.NewServer()
-	t.Cleanup(srv.Close)
-	seller, buyer := srv.AddCustomer("seller@example.com"), srv.AddCustomer("buyer@example.com")
-	plain, err := escrow.NewClient(seller.Email, seller.APIKey, escrow.WithEmulator(srv))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tx, err := plain.Transactions.Create(t.Context(), domainSale(buyer.Email, seller.Email))
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, _, buyer, tx := emulatorSale(t)
 	if err := srv.InjectFault(escrowtest.Fault{Endpoint: "PATCH /transaction/{id}", Drop: escrowtest.DropBefore}); err != nil {
 		t.Fatal(err)
 	}

@@ -86,6 +86,8 @@ const (
 	TransactionIDKey   = attribute.Key("escrow.transaction.id")
 	PrunedKey          = attribute.Key("escrow.webhook.pruned")
 	ConfirmedEventsKey = attribute.Key("escrow.webhook.events")
+	// AttemptsKey is the number of HTTP requests an SDK call sent, on the call's span.
+	AttemptsKey = attribute.Key("escrow.attempts")
 )
 
 // Option configures [New].
@@ -187,9 +189,6 @@ func New(opts ...Option) *Observer {
 
 // knownMethods are the methods OpenTelemetry's conventions name; any other is "_OTHER".
 var knownMethods = map[string]bool{"GET": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true, "HEAD": true, "OPTIONS": true, "CONNECT": true, "TRACE": true}
-
-// AttemptsKey is the number of HTTP requests an SDK call sent, on the call's span.
-const AttemptsKey = attribute.Key("escrow.attempts")
 
 // callAttrs are the attributes a call's span starts with and its metrics carry; a
 // request's span and measurements carry them too, with the request's own method.

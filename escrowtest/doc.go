@@ -250,20 +250,22 @@
 // "awaiting_shipment", and a transaction's state is one of awaiting_agreement,
 // awaiting_payment, funded, complete, cancelled.
 //
-//	action          by      As-Customer  needs               sets
-//	agree           party   yes          not closed          (the party agreed)
-//	cancel          party   no           see Cancel          canceled
-//	ship            seller  yes          funded, not shipped shipped
-//	receive         buyer   yes          shipped             received (starts the inspection period)
-//	accept          buyer   no           received            accepted
-//	reject          buyer   yes          received            rejected
-//	ship_return     buyer   yes          rejected            shipped_returned
-//	receive_return  seller  yes          shipped_returned    received_returned (starts a return inspection)
-//	accept_return   seller  no           received_returned   accepted_returned (funds back to the buyer)
-//	reject_return   seller  no           received_returned   rejected_returned, in_dispute
+//	action          by      As-Customer  needs              sets                                            blocks
+//	agree           party   yes          not closed         (the party agreed)                              -
+//	cancel          party   no           see Cancel         (every item canceled)                           -
+//	ship            seller  yes          funded             shipped                                         -
+//	receive         buyer   yes          shipped            received (starts the inspection period)         -
+//	accept          buyer   no           received           accepted                                        -
+//	reject          buyer   yes          received           rejected                                        -
+//	ship_return     buyer   yes          rejected           shipped_returned                                -
+//	receive_return  seller  yes          shipped_returned   received_returned (starts a return inspection)  -
+//	accept_return   seller  no           received_returned  accepted_returned (funds back to the buyer)     -
+//	reject_return   seller  no           received_returned  rejected_returned, in_dispute                   -
 //
 // This is the table lifecycle in lifecycle.go, from which every list of actions is
-// derived; TestDocMatchesLifecycle checks the two agree.
+// derived; the table above is rendered from it (go test -run TestDocTableIsTheLifecycle
+// -update). An action's blocks stop those actions on the items it was taken on, the
+// automatic acceptance too when it blocks accept.
 // An action on the transaction applies to every transferable item, all of which must
 // allow it; milestone transactions refuse it and take it per item, through
 // /transaction/{id}/item/{item_id}, which works for any transferable item. agree and

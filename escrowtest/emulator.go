@@ -89,7 +89,13 @@ func (e *Emulator) Reset() {
 }
 
 // ServeHTTP serves the API below /2017-09-01/ and the control API below /_emulator/.
+// A request addressed to a Host that is not a loopback name or address, nor one given to
+// WithHosts, is answered 421 Misdirected Request before anything else.
 func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !e.hostAllowed(r.Host) {
+		misdirected().write(w)
+		return
+	}
 	if strings.HasPrefix(r.URL.Path, controlRoot) {
 		e.control.ServeHTTP(w, r)
 		return

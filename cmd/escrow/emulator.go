@@ -124,7 +124,7 @@ func serveEmulator(ctx context.Context, set emulatorSettings, stdout, stderr io.
 		}
 	}
 
-	emu := escrowtest.NewEmulator(escrowtest.WithLogger(log), escrowtest.WithUI())
+	emu := escrowtest.NewEmulator(escrowtest.WithLogger(log), escrowtest.WithUI(), escrowtest.WithHosts(servedHosts(set.addr, ln.Addr().(*net.TCPAddr))...))
 	defer emu.Close()
 	origin := "https://" + net.JoinHostPort(host, fmt.Sprint(ln.Addr().(*net.TCPAddr).Port))
 	if set.envFile != "" {
@@ -228,6 +228,26 @@ func readEnvFile(file string) (baseURL, certFile string, ok bool) {
 // shellQuote quotes s for a POSIX shell.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// servedHosts are the names and addresses, beyond the loopback ones, that requests may
+// address the emulator by: the host --addr names, and the listening address, or every
+// address of the machine's interfaces when it listens on all of them.
+func servedHosts(addr string, ln *net.TCPAddr) []string {
+	var hosts []string
+	if h, _, err := net.SplitHostPort(addr); err == nil && h != "" {
+		hosts = append(hosts, h)
+	}
+	if !ln.IP.IsUnspecified() {
+		return append(hosts, ln.IP.String())
+	}
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			hosts = append(hosts, n.IP.String())
+		}
+	}
+	return hosts
 }
 
 // displayHost is the host clients should use: the listening address, or 127.0.0.1 when

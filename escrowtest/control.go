@@ -68,6 +68,8 @@ var controlRoutes = []controlRoute{
 		"remove every fault"}, (*Emulator).controlClearFaults, nil},
 	{ControlEndpoint{http.MethodGet, "/_emulator/webhook_deliveries", "", `200 {"deliveries": [{"url", "event", "event_type", "transaction_id", "status_code", "error", "latency_ms", "fault"}]}`,
 		"the webhook calls made; ?flush=true waits for the queued ones first"}, (*Emulator).controlDeliveries, nil},
+	{ControlEndpoint{http.MethodGet, "/_emulator/requests", "", `200 {"requests": [{"seq", "time", "method", "path", "endpoint", "account", "as_customer", "status", "latency_ms", "fault", "request_body", "response_body"}]}`,
+		"the latest API requests, credentials removed (?account=, ?path=, ?status=404|4xx|dropped, ?after=SEQ, ?limit=)"}, (*Emulator).controlRequests, nil},
 	{ControlEndpoint{http.MethodPost, "/_emulator/reset", "", `200 {"ok": true}`,
 		"forget every account, transaction, fault and delivery"}, (*Emulator).controlReset, nil},
 	{ControlEndpoint{http.MethodGet, "/_emulator/events", "", `200 text/event-stream: "change" events`,

@@ -448,6 +448,10 @@
 //	DELETE /_emulator/faults                            200
 //	GET    /_emulator/webhook_deliveries ?flush=true    200 {"deliveries": [{"url", "event",
 //	       "event_type", "transaction_id", "status_code", "error", "latency_ms", "fault"}]}
+//	GET    /_emulator/requests ?account= &path= &status= &after= &limit=
+//	                                                    200 {"requests": [{"seq", "time", "method",
+//	       "path", "endpoint", "account", "as_customer", "status", "latency_ms", "fault",
+//	       "request_body", "response_body"}]}
 //	POST   /_emulator/reset                             200
 //	GET    /_emulator/events                            200 text/event-stream
 //	GET    /_emulator/ui/                               200 text/html (WithUI)

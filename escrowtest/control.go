@@ -222,9 +222,9 @@ func (e *Emulator) controlRejectPayment(r *http.Request, _ []byte) (response, er
 }
 
 func controlPayment(r *http.Request, do func(int64) error) (response, error) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	id, err := pathID(r)
 	if err != nil {
-		return response{}, notFound("no transaction %q", r.PathValue("id"))
+		return response{}, err
 	}
 	if err := do(id); err != nil {
 		return response{}, err
@@ -232,11 +232,20 @@ func controlPayment(r *http.Request, do func(int64) error) (response, error) {
 	return success(controlOK{OK: true}), nil
 }
 
-// controlLedger serves GET /_emulator/transactions/{id}/ledger.
-func (e *Emulator) controlLedger(r *http.Request, _ []byte) (response, error) {
+// pathID reads the transaction id of a control path; anything else names nothing (404).
+func pathID(r *http.Request) (int64, error) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil {
-		return response{}, notFound("no transaction %q", r.PathValue("id"))
+		return 0, notFound("no transaction %q", r.PathValue("id"))
+	}
+	return id, nil
+}
+
+// controlLedger serves GET /_emulator/transactions/{id}/ledger.
+func (e *Emulator) controlLedger(r *http.Request, _ []byte) (response, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return response{}, err
 	}
 	l, err := e.Ledger(id)
 	if err != nil {
@@ -247,9 +256,9 @@ func (e *Emulator) controlLedger(r *http.Request, _ []byte) (response, error) {
 
 // controlNextSteps serves GET /_emulator/transactions/{id}/next_steps.
 func (e *Emulator) controlNextSteps(r *http.Request, _ []byte) (response, error) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	id, err := pathID(r)
 	if err != nil {
-		return response{}, notFound("no transaction %q", r.PathValue("id"))
+		return response{}, err
 	}
 	p, err := e.NextSteps(id)
 	if err != nil {

@@ -273,7 +273,7 @@ func (e *Emulator) agreeAll(tx *transaction) error {
 func (e *Emulator) actOnGoods(tx *transaction, rule actionRule) error {
 	as := actor{account: e.st.accounts[tx.party(rule.roles[0]).account]}
 	in := actionInput{action: rule.name}
-	if rule.domainAuthorization {
+	if rule.domainAuthorization && slices.ContainsFunc(tx.goods(), func(it *item) bool { return itemRule(it.typ).domain }) {
 		in.authorizationType = "push"
 	}
 	if !tx.milestone() {

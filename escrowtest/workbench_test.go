@@ -156,8 +156,11 @@ func busyServer(t *testing.T) (*escrowtest.Server, escrowtest.Account, []int64) 
 		t.Fatal(err)
 	}
 	srv.Advance(26 * time.Hour)
-	if err := srv.InjectFault(escrowtest.Fault{Endpoint: "POST *", Status: 503, Probability: 0.5}); err != nil {
+	if err := srv.InjectFault(escrowtest.Fault{Endpoint: "PATCH /transaction/{id}", Status: 503, Probability: 0.5}); err != nil {
 		t.Fatal(err)
+	}
+	for range 3 { // draws of the fault's generator, which the snapshot must keep
+		c.Transactions.Agree(ctx, ids[0], escrow.AsCustomer("buyer@example.com"))
 	}
 	srv.SetRateLimit(500, time.Minute)
 	if err := srv.FlushWebhooks(ctx); err != nil {
@@ -218,6 +221,33 @@ func TestSnapshotRestoresEverythingIntoANewEmulator(t *testing.T) {
 	}
 	if a, b := len(srv.Deliveries()), len(restored.Deliveries()); a != b || a == 0 {
 		t.Errorf("%d deliveries, restored %d", a, b)
+	}
+
+	// Both go on alike: the fault fires on the same requests, the funded sale completes,
+	// the inspection ends.
+	for i := range 8 {
+		_, errA := before.Transactions.Agree(t.Context(), ids[0], escrow.AsCustomer("buyer@example.com"))
+		_, errB := after.Transactions.Agree(t.Context(), ids[0], escrow.AsCustomer("buyer@example.com"))
+		if fmt.Sprint(errA) != fmt.Sprint(errB) {
+			t.Errorf("call %d under the fault: %v, restored %v", i, errA, errB)
+		}
+	}
+	for _, e := range []*escrowtest.Server{srv, restored} {
+		if err := e.Reach(ids[1], "complete"); err != nil {
+			t.Fatal(err)
+		}
+		e.Advance(72 * time.Hour)
+	}
+	for _, id := range ids {
+		for _, path := range []string{fmt.Sprintf("transaction/%d", id), fmt.Sprintf("transaction/%d/timeline-entries", id)} {
+			if a, b := rawGet(t, before, path), rawGet(t, after, path); a != b {
+				t.Errorf("%s, moved on:\n%s\nrestored:\n%s", path, a, b)
+			}
+		}
+		la, _ := srv.Ledger(id)
+		if lb, _ := restored.Ledger(id); la != lb {
+			t.Errorf("ledger of %d, moved on: %+v, restored %+v", id, la, lb)
+		}
 	}
 
 	// The next ids: both emulators hand out the same new one.

@@ -309,7 +309,7 @@ func (e *Emulator) Snapshot(w io.Writer) error {
 func (e *Emulator) Restore(r io.Reader) error {
 	data, err := io.ReadAll(io.LimitReader(r, maxSnapshotBytes+1))
 	if err != nil {
-		return fmt.Errorf("%w: reading it: %v", ErrSnapshot, err)
+		return fmt.Errorf("%w: reading it: %w", ErrSnapshot, err)
 	}
 	if len(data) > maxSnapshotBytes {
 		return fmt.Errorf("%w: it is larger than %d bytes", ErrSnapshot, maxSnapshotBytes)

@@ -19,9 +19,9 @@ func TestControlStateMovesAnEmulator(t *testing.T) {
 	keep := other.AddCustomer("keep@example.com")
 	ctl := anonymous(t, other)
 	for body, says := range map[string]string{
-		"garbage":             "not a JSON object",
-		`{"version": 7}`:      "version: 7",
-		`[1, 2]`:              "not a JSON object",
+		"garbage":        "not a JSON object",
+		`{"version": 7}`: "version: 7",
+		`[1, 2]`:         "not a JSON object",
 		strings.Replace(string(doc.raw), `"currency": "usd"`, `"currency": "zzz"`, 1): `currency "zzz"`,
 	} {
 		r := ctl.must(http.StatusUnprocessableEntity, http.MethodPut, "/_emulator/state", body)

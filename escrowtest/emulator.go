@@ -110,7 +110,7 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	t := e.newTrace(r, endpoint)
 	fault := e.faults.pick(endpoint)
-	t.Fault = faultText(fault)
+	t.Fault = FaultEffect(fault)
 	if fault.Latency > 0 {
 		// net/http notices a client that went away only once the request body has been
 		// read to its end: read it first, or a POST or PATCH whose client gave up during

@@ -131,8 +131,9 @@ func (e *Emulator) finish(t *trace, status int, reqBody, respBody []byte) {
 	e.requests.add(t.Request)
 }
 
-// faultText names a fault as the log shows it.
-func faultText(f Fault) string {
+// FaultEffect says what a fault does, as the request log and the CLI show it: "latency
+// 200ms, status 503", "dropped after handling".
+func FaultEffect(f Fault) string {
 	var parts []string
 	if f.Latency > 0 {
 		parts = append(parts, "latency "+f.Latency.String())

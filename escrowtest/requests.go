@@ -245,10 +245,18 @@ func (e *Emulator) controlRequests(r *http.Request, _ []byte) (response, error) 
 		q.errs.add(`must be a status ("404"), a class ("4xx") or "dropped"`, "status")
 	}
 	f.after = int64(q.integer("after", 0, 0, 1<<62))
-	limit := q.integer("limit", 100, 1, maxRequests)
+	limit := q.integer("limit", defaultRequestLimit, 1, maxRequests)
 	if err := q.errs.orNil(); err != nil {
 		return response{}, err
 	}
+	return success(e.requestList(f, limit)), nil
+}
+
+// defaultRequestLimit is how many requests GET /_emulator/requests answers unless told.
+const defaultRequestLimit = 100
+
+// requestList is the newest limit requests that pass the filter, oldest first.
+func (e *Emulator) requestList(f requestFilter, limit int) controlRequests {
 	out := []Request{}
 	for _, req := range e.Requests() {
 		if f.matches(req) {
@@ -258,5 +266,5 @@ func (e *Emulator) controlRequests(r *http.Request, _ []byte) (response, error) 
 	if len(out) > limit {
 		out = out[len(out)-limit:]
 	}
-	return success(controlRequests{Requests: out}), nil
+	return controlRequests{Requests: out}
 }

@@ -137,11 +137,15 @@ func (c controlFault) fault() ActiveFault {
 
 // controlFaultList serves GET /_emulator/faults.
 func (e *Emulator) controlFaultList(*http.Request, []byte) (response, error) {
+	return success(e.faultList()), nil
+}
+
+func (e *Emulator) faultList() controlFaults {
 	out := controlFaults{Faults: []controlFault{}}
 	for _, f := range e.Faults() {
 		out.Faults = append(out.Faults, newControlFault(f))
 	}
-	return success(out), nil
+	return out
 }
 
 // controlRemoveFault serves DELETE /_emulator/faults/{id}.
@@ -193,6 +197,11 @@ func (e *Emulator) controlAccounts(r *http.Request, _ []byte) (response, error) 
 	if err := q.errs.orNil(); err != nil {
 		return response{}, err
 	}
+	return success(e.accountList(limit)), nil
+}
+
+// accountList is the newest limit accounts.
+func (e *Emulator) accountList(limit int) controlAccounts {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	out := controlAccounts{Total: len(e.st.accounts), Accounts: []AccountView{}}
@@ -202,7 +211,7 @@ func (e *Emulator) controlAccounts(r *http.Request, _ []byte) (response, error) 
 		}
 		out.Accounts = append(out.Accounts, accountView(e.st.accounts[id]))
 	}
-	return success(out), nil
+	return out
 }
 
 func accountView(a *account) AccountView {

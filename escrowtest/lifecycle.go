@@ -678,6 +678,12 @@ func (e *Emulator) emit(tx *transaction, event string, itemID, actorID int64, de
 	tx.timeline = append(tx.timeline, timelineEntry{
 		id: next(&e.st.ids.entry), event: event, date: e.now, item: itemID, actor: actorID, detail: msg,
 	})
+	e.hooks.enqueue(e.hookJobs(tx, event)...)
+}
+
+// hookJobs are the calls an event makes: one to every webhook of every party's account,
+// once per account. The lock is held.
+func (e *Emulator) hookJobs(tx *transaction, event string) []hookJob {
 	var jobs []hookJob
 	seen := map[int64]bool{}
 	for _, p := range tx.parties {
@@ -689,7 +695,7 @@ func (e *Emulator) emit(tx *transaction, event string, itemID, actorID int64, de
 			jobs = append(jobs, hookJob{url: h.url, event: event, tx: tx.id})
 		}
 	}
-	e.hooks.enqueue(jobs...)
+	return jobs
 }
 
 // itemFor finds the item named by the request's {item_id}.

@@ -104,7 +104,11 @@ type Options struct {
 	// of names not tried yet, of any transaction, are fetched at once. Default 0.2.
 	ClaimShare float64
 	// Workers bounds the transactions confirmed at once, and the handler's goroutines
-	// (one more schedules the waits); default 8.
+	// (one more schedules the waits). Default: the Store's connections if it states them
+	// ([Pooled]: package sqlstore's Store does), else 8. A turn holds a store connection
+	// through its fetch, so a replica's ceiling is min(Workers, connections) turns under
+	// way, each as long as the API's latency: leave Workers unset and size the store's
+	// connections, the one knob of a replica's capacity.
 	Workers int
 	// Refetch and MaxRefetch pace the confirming fetches of one transaction, across the
 	// replicas sharing the Store: after a fetch that found nothing new (a replayed or
@@ -229,6 +233,9 @@ func NewHandler(client *escrow.Client, fn Callback, opt Options) *Handler {
 	}
 	if opt.Workers <= 0 {
 		opt.Workers = 8
+		if p, ok := opt.Store.(Pooled); ok && p.MaxConns() > 0 {
+			opt.Workers = p.MaxConns()
+		}
 	}
 	floodDefaults(&opt)
 	if opt.Refetch <= 0 {

@@ -96,12 +96,12 @@ type Options struct {
 	// spent, never-seen ids wait for the next window, known transactions do not. Default
 	// 0.1.
 	UnseenShare float64
-	// ClaimShare bounds the fetches made for claims that an earlier fetch did not confirm
-	// (a delivery naming an event already tried since the transaction's last new fact:
-	// replays of a real id with names its state does not show) and that find nothing new,
-	// to this share of each rate-limit window of GET /transaction/{id}; once spent, such
-	// fetches wait for the next window, of any number of transactions, while deliveries
-	// of names not tried yet, of any transaction, are fetched at once. Default 0.2.
+	// ClaimShare bounds the fetches made for claims, deliveries about a transaction whose
+	// last fetch found nothing new (replays of a real id with names its state does not
+	// show), that find nothing new either, to this share of each rate-limit window of
+	// GET /transaction/{id}; once spent, claims wait for the next window, of any number of
+	// transactions, while deliveries about a transaction whose last fetch found something
+	// (a real fact's, most likely) are fetched at once. Default 0.2.
 	ClaimShare float64
 	// Workers bounds the transactions confirmed at once, and the handler's goroutines
 	// (one more schedules the waits). Default: the Store's connections if it states them
@@ -500,17 +500,22 @@ func (h *Handler) renew(b *batch) (bool, error) {
 	return true, nil
 }
 
-// paced returns how long the batch must wait before its fetch: only a fetch for names
-// that were all tried before waits, for the transaction's pace and then for the claims'
-// share of the window (ClaimShare); a confirmable name not tried since the last fetch
-// that found something new is fetched at once.
+// paced returns how long the batch must wait before its fetch. A transaction whose last
+// fetch found something new (no pace) is fetched at once: its deliveries are facts about
+// to be confirmed. Otherwise they are claims: a fetch for names all tried since then
+// waits for the transaction's pace, and any fetch with names waits for the claims' share
+// of the window (ClaimShare), so that replays of real ids, whatever names they carry,
+// spend no more than that share, and other transactions' facts are fetched at once.
 func (h *Handler) paced(b *batch, now time.Time) time.Duration {
 	b.claim = false
-	if !b.fetch || Replayed(b.events, b.handed) || untried(b.events, b.pace.Tried) {
+	if !b.fetch || Replayed(b.events, b.handed) || b.pace.Hold == 0 {
 		return 0 // replays are dropped without a fetch (confirm)
 	}
-	if wait := b.pace.NotBefore.Sub(now); wait > 0 || len(b.events) == 0 {
-		return max(wait, 0) // a reconciler's recheck spends no claim's share
+	if wait := b.pace.NotBefore.Sub(now); wait > 0 && !untried(b.events, b.pace.Tried) {
+		return wait
+	}
+	if len(b.events) == 0 {
+		return 0 // a reconciler's recheck spends no claim's share
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()

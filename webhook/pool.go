@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"cmp"
 	"container/heap"
 	"errors"
 	mrand "math/rand/v2"
@@ -260,19 +261,48 @@ func (h *Handler) owe(id int64) {
 }
 
 // listWanted takes the never-seen ids the next listing asks about out of their lane and
-// set: those queued (qListing while it is under way), then those owed a look. h.mu held.
+// set (a queued one is qListing while the listing is under way): the page of those
+// nearest to the account's newest transaction, queued or owed a look. Ids are handed out
+// in order, so a real new transaction's is just above the newest: however many made-up
+// ids wait, it is in the next listing. h.mu held.
 func (h *Handler) listWanted() (queued, owed []int64) {
-	for len(queued) < listPage {
+	var waiting []int64
+	for {
 		id, q, ok := h.pop(kindUnseen)
 		if !ok {
 			break
 		}
 		if q != nil {
-			q.state = qListing
-			queued = append(queued, id)
+			waiting = append(waiting, id)
 		}
 	}
-	return queued, h.owed.take(listPage - len(queued))
+	near := func(a, b int64) int { return cmp.Compare(distance(a, h.newest), distance(b, h.newest)) }
+	sorted := slices.SortedFunc(slices.Values(waiting), near)
+	nearest := h.owed.takeNear(h.newest, listPage) // nearest first
+	q, o := 0, 0
+	for q+o < listPage && (q < len(sorted) || o < len(nearest)) {
+		if o == len(nearest) || (q < len(sorted) && near(sorted[q], nearest[o]) <= 0) {
+			q++
+		} else {
+			o++
+		}
+	}
+	for _, id := range nearest[o:] { // the farther go back
+		h.owed.add(id)
+	}
+	chosen := make(map[int64]bool, q)
+	for _, id := range sorted[:q] {
+		chosen[id] = true
+	}
+	for _, id := range waiting { // in the lane's order: a listing that fails keeps it
+		if chosen[id] {
+			h.queues[id].state = qListing
+			queued = append(queued, id)
+		} else {
+			h.lanes[kindUnseen].push(id)
+		}
+	}
+	return queued, nearest[:o]
 }
 
 // listOwed lists the partner's transactions among the never-seen ids waiting: those named
@@ -315,7 +345,9 @@ func (h *Handler) listOwed() {
 	named := h.listed(page.Transactions)
 	for _, id := range queued {
 		if q := h.queues[id]; !named[id] && q != nil && q.state == qListing {
-			q.kind = kindUnlisted // the listing cannot tell: a fetch of its own
+			if q.kind != kindKnown { // the reconciler may have found it meanwhile
+				q.kind = kindUnlisted // the listing cannot tell: a fetch of its own
+			}
 			h.place(id, q)
 		}
 	}
@@ -351,7 +383,10 @@ func (h *Handler) listed(txs []escrow.Transaction) map[int64]bool {
 			h.place(tx.ID, q)
 			continue
 		}
-		if q.kind == kindKnown {
+		if q.kind == kindKnown { // found by the reconciler meanwhile
+			if q.state == qListing {
+				h.place(tx.ID, q)
+			}
 			continue
 		}
 		h.know(tx.ID, q)

@@ -231,12 +231,7 @@ func NewHandler(client *escrow.Client, fn Callback, opt Options) *Handler {
 	if opt.MaxQueued <= 0 {
 		opt.MaxQueued = 10_000
 	}
-	if opt.Workers <= 0 {
-		opt.Workers = 8
-		if p, ok := opt.Store.(Pooled); ok && p.MaxConns() > 0 {
-			opt.Workers = p.MaxConns()
-		}
-	}
+	workersDefault(&opt)
 	floodDefaults(&opt)
 	if opt.Refetch <= 0 {
 		opt.Refetch = 250 * time.Millisecond
@@ -682,18 +677,7 @@ func (h *Handler) confirm(b *batch) error {
 		b.fetched = true
 		tx, err := h.observedGet(ctx, b)
 		if errors.Is(err, escrow.ErrNotFound) || errors.Is(err, escrow.ErrForbidden) {
-			b.unreadable = true
-			h.unreadable(b)
-			if len(b.events) > 0 {
-				h.log.Warn("escrow webhook: unconfirmed deliveries dropped: the account cannot read the transaction",
-					"transaction_id", id, "events", b.events)
-			}
-			if b.tracked {
-				h.log.Warn("escrow webhook: no longer readable; no longer tracked", "transaction_id", id)
-				b.finish = true
-			}
-			b.fetch = false
-			h.observeOutcomes(b, b.events) // unreadable: none confirmed
+			h.dropUnreadable(b)
 			return nil
 		}
 		if err != nil {
@@ -729,6 +713,23 @@ func (h *Handler) confirm(b *batch) error {
 	b.finish = b.finish || (terminal(b.tx) && allIn(keysOf(facts), b.handed))
 	h.observeOutcomes(b, unconfirmed)
 	return nil
+}
+
+// dropUnreadable ends a batch whose fetch the API answered 404 or 403: its deliveries are
+// dropped unconfirmed, and a tracked transaction is no longer tracked.
+func (h *Handler) dropUnreadable(b *batch) {
+	b.unreadable = true
+	h.unreadable(b)
+	if len(b.events) > 0 {
+		h.log.Warn("escrow webhook: unconfirmed deliveries dropped: the account cannot read the transaction",
+			"transaction_id", b.id, "events", b.events)
+	}
+	if b.tracked {
+		h.log.Warn("escrow webhook: no longer readable; no longer tracked", "transaction_id", b.id)
+		b.finish = true
+	}
+	b.fetch = false
+	h.observeOutcomes(b, b.events) // unreadable: none confirmed
 }
 
 // get fetches a transaction within the allowance: it waits while the rate-limit window is

@@ -61,6 +61,17 @@ const (
 // the range farthest from the account's newest transaction is dropped (idRanges).
 const maxOwedRanges = 100_000
 
+// workersDefault sets Options.Workers: the Store's connections if it states them, else 8.
+func workersDefault(opt *Options) {
+	if opt.Workers > 0 {
+		return
+	}
+	opt.Workers = 8
+	if p, ok := opt.Store.(Pooled); ok && p.MaxConns() > 0 {
+		opt.Workers = p.MaxConns()
+	}
+}
+
 // floodDefaults sets the defaults of the options of never-seen ids.
 func floodDefaults(opt *Options) {
 	if opt.MaxUnseen <= 0 {
@@ -323,26 +334,38 @@ func (h *Handler) listOwed() {
 	defer h.mu.Unlock()
 	h.listing = false
 	h.listAt = time.Now().Add(listEvery)
-	if errors.Is(err, escrow.ErrForbidden) {
+	switch {
+	case errors.Is(err, escrow.ErrForbidden):
 		h.partner = new(bool) // not a partner: its never-seen ids are fetched
+		h.unlist(queued, owed)
+	case err != nil:
+		h.log.Debug("escrow webhook: listing never-seen transactions failed", "error", err)
+		h.unlist(queued, owed)
+	case page == nil: // nothing was left to ask about
+		h.unlist(queued, owed)
+	default:
+		h.partner = &[]bool{true}[0]
+		h.afterListing(queued, owed, h.listed(page.Transactions))
 	}
-	if err != nil || page == nil {
-		if err != nil && !errors.Is(err, escrow.ErrForbidden) {
-			h.log.Debug("escrow webhook: listing never-seen transactions failed", "error", err)
+	h.spawnFor()
+}
+
+// unlist puts the ids of a listing that failed back where they waited: the queued in their
+// lane, the others in the set owed a look. h.mu held.
+func (h *Handler) unlist(queued, owed []int64) {
+	for _, id := range queued {
+		if q := h.queues[id]; q != nil && q.state == qListing {
+			h.place(id, q) // back in its lane, for the next listing or a fetch
 		}
-		for _, id := range queued {
-			if q := h.queues[id]; q != nil && q.state == qListing {
-				h.place(id, q) // back in its lane, for the next listing or a fetch
-			}
-		}
-		for _, id := range owed {
-			h.owed.add(id)
-		}
-		h.spawnFor()
-		return
 	}
-	h.partner = &[]bool{true}[0]
-	named := h.listed(page.Transactions)
+	for _, id := range owed {
+		h.owed.add(id)
+	}
+}
+
+// afterListing leaves the ids a listing did not name to a fetch of their own, and lets the
+// next listing come at once after one that named at least half of its ids. h.mu held.
+func (h *Handler) afterListing(queued, owed []int64, named map[int64]bool) {
 	for _, id := range queued {
 		if q := h.queues[id]; !named[id] && q != nil && q.state == qListing {
 			if q.kind != kindKnown { // the reconciler may have found it meanwhile
@@ -356,10 +379,9 @@ func (h *Handler) listOwed() {
 			h.unlisted.add(id)
 		}
 	}
-	if 2*len(named) >= len(ids) {
+	if 2*len(named) >= len(queued)+len(owed) {
 		h.listAt = time.Now() // a burst of real ones: the next page at once
 	}
-	h.spawnFor()
 }
 
 // listed takes a listing's transactions: queued never-seen ids become known with the

@@ -162,29 +162,9 @@ func makeSales(ctx context.Context, app *escrow.Client, n int) ([]int64, error) 
 // postCreates posts a create delivery of each id to target from senders goroutines and
 // returns how many were answered outside 2xx.
 func postCreates(ctx context.Context, target string, ids []int64, senders int) int64 {
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: senders}, Timeout: 10 * time.Second}
-	defer hc.CloseIdleConnections()
-	var next, non2xx atomic.Int64
-	var wg sync.WaitGroup
-	for range senders {
-		wg.Go(func() {
-			for i := next.Add(1) - 1; i < int64(len(ids)) && ctx.Err() == nil; i = next.Add(1) - 1 {
-				body := fmt.Sprintf(`{"event": "create", "event_type": "transaction", "transaction_id": %d}`, ids[i])
-				resp, err := hc.Post(target, "application/json", strings.NewReader(body))
-				if err != nil {
-					non2xx.Add(1)
-					continue
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode < 200 || resp.StatusCode > 299 {
-					non2xx.Add(1)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return non2xx.Load()
+	return postEach(ctx, len(ids), senders, new(atomic.Int64), func(i int64) (string, string) {
+		return target, fmt.Sprintf(`{"event": "create", "event_type": "transaction", "transaction_id": %d}`, ids[i-1])
+	})
 }
 
 // burstProgram is the flags and output of `go run ./bench/burst`.

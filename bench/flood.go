@@ -405,21 +405,30 @@ func (w *floodWorld) waitFor(ctx context.Context, id int64, name escrow.EventNam
 }
 
 // sendForgeries posts cfg.Forged deliveries of made-up ids to target (with a guessed
-// secret segment when cfg.Secret) and returns how many were answered outside 2xx; next
-// counts those taken by a sender.
+// secret segment when cfg.Secret and not cfg.Leaked) and returns how many were answered
+// outside 2xx; next counts those taken by a sender.
 func sendForgeries(ctx context.Context, target string, cfg FloodConfig, next *atomic.Int64) int64 {
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.Senders}, Timeout: 10 * time.Second}
+	return postEach(ctx, cfg.Forged, cfg.Senders, next, func(i int64) (string, string) {
+		u := target
+		if cfg.Secret && !cfg.Leaked {
+			u += "/guess" + strconv.FormatInt(i, 36)
+		}
+		return u, fmt.Sprintf(`{"event": "payment_approved", "event_type": "transaction", "transaction_id": %d}`, forgedBase+i)
+	})
+}
+
+// postEach posts n deliveries from senders goroutines, the i-th (1 to n) to the URL and
+// with the body delivery gives, and returns how many were answered outside 2xx or not at
+// all; next counts those taken by a sender.
+func postEach(ctx context.Context, n, senders int, next *atomic.Int64, delivery func(i int64) (url, body string)) int64 {
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: senders}, Timeout: 10 * time.Second}
 	defer hc.CloseIdleConnections()
 	var refused atomic.Int64
 	var wg sync.WaitGroup
-	for range cfg.Senders {
+	for range senders {
 		wg.Go(func() {
-			for i := next.Add(1); i <= int64(cfg.Forged) && ctx.Err() == nil; i = next.Add(1) {
-				u := target
-				if cfg.Secret && !cfg.Leaked {
-					u += "/guess" + strconv.FormatInt(i, 36)
-				}
-				body := fmt.Sprintf(`{"event": "payment_approved", "event_type": "transaction", "transaction_id": %d}`, forgedBase+i)
+			for i := next.Add(1); i <= int64(n) && ctx.Err() == nil; i = next.Add(1) {
+				u, body := delivery(i)
 				resp, err := hc.Post(u, "application/json", strings.NewReader(body))
 				if err != nil {
 					refused.Add(1)

@@ -464,7 +464,7 @@ func (c *Client) sendObserved(ctx context.Context, k call, ob *observation) erro
 		ro.response.capture(resp, time.Now())
 		c.auth.redact.response(ro.response) // an echoed header must not hand the key back
 	}
-	return c.finish(p, resp, err, k)
+	return c.finish(ctx, p, resp, err, k)
 }
 
 // bodyOrNil keeps a nil slice from becoming an empty, non-nil request body.
@@ -476,7 +476,7 @@ func bodyOrNil(b []byte) any {
 }
 
 // finish turns what the retry layer returned into the caller's result or a typed error.
-func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call) error {
+func (c *Client) finish(ctx context.Context, p *attemptPolicy, resp *http.Response, err error, k call) error {
 	if err != nil {
 		if resp != nil {
 			defer resp.Body.Close()
@@ -486,8 +486,7 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 			return e
 		case *retryHintTooLong:
 			body, _ := readCapped(resp, maxErrorBody, nil)
-			apiErr, fields := parseErrorBody(p.method, p.path, resp, body)
-			c.auth.redact.apiError(apiErr, fields)
+			apiErr, _ := c.auth.redact.errorAnswer(ctx, p.method, p.path, resp, body)
 			return &RateLimitError{Method: p.method, Path: p.path, Endpoint: p.endpoint, RetryAfter: e.wait, Response: apiErr}
 		}
 		return &TransportError{Method: p.method, Path: p.path, Attempts: p.attempts, OutcomeUnknown: p.maybePerformed, Err: c.scrubError(err)}
@@ -497,10 +496,7 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 	redirected := k.keepRedirect && resp.StatusCode >= 300 && resp.StatusCode < 400
 	if (resp.StatusCode < 200 || resp.StatusCode > 299) && !redirected {
 		body, _ := readCapped(resp, maxErrorBody, nil)
-		// Decode first, then redact: a key the body hides under escapes is plain only once
-		// the body is decoded.
-		apiErr, fields := parseErrorBody(p.method, p.path, resp, body)
-		c.auth.redact.apiError(apiErr, fields)
+		apiErr, fields := c.auth.redact.errorAnswer(ctx, p.method, p.path, resp, body)
 		switch {
 		case resp.StatusCode == http.StatusTooManyRequests:
 			wait, _ := c.retryHint(resp, time.Now())
@@ -530,7 +526,8 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 		err = decodeBody(resp, body, k.out)
 	}
 	if err != nil {
-		err = &DecodeError{Method: p.method, Path: p.path, StatusCode: resp.StatusCode, Body: c.auth.redact.bytes(bytes.Clone(body[:min(len(body), 64<<10)])), Err: c.scrubError(err)}
+		shown, _ := c.auth.redact.bytesContext(ctx, bytes.Clone(body[:min(len(body), 64<<10)]))
+		err = &DecodeError{Method: p.method, Path: p.path, StatusCode: resp.StatusCode, Body: shown, Err: c.scrubError(err)}
 	}
 	if cap(body) <= maxPooledBody {
 		*buf = body

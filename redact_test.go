@@ -9,12 +9,15 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/jarcoal/httpmock"
@@ -587,5 +590,134 @@ func TestKeyInAHeaderNameIsRedactedWhateverItsCase(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// ordinaryErrorBody is a validation answer of about size bytes, as a server refusing a
+// large request writes it: a field per item, each with its messages.
+func ordinaryErrorBody(size int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"message":"The given data was invalid.","errors":{"items":{`)
+	for i := 0; b.Len() < size-200; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"%d":{"description":["The description may not be greater than 2048 characters.","It must not contain \u201cHTML\u201d."],"schedule":{"0":{"amount":["The amount must be at least 1.00 (got 0.5)."]}}}`, i)
+	}
+	b.WriteString(`}}}`)
+	return b.Bytes()
+}
+
+// craftedErrorBody is an answer of about size bytes made of blocks that each spell the
+// first 8 characters of prefix, every character in a different encoding (JSON, HTML,
+// percent, and those nested), and then differ: a redactor that backtracks over the
+// readings of each block pays for every one of them.
+func craftedErrorBody(prefix string, size int) []byte {
+	forms := []func(c byte) string{
+		func(c byte) string { return fmt.Sprintf(`\u%04x`, c) },
+		func(c byte) string { return fmt.Sprintf("&#%d;", c) },
+		func(c byte) string { return fmt.Sprintf("%%%02X", c) },
+		func(c byte) string { return fmt.Sprintf(`\u0026#x%x;`, c) },
+		func(c byte) string { return fmt.Sprintf("&#37;%02x", c) },
+		func(c byte) string { return fmt.Sprintf(`%%5Cu%04x`, c) },
+	}
+	var block strings.Builder
+	for i := 0; i < 8; i++ {
+		block.WriteString(forms[i%len(forms)](prefix[i]))
+	}
+	block.WriteString("!")
+	var b bytes.Buffer
+	b.WriteString(`{"message":"`)
+	for b.Len() < size-2 {
+		b.WriteString(block.String())
+	}
+	b.WriteString(`"}`)
+	return b.Bytes()
+}
+
+// errorBodies are the 1 MiB error bodies the benchmarks below read: an ordinary
+// validation answer, and the crafted ones an attacker makes from the account's e-mail (the
+// first 8 characters of the Basic token are base64 of "email:") or from a key's prefix.
+func errorBodies(email, key string, size int) map[string][]byte {
+	return map[string][]byte{
+		"ordinary":      ordinaryErrorBody(size),
+		"crafted-email": craftedErrorBody(basicToken(email, key), size),
+		"crafted-key":   craftedErrorBody(key, size),
+	}
+}
+
+// BenchmarkRedactor measures the redactor's throughput on 1 MiB bodies beside a plain scan
+// of the text for the key and the four Basic tokens (bytes.Index for each): the
+// floor any redactor that reads the text pays.
+//
+//	go test -run '^$' -bench BenchmarkRedactor -benchtime 20x .
+func BenchmarkRedactor(b *testing.B) {
+	r := newRedactor(testEmail, testKey)
+	forms := [][]byte{[]byte(testKey)}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+		forms = append(forms, []byte(enc.EncodeToString([]byte(testEmail+":"+testKey))))
+	}
+	for name, body := range errorBodies(testEmail, testKey, maxErrorBody) {
+		b.Run(name+"/scan", func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				for _, f := range forms {
+					if bytes.Index(body, f) >= 0 {
+						b.Fatal("the body holds a secret")
+					}
+				}
+			}
+		})
+		b.Run(name+"/redact", func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				r.bytes(body)
+			}
+		})
+	}
+}
+
+// BenchmarkErrorFromBody measures what a 1 MiB error answer costs to become an error,
+// beside what a plain http.Client GET, io.ReadAll and json.Unmarshal of the same answer
+// cost in the same run, from the same loopback server: the "x-plain" metric is the ratio.
+//
+//	go test -run '^$' -bench BenchmarkErrorFromBody -benchtime 20x .
+func BenchmarkErrorFromBody(b *testing.B) {
+	for name, body := range errorBodies(testEmail, testKey, maxErrorBody) {
+		b.Run(name, func(b *testing.B) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusUnprocessableEntity)
+				_, _ = w.Write(body)
+			}))
+			defer srv.Close()
+			c, err := NewClient(testEmail, testKey, WithBaseURL(srv.URL+"/2017-09-01/"), WithMaxRetries(0))
+			if err != nil {
+				b.Fatal(err)
+			}
+			plainClient := srv.Client()
+			var plain, sdk time.Duration
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				start := time.Now()
+				resp, err := plainClient.Get(srv.URL + "/2017-09-01/transaction/7")
+				if err != nil {
+					b.Fatal(err)
+				}
+				data, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				var v any
+				if err != nil || json.Unmarshal(data, &v) != nil {
+					b.Fatalf("plain read: %v", err)
+				}
+				mid := time.Now()
+				if _, err := c.Transactions.Get(context.Background(), 7); err == nil {
+					b.Fatal("want an error")
+				}
+				sdk += time.Since(mid)
+				plain += mid.Sub(start)
+			}
+			b.ReportMetric(float64(sdk)/float64(plain), "x-plain")
+		})
 	}
 }

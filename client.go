@@ -395,7 +395,7 @@ func (c *Client) sendObserved(ctx context.Context, k call, ob *observation) erro
 	if path == "" {
 		var err error
 		if path, err = expandPath(k.route.path(), k.params); err != nil {
-			return err
+			return c.scrubError(err) // it quotes the parameter, which may be anything
 		}
 	}
 	u := *c.baseURL
@@ -417,13 +417,15 @@ func (c *Client) sendObserved(ctx context.Context, k call, ob *observation) erro
 	} else if k.rawQuery != "" {
 		u.RawQuery = k.rawQuery
 	}
-	sentPath := u.EscapedPath()
+	// What the caller sent is shown redacted in every error and log line: a key put in a
+	// path (Client.Do, a reference) must not come back in Error().
+	shownPath := c.auth.redact.string(u.EscapedPath())
 
 	var body []byte
 	var err error
 	if k.body != nil {
 		if body, err = json.Marshal(k.body); err != nil {
-			return fmt.Errorf("escrow: %s %s: encoding the request: %w", k.route.Method, sentPath, err)
+			return c.scrubError(fmt.Errorf("escrow: %s %s: encoding the request: %w", k.route.Method, shownPath, err))
 		}
 	}
 	var ro requestOptions
@@ -436,7 +438,7 @@ func (c *Client) sendObserved(ctx context.Context, k call, ob *observation) erro
 
 	req, err := retryablehttp.NewRequestWithContext(ctx, k.route.Method, u.String(), bodyOrNil(body))
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidArgument, err)
+		return c.scrubError(fmt.Errorf("%w: %v", ErrInvalidArgument, err))
 	}
 	req.Header.Set("Authorization", c.auth.header)
 	req.Header.Set("User-Agent", c.userAgent)
@@ -451,7 +453,7 @@ func (c *Client) sendObserved(ctx context.Context, k call, ob *observation) erro
 		req.Header.Set("As-Customer", ro.asCustomer)
 	}
 
-	p := &attemptPolicy{c: c, method: k.route.Method, path: sentPath, endpoint: k.endpoint(), obs: ob}
+	p := &attemptPolicy{c: c, method: k.route.Method, path: shownPath, endpoint: c.auth.redact.string(k.endpoint()), obs: ob}
 	if err := p.acquire(ctx); err != nil {
 		return err
 	}

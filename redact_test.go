@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -718,6 +719,83 @@ func BenchmarkErrorFromBody(b *testing.B) {
 				plain += mid.Sub(start)
 			}
 			b.ReportMetric(float64(sdk)/float64(plain), "x-plain")
+		})
+	}
+}
+
+// TestKeyInACallerPathIsRedactedFromEveryError: a caller who puts the key, or another form
+// of the credential, in a Client.Do path gets every kind of error with it redacted: an
+// *APIError, a *ValidationError, a *DecodeError, a *TransportError, a *RateLimitError for
+// a 429 and for a call held back, and the refusal of a path or of a reference; in Error()
+// and under %v, %+v and %#v. The server's own text says nothing of the key: what shows is
+// what the client echoes of the request.
+func TestKeyInACallerPathIsRedactedFromEveryError(t *testing.T) {
+	forms := map[string]string{
+		"the key":        hostileKey,
+		"the token":      basicToken(hostileEmail, hostileKey),
+		"hex of the key": hex.EncodeToString([]byte(hostileKey)),
+	}
+	for name, form := range forms {
+		t.Run(name, func(t *testing.T) {
+			c, mt := setupWithKey(t, hostileEmail, hostileKey, WithMaxRetries(0), WithMaxWait(time.Second))
+			mt.RegisterNoResponder(func(req *http.Request) (*http.Response, error) {
+				switch req.URL.Query().Get("answer") {
+				case "404":
+					return httpmock.NewStringResponse(404, `{"message":"no such thing"}`), nil
+				case "422":
+					return httpmock.NewStringResponse(422, `{"errors":{"reference":["taken"]}}`), nil
+				case "undecodable":
+					return httpmock.NewStringResponse(200, `{"id":`), nil
+				case "429":
+					resp := httpmock.NewStringResponse(429, `{}`)
+					resp.Header.Set("Retry-After", "3600")
+					return resp, nil
+				}
+				return nil, errors.New("connection reset")
+			})
+			path := "echo/" + url.PathEscape(form)
+			do := func(answer string) error {
+				var out map[string]any
+				return c.Do(context.Background(), "GET", path+"?answer="+answer, nil, &out)
+			}
+			var errs []error
+			for _, answer := range []string{"404", "422", "undecodable", "none", "429"} {
+				errs = append(errs, do(answer))
+			}
+			errs = append(errs, do("held")) // held back: the 429 asked for an hour
+			errs = append(errs, c.Do(context.Background(), "GET", path+"#fragment", nil, nil))
+			_, err := c.Transactions.GetByReference(context.Background(), form+"\x7f")
+			errs = append(errs, err)
+			var ae *APIError
+			var ve *ValidationError
+			var de *DecodeError
+			var te *TransportError
+			var re *RateLimitError
+			for i, want := range []any{&ae, &ve, &de, &te, &re, &re, &ErrInvalidArgument, &ErrInvalidArgument} {
+				switch target := want.(type) {
+				case *error:
+					if !errors.Is(errs[i], *target) {
+						t.Errorf("error %d: %v, want %v", i, errs[i], *target)
+					}
+				default:
+					if !errors.As(errs[i], target) {
+						t.Fatalf("error %d: %T %v, want a %T", i, errs[i], errs[i], target)
+					}
+				}
+			}
+			for _, err := range errs {
+				for _, verb := range []string{"%s", "%v", "%+v", "%#v"} {
+					out := fmt.Sprintf(verb, err)
+					if leaksKey(out, hostileKey) || strings.Contains(out, form) {
+						t.Errorf("%T under %s shows the credential: %s", err, verb, out)
+					}
+				}
+			}
+			for _, v := range []any{*ae, *ve, *de, *te, *re} {
+				if out := fmt.Sprintf("%#v", v); leaksKey(out, hostileKey) || strings.Contains(out, form) {
+					t.Errorf("%T shows the credential: %s", v, out)
+				}
+			}
 		})
 	}
 }

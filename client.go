@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -34,6 +35,10 @@ const (
 	// defaultAttemptTimeout bounds one attempt when the caller gives no http.Client; the
 	// caller's context bounds the call as a whole.
 	defaultAttemptTimeout = 30 * time.Second
+	// MaxResponseHeaderBytes bounds the headers of an answer on the client's own transport
+	// (Go's default is 10 MiB): the API's answers carry a few hundred bytes of headers, and
+	// every header is read, kept and redacted (WithResponse, an error's Header).
+	MaxResponseHeaderBytes = 64 << 10
 )
 
 // Client talks to the escrow API as one account. It is safe for concurrent use; create one
@@ -123,7 +128,9 @@ func WithBaseURL(rawURL string) Option { return func(s *settings) { s.baseURL = 
 
 // WithHTTPClient supplies the http.Client whose Transport (and per-attempt Timeout) carry
 // the requests under the client's retry layer. The client is not modified; its redirect
-// policy and cookie jar are not used.
+// policy and cookie jar are not used. Its transport's own limits apply: set its
+// MaxResponseHeaderBytes (the client's own transport has [MaxResponseHeaderBytes]), or a
+// server can make every call read and redact up to Go's default of 10 MiB of headers.
 func WithHTTPClient(hc *http.Client) Option { return func(s *settings) { s.httpClient = hc } }
 
 // WithMaxRetries sets how many times one call may be retried (default 4; 0 disables retries).
@@ -154,6 +161,11 @@ func WithUserAgent(product string) Option { return func(s *settings) { s.userAge
 // NewClient returns a client for the account with this e-mail address, authenticating with
 // an API key (or the account password). It talks to production unless an option says
 // otherwise.
+//
+// Without [WithHTTPClient], the client has a transport of its own, not
+// http.DefaultTransport, which refuses an answer whose headers exceed
+// [MaxResponseHeaderBytes]: the call fails at once, unretried, with a [*TransportError]
+// that says so.
 func NewClient(email, apiKey string, opts ...Option) (*Client, error) {
 	s := settings{baseURL: ProductionURL, maxRetries: DefaultMaxRetries, maxWait: DefaultMaxWait, maxHold: DefaultMaxHold}
 	for _, opt := range opts {
@@ -270,15 +282,16 @@ func (c *Client) newHTTPClient(hc *http.Client) *http.Client {
 	}
 	if rt == nil {
 		rt = &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			ForceAttemptHTTP2:     true,
-			MaxIdleConns:          100,
-			MaxIdleConnsPerHost:   16,
-			IdleConnTimeout:       90 * time.Second,
-			TLSHandshakeTimeout:   10 * time.Second,
-			ExpectContinueTimeout: time.Second,
-			TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12},
+			Proxy:                  http.ProxyFromEnvironment,
+			DialContext:            (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			ForceAttemptHTTP2:      true,
+			MaxIdleConns:           100,
+			MaxIdleConnsPerHost:    16,
+			IdleConnTimeout:        90 * time.Second,
+			TLSHandshakeTimeout:    10 * time.Second,
+			ExpectContinueTimeout:  time.Second,
+			TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12},
+			MaxResponseHeaderBytes: MaxResponseHeaderBytes,
 		}
 	}
 	// go-retryablehttp closes all idle connections of its client whenever one call gives
@@ -291,7 +304,22 @@ func (c *Client) newHTTPClient(hc *http.Client) *http.Client {
 type roundTripperOnly struct{ rt http.RoundTripper }
 
 func (t roundTripperOnly) RoundTrip(req *http.Request) (*http.Response, error) {
-	return t.rt.RoundTrip(req)
+	resp, err := t.rt.RoundTrip(req)
+	if err != nil && headersTooLarge(err) {
+		err = errHeadersTooLarge
+	}
+	return resp, err
+}
+
+// errHeadersTooLarge is a transport's refusal of an answer's headers: the same answer
+// would come again, so it is not retried (see permanent).
+var errHeadersTooLarge = errors.New("the answer's headers exceed the transport's MaxResponseHeaderBytes")
+
+// headersTooLarge recognizes net/http's refusal of too many header bytes, over HTTP/1 and
+// HTTP/2, which it reports as untyped errors.
+func headersTooLarge(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "server response headers exceeded") || strings.Contains(msg, "response header list larger than")
 }
 
 // checkRedirect follows a redirect only to the same scheme and host: credentials and the

@@ -34,12 +34,15 @@
 // intervals are merged and each becomes one [Redacted]. The context is looked at between
 // chunks of every pass (every [chunk] bytes), so a caller's deadline holds.
 //
-// What searching layer by layer gives up, against trying every reading of every escape: a
-// text whose characters are encoded to different depths and that holds a '\', '&' or '%'
-// of the secret itself, read at one layer as an escape's start where it was the secret's
-// character at another. Every layer is searched, so that text is caught at the layer where
-// it is spelt whole, and no encoder writes the other case. The text is kept as it is
-// wherever nothing matched; only the secret goes.
+// Text can be read more than one way, and a redactor that tried every reading branched at
+// each escape. Here one reading is chosen, and every layer is searched, so that a secret
+// spelt whole at any layer is caught. Where escapes nest the usual way, an escape's
+// characters written plain, each layer undoes one. Where only some characters of an escape
+// are escaped one layer down (&#9&#X35;&#59; for &#95;, a backslash then \u0075 for 'u'),
+// the escape is read through them, preferred over a shorter escape its plain beginning
+// happens to complete (&#9, a tab; \\, a backslash): see readEscape. What that gives up:
+// an honest text with such a sequence ("&#9" with no ';' before an escaped digit) reads as
+// the longer escape, which holds no secret unless the text did.
 //
 // # False positives
 //

@@ -124,19 +124,57 @@ func escapeStarts(s string) int {
 }
 
 // readEscape reads the escape that starts at s[i], one layer deep, and returns its
-// character and length; n is 0 when s[i] starts none.
+// character and length; n is 0 when s[i] starts none. The digits and the ';' of an HTML
+// reference may be escaped themselves (escapedUnit), and so may the 'u' of a JSON escape
+// after a backslash (startsUEscape): text that escapes an escape's characters but not its
+// first reads as written (&#9&#X35;&#59; is &#95;, "_"), not as a shorter escape that
+// happens to be complete (&#9, a tab) and the rest apart.
 func readEscape(s string, i int) (c byte, n int) {
 	switch s[i] {
 	case '\\':
 		return jsonEscape(s, i)
+	case '&':
+		return readEntity(s, i, escapedUnit)
+	}
+	return readPlainEscape(s, i)
+}
+
+// readPlainEscape reads the escape at s[i] with its characters as they are.
+func readPlainEscape(s string, i int) (c byte, n int) {
+	switch s[i] {
+	case '\\':
+		return jsonEscapeAt(s, i)
 	case '%':
 		if i+2 < len(s) && HexVal(s[i+1]) >= 0 && HexVal(s[i+2]) >= 0 {
 			return byte(HexVal(s[i+1])<<4 | HexVal(s[i+2])), 3
 		}
 	case '&':
-		return readEntity(s, i)
+		return readEntity(s, i, plainUnit)
 	}
 	return 0, 0
+}
+
+// unitReader reads the character at s[j] and the number of bytes it spans; n is 0 at the
+// end of s.
+type unitReader func(s string, j int) (c byte, n int)
+
+// plainUnit reads the byte at s[j].
+func plainUnit(s string, j int) (byte, int) {
+	if j >= len(s) {
+		return 0, 0
+	}
+	return s[j], 1
+}
+
+// escapedUnit reads the character at s[j], undoing an escape there (read plainly: a look
+// ahead costs a few escapes' length, whatever follows).
+func escapedUnit(s string, j int) (byte, int) {
+	if j < len(s) && escapeStart[s[j]] {
+		if c, n := readPlainEscape(s, j); n > 0 {
+			return c, n
+		}
+	}
+	return plainUnit(s, j)
 }
 
 // jsonEscapes are the characters of JSON's short escapes (\/ \\ \" and the control
@@ -148,6 +186,14 @@ var jsonEscapes = [256]byte{'/': '/', '\\': '\\', '"': '"', 'b': '\b', 'f': '\f'
 // token echoed wrapped with "\n") never takes its letter: the run's mark leaves the escape
 // intact, and a redacted JSON body still parses.
 func jsonEscape(s string, i int) (byte, int) {
+	if i+1 < len(s) && s[i+1] == '\\' && startsUEscape(s, i+1) {
+		return 0, 0 // a backslash of its own: see startsUEscape
+	}
+	return jsonEscapeAt(s, i)
+}
+
+// jsonEscapeAt reads the JSON escape at s[i] as it is.
+func jsonEscapeAt(s string, i int) (byte, int) {
 	if i+1 >= len(s) {
 		return 0, 0
 	}
@@ -166,6 +212,26 @@ func jsonEscape(s string, i int) (byte, int) {
 		v = v<<4 | d
 	}
 	return byte(min(v, nonASCII)), 6
+}
+
+// startsUEscape reports whether the escape at s[j] and the characters after it spell a
+// \uXXXX escape of the next layer: a 'u' escaped (\u0075), then four hex digits, each
+// plain or escaped. Text that escapes every character of an escape but its backslash
+// (\\u0075\u00300\u0033\u0034 for \u0034) then reads as it was written, the backslash
+// on its own, instead of as JSON's escaped backslash followed by "u0075".
+func startsUEscape(s string, j int) bool {
+	c, n := jsonEscapeAt(s, j)
+	if n == 0 || c != 'u' && c != 'U' {
+		return false
+	}
+	for j, k := j+n, 0; k < 4; k++ {
+		d, n := escapedUnit(s, j)
+		if n == 0 || HexVal(d) < 0 {
+			return false
+		}
+		j += n
+	}
+	return true
 }
 
 // HexVal is the value of a hex digit, -1 for another byte. The root package's path
@@ -195,37 +261,38 @@ const longestEntityName = 8
 
 // readEntity reads an HTML character reference at s[i]: "&#55;", "&#x37;", "&#X0037"
 // (the ';' is optional, as browsers allow), or a name from namedEntities with its ';'.
-func readEntity(s string, i int) (byte, int) {
+// The characters after the '&' are read with unit.
+func readEntity(s string, i int, unit unitReader) (byte, int) {
 	j := i + 1
-	if j >= len(s) || s[j] != '#' {
+	c, n := unit(s, j)
+	if n == 0 || c != '#' {
 		return readNamedEntity(s, i)
 	}
-	j++
+	j += n
 	base := 10
-	if j < len(s) && (s[j] == 'x' || s[j] == 'X') {
+	if c, n := unit(s, j); n > 0 && (c == 'x' || c == 'X') {
 		base = 16
-		j++
+		j += n
 	}
 	v, digits := 0, 0
-	for ; j < len(s) && digits < 8; j++ {
-		d := HexVal(s[j])
-		if d < 0 || (base == 10 && d > 9) {
-			break
-		}
+	for digits < 8 {
+		c, n := unit(s, j)
+		d := HexVal(c)
 		// Stop before a digit that would leave ASCII: a secret is printable ASCII, and the
 		// digits that follow may be the next character's own escape (`&#x31` then `&#X37;`
 		// spells "17", not U+0317, when a ';' is left out).
-		if v*base+d >= nonASCII {
+		if n == 0 || d < 0 || (base == 10 && d > 9) || v*base+d >= nonASCII {
 			break
 		}
 		v = v*base + d
 		digits++
+		j += n
 	}
 	if digits == 0 {
 		return 0, 0
 	}
-	if j < len(s) && s[j] == ';' {
-		j++
+	if c, n := unit(s, j); n > 0 && c == ';' {
+		j += n
 	}
 	return byte(v), j - i
 }

@@ -799,3 +799,70 @@ func TestKeyInACallerPathIsRedactedFromEveryError(t *testing.T) {
 		})
 	}
 }
+
+// TestOrdinaryAnswersAreLeftAsTheyAre: redaction removes the credential and nothing else:
+// a megabyte of validation answers, and one of blocks spelling the first 8 characters of
+// the Basic token (the account's e-mail: no secret) in nested escapes, come back byte for
+// byte as they were.
+func TestOrdinaryAnswersAreLeftAsTheyAre(t *testing.T) {
+	r := newRedactor(testEmail, testKey)
+	bodies := errorBodies(testEmail, testKey, 1<<20)
+	for _, name := range []string{"ordinary", "crafted-email"} {
+		if got := r.bytes(bodies[name]); !bytes.Equal(got, bodies[name]) {
+			t.Errorf("the %s body changed in redaction", name)
+		}
+	}
+}
+
+// endAtEOF is a transport whose answers end the call's context when their body has been
+// read: the context ends while the client examines the body.
+type endAtEOF struct {
+	cancel context.CancelFunc
+	status int
+	body   string
+}
+
+func (e endAtEOF) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp := httpmock.NewStringResponse(e.status, e.body)
+	resp.Body = readThenCancel{r: strings.NewReader(e.body), cancel: e.cancel}
+	return resp, nil
+}
+
+type readThenCancel struct {
+	r      io.Reader
+	cancel context.CancelFunc
+}
+
+func (b readThenCancel) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err == io.EOF {
+		b.cancel()
+	}
+	return n, err
+}
+
+func (readThenCancel) Close() error { return nil }
+
+// TestErrorBodyWithheldWhenTheContextEndsWhileItIsExamined: a call whose context ends
+// while the client redacts an error answer's body returns at once with the answer's
+// status (errors.Is still matches its sentinel), saying the body was not examined, and
+// shows nothing of the body: not a redaction half done.
+func TestErrorBodyWithheldWhenTheContextEndsWhileItIsExamined(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	body := `{"message":"no transaction for ` + jsonEscaped(testKey) + `","errors":{"id":["unknown"]}}`
+	c, err := NewClient(testEmail, testKey, WithBaseURL(testBase), WithMaxRetries(0),
+		WithHTTPClient(&http.Client{Transport: endAtEOF{cancel: cancel, status: 404, body: body}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Transactions.Get(ctx, 7)
+	var ae *APIError
+	if !errors.As(err, &ae) || !errors.Is(err, ErrNotFound) {
+		t.Fatalf("err = %T %v, want the 404's *APIError", err, err)
+	}
+	if ae.Body != nil || !strings.Contains(ae.Message, "not examined") || strings.Contains(err.Error(), "unknown") {
+		t.Errorf("the error shows the body: %#v", ae)
+	}
+	mustRevealNone(t, "Error()", err.Error())
+}

@@ -316,9 +316,10 @@ func (t roundTripperOnly) RoundTrip(req *http.Request) (*http.Response, error) {
 var errHeadersTooLarge = errors.New("the answer's headers exceed the transport's MaxResponseHeaderBytes")
 
 // headersTooLarge recognizes net/http's refusal of too many header bytes, over HTTP/1 and
-// HTTP/2, which it reports as untyped errors.
+// HTTP/2, which it reports as untyped errors. fmt reads the text: a transport's error whose
+// Error method panics (an x509.HostnameError without its certificate) must not panic here.
 func headersTooLarge(err error) bool {
-	msg := err.Error()
+	msg := fmt.Sprint(err)
 	return strings.Contains(msg, "server response headers exceeded") || strings.Contains(msg, "response header list larger than")
 }
 

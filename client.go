@@ -420,38 +420,15 @@ func (c *Client) send(ctx context.Context, k call) error {
 // sendObserved is send's pipeline; ob, when not nil, records the attempts, retries and
 // waits.
 func (c *Client) sendObserved(ctx context.Context, k call, ob *observation) error {
-	path := k.escapedPath
-	if path == "" {
-		var err error
-		if path, err = expandPath(k.route.path(), k.params); err != nil {
-			return c.scrubError(err) // it quotes the parameter, which may be anything
-		}
-	}
-	u := *c.baseURL
-	u.Path, u.RawPath = c.baseURL.Path+unescapedPath(path), c.baseURL.EscapedPath()+path
-	if k.query != nil {
-		v, err := query.Values(k.query)
-		if err != nil {
-			return fmt.Errorf("%w: query: %w", ErrInvalidArgument, err)
-		}
-		if x, ok := k.query.(interface{ extraQuery() url.Values }); ok {
-			for key, vals := range x.extraQuery() {
-				if v.Has(key) {
-					continue // a named field wins over the same name in Extra
-				}
-				v[key] = vals
-			}
-		}
-		u.RawQuery = v.Encode()
-	} else if k.rawQuery != "" {
-		u.RawQuery = k.rawQuery
+	u, err := c.requestURL(k)
+	if err != nil {
+		return err
 	}
 	// What the caller sent is shown redacted in every error and log line: a key put in a
 	// path (Client.Do, a reference) must not come back in Error().
 	shownPath := c.auth.redact.string(u.EscapedPath())
 
 	var body []byte
-	var err error
 	if k.body != nil {
 		if body, err = json.Marshal(k.body); err != nil {
 			return c.scrubError(fmt.Errorf("escrow: %s %s: encoding the request: %w", k.route.Method, shownPath, err))
@@ -498,6 +475,36 @@ func (c *Client) sendObserved(ctx context.Context, k call, ob *observation) erro
 	return c.finish(ctx, p, resp, err, k)
 }
 
+// requestURL is the URL k is sent to: the base URL, k's path (the route's template
+// filled, or Client.Do's path) and its query.
+func (c *Client) requestURL(k call) (url.URL, error) {
+	path := k.escapedPath
+	if path == "" {
+		var err error
+		if path, err = expandPath(k.route.path(), k.params); err != nil {
+			return url.URL{}, c.scrubError(err) // it quotes the parameter, which may be anything
+		}
+	}
+	u := *c.baseURL
+	u.Path, u.RawPath = c.baseURL.Path+unescapedPath(path), c.baseURL.EscapedPath()+path
+	u.RawQuery = k.rawQuery
+	if k.query != nil {
+		v, err := query.Values(k.query)
+		if err != nil {
+			return url.URL{}, fmt.Errorf("%w: query: %w", ErrInvalidArgument, err)
+		}
+		if x, ok := k.query.(interface{ extraQuery() url.Values }); ok {
+			for key, vals := range x.extraQuery() {
+				if !v.Has(key) { // a named field wins over the same name in Extra
+					v[key] = vals
+				}
+			}
+		}
+		u.RawQuery = v.Encode()
+	}
+	return u, nil
+}
+
 // bodyOrNil keeps a nil slice from becoming an empty, non-nil request body.
 func bodyOrNil(b []byte) any {
 	if b == nil {
@@ -512,49 +519,62 @@ func (c *Client) finish(ctx context.Context, p *attemptPolicy, resp *http.Respon
 		if resp != nil {
 			defer resp.Body.Close()
 		}
-		switch e := err.(type) {
-		case *RateLimitError, *TransportError: // from acquire: held back, or cancelled while held
-			return e
-		case *retryHintTooLong:
-			body, _ := readCapped(resp, maxErrorBody, nil)
-			apiErr, _ := c.auth.redact.errorAnswer(ctx, p.method, p.path, resp, body)
-			return &RateLimitError{Method: p.method, Path: p.path, Endpoint: p.endpoint, RetryAfter: e.wait, Response: apiErr}
-		}
-		return &TransportError{Method: p.method, Path: p.path, Attempts: p.attempts, OutcomeUnknown: p.maybePerformed, Err: c.scrubError(err)}
+		return c.failure(ctx, p, resp, err)
 	}
 	defer resp.Body.Close()
-
 	redirected := k.keepRedirect && resp.StatusCode >= 300 && resp.StatusCode < 400
 	if (resp.StatusCode < 200 || resp.StatusCode > 299) && !redirected {
-		body, _ := readCapped(resp, maxErrorBody, nil)
-		apiErr, fields := c.auth.redact.errorAnswer(ctx, p.method, p.path, resp, body)
-		switch {
-		case resp.StatusCode == http.StatusTooManyRequests:
-			wait, _ := c.retryHint(resp, time.Now())
-			return &RateLimitError{Method: p.method, Path: p.path, Endpoint: p.endpoint, RetryAfter: wait, Response: apiErr}
-		case len(fields) > 0:
-			return &ValidationError{APIError: apiErr, fields: fields}
-		}
-		return apiErr
+		return c.refusal(ctx, p, resp)
 	}
-
 	if k.out == nil || resp.StatusCode == http.StatusNoContent {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, k.route.MaxBody()))
 		return nil
 	}
+	return c.decodeAnswer(ctx, p, resp, k.route.MaxBody(), k.out)
+}
+
+// failure is the error of a call the retry layer gave up on with err: resp is the last
+// answer, if any.
+func (c *Client) failure(ctx context.Context, p *attemptPolicy, resp *http.Response, err error) error {
+	switch e := err.(type) {
+	case *RateLimitError, *TransportError: // from acquire: held back, or cancelled while held
+		return e
+	case *retryHintTooLong:
+		body, _ := readCapped(resp, maxErrorBody, nil)
+		apiErr, _ := c.auth.redact.errorAnswer(ctx, p.method, p.path, resp, body)
+		return &RateLimitError{Method: p.method, Path: p.path, Endpoint: p.endpoint, RetryAfter: e.wait, Response: apiErr}
+	}
+	return &TransportError{Method: p.method, Path: p.path, Attempts: p.attempts, OutcomeUnknown: p.maybePerformed, Err: c.scrubError(err)}
+}
+
+// refusal is the error of an answer outside 2xx.
+func (c *Client) refusal(ctx context.Context, p *attemptPolicy, resp *http.Response) error {
+	body, _ := readCapped(resp, maxErrorBody, nil)
+	apiErr, fields := c.auth.redact.errorAnswer(ctx, p.method, p.path, resp, body)
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests:
+		wait, _ := c.retryHint(resp, time.Now())
+		return &RateLimitError{Method: p.method, Path: p.path, Endpoint: p.endpoint, RetryAfter: wait, Response: apiErr}
+	case len(fields) > 0:
+		return &ValidationError{APIError: apiErr, fields: fields}
+	}
+	return apiErr
+}
+
+// decodeAnswer decodes a successful answer's body, at most limit bytes, into out.
+func (c *Client) decodeAnswer(ctx context.Context, p *attemptPolicy, resp *http.Response, limit int64, out any) error {
 	// The body is read into a pooled buffer: decoders copy what they keep, so it is free
 	// again once decoded.
 	buf, _ := c.bodies.Get().(*[]byte)
 	if buf == nil {
 		buf = new([]byte)
 	}
-	limit := k.route.MaxBody()
 	body, err := readCapped(resp, limit, (*buf)[:0]) // see limits.go
 	if err != nil && limit == MaxListBody {
 		err = fmt.Errorf("%w: a page of a listing; ask for smaller pages (ListTransactionsOptions.PerPage, the partner options' Limit)", err)
 	}
 	if err == nil {
-		err = decodeBody(resp, body, k.out)
+		err = decodeBody(resp, body, out)
 	}
 	if err != nil {
 		shown, _ := c.auth.redact.bytesContext(ctx, bytes.Clone(body[:min(len(body), 64<<10)]))

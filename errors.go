@@ -447,42 +447,50 @@ func (w *fieldWalker) strEnd() (escaped bool, err error) {
 	return false, errFieldShape
 }
 
-// skip moves past any value and returns its bytes, without decoding them: nesting is
-// followed by counting brackets outside strings.
+// skip moves past any value and returns its bytes, without decoding them.
 func (w *fieldWalker) skip() ([]byte, error) {
-	if w.peek() == 0 {
+	switch w.peek() {
+	case 0:
 		return nil, errFieldShape
+	case '"':
+		start := w.pos
+		_, err := w.strEnd()
+		return w.data[start:w.pos], err
+	case '{', '[':
+		return w.skipNested()
 	}
+	start := w.pos
+	for w.pos < len(w.data) && !scalarEnds[w.data[w.pos]] {
+		w.pos++
+	}
+	return w.data[start:w.pos], nil
+}
+
+// scalarEnds are the bytes that end a number or a literal.
+var scalarEnds = [256]bool{',': true, ':': true, ' ': true, '\t': true, '\n': true, '\r': true, '}': true, ']': true, '{': true, '[': true, '"': true}
+
+// skipNested moves past an object or a list, following the nesting by counting brackets
+// outside strings.
+func (w *fieldWalker) skipNested() ([]byte, error) {
 	start, nest := w.pos, 0
 	for w.pos < len(w.data) {
-		switch c := w.data[w.pos]; {
-		case c == '"':
+		switch w.data[w.pos] {
+		case '"':
 			if _, err := w.strEnd(); err != nil {
 				return nil, err
 			}
-			if nest == 0 {
-				return w.data[start:w.pos], nil
-			}
 			continue
-		case c == '{' || c == '[':
+		case '{', '[':
 			nest++
-		case c == '}' || c == ']':
-			if nest == 0 { // a number or a literal, ended by its container
-				return w.data[start:w.pos], nil
-			}
+		case '}', ']':
 			if nest--; nest == 0 {
 				w.pos++
 				return w.data[start:w.pos], nil
 			}
-		case nest == 0 && (c == ',' || c == ':' || c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			return w.data[start:w.pos], nil
 		}
 		w.pos++
 	}
-	if nest != 0 {
-		return nil, errFieldShape
-	}
-	return w.data[start:w.pos], nil
+	return nil, errFieldShape
 }
 
 func joinPath(path, key string) string {

@@ -48,8 +48,6 @@ func (g *gramSet) hasPacked(k uint64) bool {
 
 func (g *gramSet) has(s string) bool { return g.hasPacked(pack(s)) }
 
-func isBase64Char(c byte) bool { return base64Chars[c] }
-
 // base64Chars are the characters of both base64 alphabets.
 var base64Chars = func() (t [256]bool) {
 	for _, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_") {

@@ -24,6 +24,7 @@ import (
 	"github.com/jarcoal/httpmock"
 
 	"github.com/escrowkit/escrow-go/internal/logtest"
+	"github.com/escrowkit/escrow-go/internal/redact/redacttest"
 )
 
 var (
@@ -609,31 +610,10 @@ func ordinaryErrorBody(size int) []byte {
 	return b.Bytes()
 }
 
-// craftedErrorBody is an answer of about size bytes made of blocks that each spell the
-// first 8 characters of prefix, every character in a different encoding (JSON, HTML,
-// percent, and those nested), and then differ: a redactor that backtracks over the
-// readings of each block pays for every one of them.
+// craftedErrorBody is an answer of about size bytes whose message is redacttest.Blocks of
+// prefix: blocks that each spell its first 8 characters in nested encodings, and differ.
 func craftedErrorBody(prefix string, size int) []byte {
-	forms := []func(c byte) string{
-		func(c byte) string { return fmt.Sprintf(`\u%04x`, c) },
-		func(c byte) string { return fmt.Sprintf("&#%d;", c) },
-		func(c byte) string { return fmt.Sprintf("%%%02X", c) },
-		func(c byte) string { return fmt.Sprintf(`\u0026#x%x;`, c) },
-		func(c byte) string { return fmt.Sprintf("&#37;%02x", c) },
-		func(c byte) string { return fmt.Sprintf(`%%5Cu%04x`, c) },
-	}
-	var block strings.Builder
-	for i := 0; i < 8; i++ {
-		block.WriteString(forms[i%len(forms)](prefix[i]))
-	}
-	block.WriteString("!")
-	var b bytes.Buffer
-	b.WriteString(`{"message":"`)
-	for b.Len() < size-2 {
-		b.WriteString(block.String())
-	}
-	b.WriteString(`"}`)
-	return b.Bytes()
+	return []byte(`{"message":"` + redacttest.Blocks(prefix, size-len(`{"message":""}`)) + `"}`)
 }
 
 // errorBodies are the 1 MiB error bodies the benchmarks below read: an ordinary

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/escrowkit/escrow-go/internal/redact/redacttest"
 )
 
 // TestRedactorKeepsOtherText: only the secret is replaced, and near misses are left alone.
@@ -372,27 +374,12 @@ func TestLiteralPercentBeforeTheKeysBase64TakesNothingOfIt(t *testing.T) {
 	}
 }
 
-// craftedTexts are texts made to cost a redactor the most: blocks that spell the first 8
-// characters of a secret, each character under other escapes nested up to four deep, and
-// then differ; every byte an escape's start.
+// craftedTexts are texts made to cost a redactor the most (redacttest.Blocks of each
+// secret), and one of escape starts alone.
 func craftedTexts(r *Redactor) map[string]string {
-	forms := []func(c byte) string{
-		func(c byte) string { return fmt.Sprintf(`\u%04x`, c) },
-		func(c byte) string { return fmt.Sprintf("&#%d;", c) },
-		func(c byte) string { return fmt.Sprintf("%%%02X", c) },
-		func(c byte) string { return fmt.Sprintf(`\u0026#x%x;`, c) },
-		func(c byte) string { return fmt.Sprintf("&#37;%02x", c) },
-		func(c byte) string { return fmt.Sprintf(`%%5Cu%04x`, c) },
-		func(c byte) string { return fmt.Sprintf(`\u0025\u0032\u0035%%%02x`, c) }, // four layers
-	}
 	texts := map[string]string{"escape starts": strings.Repeat(`\&%`, 1<<15)}
 	for _, secret := range r.secrets {
-		var block strings.Builder
-		for i := 0; i < min(8, len(secret)); i++ {
-			block.WriteString(forms[i%len(forms)](secret[i]))
-		}
-		block.WriteString("!")
-		texts["blocks of "+secret[:8]] = strings.Repeat(block.String(), (96<<10)/block.Len())
+		texts["blocks of "+secret[:8]] = redacttest.Blocks(secret, 96<<10)
 	}
 	return texts
 }

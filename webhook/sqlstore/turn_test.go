@@ -94,6 +94,16 @@ func startTurn(t *testing.T, a *sqlstore.Store, window time.Duration) (turn webh
 	return turn, now
 }
 
+// cutOffTurns ends, through b, the connections of its database's open turns, as a
+// server restart or idle_in_transaction_session_timeout does.
+func cutOffTurns(t *testing.T, b *sqlstore.Store) {
+	t.Helper()
+	if _, err := b.DB().ExecContext(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = current_database() AND state = 'idle in transaction'`); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // withATurn opens two replicas' handles on a fresh PostgreSQL database and starts a's
 // turn (startTurn).
 func withATurn(t *testing.T, window time.Duration) (a, b *sqlstore.Store, turn webhook.Turn, now time.Time) {
@@ -146,10 +156,7 @@ func TestTurnOutlivingItsWindowIsACommittedLease(t *testing.T) {
 // rolls its grant back. Its facts, not recorded, are confirmed again by the next holder.
 func TestHolderCutOffMidTurnFreesTheLeaseAtOnce(t *testing.T) {
 	_, b, _, now := withATurn(t, time.Hour)
-	if _, err := b.DB().ExecContext(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-		WHERE datname = current_database() AND state = 'idle in transaction'`); err != nil {
-		t.Fatal(err)
-	}
+	cutOffTurns(t, b)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		turn := acquireIn(t, b, 9, "b", now, escrow.EventCreate)
 		if turn.Granted {
@@ -611,10 +618,7 @@ func TestTurnCutOffAfterItsTxCallbacksIsReportedByItsYield(t *testing.T) {
 	if err := ordersOf(t, a)(t.Context(), createOf(now)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.DB().ExecContext(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-		WHERE datname = current_database() AND state = 'idle in transaction'`); err != nil {
-		t.Fatal(err)
-	}
+	cutOffTurns(t, b)
 	wantUndone(t, a, b, turn, now, "a turn cut off")
 }
 
@@ -704,10 +708,7 @@ func TestTurnCutOffAtATxCallbackEndsThere(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			a, b, turn, now := withATurn(t, time.Hour)
 			if cutBefore {
-				if _, err := b.DB().ExecContext(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-					WHERE datname = current_database() AND state = 'idle in transaction'`); err != nil {
-					t.Fatal(err)
-				}
+				cutOffTurns(t, b)
 			}
 			cut := a.TxCallback(func(ctx context.Context, tx *sql.Tx, ev webhook.ConfirmedEvent) error {
 				if _, err := tx.ExecContext(ctx, `SELECT pg_terminate_backend(pg_backend_pid())`); err != nil {

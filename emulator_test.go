@@ -275,6 +275,27 @@ func stepsKey[S any](steps []S, f func(S) (role, customer, action string, item i
 	return out
 }
 
+// sameStates fails the test unless the emulator's words for where the transaction and each
+// of its goods stand are the SDK's, derived from what the reader was shown.
+func sameStates(t *testing.T, tx *escrow.Transaction, emu escrowtest.Progress, after []string) {
+	t.Helper()
+	if string(tx.State()) != emu.State {
+		t.Fatalf("after %v: the SDK reads %s, the emulator says %s (%s)", after, tx.State(), emu.State, emu)
+	}
+	var goods []escrowtest.GoodState
+	for i := range tx.Items {
+		if it := &tx.Items[i]; it.Type.Transferable() {
+			goods = append(goods, escrowtest.GoodState{ItemID: it.ID, State: string(tx.ItemState(it))})
+		}
+	}
+	for i := range emu.Goods {
+		emu.Goods[i].Phase = "" // the API's word, which the SDK does not derive
+	}
+	if !slices.Equal(goods, emu.Goods) {
+		t.Fatalf("after %v: the SDK reads goods %v, the emulator says %v", after, goods, emu.Goods)
+	}
+}
+
 // follow drives transaction id by its next steps until none is left, choosing among the
 // steps with prefer (the first step whose action it names, else the first step), and
 // returns the actions taken.
@@ -301,6 +322,7 @@ func follow(t *testing.T, srv *escrowtest.Server, clients map[string]*escrow.Cli
 		if !slices.Equal(got, want) {
 			t.Fatalf("after %v: SDK next steps %v, emulator %v (%s)", taken, got, want, emu)
 		}
+		sameStates(t, tx, emu, taken)
 		if len(sdk) == 0 {
 			return taken
 		}
@@ -405,5 +427,98 @@ func TestNextStepsCompleteMilestones(t *testing.T) {
 	want := []string{"agree", "pay", "ship", "receive", "accept", "ship", "receive", "accept", "select_disbursement_method"}
 	if !slices.Equal(taken, want) {
 		t.Errorf("steps taken %v, want %v", taken, want)
+	}
+}
+
+// statesAgree reads transaction id through reader and the emulator and fails the test
+// unless they name its state, and each good's, with the same words.
+func statesAgree(t *testing.T, srv *escrowtest.Server, reader *escrow.Client, id int64, after string) escrow.TransactionState {
+	t.Helper()
+	tx, err := reader.Transactions.Get(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	emu, err := srv.NextSteps(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameStates(t, tx, emu, []string{after})
+	return tx.State()
+}
+
+// TestStatesAgreeAlongACancel: a sale cancelled after funding reads the same state through
+// the SDK and the emulator at every step, cancelled at the end.
+func TestStatesAgreeAlongACancel(t *testing.T) {
+	srv, clients := cast(t)
+	partner, ctx := clients["market@example.com"], t.Context()
+	tx, err := partner.Transactions.Create(ctx, brokeredSale("cancel-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states []escrow.TransactionState
+	step := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		states = append(states, statesAgree(t, srv, partner, tx.ID, what))
+	}
+	step("create", nil)
+	for _, party := range []string{"buyer@example.com", "seller@example.com", "broker@example.com"} {
+		_, err := clients[party].Transactions.Agree(ctx, tx.ID)
+		step(party+" agrees", err)
+	}
+	step("payment", srv.ApprovePayment(tx.ID))
+	_, err = partner.Transactions.Cancel(ctx, tx.ID, "the buyer changed their mind")
+	step("cancel", err)
+	want := []escrow.TransactionState{escrow.StateAwaitingAgreement, escrow.StateAwaitingAgreement, escrow.StateAwaitingAgreement,
+		escrow.StateAwaitingPayment, escrow.StateFunded, escrow.StateCancelled}
+	if !slices.Equal(states, want) {
+		t.Errorf("states %v, want %v", states, want)
+	}
+}
+
+// TestStatesAgreeWhenInspectionLapsesWithoutAPayoutMethod: goods whose inspection period
+// ends while the seller has chosen no disbursement method are accepted, and the
+// transaction with them, through the SDK and the emulator alike (not funded on one side and
+// accepted on the other); choosing a method then pays out and completes it.
+func TestStatesAgreeWhenInspectionLapsesWithoutAPayoutMethod(t *testing.T) {
+	srv, clients := cast(t)
+	buyer, seller, ctx := clients["buyer@example.com"], clients["seller@example.com"], t.Context()
+	req := &escrow.CreateTransactionRequest{
+		Currency: escrow.USD, Description: "A lamp",
+		Parties: []escrow.PartyInput{{Role: escrow.RoleBuyer, Customer: escrow.Me}, {Role: escrow.RoleSeller, Customer: "seller@example.com"}},
+		Items: []escrow.ItemInput{{Title: "Lamp", Type: escrow.ItemGeneralMerchandise, InspectionPeriod: escrow.Days(3), Quantity: 1,
+			Schedule: []escrow.ScheduleInput{{Amount: escrow.MustAmount("300.00"), PayerCustomer: escrow.Me, BeneficiaryCustomer: "seller@example.com"}}}},
+	}
+	tx, err := buyer.Transactions.Create(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states []escrow.TransactionState
+	step := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		states = append(states, statesAgree(t, srv, buyer, tx.ID, what))
+	}
+	_, err = seller.Transactions.Agree(ctx, tx.ID)
+	step("seller agrees", err)
+	step("payment", srv.ApprovePayment(tx.ID))
+	_, err = seller.Transactions.Ship(ctx, tx.ID, nil)
+	step("ship", err)
+	_, err = buyer.Transactions.Receive(ctx, tx.ID)
+	step("receive", err)
+	srv.Advance(3*24*time.Hour + time.Second)
+	step("inspection ends", nil)
+	_, err = seller.Transactions.SelectDisbursementMethod(ctx, tx.ID, &escrow.DisbursementMethod{
+		Type: escrow.DisbursementACH, AccountName: "Sam Seller", AccountType: "checking",
+		BankABARoutingNumber: "121000248", BankAccountNumber: "12345678", BankName: "First Bank"})
+	step("disbursement method", err)
+	want := []escrow.TransactionState{escrow.StateAwaitingPayment, escrow.StateFunded, escrow.StateShipped,
+		escrow.StateInInspection, escrow.StateAccepted, escrow.StateComplete}
+	if !slices.Equal(states, want) {
+		t.Errorf("states %v, want %v", states, want)
 	}
 }

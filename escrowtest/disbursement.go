@@ -185,7 +185,7 @@ func (e *Emulator) selectDisbursementMethod(req *request) (response, error) {
 		return response{}, err
 	}
 	if tx.cancelled || disbursedTo(tx, req.caller.id) {
-		return response{}, invalidState("select_disbursement_method", tx.state(), 0, "the disbursement method of transaction %d can no longer change: funds are disbursed or the transaction is cancelled", tx.id)
+		return response{}, invalidState("select_disbursement_method", tx.phase(), 0, "the disbursement method of transaction %d can no longer change: funds are disbursed or the transaction is cancelled", tx.id)
 	}
 	if chosen.ID == 0 {
 		chosen.ID = next(&e.st.ids.method)

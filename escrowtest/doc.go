@@ -209,11 +209,16 @@
 // are shown only to the broker and the partner. Timeline entries name actors the same
 // way; webhooks and the timeline carry no amounts.
 //
-// States. An item's flags follow this table; the error body's "state" is the item's
-// latest flag (shipped, received, accepted, rejected, shipped_returned,
-// received_returned, accepted_returned, rejected_returned, in_dispute, canceled) or
-// "awaiting_shipment", and a transaction's state is one of awaiting_agreement,
-// awaiting_payment, funded, complete, cancelled.
+// States. Where a transaction or a good stands is named with escrow.TransactionState's
+// words, derived as the SDK derives them (states.go): awaiting_agreement,
+// awaiting_payment, funded, shipped, in_inspection, accepted, returning, returned,
+// in_dispute, disbursed, complete, cancelled. NextSteps, the control API, its ?state=
+// filter and the page use them. The API's coarser words are the phase: the error body's
+// "state" is an item's latest flag (shipped, received, accepted, rejected,
+// shipped_returned, received_returned, accepted_returned, rejected_returned, in_dispute,
+// canceled) or "awaiting_shipment", and a transaction's one of awaiting_agreement,
+// awaiting_payment, funded, complete, cancelled (Progress.Phase, GoodState.Phase).
+// An item's flags follow this table:
 //
 //	action          by      As-Customer  needs               sets
 //	agree           party   yes          not closed          (the party agreed)
@@ -432,14 +437,14 @@
 //	POST   /_emulator/customers {"email", "partner"}    201 {"id", "email", "api_key", "password"}
 //	GET    /_emulator/transactions ?state= &party= &limit=
 //	                                                    200 {"now", "total", "transactions": [{"id",
-//	       "description", "amount", "state", "parties", "next_steps", "waiting", …}], "states"}
+//	       "description", "amount", "state", "phase", "parties", "next_steps", "waiting", …}], "states"}
 //	GET    /_emulator/transactions/{id} ?viewer=        200 {"now", "viewer", "parties", "transaction",
 //	       "progress", "ledger", "timeline", "deliveries", "as_customer"}
 //	POST   /_emulator/transactions/{id}/approve_payment 200 {"ok": true}
 //	POST   /_emulator/transactions/{id}/reject_payment  200 {"ok": true}
 //	GET    /_emulator/transactions/{id}/ledger          200 {"in", "out", "fees", "held"}
-//	GET    /_emulator/transactions/{id}/next_steps      200 {"transaction_id", "state", "next_steps",
-//	       "goods", "disbursed", "unpaid", "waiting"} (NextSteps)
+//	GET    /_emulator/transactions/{id}/next_steps      200 {"transaction_id", "state", "phase",
+//	       "next_steps", "goods", "disbursed", "unpaid", "waiting"} (NextSteps)
 //	POST   /_emulator/clock/advance {"seconds"}         200 {"now": "…", "transactions": [the
 //	       next_steps answer of each transaction the move changed]}
 //	POST   /_emulator/rate_limit {"limit", "window_seconds"} 200 {"ok": true}

@@ -59,8 +59,8 @@ type controlSummary struct {
 	Currency    string         `json:"currency"`
 	Created     string         `json:"created"`
 	Amount      string         `json:"amount"` // every schedule entry of every item
-	State       string         `json:"state"` // Progress.State
-	Phase       string         `json:"phase"` // Progress.Phase
+	State       string         `json:"state"`  // Progress.State
+	Phase       string         `json:"phase"`  // Progress.Phase
 	Parties     []controlParty `json:"parties"`
 	NextSteps   []NextStep     `json:"next_steps"`
 	Waiting     string         `json:"waiting"`

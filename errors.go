@@ -15,7 +15,8 @@ import (
 
 // Sentinel errors, matched with errors.Is against any error this package returns.
 var (
-	// ErrUnauthorized: the API answered 401; the credentials are missing or wrong.
+	// ErrUnauthorized: the API answered 401: it refused the credentials sent (a wrong or
+	// retired key, another environment's key, an emulator's key after its reset).
 	ErrUnauthorized = errors.New("escrow: unauthorized")
 	// ErrForbidden: the API answered 403; the caller may not do this. Creating a customer
 	// whose e-mail already has an account also answers 403.
@@ -59,12 +60,13 @@ type APIError struct {
 }
 
 func (e *APIError) Error() string {
-	return fmt.Sprintf("escrow: %s %s: %d %s", e.Method, e.Path, e.StatusCode, e.Message)
+	return fmt.Sprintf("escrow: %s %s: %d %s", e.Method, e.Path, e.StatusCode, e.explanation())
 }
 
-// Is matches the sentinel for the status: errors.Is(err, ErrNotFound).
+// Is matches the sentinel for the status, errors.Is(err, ErrNotFound), and the day-one
+// failure the answer is, errors.Is(err, ErrBelowMinimumFee) (errors_dayone.go).
 func (e *APIError) Is(target error) bool {
-	return target != nil && target == sentinelFor(e.StatusCode)
+	return target != nil && (target == sentinelFor(e.StatusCode) || e.isDayOne(target))
 }
 
 func sentinelFor(status int) error {

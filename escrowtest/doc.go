@@ -392,7 +392,10 @@
 // with one entry per event, in order; item_id is left out for events on the whole
 // transaction and customer for events the emulator caused (funding, auto-acceptance).
 // Web links (GET .../web_link/{action}, action one of view, pay or an action name) answer
-// a landing page on the emulator's host.
+// a landing page on the emulator's host; an action's page is refused (400, in the live
+// API's words: "Buyer is unable to agree at this stage in the transaction") to a caller
+// none of whose roles takes the action, such as the creator that is only the partner
+// party.
 //
 // Webhooks. Events are those of spec part 6 plus payment_sent (wire marked sent),
 // payment_received (funds arrived, just before payment_approved), payment_refunded and

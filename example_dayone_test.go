@@ -111,4 +111,3 @@ func ExampleAPIError_Is_actionNotAllowed() {
 	}
 	// Output: not yet: buyer@example.com pays
 }
-

@@ -452,6 +452,9 @@ func (c *Client) sendObserved(ctx context.Context, k call, ob *observation) erro
 	}
 
 	p := &attemptPolicy{c: c, method: k.route.Method, path: sentPath, endpoint: k.endpoint(), obs: ob}
+	var recordAttempts func(int)
+	p.attempts, recordAttempts = priorAttempts(ctx) // a settled write numbers all its sends' attempts
+	defer func() { recordAttempts(p.attempts) }()
 	if err := p.acquire(ctx); err != nil {
 		return err
 	}

@@ -522,3 +522,33 @@ func TestStatesAgreeWhenInspectionLapsesWithoutAPayoutMethod(t *testing.T) {
 		t.Errorf("states %v, want %v", states, want)
 	}
 }
+
+// TestABadPartyAddressIsOneFieldError: a buyer whose address has a space in it is one
+// field error, at parties[0].customer, and nothing else: not the missing buyer that
+// follows from it, nor the schedule's payer that names the same address.
+func TestABadPartyAddressIsOneFieldError(t *testing.T) {
+	m := newMarket(t)
+	const bad = "buyer @example.com"
+	req := brokeredSale("")
+	req.Parties[0].Customer = bad
+	for i := range req.Items {
+		for j := range req.Items[i].Schedule {
+			if req.Items[i].Schedule[j].PayerCustomer == "buyer@example.com" {
+				req.Items[i].Schedule[j].PayerCustomer = bad
+			}
+		}
+		for j := range req.Items[i].Fees {
+			if req.Items[i].Fees[j].PayerCustomer == "buyer@example.com" {
+				req.Items[i].Fees[j].PayerCustomer = bad
+			}
+		}
+	}
+	_, err := m.partner.Transactions.Create(t.Context(), req)
+	var ve *escrow.ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("err = %v, want *ValidationError", err)
+	}
+	if f := ve.Fields(); len(f) != 1 || f[0].Path != "parties[0].customer" || len(f[0].Messages) != 1 || !strings.Contains(f[0].Messages[0], bad) {
+		t.Errorf("fields %v, want one error at parties[0].customer naming %q", f, bad)
+	}
+}

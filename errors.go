@@ -84,7 +84,7 @@ func sentinelFor(status int) error {
 }
 
 // FieldError is one field the API refused, with its messages. Path follows Go-like
-// notation: "parties[0]", "items[0].schedule[1].amount", "items[0].extra_attributes.year",
+// notation: "parties[0].customer", "items[0].schedule[1].amount", "items[0].extra_attributes.year",
 // "items[0].fees.all", "currency".
 type FieldError struct {
 	Path     string
@@ -234,7 +234,7 @@ func parseErrorBody(method, path string, resp *http.Response, body []byte) (*API
 		apiErr.Message = http.StatusText(resp.StatusCode)
 	}
 	if isJSON && len(doc.Errors) > 0 {
-		return apiErr, flattenErrors(doc.Errors)
+		return apiErr, leafFields(flattenErrors(doc.Errors)) // errors_leaf.go
 	}
 	return apiErr, nil
 }

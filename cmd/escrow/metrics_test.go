@@ -82,7 +82,7 @@ func TestListenServesMetricsAndHealth(t *testing.T) {
 }
 
 // TestHealthSaysWhichIsDown: with the API refusing the account, /healthz answers 503 and
-// names the API, not the store.
+// names the API, not the store, saying the credentials were refused.
 func TestHealthSaysWhichIsDown(t *testing.T) {
 	e := newEmulator(t)
 	bad, err := escrow.NewClient(e.partner.Email, "not-the-key", escrow.WithBaseURL(e.srv.URL), escrow.WithHTTPClient(e.srv.Client()))
@@ -95,5 +95,8 @@ func TestHealthSaysWhichIsDown(t *testing.T) {
 	code, body := get(t, srv.URL+"/healthz")
 	if code != http.StatusServiceUnavailable || !strings.HasPrefix(body, "store: ok\napi: failing: ") || strings.Contains(body, "not-the-key") {
 		t.Errorf("/healthz answered %d %q; want 503, the store ok and the API not, without the key", code, body)
+	}
+	if !strings.Contains(body, "refused") || strings.Contains(body, "required") {
+		t.Errorf("/healthz answered %q; want the credentials said refused, not required", body)
 	}
 }

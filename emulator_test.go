@@ -430,20 +430,41 @@ func TestNextStepsCompleteMilestones(t *testing.T) {
 	}
 }
 
-// statesAgree reads transaction id through reader and the emulator and fails the test
-// unless they name its state, and each good's, with the same words.
-func statesAgree(t *testing.T, srv *escrowtest.Server, reader *escrow.Client, id int64, after string) escrow.TransactionState {
-	t.Helper()
-	tx, err := reader.Transactions.Get(t.Context(), id)
+// stateTrail follows a transaction step by step: after each, it reads the transaction
+// through reader and the emulator, fails the test unless they name its state, and each
+// good's, with the same words, and keeps the state.
+type stateTrail struct {
+	t      *testing.T
+	srv    *escrowtest.Server
+	reader *escrow.Client
+	id     int64
+	states []escrow.TransactionState
+}
+
+// step checks the states after a step whose error is err.
+func (s *stateTrail) step(what string, err error) {
+	s.t.Helper()
 	if err != nil {
-		t.Fatal(err)
+		s.t.Fatalf("%s: %v", what, err)
 	}
-	emu, err := srv.NextSteps(id)
+	tx, err := s.reader.Transactions.Get(s.t.Context(), s.id)
 	if err != nil {
-		t.Fatal(err)
+		s.t.Fatal(err)
 	}
-	sameStates(t, tx, emu, []string{after})
-	return tx.State()
+	emu, err := s.srv.NextSteps(s.id)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	sameStates(s.t, tx, emu, []string{what})
+	s.states = append(s.states, tx.State())
+}
+
+// went fails the test unless the states were want.
+func (s *stateTrail) went(want ...escrow.TransactionState) {
+	s.t.Helper()
+	if !slices.Equal(s.states, want) {
+		s.t.Errorf("states %v, want %v", s.states, want)
+	}
 }
 
 // TestStatesAgreeAlongACancel: a sale cancelled after funding reads the same state through
@@ -455,27 +476,17 @@ func TestStatesAgreeAlongACancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var states []escrow.TransactionState
-	step := func(what string, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		states = append(states, statesAgree(t, srv, partner, tx.ID, what))
-	}
-	step("create", nil)
+	trail := &stateTrail{t: t, srv: srv, reader: partner, id: tx.ID}
+	trail.step("create", nil)
 	for _, party := range []string{"buyer@example.com", "seller@example.com", "broker@example.com"} {
 		_, err := clients[party].Transactions.Agree(ctx, tx.ID)
-		step(party+" agrees", err)
+		trail.step(party+" agrees", err)
 	}
-	step("payment", srv.ApprovePayment(tx.ID))
+	trail.step("payment", srv.ApprovePayment(tx.ID))
 	_, err = partner.Transactions.Cancel(ctx, tx.ID, "the buyer changed their mind")
-	step("cancel", err)
-	want := []escrow.TransactionState{escrow.StateAwaitingAgreement, escrow.StateAwaitingAgreement, escrow.StateAwaitingAgreement,
-		escrow.StateAwaitingPayment, escrow.StateFunded, escrow.StateCancelled}
-	if !slices.Equal(states, want) {
-		t.Errorf("states %v, want %v", states, want)
-	}
+	trail.step("cancel", err)
+	trail.went(escrow.StateAwaitingAgreement, escrow.StateAwaitingAgreement, escrow.StateAwaitingAgreement,
+		escrow.StateAwaitingPayment, escrow.StateFunded, escrow.StateCancelled)
 }
 
 // TestStatesAgreeWhenInspectionLapsesWithoutAPayoutMethod: goods whose inspection period
@@ -495,32 +506,22 @@ func TestStatesAgreeWhenInspectionLapsesWithoutAPayoutMethod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var states []escrow.TransactionState
-	step := func(what string, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		states = append(states, statesAgree(t, srv, buyer, tx.ID, what))
-	}
+	trail := &stateTrail{t: t, srv: srv, reader: buyer, id: tx.ID}
 	_, err = seller.Transactions.Agree(ctx, tx.ID)
-	step("seller agrees", err)
-	step("payment", srv.ApprovePayment(tx.ID))
+	trail.step("seller agrees", err)
+	trail.step("payment", srv.ApprovePayment(tx.ID))
 	_, err = seller.Transactions.Ship(ctx, tx.ID, nil)
-	step("ship", err)
+	trail.step("ship", err)
 	_, err = buyer.Transactions.Receive(ctx, tx.ID)
-	step("receive", err)
+	trail.step("receive", err)
 	srv.Advance(3*24*time.Hour + time.Second)
-	step("inspection ends", nil)
+	trail.step("inspection ends", nil)
 	_, err = seller.Transactions.SelectDisbursementMethod(ctx, tx.ID, &escrow.DisbursementMethod{
 		Type: escrow.DisbursementACH, AccountName: "Sam Seller", AccountType: "checking",
 		BankABARoutingNumber: "121000248", BankAccountNumber: "12345678", BankName: "First Bank"})
-	step("disbursement method", err)
-	want := []escrow.TransactionState{escrow.StateAwaitingPayment, escrow.StateFunded, escrow.StateShipped,
-		escrow.StateInInspection, escrow.StateAccepted, escrow.StateComplete}
-	if !slices.Equal(states, want) {
-		t.Errorf("states %v, want %v", states, want)
-	}
+	trail.step("disbursement method", err)
+	trail.went(escrow.StateAwaitingPayment, escrow.StateFunded, escrow.StateShipped,
+		escrow.StateInInspection, escrow.StateAccepted, escrow.StateComplete)
 }
 
 // TestABadPartyAddressIsOneFieldError: a buyer whose address has a space in it is one

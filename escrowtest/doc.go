@@ -116,8 +116,10 @@
 // other success, including POST /customer and POST .../webhook. A body that is not JSON,
 // holds several values or is not an object: 400. A body that fails validation: 422 with
 // the spec's shape (see below). An action the current state does not allow: 400 with the
-// error body naming the action and the state; nothing changes. No credentials, or wrong
-// ones: 401 with WWW-Authenticate. What the caller may not do: 403. What does not exist
+// error body naming the action and the state (its phase); nothing changes. No
+// credentials, or wrong ones: 401 with WWW-Authenticate, saying which: credentials
+// required, or refused (the emulator forgets its accounts and keys on Reset, and on a
+// restart unless its state is kept in a file). What the caller may not do: 403. What does not exist
 // or is not visible to the caller (only parties read a transaction): 404. A body over
 // 1 MiB: 413. The emulator never answers 5xx on its own.
 //

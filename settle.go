@@ -97,21 +97,14 @@ func settleObserved[T any](ctx context.Context, c *Client, s settler[T], ob *obs
 	var ambiguous error
 	for attempt := 0; ; attempt++ {
 		res, err := s.send(sendCtx)
-		var de *DecodeError
+		stop, latest := judgeSend(err, ambiguous)
 		switch {
-		case err == nil:
+		case stop && err != nil:
+			return nil, err
+		case stop:
 			return res, nil
-		case errors.As(err, &de):
-			// A 2xx: performed for certain, only its answer is unreadable. The
-			// *DecodeError says so (ErrMalformedResponse).
-			return nil, err
-		case mayHaveTakenEffect(err):
-			ambiguous = err
-		case ambiguous != nil && isRefusal(err):
-			// Possibly our own earlier attempt, performed after all: read below.
-		default:
-			return nil, err
 		}
+		ambiguous = latest
 		if ctx.Err() != nil {
 			return nil, &OutcomeUnknownError{Method: s.method, Path: s.path, Reason: "the context ended before the state could be read", Err: ambiguous}
 		}
@@ -143,6 +136,23 @@ func settleObserved[T any](ctx context.Context, c *Client, s settler[T], ob *obs
 			return nil, &OutcomeUnknownError{Method: s.method, Path: s.path, Reason: why, Err: ambiguous}
 		}
 	}
+}
+
+// judgeSend says whether a send's result ends settling (a success; a 2xx whose answer is
+// unreadable, performed for certain, which the *DecodeError says; a failure that performed
+// nothing), or asks for the state to be read, and returns the latest failure that may have
+// performed the write.
+func judgeSend(err, ambiguous error) (stop bool, _ error) {
+	var de *DecodeError
+	switch {
+	case err == nil, errors.As(err, &de):
+		return true, ambiguous
+	case mayHaveTakenEffect(err):
+		return false, err
+	case ambiguous != nil && isRefusal(err):
+		return false, ambiguous // possibly our own earlier attempt, performed after all
+	}
+	return true, ambiguous
 }
 
 // sendCount counts the HTTP attempts of one settled write across its sends; the request

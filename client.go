@@ -451,10 +451,8 @@ func (c *Client) sendObserved(ctx context.Context, k call, ob *observation) erro
 		req.Header.Set("As-Customer", ro.asCustomer)
 	}
 
-	p := &attemptPolicy{c: c, method: k.route.Method, path: sentPath, endpoint: k.endpoint(), obs: ob}
-	var recordAttempts func(int)
-	p.attempts, recordAttempts = priorAttempts(ctx) // a settled write numbers all its sends' attempts
-	defer func() { recordAttempts(p.attempts) }()
+	p, done := c.newAttemptPolicy(ctx, k, sentPath, ob)
+	defer done()
 	if err := p.acquire(ctx); err != nil {
 		return err
 	}
@@ -468,6 +466,16 @@ func (c *Client) sendObserved(ctx context.Context, k call, ob *observation) erro
 		c.auth.redact.response(ro.response) // an echoed header must not hand the key back
 	}
 	return c.finish(p, resp, err, k)
+}
+
+// newAttemptPolicy starts a call's way through the retry layer. Within a settled write its
+// attempts continue the numbering of the write's earlier sends (see settle), and done
+// records them when the call ends.
+func (c *Client) newAttemptPolicy(ctx context.Context, k call, sentPath string, ob *observation) (p *attemptPolicy, done func()) {
+	p = &attemptPolicy{c: c, method: k.route.Method, path: sentPath, endpoint: k.endpoint(), obs: ob}
+	var record func(int)
+	p.attempts, record = priorAttempts(ctx)
+	return p, func() { record(p.attempts) }
 }
 
 // bodyOrNil keeps a nil slice from becoming an empty, non-nil request body.

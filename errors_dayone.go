@@ -60,7 +60,7 @@ var dayOneRules = []dayOneRule{
 	{ErrCustomerExists, func(e *APIError, a answerText) bool {
 		// Spec part 4: creating a customer answers 403 only when the address has an
 		// account; the other 403s of that route name As-Customer or the partner.
-		createsCustomer := e.Method == http.MethodPost && strings.HasSuffix(strings.TrimSuffix(e.Path, "/"), "/customer")
+		createsCustomer := e.Method == http.MethodPost && strings.HasSuffix("/"+strings.Trim(e.Path, "/"), "/customer")
 		return a.says(customerExists) ||
 			(createsCustomer && e.StatusCode == http.StatusForbidden && !a.says(delegation))
 	}},

@@ -3,6 +3,7 @@ package escrow
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // The API names no transaction-level state (spec part 3 shows only item flags, schedule
@@ -427,6 +428,22 @@ func (s NextStep) String() string {
 	return str
 }
 
+// NextStepList is a list of next steps. It prints them one after another, separated by
+// "; " ("buyer@example.com pays"), and "none" when it is empty.
+type NextStepList []NextStep
+
+// String says the steps in order, separated by "; ".
+func (l NextStepList) String() string {
+	if len(l) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(l))
+	for i, s := range l {
+		parts[i] = s.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
 // NextSteps returns who must do what for the transaction to move on, in the order the
 // transaction's parties and items are listed: every party that has not agreed; once all
 // agreed, the buyer's payment; once funded, for each good what its state asks for (the
@@ -440,11 +457,11 @@ func (s NextStep) String() string {
 // Like [Transaction.State], the answer is as good as what the reader sees: a party hidden
 // from the reader is named "hidden", and a reader that is not shown
 // disbursement_method_selected sees a payout wait on a method already chosen.
-func (t *Transaction) NextSteps() []NextStep {
+func (t *Transaction) NextSteps() NextStepList {
 	if t.Cancelled() || t.Completed() {
 		return nil
 	}
-	var steps []NextStep
+	var steps NextStepList
 	add := func(role Role, action NextAction, itemID int64) {
 		s := NextStep{Role: role, Action: action, ItemID: itemID}
 		if p, ok := t.Party(role); ok {

@@ -194,7 +194,7 @@ func (e *Emulator) selectDisbursementMethod(req *request) (response, error) {
 // what is due at once.
 func (e *Emulator) selectMethod(tx *transaction, p *party, a *account, chosen *wireDisbursementMethod) error {
 	if tx.cancelled || disbursedTo(tx, a.id) {
-		return invalidState("select_disbursement_method", tx.state(), 0, "the disbursement method of transaction %d can no longer change: funds are disbursed or the transaction is cancelled", tx.id)
+		return invalidState("select_disbursement_method", tx.phase(), 0, "the disbursement method of transaction %d can no longer change: funds are disbursed or the transaction is cancelled", tx.id)
 	}
 	if chosen.ID == 0 {
 		chosen.ID = next(&e.st.ids.method)

@@ -207,7 +207,7 @@ func (e *Emulator) reportCSV(partner *account, txs []*transaction) []byte {
 	w := csv.NewWriter(&buf)
 	w.Write([]string{"id", "reference", "currency", "description", "creation_date", "amount", "status"})
 	for _, tx := range txs {
-		w.Write([]string{strconv.FormatInt(tx.id, 10), tx.reference, tx.currency, tx.description, formatTime(tx.created), view{st: e.st, tx: tx, reader: partner.id}.amount().String(), tx.state()})
+		w.Write([]string{strconv.FormatInt(tx.id, 10), tx.reference, tx.currency, tx.description, formatTime(tx.created), view{st: e.st, tx: tx, reader: partner.id}.amount().String(), tx.phase()})
 	}
 	w.Flush()
 	return buf.Bytes()

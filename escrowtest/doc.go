@@ -100,6 +100,41 @@
 //     than 0.5 or 1, a "partner" entry in parties: refused, as the spec and the live API
 //     do.
 //
+// # Measuring the emulator against the sandbox
+//
+// The list above is what is known; two commands measure the rest, with a sandbox account
+// (API keys from the sandbox's account settings):
+//
+//	escrow conformance --against https://api.escrow-sandbox.com/2017-09-01/ \
+//	    --env partner.env --buyer-env buyer.env --seller-env seller.env
+//
+// runs the built-in scenarios (a sale, a cancel, a rejection and return, a milestone
+// contract, As-Customer, webhooks, validation errors and refused actions) through the SDK
+// and prints a line per check and "N passed, M failed"; each .env file sets ESCROW_EMAIL
+// and ESCROW_API_KEY for one account (the partner's should be an approved partner; the
+// buyer's and seller's are the parties). The sandbox has no control API, so the steps
+// after a payment (which a person makes there) are skipped. Against an emulator the
+// suite makes its accounts itself: escrow conformance --against URL.
+//
+//	escrow record --upstream https://api.escrow-sandbox.com/2017-09-01/ --out cassettes
+//
+// prints a loopback address; point the SDK or the CLI at it (ESCROW_BASE_URL) and run a
+// flow against the sandbox. Each exchange becomes a file in cassettes/ ([Cassette]):
+// method, path, query, As-Customer, bodies, status, headers, timing, and the account by
+// e-mail address only; keys, passwords, Authorization values and webhook delivery secrets
+// never reach a file. Then
+//
+//	escrow conformance --cassettes cassettes --against URL-of-an-emulator
+//
+// (or [ReplayCassettes] in a Go test) replays them in order and prints each difference
+// (status, fields missing or extra, flags) with the exchange that showed it; a file of
+// those differences and the cassettes is what an issue about fidelity needs. A replay maps
+// the ids the sandbox handed out to those the emulator hands out, and credentials by
+// e-mail address: on an emulator each account is made through the control API when the
+// recording first uses it (an approved partner when it sent As-Customer or called a
+// partner endpoint); against a server without one, --env, --buyer-env and --seller-env
+// (ReplayCredentials) give each account's key.
+//
 // # Where the spec says "not shown"
 //
 // Everything below is the emulator's choice, made where the spec and the API notes are
@@ -216,20 +251,22 @@
 // "awaiting_shipment", and a transaction's state is one of awaiting_agreement,
 // awaiting_payment, funded, complete, cancelled.
 //
-//	action          by      As-Customer  needs               sets
-//	agree           party   yes          not closed          (the party agreed)
-//	cancel          party   no           see Cancel          canceled
-//	ship            seller  yes          funded, not shipped shipped
-//	receive         buyer   yes          shipped             received (starts the inspection period)
-//	accept          buyer   no           received            accepted
-//	reject          buyer   yes          received            rejected
-//	ship_return     buyer   yes          rejected            shipped_returned
-//	receive_return  seller  yes          shipped_returned    received_returned (starts a return inspection)
-//	accept_return   seller  no           received_returned   accepted_returned (funds back to the buyer)
-//	reject_return   seller  no           received_returned   rejected_returned, in_dispute
+//	action          by      As-Customer  needs              sets                                            blocks
+//	agree           party   yes          not closed         (the party agreed)                              -
+//	cancel          party   no           see Cancel         (every item canceled)                           -
+//	ship            seller  yes          funded             shipped                                         -
+//	receive         buyer   yes          shipped            received (starts the inspection period)         -
+//	accept          buyer   no           received           accepted                                        -
+//	reject          buyer   yes          received           rejected                                        -
+//	ship_return     buyer   yes          rejected           shipped_returned                                -
+//	receive_return  seller  yes          shipped_returned   received_returned (starts a return inspection)  -
+//	accept_return   seller  no           received_returned  accepted_returned (funds back to the buyer)     -
+//	reject_return   seller  no           received_returned  rejected_returned, in_dispute                   -
 //
 // This is the table lifecycle in lifecycle.go, from which every list of actions is
-// derived; TestDocMatchesLifecycle checks the two agree.
+// derived; the table above is rendered from it (go test -run TestDocTableIsTheLifecycle
+// -update). An action's blocks stop those actions on the items it was taken on, the
+// automatic acceptance too when it blocks accept.
 // An action on the transaction applies to every transferable item, all of which must
 // allow it; milestone transactions refuse it and take it per item, through
 // /transaction/{id}/item/{item_id}, which works for any transferable item. agree and

@@ -17,7 +17,7 @@ type fact struct {
 }
 
 // lifecycle answers the lifecycle questions of a transaction with the SDK's own
-// predicates (DESIGN.md, "Lifecycle facts live in one place"): this package re-derives
+// predicates (docs/design.md, "Facts live in one place"): this package re-derives
 // none of them.
 type lifecycle struct{ tx *escrow.Transaction }
 

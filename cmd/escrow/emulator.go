@@ -215,24 +215,30 @@ func writeEnvFile(file, baseURL, certFile string, partner escrowtest.Account) er
 // readEnvFile reads the base URL and the certificate's path from a file writeEnvFile
 // wrote; ok is false when the file is missing or not yet whole.
 func readEnvFile(file string) (baseURL, certFile string, ok bool) {
-	data, err := os.ReadFile(file)
+	values, err := envFileValues(file)
 	if err != nil {
 		return "", "", false
 	}
+	baseURL, certFile = values[envBaseURL], values[envCACert]
+	return baseURL, certFile, baseURL != "" && certFile != ""
+}
+
+// envFileValues reads the KEY=VALUE lines (with or without "export ", values quoted for
+// a POSIX shell or not) of a settings file.
+func envFileValues(file string) (map[string]string, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	values := map[string]string{}
 	for line := range strings.Lines(string(data)) {
-		k, v, found := strings.Cut(strings.TrimSpace(strings.TrimPrefix(line, "export ")), "=")
-		if !found {
+		k, v, found := strings.Cut(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "export ")), "=")
+		if !found || strings.HasPrefix(k, "#") {
 			continue
 		}
-		v = strings.ReplaceAll(strings.Trim(v, "'"), `'\''`, "'")
-		switch k {
-		case envBaseURL:
-			baseURL = v
-		case envCACert:
-			certFile = v
-		}
+		values[k] = strings.ReplaceAll(strings.Trim(v, "'"), `'\''`, "'")
 	}
-	return baseURL, certFile, baseURL != "" && certFile != ""
+	return values, nil
 }
 
 // shellQuote quotes s for a POSIX shell.

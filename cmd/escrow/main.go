@@ -64,9 +64,10 @@ func group(name, summary string, subs map[string]command) command {
 // commands is the command table: dispatch and -h both read it, so a new subcommand is one
 // more entry.
 var commands = map[string]command{
-	"api":       {args: "METHOD PATH", summary: "call any endpoint through the SDK's pipeline; --data JSON|@FILE", run: runAPI},
-	"customers": group("escrow customers", "show the account", map[string]command{"me": {summary: "show the account the credentials belong to", run: runCustomersMe}}),
-	"demo":      {summary: "run a whole escrow lifecycle on an embedded emulator (or the sandbox)", run: runDemo},
+	"api":         {args: "METHOD PATH", summary: "call any endpoint through the SDK's pipeline; --data JSON|@FILE", run: runAPI},
+	"conformance": {summary: "measure a server against the SDK's expectations: built-in scenarios, or --cassettes DIR replayed", run: runConformance},
+	"customers":   group("escrow customers", "show the account", map[string]command{"me": {summary: "show the account the credentials belong to", run: runCustomersMe}}),
+	"demo":        {summary: "run a whole escrow lifecycle on an embedded emulator (or the sandbox)", run: runDemo},
 	"emulator": emulatorCommand(map[string]command{
 		"approve":        {args: "ID", summary: "the buyer's payment arrives", run: runEmulatorApprove},
 		"reject-payment": {args: "ID", summary: "the buyer's payment fails", run: runEmulatorRejectPayment},
@@ -103,6 +104,7 @@ var commands = map[string]command{
 			"add":    {args: "ID", summary: "add bank details (flags or --file) and select them", run: runDisbursementAdd},
 		}),
 	}),
+	"record":   {summary: "a loopback proxy to the API that keeps each exchange as a cassette, without credentials (--upstream URL --out DIR)", run: runRecord},
 	"version":  {summary: "print the version of the CLI and the SDK", run: runVersion},
 	"webhooks": group("escrow webhooks", "list, add and remove webhooks; listen for their events", webhooksCommands),
 }

@@ -67,8 +67,10 @@
 // whose window's commit does: a deferred constraint of the application's, the connection
 // lost) undoes its callbacks' effects with its record; Yield then answers
 // webhook.ErrTurnUndone, records nothing, and the Handler takes the lease again and hands
-// those events over again. Past its 200 ms window a turn's grant is committed (with the
-// effects so far), and later callbacks run in transactions of their own.
+// those events over again. A turn whose transaction breaks under a callback (its
+// connection lost) ends there, as if its commit had failed. Past its 200 ms window a
+// turn's grant is committed (with the effects so far), and later callbacks run in
+// transactions of their own.
 //
 // # Drivers: the program imports the one it uses
 //

@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,6 +89,11 @@ var _ webhook.Store = (*Store)(nil)
 // "modernc.org/sqlite", or _ "github.com/jackc/pgx/v5/stdlib"); without it Open returns
 // an error matching ErrNoDriver. An unusable DSN is an error matching ErrDSN; a server that
 // cannot be reached before ctx ends is an error too. Close the Store when done.
+//
+// A SQLite file that Open creates is readable and writable by its owner alone (0600; a
+// umask can only take more away), and so are its -wal and -shm files, to which SQLite gives the
+// database file's mode: the store holds what the Handler records, and a program's own
+// settings (the CLI's delivery secret). A file that exists keeps its mode.
 func Open(ctx context.Context, dsn string) (*Store, error) {
 	driver, source, d, err := parseDSN(dsn)
 	if err != nil {
@@ -94,6 +101,11 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	}
 	if err := needDriver(driver, d, sql.Drivers()); err != nil {
 		return nil, err
+	}
+	if d == SQLite {
+		if err := createPrivate(sqliteFile(sqlitePath(dsn))); err != nil {
+			return nil, fmt.Errorf("sqlstore: connecting to the %s store: %w", d, err)
+		}
 	}
 	db, err := sql.Open(driver, source)
 	if err != nil {
@@ -157,7 +169,7 @@ func unparsedDSN(err error) bool {
 func parseDSN(dsn string) (driver, source string, d Dialect, err error) {
 	switch {
 	case strings.HasPrefix(dsn, "sqlite:"):
-		path := strings.TrimPrefix(dsn, "sqlite:")
+		path := sqlitePath(dsn)
 		if path == "" || strings.ContainsAny(path, "?#") || strings.HasPrefix(path, "//") {
 			return "", "", 0, fmt.Errorf("%w: want sqlite:PATH with a file path without '?' or '#', got %q", ErrDSN, dsn)
 		}
@@ -172,6 +184,54 @@ func parseDSN(dsn string) (driver, source string, d Dialect, err error) {
 		return "pgx", dsn, Postgres, nil
 	}
 	return "", "", 0, fmt.Errorf("%w: %q: want sqlite:PATH or a postgres:// URL", ErrDSN, redact(dsn))
+}
+
+// sqlitePath is the PATH of a sqlite:PATH DSN, which the SQLite source names as the
+// "file:" URI's path.
+func sqlitePath(dsn string) string { return strings.TrimPrefix(dsn, "sqlite:") }
+
+// sqliteFile is the file SQLite opens for path, the path of a "file:" URI: SQLite decodes
+// each %HH in it, copies any other character as it is, and ends the path at a %00. It is
+// "" for :memory:, a database without a file.
+func sqliteFile(path string) string {
+	if path == ":memory:" {
+		return ""
+	}
+	var b strings.Builder
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		if c == '%' && i+2 < len(path) && isHex(path[i+1]) && isHex(path[i+2]) {
+			n, _ := strconv.ParseUint(path[i+1:i+3], 16, 8)
+			if n == 0 {
+				break
+			}
+			c = byte(n)
+			i += 2
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// createPrivate creates the database file name (none: "") for its owner alone, if it
+// does not exist, before SQLite opens it: SQLite would create it, and then its -wal and
+// -shm, with the umask's mode (commonly 0644, readable by every local user).
+func createPrivate(name string) error {
+	if name == "" {
+		return nil
+	}
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil // its owner chose its mode; SQLite gives its -wal and -shm the same
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // redact hides a password in a DSN that is quoted in an error.

@@ -225,8 +225,8 @@ func ReplayCassettes(t testing.TB, dir, baseURL string, opts ...ReplayOption) {
 // string, of a field "id", "ids", "…_id" or "…_ids") is mapped to the one the target
 // answered in its place, and requests carry the mapped ids in their paths, queries and
 // bodies; an id that maps to two different ones is a difference. Ids are mapped by value,
-// whatever they name: a recording in which two kinds of resource share an id value (a
-// transaction and an item both 1234) maps the second to the first's. Credentials are the target's own: each account of the recording is given
+// whatever they name: where two kinds of resource share an id value in a recording (a
+// transaction and an item both 1234), the second shows as an id that maps twice. Credentials are the target's own: each account of the recording is given
 // its key from ReplayCredentials, or else made on the target through the emulator's
 // control API (POST /_emulator/customers) when the recording first uses it, an approved
 // partner if the recording shows it to be one. The error is for what stops the replay: an

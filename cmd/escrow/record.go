@@ -249,6 +249,9 @@ func (rec *recorder) keep(x exchange) {
 	}
 	rec.seq++
 	c.Seq = rec.seq
+	// The path names the file and the log line too, not only the cassette: a key put in a
+	// path by mistake (transaction/reference/KEY) must reach neither.
+	c.Path, c.Query = rec.guard.text(c.Path), rec.guard.text(c.Query)
 	data, err := rec.guard.encode(c)
 	if err == nil {
 		err = writeNew(filepath.Join(rec.dir, c.FileName()), data)
@@ -432,6 +435,17 @@ func (g *credentialGuard) scrubString(email, key, s string) string {
 		}
 	}
 	return masked
+}
+
+// text returns s with every credential learned so far removed.
+func (g *credentialGuard) text(s string) string {
+	for _, r := range g.redactors {
+		s = r.String(s)
+	}
+	for _, secret := range g.secrets {
+		s = strings.ReplaceAll(s, secret, redact.Redacted)
+	}
+	return s
 }
 
 // errHoldsCredential refuses a cassette that would still hold a credential.

@@ -325,7 +325,7 @@ func (s *TransactionsService) Create(ctx context.Context, req *CreateTransaction
 
 // createByReference is Create for a request with a Reference: it looks the reference up
 // after an ambiguous failure. ob, when not nil, observes it as one call.
-func (s *TransactionsService) createByReference(ctx context.Context, req *CreateTransactionRequest, k call, ob *observation) (*Transaction, error) {
+func (s *TransactionsService) createByReference(ctx context.Context, req *CreateTransactionRequest, k call, ob *callRecord) (*Transaction, error) {
 	sendCtx, opts := ctx, k.opts
 	if ob != nil {
 		sendCtx = ob.joining()

@@ -79,6 +79,13 @@ var commands = map[string]command{
 		"reset":          {summary: "forget every account, transaction, fault and delivery", run: runEmulatorReset},
 		"customer":       {args: "EMAIL", summary: "make an account (--partner: a partner) and print its credentials", run: runEmulatorCustomer},
 		"wait":           {args: "FILE", summary: "wait until an emulator started with --env FILE has written it and answers", run: runEmulatorWait},
+		"reach":          {args: "ID STATE", summary: "drive a transaction forward to a state (in_inspection, complete, …) as its parties would", run: runEmulatorReach},
+		"trigger":        {args: "ID EVENT", summary: "deliver an event of a transaction again to its parties' webhooks", run: runEmulatorTrigger},
+		"requests":       {summary: "the latest API requests, credentials removed (--follow, --status 4xx, --bodies)", run: runEmulatorRequests},
+		"export":         {args: "FILE", summary: "save the emulator's whole state to FILE (0600)", run: runEmulatorExport},
+		"import":         {args: "FILE", summary: "replace the emulator's whole state with FILE's", run: runEmulatorImport},
+		"faults":         {summary: "list the faults standing, with their ids (--remove ID: remove one)", run: runEmulatorFaults},
+		"accounts":       {summary: "list the accounts: partners, keys by their last four characters, webhooks masked", run: runEmulatorAccounts},
 	}),
 	"transactions": group("escrow transactions", "create, list, show, pay for and act on transactions", map[string]command{
 		"list":   {summary: "list the account's transactions", run: runTransactionsList},

@@ -235,3 +235,16 @@ func TestRecordKeepsACredentialPutInAPathOutOfFileNamesAndFiles(t *testing.T) {
 		t.Errorf("the key reached %s:\n%s", files[0], data)
 	}
 }
+
+func TestRecordGuardStopsWritingOnceItCannotKeepEveryCredential(t *testing.T) {
+	var g credentialGuard
+	for i := range maxGuarded {
+		g.learn("market@example.com", fmt.Sprintf("%d_abcdefghijklmnopqrstuvwxyz", i))
+	}
+	if _, err := g.encode(&escrowtest.Cassette{Seq: 1, Kind: escrowtest.CassetteExchange, Method: "GET", Path: "customer/me", Status: 200}); !errors.Is(err, errTooManyCredentials) {
+		t.Errorf("encode with a full guard: %v", err)
+	}
+	if len(g.seen) > maxGuarded {
+		t.Errorf("%d kept, more than %d", len(g.seen), maxGuarded)
+	}
+}

@@ -93,6 +93,10 @@ var conformanceChecks = []check{
 		r.Items[0].Type, r.Items[0].Category = escrow.ItemMotorVehicle, ""
 		r.Items[0].ExtraAttributes = &escrow.ExtraAttributes{Make: "Ford", Model: "Model T"}
 	}, refusal{status: 422, field: "items[0].extra_attributes.year"}),
+	{scenario: "errors", standalone: true, name: "create a customer whose e-mail address has an account (the buyer's): 403", do: func(ctx context.Context, s *conformance) error {
+		_, err := s.partner.client.Customers.Create(ctx, &escrow.CreateCustomerRequest{Email: s.buyer.email})
+		return refusal{status: 403, sentinel: escrow.ErrForbidden}.check(err)
+	}},
 	{scenario: "errors", standalone: true, name: "a transaction that does not exist: 404", do: func(ctx context.Context, s *conformance) error {
 		_, err := s.partner.client.Transactions.Get(ctx, 1)
 		return refusal{status: 404, sentinel: escrow.ErrNotFound}.check(err)

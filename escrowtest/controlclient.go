@@ -179,21 +179,9 @@ func (c *ControlClient) Reset(ctx context.Context) error {
 func (c *ControlClient) call(ctx context.Context, method, path string, query url.Values, body, out any) error {
 	u := c.root.JoinPath(path)
 	u.RawQuery = query.Encode()
-	var reqBody io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		reqBody = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), reqBody)
+	req, err := newControlRequest(ctx, method, u.String(), body)
 	if err != nil {
 		return err
-	}
-	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
@@ -211,6 +199,28 @@ func (c *ControlClient) call(ctx context.Context, method, path string, query url
 		return fmt.Errorf("%s %s: the answer is not the JSON expected (is %s an emulator?): %w", method, u.Path, c.root.Host, err)
 	}
 	return nil
+}
+
+// newControlRequest builds a request that asks for JSON and sends body (nil for none) as
+// JSON.
+func newControlRequest(ctx context.Context, method, target string, body any) (*http.Request, error) {
+	var reqBody io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		reqBody = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, reqBody)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	return req, nil
 }
 
 // newControlError reads an error body: {"error", "message"}, or {"errors": {...}} with

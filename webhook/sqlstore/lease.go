@@ -364,7 +364,7 @@ func (s *Store) recordYield(ctx context.Context, tx *sql.Tx, y webhook.Yield) er
 	if _, err := s.recordFacts(ctx, tx, y.TransactionID, y.Holder, y.Facts); err != nil {
 		return err
 	}
-	return s.known(ctx, tx, y.TransactionID, len(y.Facts) > 0, y.Finished, time.Now())
+	return s.known(ctx, tx, y, time.Now())
 }
 
 // factChunk bounds the rows of one INSERT of facts.
@@ -396,14 +396,14 @@ func (s *Store) recordFacts(ctx context.Context, q querier, id int64, holder str
 	return n, nil
 }
 
-// known makes a transaction that had facts handed over known, finished at now if fin; a
-// finished or pruned one stays so.
-func (s *Store) known(ctx context.Context, q querier, id int64, facts, fin bool, now time.Time) error {
-	if !facts && !fin {
+// known makes y's transaction known if y handed facts over or finished it, finished at
+// now if y.Finished; a finished or pruned one stays so.
+func (s *Store) known(ctx context.Context, q querier, y webhook.Yield, now time.Time) error {
+	if len(y.Facts) == 0 && !y.Finished {
 		return nil
 	}
-	state, at := unfinished, int64(0)
-	if fin {
+	id, state, at := y.TransactionID, unfinished, int64(0)
+	if y.Finished {
 		state, at = finished, now.UnixMilli()
 	}
 	if _, err := q.ExecContext(ctx, s.q(`INSERT INTO escrow_webhook_transactions (transaction_id, finished, finished_at) VALUES (?, ?, ?)

@@ -111,12 +111,26 @@ func (e *Emulator) customerStatistics(req *request) (response, error) {
 
 // paymentsIn serves GET /partner/customer/{customer_id}/payments_in: the cards a customer
 // funded the partner's transactions with.
-func (e *Emulator) paymentsIn(req *request) (response, error) { return e.cardPayments(req, false) }
+func (e *Emulator) paymentsIn(req *request) (response, error) {
+	return e.cardPayments(req, paidFromCard)
+}
 
 // paymentsOut serves GET /partner/customer/{customer_id}/payments_out: refunds to cards.
-func (e *Emulator) paymentsOut(req *request) (response, error) { return e.cardPayments(req, true) }
+func (e *Emulator) paymentsOut(req *request) (response, error) {
+	return e.cardPayments(req, refundedToCard)
+}
 
-func (e *Emulator) cardPayments(req *request, out bool) (response, error) {
+// cardDirection is which way the card payments listed went, as cardPayment.out says.
+type cardDirection bool
+
+const (
+	paidFromCard   cardDirection = false // the customer funded a transaction
+	refundedToCard cardDirection = true  // a refund went back to the customer's card
+)
+
+// cardPayments lists a customer's card payments in the partner's transactions that went
+// the given way.
+func (e *Emulator) cardPayments(req *request, way cardDirection) (response, error) {
 	if err := requirePartner(req); err != nil {
 		return response{}, err
 	}
@@ -131,7 +145,7 @@ func (e *Emulator) cardPayments(req *request, out bool) (response, error) {
 	}
 	list := wirePayments{Payments: []wireCardPayment{}}
 	for _, p := range e.st.payments {
-		if p.out == out && e.partnerSeesPayment(req.caller, a, p) {
+		if cardDirection(p.out) == way && e.partnerSeesPayment(req.caller, a, p) {
 			list.Payments = append(list.Payments, cardPaymentView(a, p))
 		}
 	}

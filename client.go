@@ -67,7 +67,7 @@ type Client struct {
 	// WithRateLimitStore.
 	shared *sharedLimits
 	// observer, when set, sees every call; see WithObserver and observe.go.
-	observer Observer
+	observer *observerHooks
 }
 
 // service is embedded (by conversion) in every resource service.
@@ -181,12 +181,12 @@ func NewClient(email, apiKey string, opts ...Option) (*Client, error) {
 		maxWait:    s.maxWait,
 		baseWait:   min(defaultBaseWait, s.maxWait),
 		logger:     s.logger,
-		observer:   s.observer,
 		jitter:     func(d time.Duration) time.Duration { return rand.N(d + 1) },
 	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
+	c.observer = newObserverHooks(s.observer, c.logger, c.auth)
 	c.limits = newEndpointLimits(c.baseWait, c.maxWait)
 	c.limits.maxHold = s.maxHold
 	if s.rateLimitStore != nil {
@@ -360,13 +360,13 @@ type responseDecoder interface {
 }
 
 // endpoint names the route for rate-limit accounting and logs: "GET /transaction/{id}".
-func (k *call) endpoint() string { return k.route.String() }
+func (apiCall *call) endpoint() string { return apiCall.route.String() }
 
-// fetch sends k and decodes the answer into a new T.
-func fetch[T any](ctx context.Context, c *Client, k call) (*T, error) {
+// fetch sends apiCall and decodes the answer into a new T.
+func fetch[T any](ctx context.Context, c *Client, apiCall call) (*T, error) {
 	out := new(T)
-	k.out = out
-	if err := c.send(ctx, k); err != nil {
+	apiCall.out = out
+	if err := c.send(ctx, apiCall); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -375,68 +375,116 @@ func fetch[T any](ctx context.Context, c *Client, k call) (*T, error) {
 // send is the request pipeline: build the request once, send it through the retry layer,
 // and turn the answer into a result or a typed error. With an observer, the call is
 // reported to it, unless it is a settled write's send, which its settle reports as a whole.
-func (c *Client) send(ctx context.Context, k call) error {
+func (c *Client) send(ctx context.Context, apiCall call) error {
 	if c.observer == nil {
-		return c.sendObserved(ctx, k, nil)
+		return c.sendRecorded(ctx, apiCall, nil)
 	}
-	if ob := joined(ctx, k.route.Method, k.route.path()); ob != nil {
-		return c.sendObserved(ctx, k, ob)
+	if record := joined(ctx, apiCall.route.Method, apiCall.route.path()); record != nil {
+		return c.sendRecorded(ctx, apiCall, record)
 	}
-	ob := c.observe(ctx, k.route.Method, k.route.path())
-	err := c.sendObserved(ob.ctx, k, ob)
-	ob.end(err)
+	record := c.observe(ctx, apiCall.route.Method, apiCall.route.path())
+	err := c.sendRecorded(record.ctx, apiCall, record)
+	record.end(err)
 	return err
 }
 
-// sendObserved is send's pipeline; ob, when not nil, records the attempts, retries and
-// waits.
-func (c *Client) sendObserved(ctx context.Context, k call, ob *observation) error {
-	path := k.escapedPath
+// sendRecorded is send's pipeline; record, when not nil, records the attempts, retries
+// and waits for the observer.
+func (c *Client) sendRecorded(ctx context.Context, apiCall call, record *callRecord) error {
+	options := apiCall.requestOptions()
+	if options.response != nil {
+		options.response.capture(nil, time.Time{}) // a call refused before sending leaves no stale answer
+	}
+	target, err := c.requestURL(apiCall)
+	if err != nil {
+		return err
+	}
+	req, err := c.newRequest(ctx, apiCall, &target, options)
+	if err != nil {
+		return err
+	}
+	policy := &attemptPolicy{c: c, method: apiCall.route.Method, path: target.EscapedPath(), endpoint: apiCall.endpoint(), obs: record}
+	if err := policy.acquire(ctx); err != nil {
+		return err
+	}
+	retrying := policy.retryClient()
+	if apiCall.keepRedirect {
+		retrying.HTTPClient = c.noRedirectHTTP
+	}
+	retrying.HTTPClient = record.through(retrying.HTTPClient)
+	resp, err := retrying.Do(req)
+	if options.response != nil {
+		options.response.capture(resp, time.Now())
+		c.auth.redact.response(options.response) // an echoed header must not hand the key back
+	}
+	return c.finish(policy, resp, err, apiCall)
+}
+
+// requestOptions applies the call's RequestOptions.
+func (apiCall *call) requestOptions() requestOptions {
+	var options requestOptions
+	for _, opt := range apiCall.opts {
+		opt(&options)
+	}
+	return options
+}
+
+// requestURL is where the call goes: the base URL, the route's path with its parameters
+// (or Client.Do's path), and the query.
+func (c *Client) requestURL(apiCall call) (url.URL, error) {
+	path := apiCall.escapedPath
 	if path == "" {
 		var err error
-		if path, err = expandPath(k.route.path(), k.params); err != nil {
-			return err
+		if path, err = expandPath(apiCall.route.path(), apiCall.params); err != nil {
+			return url.URL{}, err
 		}
 	}
-	u := *c.baseURL
-	u.Path, u.RawPath = c.baseURL.Path+unescapedPath(path), c.baseURL.EscapedPath()+path
-	if k.query != nil {
-		v, err := query.Values(k.query)
+	target := *c.baseURL
+	target.Path, target.RawPath = c.baseURL.Path+unescapedPath(path), c.baseURL.EscapedPath()+path
+	target.RawQuery = apiCall.rawQuery
+	if apiCall.query != nil {
+		values, err := queryValues(apiCall.query)
 		if err != nil {
-			return fmt.Errorf("%w: query: %w", ErrInvalidArgument, err)
+			return url.URL{}, err
 		}
-		if x, ok := k.query.(interface{ extraQuery() url.Values }); ok {
-			for key, vals := range x.extraQuery() {
-				if v.Has(key) {
-					continue // a named field wins over the same name in Extra
-				}
-				v[key] = vals
+		target.RawQuery = values.Encode()
+	}
+	return target, nil
+}
+
+// queryValues encodes a call's query struct: its `url` fields, then its Extra values for
+// names no field took.
+func queryValues(q any) (url.Values, error) {
+	values, err := query.Values(q)
+	if err != nil {
+		return nil, fmt.Errorf("%w: query: %w", ErrInvalidArgument, err)
+	}
+	if x, ok := q.(interface{ extraQuery() url.Values }); ok {
+		for key, vals := range x.extraQuery() {
+			if !values.Has(key) { // a named field wins over the same name in Extra
+				values[key] = vals
 			}
 		}
-		u.RawQuery = v.Encode()
-	} else if k.rawQuery != "" {
-		u.RawQuery = k.rawQuery
 	}
-	sentPath := u.EscapedPath()
+	return values, nil
+}
 
+// newRequest builds the call's request: its body encoded once (each attempt resends the
+// same bytes) and its headers.
+func (c *Client) newRequest(ctx context.Context, apiCall call, target *url.URL, options requestOptions) (*retryablehttp.Request, error) {
 	var body []byte
-	var err error
-	if k.body != nil {
-		if body, err = json.Marshal(k.body); err != nil {
-			return fmt.Errorf("escrow: %s %s: encoding the request: %w", k.route.Method, sentPath, err)
+	if apiCall.body != nil {
+		var err error
+		if body, err = json.Marshal(apiCall.body); err != nil {
+			return nil, fmt.Errorf("escrow: %s %s: encoding the request: %w", apiCall.route.Method, target.EscapedPath(), err)
 		}
 	}
-	var ro requestOptions
-	for _, opt := range k.opts {
-		opt(&ro)
+	if hasControl(options.asCustomer) {
+		return nil, fmt.Errorf("%w: As-Customer e-mail contains a control character", ErrInvalidArgument)
 	}
-	if ro.response != nil {
-		ro.response.capture(nil, time.Time{}) // a call refused before sending leaves no stale answer
-	}
-
-	req, err := retryablehttp.NewRequestWithContext(ctx, k.route.Method, u.String(), bodyOrNil(body))
+	req, err := retryablehttp.NewRequestWithContext(ctx, apiCall.route.Method, target.String(), bodyOrNil(body))
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidArgument, err)
+		return nil, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
 	}
 	req.Header.Set("Authorization", c.auth.header)
 	req.Header.Set("User-Agent", c.userAgent)
@@ -444,27 +492,10 @@ func (c *Client) sendObserved(ctx context.Context, k call, ob *observation) erro
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if ro.asCustomer != "" {
-		if hasControl(ro.asCustomer) {
-			return fmt.Errorf("%w: As-Customer e-mail contains a control character", ErrInvalidArgument)
-		}
-		req.Header.Set("As-Customer", ro.asCustomer)
+	if options.asCustomer != "" {
+		req.Header.Set("As-Customer", options.asCustomer)
 	}
-
-	p := &attemptPolicy{c: c, method: k.route.Method, path: sentPath, endpoint: k.endpoint(), obs: ob}
-	if err := p.acquire(ctx); err != nil {
-		return err
-	}
-	rc := p.retryClient()
-	if k.keepRedirect {
-		rc.HTTPClient = c.noRedirectHTTP
-	}
-	resp, err := rc.Do(req)
-	if ro.response != nil {
-		ro.response.capture(resp, time.Now())
-		c.auth.redact.response(ro.response) // an echoed header must not hand the key back
-	}
-	return c.finish(p, resp, err, k)
+	return req, nil
 }
 
 // bodyOrNil keeps a nil slice from becoming an empty, non-nil request body.
@@ -476,43 +507,60 @@ func bodyOrNil(b []byte) any {
 }
 
 // finish turns what the retry layer returned into the caller's result or a typed error.
-func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call) error {
+func (c *Client) finish(policy *attemptPolicy, resp *http.Response, err error, apiCall call) error {
 	if err != nil {
-		if resp != nil {
-			defer resp.Body.Close()
-		}
-		switch e := err.(type) {
-		case *RateLimitError, *TransportError: // from acquire: held back, or cancelled while held
-			return e
-		case *retryHintTooLong:
-			body, _ := readCapped(resp, maxErrorBody, nil)
-			apiErr, fields := parseErrorBody(p.method, p.path, resp, body)
-			c.auth.redact.apiError(apiErr, fields)
-			return &RateLimitError{Method: p.method, Path: p.path, Endpoint: p.endpoint, RetryAfter: e.wait, Response: apiErr}
-		}
-		return &TransportError{Method: p.method, Path: p.path, Attempts: p.attempts, OutcomeUnknown: p.maybePerformed, Err: c.scrubError(err)}
+		return c.unanswered(policy, resp, err)
 	}
 	defer resp.Body.Close()
-
-	redirected := k.keepRedirect && resp.StatusCode >= 300 && resp.StatusCode < 400
+	redirected := apiCall.keepRedirect && resp.StatusCode >= 300 && resp.StatusCode < 400
 	if (resp.StatusCode < 200 || resp.StatusCode > 299) && !redirected {
-		body, _ := readCapped(resp, maxErrorBody, nil)
-		// Decode first, then redact: a key the body hides under escapes is plain only once
-		// the body is decoded.
-		apiErr, fields := parseErrorBody(p.method, p.path, resp, body)
-		c.auth.redact.apiError(apiErr, fields)
-		switch {
-		case resp.StatusCode == http.StatusTooManyRequests:
-			wait, _ := c.retryHint(resp, time.Now())
-			return &RateLimitError{Method: p.method, Path: p.path, Endpoint: p.endpoint, RetryAfter: wait, Response: apiErr}
-		case len(fields) > 0:
-			return &ValidationError{APIError: apiErr, fields: fields}
-		}
-		return apiErr
+		return c.errorAnswer(policy, resp)
 	}
+	return c.decodeAnswer(policy, resp, apiCall)
+}
 
-	if k.out == nil || resp.StatusCode == http.StatusNoContent {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, k.route.MaxBody()))
+// unanswered is the error of a call the retry layer gave up on: held back by the rate
+// limit, a server hint beyond the maximum wait, or no answer at all.
+func (c *Client) unanswered(policy *attemptPolicy, resp *http.Response, err error) error {
+	if resp != nil {
+		defer resp.Body.Close()
+	}
+	switch e := err.(type) {
+	case *RateLimitError, *TransportError: // from acquire: held back, or cancelled while held
+		return e
+	case *retryHintTooLong:
+		apiErr, _ := c.readErrorBody(policy, resp)
+		return &RateLimitError{Method: policy.method, Path: policy.path, Endpoint: policy.endpoint, RetryAfter: e.wait, Response: apiErr}
+	}
+	return &TransportError{Method: policy.method, Path: policy.path, Attempts: policy.attempts, OutcomeUnknown: policy.maybePerformed, Err: c.scrubError(err)}
+}
+
+// readErrorBody reads an error answer into an *APIError and its field errors. It decodes
+// first, then redacts: a key the body hides under escapes is plain only once decoded.
+func (c *Client) readErrorBody(policy *attemptPolicy, resp *http.Response) (*APIError, []FieldError) {
+	body, _ := readCapped(resp, maxErrorBody, nil)
+	apiErr, fields := parseErrorBody(policy.method, policy.path, resp, body)
+	c.auth.redact.apiError(apiErr, fields)
+	return apiErr, fields
+}
+
+// errorAnswer is the typed error of an answer outside 2xx (and not a redirect kept).
+func (c *Client) errorAnswer(policy *attemptPolicy, resp *http.Response) error {
+	apiErr, fields := c.readErrorBody(policy, resp)
+	switch {
+	case resp.StatusCode == http.StatusTooManyRequests:
+		wait, _ := c.retryHint(resp, time.Now())
+		return &RateLimitError{Method: policy.method, Path: policy.path, Endpoint: policy.endpoint, RetryAfter: wait, Response: apiErr}
+	case len(fields) > 0:
+		return &ValidationError{APIError: apiErr, fields: fields}
+	}
+	return apiErr
+}
+
+// decodeAnswer decodes a successful answer into the call's out.
+func (c *Client) decodeAnswer(policy *attemptPolicy, resp *http.Response, apiCall call) error {
+	if apiCall.out == nil || resp.StatusCode == http.StatusNoContent {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, apiCall.route.MaxBody()))
 		return nil
 	}
 	// The body is read into a pooled buffer: decoders copy what they keep, so it is free
@@ -521,16 +569,16 @@ func (c *Client) finish(p *attemptPolicy, resp *http.Response, err error, k call
 	if buf == nil {
 		buf = new([]byte)
 	}
-	limit := k.route.MaxBody()
+	limit := apiCall.route.MaxBody()
 	body, err := readCapped(resp, limit, (*buf)[:0]) // see limits.go
 	if err != nil && limit == MaxListBody {
 		err = fmt.Errorf("%w: a page of a listing; ask for smaller pages (ListTransactionsOptions.PerPage, the partner options' Limit)", err)
 	}
 	if err == nil {
-		err = decodeBody(resp, body, k.out)
+		err = decodeBody(resp, body, apiCall.out)
 	}
 	if err != nil {
-		err = &DecodeError{Method: p.method, Path: p.path, StatusCode: resp.StatusCode, Body: c.auth.redact.bytes(bytes.Clone(body[:min(len(body), 64<<10)])), Err: c.scrubError(err)}
+		err = &DecodeError{Method: policy.method, Path: policy.path, StatusCode: resp.StatusCode, Body: c.auth.redact.bytes(bytes.Clone(body[:min(len(body), 64<<10)])), Err: c.scrubError(err)}
 	}
 	if cap(body) <= maxPooledBody {
 		*buf = body

@@ -83,7 +83,7 @@ func settle[T any](ctx context.Context, c *Client, s settler[T]) (*T, error) {
 }
 
 // settleObserved is settle's loop; ob, when not nil, observes the write as one call.
-func settleObserved[T any](ctx context.Context, c *Client, s settler[T], ob *observation) (*T, error) {
+func settleObserved[T any](ctx context.Context, c *Client, s settler[T], ob *callRecord) (*T, error) {
 	sendCtx := ctx
 	if ob != nil {
 		sendCtx = ob.joining()

@@ -325,7 +325,7 @@ func (s *TransactionsService) Create(ctx context.Context, req *CreateTransaction
 
 // createByReference is Create for a request with a Reference: it looks the reference up
 // after an ambiguous failure. ob, when not nil, observes it as one call.
-func (s *TransactionsService) createByReference(ctx context.Context, req *CreateTransactionRequest, k call, ob *observation) (*Transaction, error) {
+func (s *TransactionsService) createByReference(ctx context.Context, req *CreateTransactionRequest, k call, ob *callRecord) (*Transaction, error) {
 	c := referencedCreate{s: s, req: req, k: k, ob: ob}
 	sendCtx := ctx
 	if ob != nil {
@@ -354,8 +354,8 @@ type referencedCreate struct {
 	s         *TransactionsService
 	req       *CreateTransactionRequest
 	k         call
-	ob        *observation // nil when the call is not observed
-	ambiguous error        // the last failure that may have created the transaction
+	ob        *callRecord // nil when the call is not observed
+	ambiguous error       // the last failure that may have created the transaction
 }
 
 // mayHaveCreated reports whether a failed attempt leaves the transaction possibly created,

@@ -185,16 +185,25 @@ func (e *Emulator) selectDisbursementMethod(req *request) (response, error) {
 	if err := o.errs.orNil(); err != nil {
 		return response{}, err
 	}
-	if tx.cancelled || disbursedTo(tx, req.caller.id) {
-		return response{}, invalidState("select_disbursement_method", tx.state(), 0, "the disbursement method of transaction %d can no longer change: funds are disbursed or the transaction is cancelled", tx.id)
+	if err := e.selectMethod(tx, p, req.caller, chosen); err != nil {
+		return response{}, err
+	}
+	return success(e.methodsView(req.caller, tx, p.method)), nil
+}
+
+// selectMethod makes a method the party's, saving it first when it is new, and disburses
+// what is due at once.
+func (e *Emulator) selectMethod(tx *transaction, p *party, a *account, chosen *wireDisbursementMethod) error {
+	if tx.cancelled || disbursedTo(tx, a.id) {
+		return invalidState("select_disbursement_method", tx.state(), 0, "the disbursement method of transaction %d can no longer change: funds are disbursed or the transaction is cancelled", tx.id)
 	}
 	if chosen.ID == 0 {
 		chosen.ID = next(&e.st.ids.method)
-		req.caller.methods = append(req.caller.methods, chosen)
+		a.methods = append(a.methods, chosen)
 	}
 	p.method = chosen.ID
 	e.settleMoney(tx, false)
-	return success(e.methodsView(req.caller, tx, p.method)), nil
+	return nil
 }
 
 // requestedMethod reads the method a request selects for customer a: a saved one by

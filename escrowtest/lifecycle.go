@@ -73,7 +73,8 @@ func (it *item) state(t *transaction) string {
 // actionRule is one action of PATCH /transaction/{id} (and its item form): everything
 // the emulator knows about it is in its row of lifecycle, and every list of actions is
 // derived from that table (actionNames, the As-Customer check, the item state machine,
-// timeline messages, web links, fault endpoints).
+// what an action blocks, next steps and their sentences, timeline messages, web links,
+// fault endpoints, the package comment's table of actions).
 type actionRule struct {
 	name string
 	// roles may perform it; none means any party (agree, and cancel under its own rules).
@@ -91,6 +92,17 @@ type actionRule struct {
 	// optional: a party may take it, but the lifecycle does not wait on it, so it is no
 	// next step (NextSteps lists the others its flags allow).
 	optional bool
+	// blocks are the actions that an item carrying this action's flags may no longer take;
+	// blocking accept also stops the automatic acceptance at the end of an inspection
+	// period, which is an accept (autoAccepts).
+	blocks []string
+	// next says what the action asks of a party as a next step, after the party's address:
+	// "ships the goods" (NextStep.String).
+	next string
+	// needs and effect are the package comment's words for what the action needs and
+	// does beyond its flags: the whole-transaction actions' own rules, the periods that
+	// start.
+	needs, effect string
 	// domainAuthorization: domain items need shipping_information.authorization_type.
 	domainAuthorization bool
 	// message describes the event of the same name in the timeline.
@@ -106,24 +118,40 @@ type actionRule struct {
 // and fails in production: reject_return is refused, and cancel, which neither source
 // permits (the partner may cancel as itself whenever anyone may), is refused too.
 var lifecycle = []actionRule{
-	{name: "agree", delegable: true, whole: true, message: "All parties agreed."},
-	{name: "cancel", whole: true, message: "The transaction was cancelled."},
+	{name: "agree", delegable: true, whole: true, next: "agrees to the terms", needs: "not closed", effect: "the party agreed",
+		message: "All parties agreed."},
+	{name: "cancel", whole: true, needs: "see Cancel", effect: "every item canceled",
+		message: "The transaction was cancelled."},
 	{name: "ship", roles: []string{roleSeller}, delegable: true, excludes: flagShipped, sets: flagShipped, funded: true, domainAuthorization: true,
-		message: "The seller marked the goods shipped."},
+		next: "ships the goods", message: "The seller marked the goods shipped."},
 	{name: "receive", roles: []string{roleBuyer}, delegable: true, requires: flagShipped, excludes: flagReceived, sets: flagReceived,
-		message: "The buyer marked the goods received."},
+		next: "marks the goods received", effect: "starts the inspection period", message: "The buyer marked the goods received."},
 	{name: "accept", roles: []string{roleBuyer}, requires: flagReceived, excludes: flagAccepted | flagRejected, sets: flagAccepted,
-		message: "The buyer accepted the goods."},
+		next: "accepts the goods", message: "The buyer accepted the goods."},
 	{name: "reject", roles: []string{roleBuyer}, delegable: true, requires: flagReceived, excludes: flagAccepted | flagRejected, sets: flagRejected,
-		message: "The buyer rejected the goods."},
+		next: "rejects the goods", message: "The buyer rejected the goods."},
 	{name: "ship_return", roles: []string{roleBuyer}, delegable: true, requires: flagRejected, excludes: flagShippedReturned, sets: flagShippedReturned, domainAuthorization: true,
-		message: "The buyer shipped the rejected goods back."},
+		next: "ships the rejected goods back", message: "The buyer shipped the rejected goods back."},
 	{name: "receive_return", roles: []string{roleSeller}, delegable: true, requires: flagShippedReturned, excludes: flagReceivedReturned, sets: flagReceivedReturned,
-		message: "The seller received the returned goods."},
+		next: "marks the returned goods received", effect: "starts a return inspection", message: "The seller received the returned goods."},
 	{name: "accept_return", roles: []string{roleSeller}, requires: flagReceivedReturned, excludes: flagAcceptedReturned | flagRejectedReturned, sets: flagAcceptedReturned,
-		message: "The seller accepted the returned goods."},
+		next: "accepts the returned goods", effect: "funds back to the buyer", message: "The seller accepted the returned goods."},
 	{name: "reject_return", roles: []string{roleSeller}, requires: flagReceivedReturned, excludes: flagAcceptedReturned | flagRejectedReturned, sets: flagRejectedReturned | flagInDispute,
-		message: "The seller rejected the returned goods; the transaction is in dispute."},
+		next: "rejects the returned goods", message: "The seller rejected the returned goods; the transaction is in dispute."},
+}
+
+// blockedBy is, for each action, the flags of the actions that block it.
+var blockedBy = blockers(lifecycle)
+
+// blockers maps each action a table's rows block to the flags those rows set.
+func blockers(table []actionRule) map[string]itemFlag {
+	m := map[string]itemFlag{}
+	for _, a := range table {
+		for _, b := range a.blocks {
+			m[b] |= a.sets
+		}
+	}
+	return m
 }
 
 // wholeActions perform the actions on the whole transaction, whose preconditions are
@@ -152,19 +180,23 @@ func mustAction(name string) actionRule {
 	return a
 }
 
-// allows reports whether the item's flags permit the action.
+// allows reports whether the item's flags permit the action: it has the flags the action
+// requires, none it excludes, and none of an action that blocks it.
 func (a actionRule) allows(it *item) bool {
-	return it.flags&a.requires == a.requires && it.flags&(a.excludes|flagCanceled) == 0
+	return it.flags&a.requires == a.requires && it.flags&(a.excludes|flagCanceled|blockedBy[a.name]) == 0
 }
 
 // actionNames are the actions PATCH accepts, in lifecycle order.
-var actionNames = func() []string {
+var actionNames = namesOf(lifecycle)
+
+// namesOf names a table's actions, in its order.
+func namesOf(table []actionRule) []string {
 	var names []string
-	for _, a := range lifecycle {
+	for _, a := range table {
 		names = append(names, a.name)
 	}
 	return names
-}()
+}
 
 // AsCustomerActions returns the actions an approved partner may perform As-Customer for
 // a party of its transactions, from the emulator's table of actions (the package
@@ -195,10 +227,16 @@ type Action struct {
 	Sets []string
 	// Requires are the item status flags it needs ("ship" needs none, but funding).
 	Requires []string
+	// Blocks are the actions an item it was taken on may no longer take ("accept" also
+	// stops the automatic acceptance).
+	Blocks []string
 	// Optional: the lifecycle does not wait on it, so it is no next step.
 	Optional bool
 	// Delegable: an approved partner may perform it As-Customer for a party.
 	Delegable bool
+	// Next says what it asks of a party as a next step, after the party's address ("ships
+	// the goods"); "" for cancel, never a next step.
+	Next string
 }
 
 // Actions returns the emulator's table of actions, in lifecycle order.
@@ -207,7 +245,7 @@ func Actions() []Action {
 	for _, a := range lifecycle {
 		// perform and the whole-transaction functions emit the action's own name.
 		out = append(out, Action{Name: a.name, Roles: slices.Clone(a.roles), Event: a.name, Sets: flagNames(a.sets),
-			Requires: flagNames(a.requires), Delegable: a.delegable, Optional: a.optional})
+			Requires: flagNames(a.requires), Blocks: slices.Clone(a.blocks), Delegable: a.delegable, Optional: a.optional, Next: a.next})
 	}
 	return out
 }
@@ -640,6 +678,12 @@ func (e *Emulator) emit(tx *transaction, event string, itemID, actorID int64, de
 	tx.timeline = append(tx.timeline, timelineEntry{
 		id: next(&e.st.ids.entry), event: event, date: e.now, item: itemID, actor: actorID, detail: msg,
 	})
+	e.hooks.enqueue(e.hookJobs(tx, event)...)
+}
+
+// hookJobs are the calls an event makes: one to every webhook of every party's account,
+// once per account. The lock is held.
+func (e *Emulator) hookJobs(tx *transaction, event string) []hookJob {
 	var jobs []hookJob
 	seen := map[int64]bool{}
 	for _, p := range tx.parties {
@@ -651,7 +695,7 @@ func (e *Emulator) emit(tx *transaction, event string, itemID, actorID int64, de
 			jobs = append(jobs, hookJob{url: h.url, event: event, tx: tx.id})
 		}
 	}
-	e.hooks.enqueue(jobs...)
+	return jobs
 }
 
 // itemFor finds the item named by the request's {item_id}.

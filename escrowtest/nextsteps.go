@@ -33,33 +33,34 @@ type NextStep struct {
 	AutoAt time.Time `json:"auto_at,omitzero"`
 }
 
-// nextPhrases say what each next action asks for, after the customer's address.
-var nextPhrases = map[string]string{
-	"agree":                      "agrees to the terms",
+// stepPhrases say what the next steps that are no action ask for, after the customer's
+// address; an action's own is in its row of lifecycle (next).
+var stepPhrases = map[string]string{
 	"pay":                        "pays",
-	"ship":                       "ships the goods",
-	"receive":                    "marks the goods received",
-	"accept":                     "accepts the goods",
-	"reject":                     "rejects the goods",
-	"ship_return":                "ships the rejected goods back",
-	"receive_return":             "marks the returned goods received",
-	"accept_return":              "accepts the returned goods",
-	"reject_return":              "rejects the returned goods",
 	"select_disbursement_method": "selects a disbursement method",
+}
+
+// phrase says what a next step asks for; ok is false for a name it does not know.
+func phrase(action string) (string, bool) {
+	if a, ok := actionNamed(action); ok && a.next != "" {
+		return a.next, true
+	}
+	p, ok := stepPhrases[action]
+	return p, ok
 }
 
 // String says who must do what: "seller@example.com selects a disbursement method",
 // with the item and the time the emulator takes the step itself, if any.
 func (s NextStep) String() string {
-	phrase, ok := nextPhrases[s.Action]
+	words, ok := phrase(s.Action)
 	if !ok {
-		phrase = "does " + s.Action
+		words = "does " + s.Action
 	}
 	who := s.Customer
 	if who == "" {
 		who = "the " + s.Role
 	}
-	str := who + " " + phrase
+	str := who + " " + words
 	if s.ItemID != 0 {
 		str += fmt.Sprintf(" of item %d", s.ItemID)
 	}

@@ -86,9 +86,10 @@ type Options struct {
 	// delivery about one more is answered 503. Deliveries about a transaction already
 	// waiting are coalesced and always taken. Default 10,000.
 	MaxQueued int
-	// MaxUnseen bounds, apart from MaxQueued, the never-seen ids waiting to be confirmed:
-	// past it the oldest is dropped, answered 200 all the same (see doc.go, "Floods").
-	// Default 1,000.
+	// MaxUnseen bounds, apart from MaxQueued, the never-seen ids waiting to be confirmed
+	// with their delivered names: past it an id is kept as owed a look, with no name (its
+	// facts are handed over FromReconcile), answered 200 all the same and never dropped
+	// (see doc.go, "Floods"). Default 1,000.
 	MaxUnseen int
 	// UnseenShare bounds the fetches of never-seen ids that the API answers 404 or 403
 	// (forgeries) to this share of each rate-limit window of GET /transaction/{id}; once
@@ -160,19 +161,23 @@ type Handler struct {
 	pruneNext time.Time
 
 	// The workers and their lanes (pool.go).
-	lanes      [3]lane // ids ready for a worker, by qkind
-	workers    int     // worker goroutines running
-	unseen     int     // queues of never-seen ids (kindUnchecked and kindUnseen)
-	later      wakeups // queues set aside until a time
-	scheduling bool    // the scheduler goroutine runs
+	lanes      [kinds]lane // ids ready for a worker, by qkind
+	workers    int         // worker goroutines running
+	unseen     int         // queues of never-seen ids (kindUnchecked and kindUnseen)
+	later      wakeups     // queues set aside until a time
+	scheduling bool        // the scheduler goroutine runs
 	kick       chan struct{}
 	known      *idCache    // ids the account has: handed over, reconciled, listed, in the Store
 	replays    *replayMemo // names known to be replays, per transaction
 	neg        *idCache    // ids the API answered 404 or 403 lately
-	dropped    *idCache    // never-seen ids dropped unconfirmed past MaxUnseen
+	owed       idRanges    // never-seen ids past MaxUnseen, owed a listing or a fetch
+	unlisted   idRanges    // owed ids a listing did not name: owed a fetch
+	listing    bool        // a listing of never-seen ids is under way
+	newest     int64       // the newest id the account is known to have
 	budget     shareBudget // never-seen ids' wasted fetches in this rate-limit window
 	unseenAt   time.Time   // the never-seen lane waits till then: share spent, listing done
-	listAt     time.Time   // no listing of the newest transactions before this
+	listAt     time.Time   // no listing of never-seen ids before this
+	listWake   time.Time   // the wakeup set for listAt
 	stats      Stats
 }
 
@@ -189,11 +194,12 @@ type txQueue struct {
 	kind     qkind
 	paceWait bool      // waiting for the transaction's pace (a delivery ends the wait)
 	listed   bool      // tx was listed after the deliveries came: it confirms them unfetched
+	owed     bool      // a never-seen id owed a look, taken with no delivery kept: fetch it
 	gen      uint64    // counts the waits, so that a stale wakeup is ignored
 	since    time.Time // when the oldest delivery waiting arrived, for the Observer
 }
 
-func (q *txQueue) pending() bool { return len(q.events) > 0 || q.tx != nil || q.recheck }
+func (q *txQueue) pending() bool { return len(q.events) > 0 || q.tx != nil || q.recheck || q.owed }
 
 // NewHandler returns a Handler that confirms events with client, which must authenticate
 // as the account the webhook is registered for, and hands them to fn.
@@ -251,7 +257,6 @@ func NewHandler(client *escrow.Client, fn Callback, opt Options) *Handler {
 		queues:  make(map[int64]*txQueue),
 		kick:    make(chan struct{}, 1),
 		neg:     newIDCache(time.Minute, 100_000),
-		dropped: newIDCache(10*time.Minute, 100_000),
 		known:   newIDCache(30*24*time.Hour, 100_000),
 		replays: newReplayMemo(100_000),
 		budget:  shareBudget{share: opt.UnseenShare},
@@ -369,14 +374,16 @@ type batch struct {
 	// The turn, while this replica holds the transaction's lease.
 	held    bool
 	lease   Lease
-	marks   int64            // Turn.Marks as last seen
-	handed  map[string]bool  // facts recorded as done, and those handed over since
-	pace    Pace             // as the store had it when the turn began
-	done    []string         // handed over under the lease, not yet recorded
-	finish  bool             // the transaction is to be recorded finished
-	fetched bool             // a confirming fetch was made in this turn
-	fresh   bool             // something was handed over in this turn
-	obs     batchObservation // what the Observer is told (observer.go)
+	marks   int64           // Turn.Marks as last seen
+	handed  map[string]bool // facts recorded as done, and those handed over since
+	pace    Pace            // as the store had it when the turn began
+	done    []string        // handed over under the lease, not yet recorded
+	finish  bool            // the transaction is to be recorded finished
+	fetched bool            // a confirming fetch was made in this turn
+	fresh   bool            // something was handed over in this turn
+	// unreadable: the fetch was answered 404 or 403.
+	unreadable bool
+	obs        batchObservation // what the Observer is told (observer.go)
 }
 
 // try runs a batch's turns: it takes the transaction's lease (or leaves the batch's names
@@ -441,7 +448,7 @@ func (h *Handler) acquire(b *batch) (bool, error) {
 	}
 	l.IfKnown, b.ifKnown = false, false // known now: renewals need not ask
 	b.held, b.lease, b.marks, b.handed, b.pace = true, l, turn.Marks, turn.Handed, turn.Pace
-	b.fetched, b.fresh = false, false
+	b.fetched, b.fresh, b.unreadable = false, false, false
 	if len(turn.Pending) > 0 { // delivered to other replicas: confirm them too
 		b.events, b.fetch = addNames(b.events, turn.Pending), true
 	}
@@ -523,7 +530,7 @@ func (h *Handler) yield(b *batch, release bool) (again bool, err error) {
 		return false, nil
 	}
 	b.lease.Expires, b.marks, b.pace = y.Expires, turn.Marks, y.Pace
-	b.events, b.fetched, b.fresh = turn.Pending, false, false
+	b.events, b.fetched, b.fresh, b.unreadable = turn.Pending, false, false, false
 	b.fetch = !covered
 	if covered {
 		h.hints(h.ctx, b)
@@ -568,9 +575,12 @@ func (h *Handler) covered(b *batch, pending []escrow.EventName) bool {
 
 // nextPace is the transaction's pace after this turn: reset by a fetch that found
 // something new, slowed by one that found nothing.
+// An id the API does not show, of which nothing was ever recorded, keeps no pace: a
+// forged id leaves nothing in the Store (its lease state is idle, so deleted at the turn's
+// end), and this replica's negative cache keeps it from being fetched again for a while.
 func (h *Handler) nextPace(b *batch, now time.Time) Pace {
 	switch {
-	case b.fresh:
+	case b.fresh, b.unreadable && len(b.handed) == 0:
 		return Pace{}
 	case !b.fetched:
 		return b.pace
@@ -621,6 +631,7 @@ func (h *Handler) confirm(b *batch) error {
 		b.fetched = true
 		tx, err := h.observedGet(ctx, b)
 		if errors.Is(err, escrow.ErrNotFound) || errors.Is(err, escrow.ErrForbidden) {
+			b.unreadable = true
 			h.unreadable(b)
 			if len(b.events) > 0 {
 				h.log.Warn("escrow webhook: unconfirmed deliveries dropped: the account cannot read the transaction",

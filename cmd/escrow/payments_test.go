@@ -177,3 +177,59 @@ func TestDisbursement(t *testing.T) {
 		}
 	}
 }
+
+func TestDisbursementDetailsFromAFileOrStandardInputStayOffTheCommandLine(t *testing.T) {
+	e := newEmulator(t)
+	tx := e.agreed(t)
+	id := fmt.Sprint(tx.ID)
+	e.useAccount(t, "seller@example.com")
+
+	details := filepath.Join(t.TempDir(), "bank")
+	os.WriteFile(details, []byte("# the seller's account\naccount-number=000123456789\nrouting-number=121000248\n"), 0o600)
+	code, out, errOut := e.api(t, 3, "transactions", "disbursement", "add", id, "--type", "ach", "--account-name", "Sam Seller",
+		"--account-type", "checking", "--bank-name", "First Bank", "--from-file", details)
+	if code != 0 || !strings.Contains(out, "Sam Seller    First Bank  …6789    yes") || strings.Contains(errOut, "warning") {
+		t.Fatalf("--from-file: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// Standard input, with every detail in it.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin := os.Stdin
+	os.Stdin = r
+	t.Cleanup(func() { os.Stdin = stdin })
+	w.WriteString("type=wire_transfer\naccount-name=Sam Seller\nbank-name=Second Bank\nswift=EXAMUS33\niban=DE89370400440532013000\n")
+	w.Close()
+	code, out, errOut = e.api(t, 3, "transactions", "disbursement", "add", id, "--from-file", "-")
+	if code != 0 || !strings.Contains(out, "wire_transfer added and selected") || !strings.Contains(out, "…3000") {
+		t.Fatalf("--from-file -: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// On the command line the account number still works, with a warning.
+	_, _, errOut = e.api(t, 3, "transactions", "disbursement", "add", id, "--type", "ach", "--account-name", "Sam Seller",
+		"--account-type", "checking", "--routing-number", "121000248", "--account-number", "000123456789", "--bank-name", "First Bank")
+	if !strings.Contains(errOut, "warning: --account-number on the command line is visible to every user") {
+		t.Errorf("no warning: %s", errOut)
+	}
+
+	for _, tc := range []struct {
+		content string
+		args    []string
+		want    string
+	}{
+		{"account-number=1\n", []string{"--account-number", "2", "--type", "ach"}, "gives account-number, which the command line gives too"},
+		{"000123456789\n", []string{"--type", "ach"}, "line 1: want name=value"},
+		{"password=x\n", []string{"--type", "ach"}, "line 1: want name=value"},
+		{"account-number=1\n", []string{"--file", details}, "--file holds the whole method"},
+	} {
+		file := filepath.Join(t.TempDir(), "bank")
+		os.WriteFile(file, []byte(tc.content), 0o600)
+		args := append([]string{"transactions", "disbursement", "add", id, "--from-file", file}, tc.args...)
+		code, _, errOut := e.api(t, 3, args...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "000123456789") {
+			t.Errorf("%q %v: exit %d, want 2 with %q: %s", tc.content, tc.args, code, tc.want, errOut)
+		}
+	}
+}

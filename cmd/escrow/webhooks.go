@@ -135,6 +135,7 @@ func runWebhooksListen(ctx context.Context, args []string, stdout, stderr io.Wri
 	if code, ok := parseNone(fs, name, args, stderr); !ok {
 		return code
 	}
+	lf.storeFromEnvironment(fs, stderr)
 	if err := lf.check(); err != nil {
 		return exitCode(stderr, name, err)
 	}
@@ -170,7 +171,8 @@ func listenFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *apiFlags, *li
 	lf := &listenFlags{limits: defaultLimits}
 	fs.StringVar(&lf.addr, "addr", defaultListenAddr, "`host:port` to receive deliveries on (port 0 picks a free one); ':8080' listens on every interface")
 	fs.DurationVar(&lf.every, "reconcile", 5*time.Minute, "look for lost deliveries this often (0: never)")
-	fs.StringVar(&lf.store, "store", "memory", "where handed-over events and the delivery secret are kept: `dsn` memory (this process only), sqlite:PATH (survives restarts) or a postgres:// URL (shared by replicas)")
+	fs.StringVar(&lf.store, "store", "memory", "where handed-over events and the delivery secret are kept: `dsn` memory (this process only), sqlite:PATH (survives restarts) or a postgres:// URL (shared by replicas); "+
+		"default $"+envWebhookStore+", else memory. Keep a password out of it: PGPASSWORD, or the URL in $"+envWebhookStore)
 	fs.BoolVar(&lf.register, "register", false, "register this listener's URL, carrying the delivery secret, as a webhook of the account on start, and remove it on exit")
 	fs.StringVar(&lf.publicURL, "public-url", "", "the `URL` --register registers (with the secret appended), when the API reaches this listener elsewhere than at --addr (a tunnel)")
 	fs.StringVar(&lf.forwardTo, "forward-to", "", "also POST each confirmed event as JSON to this local `URL`; a failure is retried")
@@ -188,6 +190,26 @@ type listenFlags struct {
 	// metricsAddr, when set, serves metrics, fed to metrics by the client and the handler.
 	metricsAddr string
 	metrics     *prommetrics.Metrics
+}
+
+// envWebhookStore stands in for --store, so that a PostgreSQL URL holding a password stays
+// out of the command line, which every user of the machine can read (ps, /proc). A URL
+// without a password also works: pgx takes the password from PGPASSWORD (or ~/.pgpass).
+const envWebhookStore = "ESCROW_WEBHOOK_STORE"
+
+// storeFromEnvironment takes --store from ESCROW_WEBHOOK_STORE when the flag was not
+// given, and warns when the flag carries a password.
+func (lf *listenFlags) storeFromEnvironment(fs *flag.FlagSet, stderr io.Writer) {
+	if !isSet(fs, "store") {
+		lf.store = cmp.Or(os.Getenv(envWebhookStore), lf.store)
+		return
+	}
+	if u, err := url.Parse(lf.store); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			fmt.Fprintf(stderr, "escrow webhooks listen: warning: the password in --store is visible to every user of this machine (ps): "+
+				"set %s to the URL instead, or leave the password out of the URL and set PGPASSWORD\n", envWebhookStore)
+		}
+	}
 }
 
 func (lf *listenFlags) check() error {

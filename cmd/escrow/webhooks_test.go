@@ -490,3 +490,30 @@ func TestListenersShareAPostgresStore(t *testing.T) {
 		}
 	}
 }
+
+func TestWebhookStoreComesFromTheEnvironmentAndAPasswordInTheFlagIsWarnedOf(t *testing.T) {
+	for _, tc := range []struct {
+		env  string
+		args []string
+		want string
+		warn bool
+	}{
+		{"", nil, "memory", false},
+		{"sqlite:hooks.db", nil, "sqlite:hooks.db", false},
+		{"sqlite:hooks.db", []string{"--store", "memory"}, "memory", false},
+		{"", []string{"--store", "postgres://hooks:s3cret@db.example/hooks"}, "postgres://hooks:s3cret@db.example/hooks", true},
+		{"", []string{"--store", "postgres://hooks@db.example/hooks"}, "postgres://hooks@db.example/hooks", false},
+	} {
+		t.Setenv(envWebhookStore, tc.env)
+		var stderr bytes.Buffer
+		fs, _, lf := listenFlagSet("escrow webhooks listen", &stderr)
+		if _, err := parseFlags(fs, tc.args); err != nil {
+			t.Fatal(err)
+		}
+		lf.storeFromEnvironment(fs, &stderr)
+		warned := strings.Contains(stderr.String(), "warning: the password in --store is visible")
+		if lf.store != tc.want || warned != tc.warn || strings.Contains(stderr.String(), "s3cret") {
+			t.Errorf("%s=%q %v: store %q, warned %t (%s); want %q, %t", envWebhookStore, tc.env, tc.args, lf.store, warned, stderr.String(), tc.want, tc.warn)
+		}
+	}
+}

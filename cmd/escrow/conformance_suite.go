@@ -22,6 +22,8 @@ var conformanceChecks = []check{
 			_, err := s.buyer.client.Transactions.Agree(ctx, s.txs["sale"].ID, escrow.AsCustomer(s.seller.email))
 			return err
 		}, refusal{status: 403, sentinel: escrow.ErrForbidden}),
+	{scenario: "sale", name: "read by its reference: the same transaction", do: byReference},
+	{scenario: "sale", name: "the partner listing, filtered by its id: the transaction alone", do: partnerListing},
 	actRow("sale", escrow.ActionAgree, byPartnerFor(escrow.RoleBuyer), escrow.StateAwaitingAgreement),
 	actRow("sale", escrow.ActionAgree, byPartnerFor(escrow.RoleSeller), escrow.StateAwaitingPayment),
 	{scenario: "sale", name: "payment methods for the buyer (As-Customer): wire transfer offered, totals set", do: paymentMethods},
@@ -91,6 +93,10 @@ var conformanceChecks = []check{
 		r.Items[0].Type, r.Items[0].Category = escrow.ItemMotorVehicle, ""
 		r.Items[0].ExtraAttributes = &escrow.ExtraAttributes{Make: "Ford", Model: "Model T"}
 	}, refusal{status: 422, field: "items[0].extra_attributes.year"}),
+	{scenario: "errors", standalone: true, name: "create a customer whose e-mail address has an account (the buyer's): 403", do: func(ctx context.Context, s *conformance) error {
+		_, err := s.partner.client.Customers.Create(ctx, &escrow.CreateCustomerRequest{Email: s.buyer.email})
+		return refusal{status: 403, sentinel: escrow.ErrForbidden}.check(err)
+	}},
 	{scenario: "errors", standalone: true, name: "a transaction that does not exist: 404", do: func(ctx context.Context, s *conformance) error {
 		_, err := s.partner.client.Transactions.Get(ctx, 1)
 		return refusal{status: 404, sentinel: escrow.ErrNotFound}.check(err)
@@ -270,6 +276,32 @@ func fundRow(scenario string) check {
 			}
 			return nil
 		}}
+}
+
+// byReference reads the sale by the reference it was created with.
+func byReference(ctx context.Context, s *conformance) error {
+	want := s.txs["sale"]
+	tx, err := s.partner.client.Transactions.GetByReference(ctx, want.Reference)
+	if err != nil {
+		return err
+	}
+	if tx.ID != want.ID || tx.Reference != want.Reference {
+		return failf("transaction %d (reference %q), want %d (%q)", tx.ID, tx.Reference, want.ID, want.Reference)
+	}
+	return nil
+}
+
+// partnerListing finds the sale in the partner's listing.
+func partnerListing(ctx context.Context, s *conformance) error {
+	id := s.txs["sale"].ID
+	list, err := s.partner.client.Partner.Transactions(ctx, &escrow.PartnerTransactionsOptions{IDs: []int64{id}})
+	if err != nil {
+		return err
+	}
+	if len(list.Transactions) != 1 || list.Transactions[0].ID != id {
+		return failf("%d transactions listed, want transaction %d alone", len(list.Transactions), id)
+	}
+	return nil
 }
 
 // paymentMethods lists the buyer's payment methods through the partner.

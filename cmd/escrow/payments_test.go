@@ -213,15 +213,7 @@ func TestDisbursementDetailsFromAFileOrStandardInputStayOffTheCommandLine(t *tes
 	}
 
 	// Standard input, with every detail in it.
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdin := os.Stdin
-	os.Stdin = r
-	t.Cleanup(func() { os.Stdin = stdin })
-	w.WriteString("type=wire_transfer\naccount-name=Sam Seller\nbank-name=Second Bank\nswift=EXAMUS33\niban=DE89370400440532013000\n")
-	w.Close()
+	withStdin(t, "type=wire_transfer\naccount-name=Sam Seller\nbank-name=Second Bank\nswift=EXAMUS33\niban=DE89370400440532013000\n")
 	code, out, errOut = e.api(t, 3, "transactions", "disbursement", "add", id, "--from-file", "-")
 	if code != 0 || !strings.Contains(out, "wire_transfer added and selected") || !strings.Contains(out, "…3000") {
 		t.Fatalf("--from-file -: exit %d\n%s%s", code, out, errOut)

@@ -294,6 +294,11 @@ func New(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
 // DB returns the database the store writes to.
 func (s *Store) DB() *sql.DB { return s.db }
 
+// MaxConns is how many connections the store's *sql.DB opens at most (0: no bound): a
+// webhook.Handler over the store runs that many workers unless its Options.Workers is
+// set (webhook.Pooled), so Store.DB().SetMaxOpenConns sizes a replica's capacity alone.
+func (s *Store) MaxConns() int { return s.db.Stats().MaxOpenConnections }
+
 // Dialect returns the store's engine.
 func (s *Store) Dialect() Dialect { return s.d }
 

@@ -12,7 +12,10 @@ import (
 // and the examples call these methods rather than reading the flags themselves.
 
 // TransactionState is where a transaction, or one of its items, stands. It is an open
-// string type like the API's enums, so that states added later can be told apart.
+// string type like the API's enums, so that states added later can be told apart. Its
+// values are the product's one vocabulary: the emulator (escrowtest's Progress.State and
+// GoodState.State), its page and control API, and the CLI name states with them; the
+// API's coarser words, which its error bodies carry, are the emulator's Progress.Phase.
 type TransactionState string
 
 // The states, in the order a sale goes through them; the return path and the ends follow.

@@ -72,7 +72,7 @@ type Client struct {
 	// WithRateLimitStore.
 	shared *sharedLimits
 	// observer, when set, sees every call; see WithObserver and observe.go.
-	observer Observer
+	observer *observerHooks
 }
 
 // service is embedded (by conversion) in every resource service.
@@ -193,12 +193,12 @@ func NewClient(email, apiKey string, opts ...Option) (*Client, error) {
 		maxWait:    s.maxWait,
 		baseWait:   min(defaultBaseWait, s.maxWait),
 		logger:     s.logger,
-		observer:   s.observer,
 		jitter:     func(d time.Duration) time.Duration { return rand.N(d + 1) },
 	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
+	c.observer = newObserverHooks(s.observer, c.logger, c.auth)
 	c.limits = newEndpointLimits(c.baseWait, c.maxWait)
 	c.limits.maxHold = s.maxHold
 	if s.rateLimitStore != nil {
@@ -389,13 +389,13 @@ type responseDecoder interface {
 }
 
 // endpoint names the route for rate-limit accounting and logs: "GET /transaction/{id}".
-func (k *call) endpoint() string { return k.route.String() }
+func (apiCall *call) endpoint() string { return apiCall.route.String() }
 
-// fetch sends k and decodes the answer into a new T.
-func fetch[T any](ctx context.Context, c *Client, k call) (*T, error) {
+// fetch sends apiCall and decodes the answer into a new T.
+func fetch[T any](ctx context.Context, c *Client, apiCall call) (*T, error) {
 	out := new(T)
-	k.out = out
-	if err := c.send(ctx, k); err != nil {
+	apiCall.out = out
+	if err := c.send(ctx, apiCall); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -404,47 +404,130 @@ func fetch[T any](ctx context.Context, c *Client, k call) (*T, error) {
 // send is the request pipeline: build the request once, send it through the retry layer,
 // and turn the answer into a result or a typed error. With an observer, the call is
 // reported to it, unless it is a settled write's send, which its settle reports as a whole.
-func (c *Client) send(ctx context.Context, k call) error {
+func (c *Client) send(ctx context.Context, apiCall call) error {
 	if c.observer == nil {
-		return c.sendObserved(ctx, k, nil)
+		return c.sendRecorded(ctx, apiCall, nil)
 	}
-	if ob := joined(ctx, k.route.Method, k.route.path()); ob != nil {
-		return c.sendObserved(ctx, k, ob)
+	if record := joined(ctx, apiCall.route.Method, apiCall.route.path()); record != nil {
+		return c.sendRecorded(ctx, apiCall, record)
 	}
-	ob := c.observe(ctx, k.route.Method, k.route.path())
-	err := c.sendObserved(ob.ctx, k, ob)
-	ob.end(err)
+	record := c.observe(ctx, apiCall.route.Method, apiCall.route.path())
+	err := c.sendRecorded(record.ctx, apiCall, record)
+	record.end(err)
 	return err
 }
 
-// sendObserved is send's pipeline; ob, when not nil, records the attempts, retries and
-// waits.
-func (c *Client) sendObserved(ctx context.Context, k call, ob *observation) error {
-	u, err := c.requestURL(k)
+// sendRecorded is send's pipeline; record, when not nil, records the attempts, retries
+// and waits for the observer.
+func (c *Client) sendRecorded(ctx context.Context, apiCall call, record *callRecord) error {
+	options := apiCall.requestOptions()
+	if options.response != nil {
+		options.response.capture(nil, time.Time{}) // a call refused before sending leaves no stale answer
+	}
+	target, err := c.requestURL(apiCall)
+	if err != nil {
+		return err
+	}
+	req, err := c.newRequest(ctx, apiCall, &target, options)
 	if err != nil {
 		return err
 	}
 	// What the caller sent is shown redacted in every error and log line: a key put in a
 	// path (Client.Do, a reference) must not come back in Error().
-	shownPath := c.auth.redact.string(u.EscapedPath())
+	policy, done := c.newAttemptPolicy(ctx, apiCall, c.auth.redact.string(target.EscapedPath()), record)
+	defer done()
+	if err := policy.acquire(ctx); err != nil {
+		return err
+	}
+	retrying := policy.retryClient()
+	if apiCall.keepRedirect {
+		retrying.HTTPClient = c.noRedirectHTTP
+	}
+	retrying.HTTPClient = record.through(retrying.HTTPClient)
+	resp, err := retrying.Do(req)
+	if options.response != nil {
+		options.response.capture(resp, time.Now())
+		c.auth.redact.response(options.response) // an echoed header must not hand the key back
+	}
+	return c.finish(ctx, policy, resp, err, apiCall)
+}
 
-	var body []byte
-	if k.body != nil {
-		if body, err = json.Marshal(k.body); err != nil {
-			return c.scrubError(fmt.Errorf("escrow: %s %s: encoding the request: %w", k.route.Method, shownPath, err))
+// newAttemptPolicy starts a call's way through the retry layer. Within a settled write its
+// attempts continue the numbering of the write's earlier sends (see settle), and done
+// records them when the call ends.
+func (c *Client) newAttemptPolicy(ctx context.Context, apiCall call, shownPath string, record *callRecord) (policy *attemptPolicy, done func()) {
+	endpoint := c.auth.redact.string(apiCall.endpoint()) // Client.Do's endpoint is named after its path
+	policy = &attemptPolicy{c: c, method: apiCall.route.Method, path: shownPath, endpoint: endpoint, obs: record}
+	var recordAttempts func(int)
+	policy.attempts, recordAttempts = priorAttempts(ctx)
+	return policy, func() { recordAttempts(policy.attempts) }
+}
+
+// requestOptions applies the call's RequestOptions.
+func (apiCall *call) requestOptions() requestOptions {
+	var options requestOptions
+	for _, opt := range apiCall.opts {
+		opt(&options)
+	}
+	return options
+}
+
+// requestURL is where the call goes: the base URL, the route's path with its parameters
+// (or Client.Do's path), and the query.
+func (c *Client) requestURL(apiCall call) (url.URL, error) {
+	path := apiCall.escapedPath
+	if path == "" {
+		var err error
+		if path, err = expandPath(apiCall.route.path(), apiCall.params); err != nil {
+			return url.URL{}, c.scrubError(err) // it quotes the parameter, which may be anything
 		}
 	}
-	var ro requestOptions
-	for _, opt := range k.opts {
-		opt(&ro)
+	target := *c.baseURL
+	target.Path, target.RawPath = c.baseURL.Path+unescapedPath(path), c.baseURL.EscapedPath()+path
+	target.RawQuery = apiCall.rawQuery
+	if apiCall.query != nil {
+		values, err := queryValues(apiCall.query)
+		if err != nil {
+			return url.URL{}, err
+		}
+		target.RawQuery = values.Encode()
 	}
-	if ro.response != nil {
-		ro.response.capture(nil, time.Time{}) // a call refused before sending leaves no stale answer
-	}
+	return target, nil
+}
 
-	req, err := retryablehttp.NewRequestWithContext(ctx, k.route.Method, u.String(), bodyOrNil(body))
+// queryValues encodes a call's query struct: its `url` fields, then its Extra values for
+// names no field took.
+func queryValues(q any) (url.Values, error) {
+	values, err := query.Values(q)
 	if err != nil {
-		return c.scrubError(fmt.Errorf("%w: %v", ErrInvalidArgument, err))
+		return nil, fmt.Errorf("%w: query: %w", ErrInvalidArgument, err)
+	}
+	if x, ok := q.(interface{ extraQuery() url.Values }); ok {
+		for key, vals := range x.extraQuery() {
+			if !values.Has(key) { // a named field wins over the same name in Extra
+				values[key] = vals
+			}
+		}
+	}
+	return values, nil
+}
+
+// newRequest builds the call's request: its body encoded once (each attempt resends the
+// same bytes) and its headers.
+func (c *Client) newRequest(ctx context.Context, apiCall call, target *url.URL, options requestOptions) (*retryablehttp.Request, error) {
+	var body []byte
+	if apiCall.body != nil {
+		var err error
+		if body, err = json.Marshal(apiCall.body); err != nil {
+			return nil, c.scrubError(fmt.Errorf("escrow: %s %s: encoding the request: %w", apiCall.route.Method, target.EscapedPath(), err))
+		}
+	}
+	if hasControl(options.asCustomer) {
+		return nil, fmt.Errorf("%w: As-Customer e-mail contains a control character", ErrInvalidArgument)
+	}
+	req, err := retryablehttp.NewRequestWithContext(ctx, apiCall.route.Method, target.String(), bodyOrNil(body))
+	if err != nil {
+		return nil, c.scrubError(fmt.Errorf("%w: %v", ErrInvalidArgument, err))
 	}
 	req.Header.Set("Authorization", c.auth.header)
 	req.Header.Set("User-Agent", c.userAgent)
@@ -452,57 +535,10 @@ func (c *Client) sendObserved(ctx context.Context, k call, ob *observation) erro
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if ro.asCustomer != "" {
-		if hasControl(ro.asCustomer) {
-			return fmt.Errorf("%w: As-Customer e-mail contains a control character", ErrInvalidArgument)
-		}
-		req.Header.Set("As-Customer", ro.asCustomer)
+	if options.asCustomer != "" {
+		req.Header.Set("As-Customer", options.asCustomer)
 	}
-
-	p := &attemptPolicy{c: c, method: k.route.Method, path: shownPath, endpoint: c.auth.redact.string(k.endpoint()), obs: ob}
-	if err := p.acquire(ctx); err != nil {
-		return err
-	}
-	rc := p.retryClient()
-	if k.keepRedirect {
-		rc.HTTPClient = c.noRedirectHTTP
-	}
-	resp, err := rc.Do(req)
-	if ro.response != nil {
-		ro.response.capture(resp, time.Now())
-		c.auth.redact.response(ro.response) // an echoed header must not hand the key back
-	}
-	return c.finish(ctx, p, resp, err, k)
-}
-
-// requestURL is the URL k is sent to: the base URL, k's path (the route's template
-// filled, or Client.Do's path) and its query.
-func (c *Client) requestURL(k call) (url.URL, error) {
-	path := k.escapedPath
-	if path == "" {
-		var err error
-		if path, err = expandPath(k.route.path(), k.params); err != nil {
-			return url.URL{}, c.scrubError(err) // it quotes the parameter, which may be anything
-		}
-	}
-	u := *c.baseURL
-	u.Path, u.RawPath = c.baseURL.Path+unescapedPath(path), c.baseURL.EscapedPath()+path
-	u.RawQuery = k.rawQuery
-	if k.query != nil {
-		v, err := query.Values(k.query)
-		if err != nil {
-			return url.URL{}, fmt.Errorf("%w: query: %w", ErrInvalidArgument, err)
-		}
-		if x, ok := k.query.(interface{ extraQuery() url.Values }); ok {
-			for key, vals := range x.extraQuery() {
-				if !v.Has(key) { // a named field wins over the same name in Extra
-					v[key] = vals
-				}
-			}
-		}
-		u.RawQuery = v.Encode()
-	}
-	return u, nil
+	return req, nil
 }
 
 // bodyOrNil keeps a nil slice from becoming an empty, non-nil request body.
@@ -514,71 +550,77 @@ func bodyOrNil(b []byte) any {
 }
 
 // finish turns what the retry layer returned into the caller's result or a typed error.
-func (c *Client) finish(ctx context.Context, p *attemptPolicy, resp *http.Response, err error, k call) error {
+func (c *Client) finish(ctx context.Context, policy *attemptPolicy, resp *http.Response, err error, apiCall call) error {
 	if err != nil {
-		if resp != nil {
-			defer resp.Body.Close()
-		}
-		return c.failure(ctx, p, resp, err)
+		return c.unanswered(ctx, policy, resp, err)
 	}
 	defer resp.Body.Close()
-	redirected := k.keepRedirect && resp.StatusCode >= 300 && resp.StatusCode < 400
+	redirected := apiCall.keepRedirect && resp.StatusCode >= 300 && resp.StatusCode < 400
 	if (resp.StatusCode < 200 || resp.StatusCode > 299) && !redirected {
-		return c.refusal(ctx, p, resp)
+		return c.errorAnswer(ctx, policy, resp)
 	}
-	if k.out == nil || resp.StatusCode == http.StatusNoContent {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, k.route.MaxBody()))
-		return nil
-	}
-	return c.decodeAnswer(ctx, p, resp, k.route.MaxBody(), k.out)
+	return c.decodeAnswer(ctx, policy, resp, apiCall)
 }
 
-// failure is the error of a call the retry layer gave up on with err: resp is the last
-// answer, if any.
-func (c *Client) failure(ctx context.Context, p *attemptPolicy, resp *http.Response, err error) error {
+// unanswered is the error of a call the retry layer gave up on: held back by the rate
+// limit, a server hint beyond the maximum wait, or no answer at all.
+func (c *Client) unanswered(ctx context.Context, policy *attemptPolicy, resp *http.Response, err error) error {
+	if resp != nil {
+		defer resp.Body.Close()
+	}
 	switch e := err.(type) {
 	case *RateLimitError, *TransportError: // from acquire: held back, or cancelled while held
 		return e
 	case *retryHintTooLong:
-		body, _ := readCapped(resp, maxErrorBody, nil)
-		apiErr, _ := c.auth.redact.errorAnswer(ctx, p.method, p.path, resp, body)
-		return &RateLimitError{Method: p.method, Path: p.path, Endpoint: p.endpoint, RetryAfter: e.wait, Response: apiErr}
+		apiErr, _ := c.readErrorBody(ctx, policy, resp)
+		return &RateLimitError{Method: policy.method, Path: policy.path, Endpoint: policy.endpoint, RetryAfter: e.wait, Response: apiErr}
 	}
-	return &TransportError{Method: p.method, Path: p.path, Attempts: p.attempts, OutcomeUnknown: p.maybePerformed, Err: c.scrubError(err)}
+	return &TransportError{Method: policy.method, Path: policy.path, Attempts: policy.attempts, OutcomeUnknown: policy.maybePerformed, Err: c.scrubError(err)}
 }
 
-// refusal is the error of an answer outside 2xx.
-func (c *Client) refusal(ctx context.Context, p *attemptPolicy, resp *http.Response) error {
+// readErrorBody reads an error answer into an *APIError and its field errors, every
+// credential removed (see redactor.errorAnswer).
+func (c *Client) readErrorBody(ctx context.Context, policy *attemptPolicy, resp *http.Response) (*APIError, []FieldError) {
 	body, _ := readCapped(resp, maxErrorBody, nil)
-	apiErr, fields := c.auth.redact.errorAnswer(ctx, p.method, p.path, resp, body)
+	return c.auth.redact.errorAnswer(ctx, policy.method, policy.path, resp, body)
+}
+
+// errorAnswer is the typed error of an answer outside 2xx (and not a redirect kept).
+func (c *Client) errorAnswer(ctx context.Context, policy *attemptPolicy, resp *http.Response) error {
+	apiErr, fields := c.readErrorBody(ctx, policy, resp)
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests:
 		wait, _ := c.retryHint(resp, time.Now())
-		return &RateLimitError{Method: p.method, Path: p.path, Endpoint: p.endpoint, RetryAfter: wait, Response: apiErr}
+		return &RateLimitError{Method: policy.method, Path: policy.path, Endpoint: policy.endpoint, RetryAfter: wait, Response: apiErr}
 	case len(fields) > 0:
 		return &ValidationError{APIError: apiErr, fields: fields}
 	}
 	return apiErr
 }
 
-// decodeAnswer decodes a successful answer's body, at most limit bytes, into out.
-func (c *Client) decodeAnswer(ctx context.Context, p *attemptPolicy, resp *http.Response, limit int64, out any) error {
+// decodeAnswer decodes a successful answer into the call's out.
+func (c *Client) decodeAnswer(ctx context.Context, policy *attemptPolicy, resp *http.Response, apiCall call) error {
+	if apiCall.out == nil || resp.StatusCode == http.StatusNoContent {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, apiCall.route.MaxBody()))
+		return nil
+	}
 	// The body is read into a pooled buffer: decoders copy what they keep, so it is free
 	// again once decoded.
 	buf, _ := c.bodies.Get().(*[]byte)
 	if buf == nil {
 		buf = new([]byte)
 	}
+	limit := apiCall.route.MaxBody()
 	body, err := readCapped(resp, limit, (*buf)[:0]) // see limits.go
 	if err != nil && limit == MaxListBody {
 		err = fmt.Errorf("%w: a page of a listing; ask for smaller pages (ListTransactionsOptions.PerPage, the partner options' Limit)", err)
 	}
 	if err == nil {
-		err = decodeBody(resp, body, out)
+		err = decodeBody(resp, body, apiCall.out)
 	}
 	if err != nil {
 		shown, _ := c.auth.redact.bytesContext(ctx, bytes.Clone(body[:min(len(body), 64<<10)]))
-		err = &DecodeError{Method: p.method, Path: p.path, StatusCode: resp.StatusCode, Body: shown, Err: c.scrubError(err)}
+		err = &DecodeError{Method: policy.method, Path: policy.path, StatusCode: resp.StatusCode, Body: shown, Err: c.scrubError(err)}
 	}
 	if cap(body) <= maxPooledBody {
 		*buf = body

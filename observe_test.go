@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -293,7 +295,8 @@ func TestObserverRoutesOfDo(t *testing.T) {
 	}
 }
 
-// TestCallErrorType: each kind of failure has its low-cardinality name.
+// TestCallErrorType: each kind of failure has its low-cardinality name, the call's and its
+// error's alike.
 func TestCallErrorType(t *testing.T) {
 	for _, tc := range []struct {
 		call escrow.Call
@@ -302,6 +305,8 @@ func TestCallErrorType(t *testing.T) {
 		{escrow.Call{StatusCode: 200}, ""},
 		{escrow.Call{StatusCode: 400, Err: &escrow.APIError{StatusCode: 400}}, "400"}, // the first status of the class
 		{escrow.Call{StatusCode: 422, Err: &escrow.APIError{StatusCode: 422}}, "422"},
+		{escrow.Call{StatusCode: 422, Err: &escrow.ValidationError{APIError: &escrow.APIError{StatusCode: 422}}}, "422"},
+		{escrow.Call{StatusCode: 429, Err: &escrow.RateLimitError{Response: &escrow.APIError{StatusCode: 429}}}, "429"},
 		{escrow.Call{Err: &escrow.RateLimitError{RetryAfter: time.Hour}}, "rate_limited"},
 		{escrow.Call{Err: &escrow.TransportError{Err: context.DeadlineExceeded}}, "timeout"},
 		{escrow.Call{Err: &escrow.TransportError{Err: context.Canceled}}, "canceled"},
@@ -311,8 +316,8 @@ func TestCallErrorType(t *testing.T) {
 		{escrow.Call{Err: fmt.Errorf("%w: bad", escrow.ErrInvalidArgument)}, "invalid_argument"},
 		{escrow.Call{Err: errors.New("something else")}, "_OTHER"},
 	} {
-		if got := tc.call.ErrorType(); got != tc.want {
-			t.Errorf("ErrorType of %v (status %d) = %q, want %q", tc.call.Err, tc.call.StatusCode, got, tc.want)
+		if got := tc.call.ErrorType(); got != tc.want || escrow.ErrorType(tc.call.Err) != got {
+			t.Errorf("ErrorType of %v (status %d) = %q, want %q, as escrow.ErrorType says", tc.call.Err, tc.call.StatusCode, got, tc.want)
 		}
 	}
 }
@@ -447,5 +452,286 @@ func TestCallDurationIsZeroUntilItEnds(t *testing.T) {
 	c.End = start.Add(1500 * time.Millisecond)
 	if d := c.Duration(); d != 1500*time.Millisecond {
 		t.Errorf("Duration = %v, want 1.5s", d)
+	}
+}
+
+// emulatorSale starts an emulator with a seller, a buyer and a transaction between them,
+// created by a client without an observer.
+func emulatorSale(t *testing.T) (srv *escrowtest.Server, seller, buyer escrowtest.Account, tx *escrow.Transaction) {
+	t.Helper()
+	srv = escrowtest.NewServer()
+	t.Cleanup(srv.Close)
+	seller, buyer = srv.AddCustomer("seller@example.com"), srv.AddCustomer("buyer@example.com")
+	plain, err := escrow.NewClient(seller.Email, seller.APIKey, escrow.WithEmulator(srv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tx, err = plain.Transactions.Create(t.Context(), domainSale(buyer.Email, seller.Email)); err != nil {
+		t.Fatal(err)
+	}
+	return srv, seller, buyer, tx
+}
+
+// panicking is an AttemptObserver that panics in the hook named, with a value that holds
+// the API key, as a careless observer might.
+type panicking struct {
+	hook, key string
+	ended     atomic.Int32
+}
+
+func (p *panicking) panicIn(hook string) {
+	if p.hook == hook {
+		panic("observer failed with " + p.key)
+	}
+}
+
+func (p *panicking) CallStart(ctx context.Context, _ *escrow.Call) context.Context {
+	p.panicIn("CallStart")
+	return ctx
+}
+
+func (p *panicking) CallEnd(context.Context, *escrow.Call) {
+	p.ended.Add(1)
+	p.panicIn("CallEnd")
+}
+
+func (p *panicking) AttemptStart(ctx context.Context, _ *escrow.Attempt) context.Context {
+	p.panicIn("AttemptStart")
+	return ctx
+}
+
+func (p *panicking) AttemptEnd(context.Context, *escrow.Attempt) { p.panicIn("AttemptEnd") }
+
+// TestPanickingObserverLeavesTheCallItsResult: whichever hook panics, no panic escapes the
+// call, each call returns its own result (a transaction, a 404), the other hooks still run,
+// and the client's logger reports the first panic at Error level, once, the later ones at
+// Debug, without the key the panic's value held.
+func TestPanickingObserverLeavesTheCallItsResult(t *testing.T) {
+	srv, seller, _, tx := emulatorSale(t)
+	for _, hook := range []string{"CallStart", "CallEnd", "AttemptStart", "AttemptEnd"} {
+		t.Run(hook, func(t *testing.T) {
+			obs := &panicking{hook: hook, key: seller.APIKey}
+			var log strings.Builder
+			logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			c, err := escrow.NewClient(seller.Email, seller.APIKey, escrow.WithEmulator(srv), escrow.WithObserver(obs), escrow.WithLogger(logger))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := c.Transactions.Get(t.Context(), tx.ID)
+			if err != nil || got.ID != tx.ID {
+				t.Errorf("Get with an observer panicking in %s: %v, %v; want the transaction", hook, got, err)
+			}
+			if _, err := c.Transactions.Get(t.Context(), tx.ID+1000); !errors.Is(err, escrow.ErrNotFound) {
+				t.Errorf("Get of a missing transaction: %v; want its own ErrNotFound", err)
+			}
+			if n := obs.ended.Load(); n != 2 {
+				t.Errorf("CallEnd ran %d times, want 2: a panic in one hook must not skip the others", n)
+			}
+			text := log.String()
+			if n := strings.Count(text, "level=ERROR"); n != 1 || !strings.Contains(text, "hook="+hook) {
+				t.Errorf("log has %d Error lines (want 1, naming %s):\n%s", n, hook, text)
+			}
+			if strings.Count(text, "the observer panicked") != 2 {
+				t.Errorf("log does not report the second panic (at Debug):\n%s", text)
+			}
+			if strings.Contains(text, seller.APIKey) {
+				t.Errorf("log shows the API key:\n%s", text)
+			}
+		})
+	}
+}
+
+// attempts is an AttemptObserver that keeps every request's Attempt as it ended, and
+// whether each was inside its call's context.
+type attempts struct {
+	recordingObserver
+	mu    sync.Mutex
+	ended []escrow.Attempt
+	inner []bool // AttemptEnd got the context AttemptStart returned, inside the call's
+}
+
+type attemptKey struct{}
+
+func (a *attempts) AttemptStart(ctx context.Context, at *escrow.Attempt) context.Context {
+	_, inCall := ctx.Value(callIDKey{}).([2]int)
+	return context.WithValue(ctx, attemptKey{}, inCall)
+}
+
+func (a *attempts) AttemptEnd(ctx context.Context, at *escrow.Attempt) {
+	inCall, _ := ctx.Value(attemptKey{}).(bool)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.ended = append(a.ended, *at)
+	a.inner = append(a.inner, inCall)
+}
+
+func (a *attempts) all() ([]escrow.Attempt, []bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]escrow.Attempt(nil), a.ended...), append([]bool(nil), a.inner...)
+}
+
+// TestAttemptObserverSeesEachRequest: a GET answered 503 twice then 200 is one call and
+// three requests, with resend counts 0, 1, 2 and their own statuses and error types, each
+// within the call and sent with the call's context; a redirect followed is a request of
+// its own.
+func TestAttemptObserverSeesEachRequest(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/2017-09-01/customer/me" && n.Add(1) <= 2:
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case r.URL.Path == "/2017-09-01/moved":
+			http.Redirect(w, r, "/2017-09-01/customer/me", http.StatusFound)
+		default:
+			fmt.Fprint(w, `{"id": 7, "email": "market@example.com"}`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	obs := new(attempts)
+	c, err := escrow.NewClient("market@example.com", "kQ9zX4vbLm0pT7", escrow.WithBaseURL(srv.URL+"/2017-09-01/"),
+		escrow.WithObserver(obs), escrow.WithMaxWait(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Customers.Get(t.Context(), escrow.Me); err != nil {
+		t.Fatal(err)
+	}
+	call := obs.only(t)
+	got, inner := obs.all()
+	if len(got) != 3 || call.Attempts != 3 {
+		t.Fatalf("%d requests seen, call attempts %d; want 3 and 3", len(got), call.Attempts)
+	}
+	for i, a := range got {
+		wantStatus, wantType := 503, "503"
+		if i == 2 {
+			wantStatus, wantType = 200, ""
+		}
+		if a.ResendCount != i || a.StatusCode != wantStatus || a.ErrorType() != wantType || a.Method != "GET" ||
+			a.URL != srv.URL+"/2017-09-01/customer/me" || a.Call == nil || a.Call.Route != "/customer/{customer_id}" {
+			t.Errorf("request %d: %+v, error type %q; want resend count %d, %d %q, its URL and call", i, a, a.ErrorType(), i, wantStatus, wantType)
+		}
+		if a.Start.Before(call.Start) || a.End.After(call.End) || a.Duration() <= 0 || !inner[i] {
+			t.Errorf("request %d [%v, %v] (in the call's context: %v) is not within its call [%v, %v]", i, a.Start, a.End, inner[i], call.Start, call.End)
+		}
+	}
+
+	obs = new(attempts)
+	c, err = escrow.NewClient("market@example.com", "kQ9zX4vbLm0pT7", escrow.WithBaseURL(srv.URL+"/2017-09-01/"), escrow.WithObserver(obs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Do(t.Context(), "GET", "moved", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = obs.all()
+	if len(got) != 2 || got[0].StatusCode != 302 || got[0].ErrorType() != "" || got[1].ResendCount != 1 || got[1].URL != srv.URL+"/2017-09-01/customer/me" {
+		t.Errorf("requests of a redirected call: %+v; want the 302, then the redirect's request, resend count 1", got)
+	}
+}
+
+// TestAttemptURLHoldsNoCredential: the URL an Attempt shows has the account's e-mail,
+// key and token removed, in any case or escaping, whether the caller's Client.Do path
+// held them or a server's redirect did.
+func TestAttemptURLHoldsNoCredential(t *testing.T) {
+	const email, key = "Market@Example.com", "kQ9zX4vbLm0pT7"
+	token := base64.StdEncoding.EncodeToString([]byte(email + ":" + key))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/go") {
+			http.Redirect(w, r, "/2017-09-01/to/market%252540example.COM?who=MARKET%40EXAMPLE.COM&k="+key+"&t="+url.QueryEscape(token), http.StatusFound)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	obs := new(attempts)
+	c, err := escrow.NewClient(email, key, escrow.WithBaseURL(srv.URL+"/2017-09-01/"), escrow.WithObserver(obs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Do(t.Context(), "GET", "customer/market@example.com/go?key="+key, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := obs.all()
+	if len(got) != 2 {
+		t.Fatalf("%d requests seen, want 2 (the redirect followed)", len(got))
+	}
+	for _, a := range got {
+		if !strings.HasPrefix(a.URL, srv.URL+"/2017-09-01/") || !strings.Contains(a.URL, "REDACTED") {
+			t.Errorf("URL %q: want the request's URL with what was removed marked", a.URL)
+		}
+		lower := strings.ToLower(a.URL)
+		for range 3 {
+			lower, _ = url.PathUnescape(lower)
+		}
+		for _, secret := range []string{"market@example.com", strings.ToLower(key), strings.ToLower(token)} {
+			if strings.Contains(lower, secret) {
+				t.Errorf("URL %q shows %q", a.URL, secret)
+			}
+		}
+	}
+}
+
+// TestAttemptResendCountSpansASettledWrite: a write sent again after its reads found it
+// not performed counts on from the first send (0, then 1), while each read, a call of its
+// own, starts at 0.
+func TestAttemptResendCountSpansASettledWrite(t *testing.T) {
+	srv, _, buyer, tx := emulatorSale(t)
+	if err := srv.InjectFault(escrowtest.Fault{Endpoint: "PATCH /transaction/{id}", Drop: escrowtest.DropBefore}); err != nil {
+		t.Fatal(err)
+	}
+	obs := new(attempts)
+	c, err := escrow.NewClient(buyer.Email, buyer.APIKey, escrow.WithEmulator(srv), escrow.WithObserver(obs),
+		escrow.WithMaxRetries(1), escrow.WithMaxWait(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Transactions.Agree(t.Context(), tx.ID); err == nil {
+		t.Fatal("Agree succeeded with every PATCH dropped")
+	}
+	got, _ := obs.all()
+	var writes, reads []int
+	for _, a := range got {
+		if a.Method == "PATCH" {
+			writes = append(writes, a.ResendCount)
+		} else {
+			reads = append(reads, a.ResendCount)
+		}
+	}
+	if fmt.Sprint(writes) != "[0 1]" || fmt.Sprint(reads) != "[0 0]" {
+		t.Errorf("resend counts: writes %v, reads %v; want [0 1] and [0 0]", writes, reads)
+	}
+}
+
+// TestAttemptErrorHoldsNoCredential: a transport failure that quotes the server's answer
+// (a status line echoing the key) reaches an AttemptObserver with the key scrubbed, and
+// is typed "transport".
+func TestAttemptErrorHoldsNoCredential(t *testing.T) {
+	const key = "kQ9zX4vbLm0pT7"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer conn.Close()
+		fmt.Fprintf(buf, "HTTP/1.1 %s OK\r\n\r\n", key)
+		buf.Flush()
+	}))
+	t.Cleanup(srv.Close)
+	obs := new(attempts)
+	c, err := escrow.NewClient("market@example.com", key, escrow.WithBaseURL(srv.URL+"/2017-09-01/"), escrow.WithObserver(obs), escrow.WithMaxRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Customers.Get(t.Context(), escrow.Me); err == nil {
+		t.Fatal("Get succeeded on a malformed status line")
+	}
+	got, _ := obs.all()
+	if len(got) != 1 || got[0].Err == nil || got[0].ErrorType() != "transport" || got[0].StatusCode != 0 {
+		t.Fatalf("requests %+v; want one, failed, typed transport", got)
+	}
+	if s := fmt.Sprintf("%v %+v", got[0].Err, got[0]); strings.Contains(s, key) || !strings.Contains(s, "REDACTED") {
+		t.Errorf("the attempt's error %q shows the key, or not where it was", s)
 	}
 }

@@ -41,7 +41,7 @@ type attemptPolicy struct {
 	// acted on. It starts false: nothing has been sent.
 	maybePerformed bool
 	// obs records the call for an Observer; nil without one (see observe.go).
-	obs *observation
+	obs *callRecord
 	// retrying is the retry decided in backoff, recorded once it is sent (prepareRetry).
 	retrying Retry
 }

@@ -9,14 +9,31 @@
 //
 // # Traces
 //
-// Each SDK call is one client span, whatever its retries, waits and settling reads, named
-// "{METHOD} {route template}" ("GET /transaction/{id}") as OpenTelemetry's HTTP client
-// conventions name a request, and started in the caller's context (so it is a child of the
-// caller's span). Its attributes are http.request.method, url.template, server.address,
-// server.port, http.response.status_code, http.request.resend_count when the call sent its
-// request more than once, and error.type with status Error when it failed. Span events mark
-// each retry (its reason), each wait for the rate limit and each settling read.
-// A read that settles an ambiguous write is a call of its own, inside the write's span.
+// Spans follow OpenTelemetry's HTTP client conventions. Each SDK call is one span of kind
+// internal, named "{METHOD} {route template}" ("GET /transaction/{id}") and started in
+// the caller's context (so it is a child of the caller's span), whatever its retries,
+// waits and settling reads. Inside it, each HTTP request the call sends is a span of kind
+// client with the same name: the first, each retry, each write sent again, each redirect
+// followed. So client spans never nest, and a backend that counts client spans counts
+// requests, as it does for any other HTTP client. (A transport given with
+// escrow.WithHTTPClient that is traced too, by otelhttp say, would add a second client span
+// per request inside the first: leave it untraced.)
+//
+// A call's span has http.request.method, url.template, server.address, server.port,
+// http.response.status_code (of the last answer), escrow.attempts, and error.type with
+// status Error when it failed. Span events mark each retry (its reason), each wait for
+// the rate limit and each settling read. A read that settles an ambiguous write is a call
+// of its own, inside the write's span.
+//
+// A request's span has http.request.method, server.address, server.port, url.template,
+// url.full (the request's URL, the account's e-mail, key and token removed),
+// http.request.resend_count when it is not the call's first request,
+// http.response.status_code, and error.type with status Error for an answer of 4xx or 5xx
+// or none at all. It ends when the answer's headers arrived (or the request failed):
+// reading the body belongs to the call.
+//
+// No span carries text the server sent: a span's status description is its error.type,
+// never the error's text, the answer's body or a path Client.Do was given.
 //
 // The receiver has a span per confirming fetch ("escrow.webhook confirm", with the client's
 // GET inside it), per delivery ("escrow.webhook delivery", from its arrival to its outcome)
@@ -25,9 +42,11 @@
 //
 // # Metrics
 //
-//	http.client.request.duration   histogram, s   per call: method, url.template, status, error.type
-//	escrow.client.retries          counter        reason, method, url.template
-//	escrow.client.rate_limit.wait  histogram, s   cause, method, url.template
+//	http.client.request.duration   histogram, s   per HTTP request: method, server.address, server.port,
+//	                                              url.template, status, error.type
+//	escrow.client.call.duration    histogram, s   per SDK call, its retries and waits included: the same
+//	escrow.client.retries          counter        reason, method, server, url.template
+//	escrow.client.rate_limit.wait  histogram, s   cause, method, server, url.template
 //	escrow.webhook.deliveries      counter        outcome
 //	escrow.webhook.events          counter        escrow.event, escrow.webhook.source: events handed over
 //	escrow.webhook.queue.depth     gauge          transactions with deliveries waiting
@@ -35,8 +54,9 @@
 //	escrow.webhook.retries         counter        batches tried again
 //	escrow.webhook.pruned          counter        records the store's pruning removed
 //
-// No attribute, event or label carries a credential: the SDK hands observers nothing that
-// holds one, and the callback's own errors are reported only as having failed.
+// No attribute, event or label carries a credential or server text: the SDK hands
+// observers nothing that holds a credential, error texts are never exported (error.type
+// stands for them), and the callback's own errors are reported only as having failed.
 package escrowotel
 
 import (
@@ -68,6 +88,8 @@ const (
 	TransactionIDKey   = attribute.Key("escrow.transaction.id")
 	PrunedKey          = attribute.Key("escrow.webhook.pruned")
 	ConfirmedEventsKey = attribute.Key("escrow.webhook.events")
+	// AttemptsKey is the number of HTTP requests an SDK call sent, on the call's span.
+	AttemptsKey = attribute.Key("escrow.attempts")
 )
 
 // Option configures [New].
@@ -90,9 +112,10 @@ func WithMeterProvider(mp metric.MeterProvider) Option { return func(c *config) 
 type Observer struct {
 	tracer trace.Tracer
 
-	duration      metric.Float64Histogram
-	retries       metric.Int64Counter
-	rateLimitWait metric.Float64Histogram
+	requestDuration metric.Float64Histogram
+	callDuration    metric.Float64Histogram
+	retries         metric.Int64Counter
+	rateLimitWait   metric.Float64Histogram
 
 	deliveries   metric.Int64Counter
 	events       metric.Int64Counter
@@ -103,8 +126,8 @@ type Observer struct {
 }
 
 var (
-	_ escrow.Observer  = (*Observer)(nil)
-	_ webhook.Observer = (*Observer)(nil)
+	_ escrow.AttemptObserver = (*Observer)(nil)
+	_ webhook.Observer       = (*Observer)(nil)
 )
 
 // durationBuckets are the boundaries OpenTelemetry's HTTP conventions advise for
@@ -135,9 +158,13 @@ func New(opts ...Option) *Observer {
 			err = e
 		}
 	}
-	o.duration, err = m.Float64Histogram("http.client.request.duration", metric.WithUnit("s"),
-		metric.WithDescription("Duration of SDK calls, each with its retries and waits."), metric.WithExplicitBucketBoundaries(durationBuckets...))
 	var e error
+	o.requestDuration, e = m.Float64Histogram("http.client.request.duration", metric.WithUnit("s"),
+		metric.WithDescription("Duration of HTTP client requests."), metric.WithExplicitBucketBoundaries(durationBuckets...))
+	keep(e)
+	o.callDuration, e = m.Float64Histogram("escrow.client.call.duration", metric.WithUnit("s"),
+		metric.WithDescription("Duration of SDK calls, each with its retries and waits."), metric.WithExplicitBucketBoundaries(durationBuckets...))
+	keep(e)
 	o.retries, e = m.Int64Counter("escrow.client.retries", metric.WithUnit("{retry}"), metric.WithDescription("Requests the SDK sent again, by reason."))
 	keep(e)
 	o.rateLimitWait, e = m.Float64Histogram("escrow.client.rate_limit.wait", metric.WithUnit("s"),
@@ -165,13 +192,14 @@ func New(opts ...Option) *Observer {
 // knownMethods are the methods OpenTelemetry's conventions name; any other is "_OTHER".
 var knownMethods = map[string]bool{"GET": true, "POST": true, "PUT": true, "PATCH": true, "DELETE": true, "HEAD": true, "OPTIONS": true, "CONNECT": true, "TRACE": true}
 
-// callAttrs are the attributes a call's span starts with and its metrics carry.
-func callAttrs(c *escrow.Call) []attribute.KeyValue {
-	attrs := make([]attribute.KeyValue, 0, 8)
-	if knownMethods[c.Method] {
-		attrs = append(attrs, semconv.HTTPRequestMethodKey.String(c.Method))
+// callAttrs are the attributes a call's span starts with and its metrics carry; a
+// request's span and measurements carry them too, with the request's own method.
+func callAttrs(method string, c *escrow.Call) []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, 0, 10)
+	if knownMethods[method] {
+		attrs = append(attrs, semconv.HTTPRequestMethodKey.String(method))
 	} else {
-		attrs = append(attrs, semconv.HTTPRequestMethodOther, semconv.HTTPRequestMethodOriginal(c.Method))
+		attrs = append(attrs, semconv.HTTPRequestMethodOther, semconv.HTTPRequestMethodOriginal(method))
 	}
 	attrs = append(attrs, semconv.ServerAddress(c.ServerAddress), semconv.ServerPort(c.ServerPort))
 	if c.Route != "" {
@@ -180,30 +208,57 @@ func callAttrs(c *escrow.Call) []attribute.KeyValue {
 	return attrs
 }
 
-// spanName is "{METHOD} {route template}", or the method alone without a template, as
-// the conventions ask ("HTTP" for a method they do not know).
-func spanName(c *escrow.Call) string {
-	m := c.Method
-	if !knownMethods[m] {
-		m = "HTTP"
+// outcomeAttrs are what an answer adds to the attributes: its status, if one came, and
+// the error type, if it failed.
+func outcomeAttrs(attrs []attribute.KeyValue, status int, errorType string) []attribute.KeyValue {
+	if status > 0 {
+		attrs = append(attrs, semconv.HTTPResponseStatusCode(status))
 	}
-	if c.Route == "" {
-		return m
+	if errorType != "" {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(errorType))
 	}
-	return m + " " + c.Route
+	return attrs
 }
 
-// CallStart starts the call's client span in ctx, so that it is a child of the caller's.
+// spanName is "{METHOD} {route template}", or the method alone without a template, as
+// the conventions ask ("HTTP" for a method they do not know).
+func spanName(method string, c *escrow.Call) string {
+	if !knownMethods[method] {
+		method = "HTTP"
+	}
+	if c.Route == "" {
+		return method
+	}
+	return method + " " + c.Route
+}
+
+// CallStart starts the call's span in ctx, so that it is a child of the caller's.
 func (o *Observer) CallStart(ctx context.Context, c *escrow.Call) context.Context {
-	ctx, _ = o.tracer.Start(ctx, spanName(c), trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithTimestamp(c.Start), trace.WithAttributes(callAttrs(c)...))
+	ctx, _ = o.tracer.Start(ctx, spanName(c.Method, c), trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithTimestamp(c.Start), trace.WithAttributes(callAttrs(c.Method, c)...))
 	return ctx
 }
 
 // CallEnd ends the call's span, with its events, and records its metrics.
 func (o *Observer) CallEnd(ctx context.Context, c *escrow.Call) {
 	span := trace.SpanFromContext(ctx)
-	base := callAttrs(c)
+	base := callAttrs(c.Method, c)
+	o.callEvents(ctx, span, base, c)
+	errorType := c.ErrorType()
+	end := outcomeAttrs(base, c.StatusCode, errorType)
+	o.callDuration.Record(ctx, c.Duration().Seconds(), metric.WithAttributes(end...))
+	if errorType != "" {
+		// The SDK's classification, never the error's text: that may quote the server,
+		// which may echo the account's e-mail or a path Client.Do was given.
+		span.SetStatus(codes.Error, errorType)
+	}
+	span.SetAttributes(append(end[len(base):], AttemptsKey.Int(c.Attempts))...)
+	span.End(trace.WithTimestamp(c.End))
+}
+
+// callEvents adds a call's retries, rate-limit waits and settling reads to its span, and
+// counts the retries and waits.
+func (o *Observer) callEvents(ctx context.Context, span trace.Span, base []attribute.KeyValue, c *escrow.Call) {
 	for _, r := range c.Retries {
 		ev := []attribute.KeyValue{RetryReasonKey.String(string(r.Reason)), WaitKey.Float64(r.Wait.Seconds())}
 		if r.StatusCode > 0 {
@@ -221,20 +276,35 @@ func (o *Observer) CallEnd(ctx context.Context, c *escrow.Call) {
 		span.AddEvent("settling_read", trace.WithTimestamp(s.End), trace.WithAttributes(
 			SettleOutcomeKey.String(string(s.Outcome)), ReadDurationKey.Float64(s.End.Sub(s.Start).Seconds())))
 	}
-	end := base
-	if c.StatusCode > 0 {
-		end = append(end, semconv.HTTPResponseStatusCode(c.StatusCode))
+}
+
+// AttemptStart starts the request's client span inside the call's.
+func (o *Observer) AttemptStart(ctx context.Context, a *escrow.Attempt) context.Context {
+	attrs := append(callAttrs(a.Method, a.Call), semconv.URLFull(a.URL))
+	if a.ResendCount > 0 {
+		attrs = append(attrs, semconv.HTTPRequestResendCount(a.ResendCount))
 	}
-	if et := c.ErrorType(); et != "" {
-		end = append(end, semconv.ErrorTypeKey.String(et))
-		span.SetStatus(codes.Error, c.Err.Error()) // the SDK's errors hold no credential
-	}
-	o.duration.Record(ctx, c.Duration().Seconds(), metric.WithAttributes(end...))
-	if c.Attempts > 1 {
-		end = append(end, semconv.HTTPRequestResendCount(c.Attempts-1))
+	ctx, _ = o.tracer.Start(ctx, spanName(a.Method, a.Call), trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithTimestamp(a.Start), trace.WithAttributes(attrs...))
+	return ctx
+}
+
+// AttemptEnd ends the request's span and records http.client.request.duration.
+func (o *Observer) AttemptEnd(ctx context.Context, a *escrow.Attempt) {
+	span := trace.SpanFromContext(ctx)
+	base := callAttrs(a.Method, a.Call)
+	errorType := a.ErrorType()
+	end := outcomeAttrs(base, a.StatusCode, errorType)
+	o.requestDuration.Record(ctx, a.Duration().Seconds(), metric.WithAttributes(end...))
+	switch {
+	case errorType == "":
+	case a.StatusCode > 0:
+		span.SetStatus(codes.Error, "") // the conventions: the status code says why
+	default:
+		span.SetStatus(codes.Error, errorType)
 	}
 	span.SetAttributes(end[len(base):]...)
-	span.End(trace.WithTimestamp(c.End))
+	span.End(trace.WithTimestamp(a.End))
 }
 
 // Delivery records a delivery's outcome, and a span from its arrival to its outcome.

@@ -48,19 +48,49 @@ func newTelemetry(t *testing.T) *telemetry {
 	}
 }
 
-// span returns the one span of that name, failing the test if there is not exactly one.
+// span returns the one call span (kind internal) of that name, failing the test if there
+// is not exactly one.
 func (tm *telemetry) span(t *testing.T, name string) tracetest.SpanStub {
 	t.Helper()
 	var found []tracetest.SpanStub
 	for _, s := range tm.spans.GetSpans() {
-		if s.Name == name {
+		if s.Name == name && s.SpanKind == trace.SpanKindInternal {
 			found = append(found, s)
 		}
 	}
 	if len(found) != 1 {
-		t.Fatalf("%d spans named %q among %v; want 1", len(found), name, names(tm.spans.GetSpans()))
+		t.Fatalf("%d call spans named %q among %v; want 1", len(found), name, names(tm.spans.GetSpans()))
 	}
 	return found[0]
+}
+
+// requests returns the client spans whose parent is the span given, in the order they
+// ended.
+func (tm *telemetry) requests(parent tracetest.SpanStub) []tracetest.SpanStub {
+	var found []tracetest.SpanStub
+	for _, s := range tm.spans.GetSpans() {
+		if s.SpanKind == trace.SpanKindClient && s.Parent.SpanID() == parent.SpanContext.SpanID() {
+			found = append(found, s)
+		}
+	}
+	return found
+}
+
+// wantNoNestedClientSpans fails the test if a client span is inside another client span,
+// which would count one request twice in a backend that counts client spans.
+func (tm *telemetry) wantNoNestedClientSpans(t *testing.T) {
+	t.Helper()
+	client := map[trace.SpanID]bool{}
+	for _, s := range tm.spans.GetSpans() {
+		if s.SpanKind == trace.SpanKindClient {
+			client[s.SpanContext.SpanID()] = true
+		}
+	}
+	for _, s := range tm.spans.GetSpans() {
+		if s.SpanKind == trace.SpanKindClient && client[s.Parent.SpanID()] {
+			t.Errorf("client span %q is inside another client span", s.Name)
+		}
+	}
 }
 
 func names(spans tracetest.SpanStubs) []string {
@@ -133,14 +163,17 @@ func sale(reference string) *escrow.CreateTransactionRequest {
 	}
 }
 
-// TestCallIsOneClientSpanInTheCallersTrace: each SDK call is one client span named
-// "{METHOD} {route template}", a child of the caller's span, with the HTTP client
-// conventions' attributes, and one duration measurement.
-func TestCallIsOneClientSpanInTheCallersTrace(t *testing.T) {
+// TestCallIsAnInternalSpanWithAClientSpanPerRequest: each SDK call is a span of kind
+// internal named "{METHOD} {route template}", a child of the caller's span; the request it
+// sent is a client span inside it with the HTTP client conventions' attributes (url.full
+// included, without credentials). http.client.request.duration measures the request,
+// escrow.client.call.duration the call.
+func TestCallIsAnInternalSpanWithAClientSpanPerRequest(t *testing.T) {
 	tm := newTelemetry(t)
 	srv := escrowtest.NewServer()
 	t.Cleanup(srv.Close)
-	seller := connect(t, srv, srv.AddCustomer("seller@example.com"), tm.obs)
+	acct := srv.AddCustomer("seller@example.com")
+	seller := connect(t, srv, acct, tm.obs)
 	srv.AddCustomer("buyer@example.com")
 
 	ctx, checkout := tm.tp.Tracer("shop").Start(t.Context(), "checkout")
@@ -154,34 +187,49 @@ func TestCallIsOneClientSpanInTheCallersTrace(t *testing.T) {
 	checkout.End()
 
 	port := srv.URL[strings.LastIndex(srv.URL, ":")+1 : strings.Index(srv.URL, "/2017")]
+	urls := map[string]string{"POST /transaction": srv.URL + "transaction", "GET /transaction/{id}": fmt.Sprintf("%stransaction/%d", srv.URL, tx.ID)}
 	for name, status := range map[string]string{"POST /transaction": "201", "GET /transaction/{id}": "200"} {
-		s := tm.span(t, name)
-		if s.SpanKind != trace.SpanKindClient || s.Parent.SpanID() != checkout.SpanContext().SpanID() || s.Status.Code != codes.Unset {
-			t.Errorf("%s: kind %v, parent %v, status %v; want a client span under checkout, unset status", name, s.SpanKind, s.Parent.SpanID(), s.Status)
+		call := tm.span(t, name)
+		if call.Parent.SpanID() != checkout.SpanContext().SpanID() || call.Status.Code != codes.Unset {
+			t.Errorf("%s: parent %v, status %v; want a span under checkout, unset status", name, call.Parent.SpanID(), call.Status)
 		}
 		method, template, _ := strings.Cut(name, " ")
-		wantAttrs(t, name, s.Attributes, map[string]string{
+		want := map[string]string{
 			"http.request.method": method, "url.template": template, "server.address": "127.0.0.1",
 			"server.port": port, "http.response.status_code": status,
-		})
-		if _, ok := attr(s.Attributes, "http.request.resend_count"); ok {
-			t.Errorf("%s: resend_count on a call sent once", name)
+		}
+		wantAttrs(t, name, call.Attributes, want)
+		reqs := tm.requests(call)
+		if len(reqs) != 1 || reqs[0].Name != name {
+			t.Fatalf("%s: client spans %v inside; want one of the same name", name, names(reqs))
+		}
+		want["url.full"] = urls[name]
+		wantAttrs(t, name+" request", reqs[0].Attributes, want)
+		if _, ok := attr(reqs[0].Attributes, "http.request.resend_count"); ok {
+			t.Errorf("%s: resend_count on a request sent once", name)
+		}
+		if reqs[0].StartTime.Before(call.StartTime) || reqs[0].EndTime.After(call.EndTime) {
+			t.Errorf("%s: the request [%v, %v] is not within its call [%v, %v]", name, reqs[0].StartTime, reqs[0].EndTime, call.StartTime, call.EndTime)
 		}
 	}
+	tm.wantNoNestedClientSpans(t)
 
-	h := tm.metric(t, "http.client.request.duration")
-	if h.Unit != "s" {
-		t.Errorf("duration unit %q, want s", h.Unit)
-	}
-	points := h.Data.(metricdata.Histogram[float64]).DataPoints
-	if len(points) != 2 {
-		t.Fatalf("%d duration series, want one per endpoint: %+v", len(points), points)
-	}
-	for _, p := range points {
-		tmpl, _ := p.Attributes.Value("url.template")
-		status, _ := p.Attributes.Value("http.response.status_code")
-		if p.Count != 1 || p.Sum <= 0 || (tmpl.AsString() == "/transaction") != (status.AsInt64() == 201) {
-			t.Errorf("duration point %v: count %d sum %v; want one positive measurement with its status", p.Attributes.ToSlice(), p.Count, p.Sum)
+	for _, name := range []string{"http.client.request.duration", "escrow.client.call.duration"} {
+		h := tm.metric(t, name)
+		if h.Unit != "s" {
+			t.Errorf("%s: unit %q, want s", name, h.Unit)
+		}
+		points := h.Data.(metricdata.Histogram[float64]).DataPoints
+		if len(points) != 2 {
+			t.Fatalf("%s: %d series, want one per endpoint: %+v", name, len(points), points)
+		}
+		for _, p := range points {
+			tmpl, _ := p.Attributes.Value("url.template")
+			status, _ := p.Attributes.Value("http.response.status_code")
+			addr, _ := p.Attributes.Value("server.address")
+			if p.Count != 1 || p.Sum <= 0 || (tmpl.AsString() == "/transaction") != (status.AsInt64() == 201) || addr.AsString() != "127.0.0.1" {
+				t.Errorf("%s point %v: count %d sum %v; want one positive measurement with its status and server", name, p.Attributes.ToSlice(), p.Count, p.Sum)
+			}
 		}
 	}
 }
@@ -200,10 +248,11 @@ func (f *failFirst) RoundTrip(r *http.Request) (*http.Response, error) {
 	return f.next.RoundTrip(r)
 }
 
-// TestRetriedCallHasItsResendCountAndRetryEvents: a call that lost its first connection is
-// still one span, with http.request.resend_count, a retry event with the reason, and the
-// retries counter by reason.
-func TestRetriedCallHasItsResendCountAndRetryEvents(t *testing.T) {
+// TestRetriedCallHasAClientSpanPerRequest: a call that lost its first connection is one
+// call span with a retry event (its reason) and the retries counter by reason; inside it,
+// two client spans: the lost request (error.type transport) and the one resent
+// (http.request.resend_count 1), each measured in http.client.request.duration.
+func TestRetriedCallHasAClientSpanPerRequest(t *testing.T) {
 	tm := newTelemetry(t)
 	srv := escrowtest.NewServer()
 	t.Cleanup(srv.Close)
@@ -218,21 +267,39 @@ func TestRetriedCallHasItsResendCountAndRetryEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := tm.span(t, "GET /customer/{customer_id}")
-	wantAttrs(t, s.Name, s.Attributes, map[string]string{"http.request.resend_count": "1", "http.response.status_code": "200"})
+	wantAttrs(t, s.Name, s.Attributes, map[string]string{"http.response.status_code": "200", "escrow.attempts": "2"})
 	if len(s.Events) != 1 || s.Events[0].Name != "retry" {
 		t.Fatalf("events %+v; want one retry", s.Events)
 	}
 	wantAttrs(t, "retry event", s.Events[0].Attributes, map[string]string{"reason": "transport_error"})
+
+	reqs := tm.requests(s)
+	if len(reqs) != 2 {
+		t.Fatalf("client spans %v; want two", names(reqs))
+	}
+	lost, resent := reqs[0], reqs[1]
+	wantAttrs(t, "lost request", lost.Attributes, map[string]string{"error.type": "transport"})
+	if _, ok := attr(lost.Attributes, "http.response.status_code"); ok || lost.Status.Code != codes.Error || lost.Status.Description != "transport" {
+		t.Errorf("lost request: %v, status %+v; want no status code, status Error \"transport\"", lost.Attributes, lost.Status)
+	}
+	wantAttrs(t, "resent request", resent.Attributes, map[string]string{"http.request.resend_count": "1", "http.response.status_code": "200"})
+	if resent.Status.Code != codes.Unset {
+		t.Errorf("resent request status %+v, want unset", resent.Status)
+	}
 
 	points := tm.metric(t, "escrow.client.retries").Data.(metricdata.Sum[int64]).DataPoints
 	if len(points) != 1 || points[0].Value != 1 {
 		t.Fatalf("retries %+v; want one", points)
 	}
 	wantAttrs(t, "retries", points[0].Attributes.ToSlice(), map[string]string{"reason": "transport_error", "url.template": "/customer/{customer_id}"})
+	durations := tm.metric(t, "http.client.request.duration").Data.(metricdata.Histogram[float64]).DataPoints
+	if len(durations) != 2 {
+		t.Fatalf("request durations %+v; want two series: the lost request and the answered one", durations)
+	}
 }
 
-// TestFailedCallIsAnErrorSpan: a call answered 404 has status Error and error.type "404",
-// and its duration is recorded with the error type.
+// TestFailedCallIsAnErrorSpan: a call answered 404 has status Error, described by its
+// error.type "404" (not the error's text), and both durations carry the error type.
 func TestFailedCallIsAnErrorSpan(t *testing.T) {
 	tm := newTelemetry(t)
 	srv := escrowtest.NewServer()
@@ -242,15 +309,22 @@ func TestFailedCallIsAnErrorSpan(t *testing.T) {
 		t.Fatalf("Get: %v", err)
 	}
 	s := tm.span(t, "GET /transaction/{id}")
-	if s.Status.Code != codes.Error {
-		t.Errorf("status %+v, want Error", s.Status)
+	if s.Status.Code != codes.Error || s.Status.Description != "404" {
+		t.Errorf("status %+v, want Error \"404\"", s.Status)
 	}
 	wantAttrs(t, s.Name, s.Attributes, map[string]string{"error.type": "404", "http.response.status_code": "404"})
-	points := tm.metric(t, "http.client.request.duration").Data.(metricdata.Histogram[float64]).DataPoints
-	if len(points) != 1 {
-		t.Fatalf("%d duration points, want 1", len(points))
+	reqs := tm.requests(s)
+	if len(reqs) != 1 || reqs[0].Status.Code != codes.Error || reqs[0].Status.Description != "" {
+		t.Fatalf("requests %v; want one, status Error with no description (the status code says it)", reqs)
 	}
-	wantAttrs(t, "duration", points[0].Attributes.ToSlice(), map[string]string{"error.type": "404"})
+	wantAttrs(t, "request", reqs[0].Attributes, map[string]string{"error.type": "404", "http.response.status_code": "404"})
+	for _, name := range []string{"http.client.request.duration", "escrow.client.call.duration"} {
+		points := tm.metric(t, name).Data.(metricdata.Histogram[float64]).DataPoints
+		if len(points) != 1 {
+			t.Fatalf("%s: %d points, want 1", name, len(points))
+		}
+		wantAttrs(t, name, points[0].Attributes.ToSlice(), map[string]string{"error.type": "404"})
+	}
 }
 
 // emulatorTransport serves requests from an emulator in process, with no network, so that
@@ -285,9 +359,14 @@ func TestRateLimitWaitIsAnEventAndAMeasurement(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		spans := tm.spans.GetSpans()
+		var spans []tracetest.SpanStub
+		for _, s := range tm.spans.GetSpans() {
+			if s.SpanKind == trace.SpanKindInternal {
+				spans = append(spans, s)
+			}
+		}
 		if len(spans) != 2 || len(spans[0].Events) != 0 || len(spans[1].Events) != 1 || spans[1].Events[0].Name != "rate_limit.wait" {
-			t.Fatalf("spans %v; want two, the second with one rate_limit.wait event", spans)
+			t.Fatalf("call spans %v; want two, the second with one rate_limit.wait event", spans)
 		}
 		wantAttrs(t, "wait event", spans[1].Events[0].Attributes, map[string]string{"cause": "exhausted"})
 		points := tm.metric(t, "escrow.client.rate_limit.wait").Data.(metricdata.Histogram[float64]).DataPoints
@@ -297,8 +376,9 @@ func TestRateLimitWaitIsAnEventAndAMeasurement(t *testing.T) {
 	})
 }
 
-// TestSettledWriteHasItsReadInside: an action whose answer was lost is one PATCH span with
-// a settling_read event, and the read that settled it is a GET span inside it.
+// TestSettledWriteHasItsReadInside: an action whose answer was lost is one PATCH call span
+// with a settling_read event and its lost request inside; the read that settled it is a GET
+// call span inside it, with its own request. No client span is inside another.
 func TestSettledWriteHasItsReadInside(t *testing.T) {
 	tm := newTelemetry(t)
 	srv := escrowtest.NewServer()
@@ -326,6 +406,10 @@ func TestSettledWriteHasItsReadInside(t *testing.T) {
 	if write.Status.Code == codes.Error {
 		t.Errorf("a settled write's span is an error: %+v", write.Status)
 	}
+	if w, r := tm.requests(write), tm.requests(read); len(w) != 1 || len(r) != 1 {
+		t.Errorf("requests inside the write %v, inside the read %v; want one each", names(w), names(r))
+	}
+	tm.wantNoNestedClientSpans(t)
 }
 
 // TestTelemetryHoldsNoCredential: no span name, attribute, event, status, link or metric
@@ -356,6 +440,98 @@ func TestTelemetryHoldsNoCredential(t *testing.T) {
 	for _, secret := range []string{acct.APIKey, token, acct.Email} {
 		if strings.Contains(dump, secret) {
 			t.Errorf("the telemetry shows %q:\n%s", secret, dump)
+		}
+	}
+}
+
+// echoingServer answers every request with text that holds the account's e-mail, key and
+// token, in the places a server can put text: a 401's message, a 422's field messages, a
+// 5xx body, a redirect's URL, a malformed 2xx body, a malformed status line, and a
+// Client.Do path's 404.
+func echoingServer(t *testing.T, email, key string) *httptest.Server {
+	token := base64.StdEncoding.EncodeToString([]byte(email + ":" + key))
+	echo := fmt.Sprintf("%s %s %s", email, key, token)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path := strings.TrimPrefix(r.URL.Path, "/2017-09-01")
+		switch {
+		case path == "/customer/me":
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, `{"error": "invalid credentials for %s"}`, echo)
+		case path == "/transaction" && r.Method == "POST":
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			fmt.Fprintf(w, `{"errors": {"parties": [{"customer": ["%s already has an account"]}]}}`, echo)
+		case path == "/transaction/1":
+			http.Redirect(w, r, "/2017-09-01/moved/"+email+"?k="+key, http.StatusFound)
+		case strings.HasPrefix(path, "/moved/"):
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprintf(w, "upstream failed for %s", echo)
+		case path == "/transaction/2":
+			fmt.Fprintf(w, `{"id": 2, "description": "%s"`, echo)
+		case path == "/transaction/3":
+			conn, buf, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			fmt.Fprintf(buf, "HTTP/1.1 %s OK\r\n\r\n", email)
+			buf.Flush()
+			conn.Close()
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprintf(w, `{"message": "no route %s for %s"}`, r.URL.Path, echo)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestTelemetryCarriesNoServerText: whatever a server answers, echoing the account's
+// e-mail, key and token wherever it can, no span name, status, attribute, event or metric
+// shows them; and a Client.Do call's status does not show its path.
+func TestTelemetryCarriesNoServerText(t *testing.T) {
+	const email, key = "market@example.com", "kQ9zX4vbLm0pT7wE"
+	token := base64.StdEncoding.EncodeToString([]byte(email + ":" + key))
+	tm := newTelemetry(t)
+	srv := echoingServer(t, email, key)
+	c, err := escrow.NewClient(email, key, escrow.WithBaseURL(srv.URL+"/2017-09-01/"), escrow.WithObserver(tm.obs),
+		escrow.WithMaxRetries(1), escrow.WithMaxWait(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	var failures []error
+	_, err = c.Customers.Get(ctx, escrow.Me)
+	failures = append(failures, err)
+	_, err = c.Transactions.Create(ctx, sale(""))
+	failures = append(failures, err)
+	for id := range int64(3) {
+		_, err = c.Transactions.Get(ctx, id+1)
+		failures = append(failures, err)
+	}
+	failures = append(failures, c.Do(ctx, "GET", "partner/private-path-4711/x", nil, nil))
+	for i, err := range failures {
+		if err == nil {
+			t.Fatalf("call %d succeeded; every answer here is a failure", i)
+		}
+	}
+
+	dump := tm.dump(t)
+	for _, want := range []string{"401", "422", "500", "malformed_response", "transport", "404", "url.full"} {
+		if !strings.Contains(dump, want) {
+			t.Errorf("the telemetry lacks %q, which the calls should have produced:\n%s", want, dump)
+		}
+	}
+	for _, secret := range []string{email, key, token, "%40example.com"} {
+		if strings.Contains(dump, secret) {
+			t.Errorf("the telemetry shows %q:\n%s", secret, dump)
+		}
+	}
+	for _, s := range tm.spans.GetSpans() {
+		if strings.Contains(s.Status.Description, "private-path") || strings.Contains(s.Name, "private-path") {
+			t.Errorf("span %q has status %q: the Do path shows", s.Name, s.Status.Description)
+		}
+		if s.Status.Code == codes.Error && strings.ContainsAny(s.Status.Description, " :/") {
+			t.Errorf("span %q has status %q, not an error type", s.Name, s.Status.Description)
 		}
 	}
 }
@@ -406,7 +582,9 @@ func TestReceiverSpansAndMetrics(t *testing.T) {
 		case "escrow.webhook confirm":
 			confirms[s.SpanContext.SpanID()] = true
 		case "GET /transaction/{id}":
-			gets = append(gets, s)
+			if s.SpanKind == trace.SpanKindInternal { // the call; its request is inside it
+				gets = append(gets, s)
+			}
 		case "escrow.webhook delivery":
 			deliveries = append(deliveries, s)
 		case "escrow.webhook handover":

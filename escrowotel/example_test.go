@@ -13,8 +13,9 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// A marketplace's checkout traces its escrow calls: each is a span inside the checkout's,
-// named by its route. A program exports to its backend instead of keeping spans in memory,
+// A marketplace's checkout traces its escrow calls: each is a span (kind internal) inside
+// the checkout's, named by its route, with a client span inside it for each HTTP request
+// the call sent (one here; a retry or a resend would add one). A program exports to its backend instead of keeping spans in memory,
 // and may leave out the options to use the global providers.
 func Example() {
 	srv := escrowtest.NewServer()
@@ -48,12 +49,14 @@ func Example() {
 
 	printTree(spans.GetSpans(), trace.SpanID{}, "")
 	// Output:
-	// checkout
-	//   POST /transaction  http.response.status_code=201
-	//   GET /transaction/{id}  http.response.status_code=200
+	// checkout [internal]
+	//   POST /transaction [internal]  http.response.status_code=201
+	//     POST /transaction [client]  http.response.status_code=201
+	//   GET /transaction/{id} [internal]  http.response.status_code=200
+	//     GET /transaction/{id} [client]  http.response.status_code=200
 }
 
-// printTree prints the spans under parent, indented, with their status codes.
+// printTree prints the spans under parent, indented, with their kinds and status codes.
 func printTree(spans tracetest.SpanStubs, parent trace.SpanID, indent string) {
 	for _, s := range spans.Snapshots() {
 		if s.Parent().SpanID() != parent {
@@ -65,7 +68,7 @@ func printTree(spans tracetest.SpanStubs, parent trace.SpanID, indent string) {
 				status = append(status, "  http.response.status_code="+kv.Value.String())
 			}
 		}
-		fmt.Println(indent + s.Name() + strings.Join(status, ""))
+		fmt.Println(indent + s.Name() + " [" + s.SpanKind().String() + "]" + strings.Join(status, ""))
 		printTree(spans, s.SpanContext().SpanID(), indent+"  ")
 	}
 }

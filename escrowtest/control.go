@@ -54,6 +54,10 @@ var controlRoutes = []controlRoute{
 		"the buyer's funds arrive"}, (*Emulator).controlApprovePayment, nil},
 	{ControlEndpoint{http.MethodPost, "/_emulator/transactions/{id}/reject_payment", "", `200 {"ok": true}`,
 		"the buyer's payment fails"}, (*Emulator).controlRejectPayment, nil},
+	{ControlEndpoint{http.MethodPost, "/_emulator/transactions/{id}/reach", `{"state"}`, `200 {next_steps answer}`,
+		"drive the transaction forward to a state (in_inspection, accepted, complete, cancelled, …) as its parties would"}, (*Emulator).controlReach, nil},
+	{ControlEndpoint{http.MethodPost, "/_emulator/transactions/{id}/trigger", `{"event"}`, `200 {"ok": true}`,
+		"deliver an event of the transaction again to its parties' webhooks, as the provider's replay would"}, (*Emulator).controlTrigger, nil},
 	{ControlEndpoint{http.MethodGet, "/_emulator/transactions/{id}/ledger", "", `200 {"in", "out", "fees", "held"}`,
 		"the transaction's money: in always equals out + fees + held"}, (*Emulator).controlLedger, nil},
 	{ControlEndpoint{http.MethodGet, "/_emulator/transactions/{id}/next_steps", "", `200 {"transaction_id", "state", "next_steps": [{"role", "customer", "action", "item_id", "auto_at"}], "goods": [{"item_id", "state"}], "disbursed", "unpaid": [{"item_id", "role", "customer", "amount", "reason"}], "waiting"}`,
@@ -64,10 +68,22 @@ var controlRoutes = []controlRoute{
 		"set the rate limit per account and endpoint (limit 0 turns it off)"}, (*Emulator).controlRateLimit, nil},
 	{ControlEndpoint{http.MethodPost, "/_emulator/faults", `{"endpoint", "status", "probability", "drop", "latency_ms", "latency_after_ms"}`, `200 {"ok": true}`,
 		"inject a fault on an API endpoint or on webhook calls"}, (*Emulator).controlAddFault, nil},
+	{ControlEndpoint{http.MethodGet, "/_emulator/faults", "", `200 {"faults": [{"id", "endpoint", "status", "probability", "drop", "latency_ms", "latency_after_ms"}]}`,
+		"the faults standing, in the order they apply"}, (*Emulator).controlFaultList, nil},
+	{ControlEndpoint{http.MethodDelete, "/_emulator/faults/{id}", "", `200 {"ok": true}`,
+		"remove one fault"}, (*Emulator).controlRemoveFault, nil},
 	{ControlEndpoint{http.MethodDelete, "/_emulator/faults", "", `200 {"ok": true}`,
 		"remove every fault"}, (*Emulator).controlClearFaults, nil},
+	{ControlEndpoint{http.MethodGet, "/_emulator/accounts", "", `200 {"total", "accounts": [{"id", "email", "partner", "created", "password", "api_keys": [{"id", "name", "last_four", "active"}], "webhooks": [{"id", "url"}]}]}`,
+		"the accounts, newest first (?limit=), keys by their last four characters and webhook secrets masked"}, (*Emulator).controlAccounts, nil},
 	{ControlEndpoint{http.MethodGet, "/_emulator/webhook_deliveries", "", `200 {"deliveries": [{"url", "event", "event_type", "transaction_id", "status_code", "error", "latency_ms", "fault"}]}`,
 		"the webhook calls made; ?flush=true waits for the queued ones first"}, (*Emulator).controlDeliveries, nil},
+	{ControlEndpoint{http.MethodGet, "/_emulator/requests", "", `200 {"requests": [{"seq", "time", "method", "path", "endpoint", "account", "as_customer", "status", "latency_ms", "fault", "request_body", "response_body"}]}`,
+		"the latest API requests, credentials removed (?account=, ?path=, ?status=404|4xx|dropped, ?after=SEQ, ?limit=)"}, (*Emulator).controlRequests, nil},
+	{ControlEndpoint{http.MethodGet, "/_emulator/state", "", `200 {"version", "clock", "ids", "accounts", "transactions", …}`,
+		"the whole state as one document (Snapshot): it holds key hashes and webhook secrets"}, nil, (*Emulator).serveState},
+	{ControlEndpoint{http.MethodPut, "/_emulator/state", "a document GET /_emulator/state wrote", `200 {"ok": true}`,
+		"replace the whole state (Restore); a refused document is a 422 naming the part, and changes nothing"}, nil, (*Emulator).serveRestore},
 	{ControlEndpoint{http.MethodPost, "/_emulator/reset", "", `200 {"ok": true}`,
 		"forget every account, transaction, fault and delivery"}, (*Emulator).controlReset, nil},
 	{ControlEndpoint{http.MethodGet, "/_emulator/events", "", `200 text/event-stream: "change" events`,
@@ -220,9 +236,9 @@ func (e *Emulator) controlRejectPayment(r *http.Request, _ []byte) (response, er
 }
 
 func controlPayment(r *http.Request, do func(int64) error) (response, error) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	id, err := pathID(r)
 	if err != nil {
-		return response{}, notFound("no transaction %q", r.PathValue("id"))
+		return response{}, err
 	}
 	if err := do(id); err != nil {
 		return response{}, err
@@ -230,11 +246,20 @@ func controlPayment(r *http.Request, do func(int64) error) (response, error) {
 	return success(controlOK{OK: true}), nil
 }
 
-// controlLedger serves GET /_emulator/transactions/{id}/ledger.
-func (e *Emulator) controlLedger(r *http.Request, _ []byte) (response, error) {
+// pathID reads the transaction id of a control path; anything else names nothing (404).
+func pathID(r *http.Request) (int64, error) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil {
-		return response{}, notFound("no transaction %q", r.PathValue("id"))
+		return 0, notFound("no transaction %q", r.PathValue("id"))
+	}
+	return id, nil
+}
+
+// controlLedger serves GET /_emulator/transactions/{id}/ledger.
+func (e *Emulator) controlLedger(r *http.Request, _ []byte) (response, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return response{}, err
 	}
 	l, err := e.Ledger(id)
 	if err != nil {
@@ -245,9 +270,9 @@ func (e *Emulator) controlLedger(r *http.Request, _ []byte) (response, error) {
 
 // controlNextSteps serves GET /_emulator/transactions/{id}/next_steps.
 func (e *Emulator) controlNextSteps(r *http.Request, _ []byte) (response, error) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	id, err := pathID(r)
 	if err != nil {
-		return response{}, notFound("no transaction %q", r.PathValue("id"))
+		return response{}, err
 	}
 	p, err := e.NextSteps(id)
 	if err != nil {

@@ -145,7 +145,7 @@ func TestControlAPIIsLoopbackOnly(t *testing.T) {
 	for _, remote := range []string{"192.0.2.1:1234", "[2001:db8::1]:80", "garbage"} {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodPost, "/_emulator/customers", strings.NewReader(`{"email":"a@example.com"}`))
-		req.RemoteAddr = remote
+		req.RemoteAddr, req.Host = remote, "localhost"
 		e.ServeHTTP(rec, req)
 		if rec.Code != http.StatusForbidden {
 			t.Errorf("%s: %d %s", remote, rec.Code, rec.Body)
@@ -153,7 +153,7 @@ func TestControlAPIIsLoopbackOnly(t *testing.T) {
 	}
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodPost, "/_emulator/customers", strings.NewReader(`{"email":"a@example.com"}`))
-	req.RemoteAddr = "[::1]:5000"
+	req.RemoteAddr, req.Host = "[::1]:5000", "localhost"
 	e.ServeHTTP(rec, req)
 	if rec.Code != http.StatusCreated {
 		t.Errorf("::1: %d %s", rec.Code, rec.Body)

@@ -170,6 +170,98 @@ func (c *ControlClient) Deliveries(ctx context.Context, flush bool) ([]Delivery,
 	return d.Deliveries, err
 }
 
+// Reach drives a transaction forward to state, as Emulator.Reach does, and returns what
+// it then waits for.
+func (c *ControlClient) Reach(ctx context.Context, txID int64, state string) (Progress, error) {
+	var p Progress
+	err := c.call(ctx, http.MethodPost, "transactions/"+strconv.FormatInt(txID, 10)+"/reach", nil, map[string]string{"state": state}, &p)
+	return p, err
+}
+
+// Trigger delivers an event of a transaction again to its parties' webhooks, as
+// Emulator.Trigger does.
+func (c *ControlClient) Trigger(ctx context.Context, txID int64, event string) error {
+	return c.call(ctx, http.MethodPost, "transactions/"+strconv.FormatInt(txID, 10)+"/trigger", nil, map[string]string{"event": event}, &controlOK{})
+}
+
+// RequestQuery narrows the request log: to a caller (part of its address or of
+// As-Customer), a part of the path, a status ("404", "4xx" or "dropped"), the requests
+// after a Seq; Limit keeps the newest that many (0: 100).
+type RequestQuery struct {
+	Account, Path, Status string
+	After                 int64
+	Limit                 int
+}
+
+// Requests returns the request log, oldest first, as Emulator.Requests does, narrowed by q.
+func (c *ControlClient) Requests(ctx context.Context, q RequestQuery) ([]Request, error) {
+	v := url.Values{}
+	for k, s := range map[string]string{"account": q.Account, "path": q.Path, "status": q.Status} {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	if q.After > 0 {
+		v.Set("after", strconv.FormatInt(q.After, 10))
+	}
+	if q.Limit > 0 {
+		v.Set("limit", strconv.Itoa(q.Limit))
+	}
+	var out controlRequests
+	err := c.call(ctx, http.MethodGet, "requests", v, nil, &out)
+	return out.Requests, err
+}
+
+// Faults returns the faults standing, each with the id RemoveFault takes.
+func (c *ControlClient) Faults(ctx context.Context) ([]ActiveFault, error) {
+	var out controlFaults
+	if err := c.call(ctx, http.MethodGet, "faults", nil, nil, &out); err != nil {
+		return nil, err
+	}
+	fs := []ActiveFault{}
+	for _, f := range out.Faults {
+		fs = append(fs, f.fault())
+	}
+	return fs, nil
+}
+
+// RemoveFault removes one fault by its id.
+func (c *ControlClient) RemoveFault(ctx context.Context, id int64) error {
+	return c.call(ctx, http.MethodDelete, "faults/"+strconv.FormatInt(id, 10), nil, nil, &controlOK{})
+}
+
+// Accounts returns the newest limit accounts (0: 200), credentials masked, and how many
+// there are.
+func (c *ControlClient) Accounts(ctx context.Context, limit int) ([]AccountView, int, error) {
+	var q url.Values
+	if limit > 0 {
+		q = url.Values{"limit": {strconv.Itoa(limit)}}
+	}
+	var out controlAccounts
+	err := c.call(ctx, http.MethodGet, "accounts", q, nil, &out)
+	return out.Accounts, out.Total, err
+}
+
+// Export writes the emulator's whole state to w, as Emulator.Snapshot does.
+func (c *ControlClient) Export(ctx context.Context, w io.Writer) error {
+	data, err := c.roundTrip(ctx, http.MethodGet, "state", nil, nil, maxSnapshotBytes+1)
+	if err != nil {
+		return err
+	}
+	if len(data) > maxSnapshotBytes {
+		return fmt.Errorf("GET %sstate: the state is larger than %d bytes", controlRoot, maxSnapshotBytes)
+	}
+	_, err = w.Write(data)
+	return err
+}
+
+// Import replaces the emulator's whole state with a document Export (or Snapshot)
+// wrote, as Emulator.Restore does; a refused document is a *ControlError naming the part.
+func (c *ControlClient) Import(ctx context.Context, r io.Reader) error {
+	_, err := c.roundTrip(ctx, http.MethodPut, "state", nil, r, maxControlAnswer)
+	return err
+}
+
 // Reset forgets every account, transaction, fault and delivery, and puts the clock back.
 func (c *ControlClient) Reset(ctx context.Context) error {
 	return c.call(ctx, http.MethodPost, "reset", nil, nil, &controlOK{})
@@ -177,8 +269,6 @@ func (c *ControlClient) Reset(ctx context.Context) error {
 
 // call sends body (nil for none) as JSON and decodes the answer into out.
 func (c *ControlClient) call(ctx context.Context, method, path string, query url.Values, body, out any) error {
-	u := c.root.JoinPath(path)
-	u.RawQuery = query.Encode()
 	var reqBody io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -187,9 +277,24 @@ func (c *ControlClient) call(ctx context.Context, method, path string, query url
 		}
 		reqBody = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), reqBody)
+	data, err := c.roundTrip(ctx, method, path, query, reqBody, maxControlAnswer)
 	if err != nil {
 		return err
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("%s %s: the answer is not the JSON expected (is %s an emulator?): %w", method, c.root.JoinPath(path).Path, c.root.Host, err)
+	}
+	return nil
+}
+
+// roundTrip sends a request with a JSON body (nil for none) and returns the answer's
+// body, at most limit bytes, or the *ControlError it is.
+func (c *ControlClient) roundTrip(ctx context.Context, method, path string, query url.Values, body io.Reader, limit int64) ([]byte, error) {
+	u := c.root.JoinPath(path)
+	u.RawQuery = query.Encode()
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return nil, err
 	}
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
@@ -197,20 +302,17 @@ func (c *ControlClient) call(ctx context.Context, method, path string, query url
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxControlAnswer))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit))
 	if err != nil {
-		return fmt.Errorf("%s %s: reading the answer: %w", method, u.Path, err)
+		return nil, fmt.Errorf("%s %s: reading the answer: %w", method, u.Path, err)
 	}
 	if resp.StatusCode >= 300 {
-		return newControlError(method, u.Path, resp.StatusCode, data)
+		return nil, newControlError(method, u.Path, resp.StatusCode, data)
 	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("%s %s: the answer is not the JSON expected (is %s an emulator?): %w", method, u.Path, c.root.Host, err)
-	}
-	return nil
+	return data, nil
 }
 
 // newControlError reads an error body: {"error", "message"}, or {"errors": {...}} with

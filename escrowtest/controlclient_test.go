@@ -1,9 +1,11 @@
 package escrowtest
 
 import (
+	"bytes"
 	"errors"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -96,5 +98,57 @@ func TestControlClientErrors(t *testing.T) {
 		if _, err := NewControlClient(u, srv.Client()); !errors.Is(err, ErrControlURL) {
 			t.Errorf("NewControlClient(%q): %v, want ErrControlURL", u, err)
 		}
+	}
+}
+
+// TestControlClientDrivesTheWorkbench: the workbench's methods of the control client
+// answer what the emulator's own methods answer.
+func TestControlClientDrivesTheWorkbench(t *testing.T) {
+	w := newWorld(t)
+	ctx := t.Context()
+	cc, err := NewControlClient(w.srv.URL, w.srv.Client())
+	must(t, err)
+	id := w.b.create(merchandise())
+	hook := newReceiver(t, http.StatusOK)
+	w.b.must(http.StatusOK, http.MethodPost, "customer/me/webhook", body{"url": hook.URL})
+
+	if p, err := cc.Reach(ctx, id, "in_inspection"); err != nil || len(p.Steps) == 0 || p.Steps[0].Action != "accept" {
+		t.Errorf("Reach: %+v, %v", p, err)
+	}
+	if err := cc.Trigger(ctx, id, "receive"); err != nil {
+		t.Errorf("Trigger: %v", err)
+	}
+	var ce *ControlError
+	if _, err := cc.Reach(ctx, id, "funded"); !errors.As(err, &ce) || ce.StatusCode != http.StatusBadRequest {
+		t.Errorf("Reach backwards: %v", err)
+	}
+	if rs, err := cc.Requests(ctx, RequestQuery{Account: "buyer", Status: "2xx", Limit: 1}); err != nil || len(rs) != 1 || rs[0].Endpoint != "POST /customer/{customer_id}/webhook" {
+		t.Errorf("Requests: %+v, %v", rs, err)
+	}
+	must(t, cc.InjectFault(ctx, Fault{Endpoint: "WEBHOOK *", Latency: time.Millisecond, Probability: 0.25}))
+	fs, err := cc.Faults(ctx)
+	if err != nil || !reflect.DeepEqual(fs, w.srv.Faults()) {
+		t.Errorf("Faults: %+v, %v; want %+v", fs, err, w.srv.Faults())
+	}
+	must(t, cc.RemoveFault(ctx, fs[0].ID))
+	if len(w.srv.Faults()) != 0 {
+		t.Error("RemoveFault left the fault")
+	}
+	if as, total, err := cc.Accounts(ctx, 2); err != nil || total != 5 || len(as) != 2 || as[0].Email != "stranger@example.com" {
+		t.Errorf("Accounts: %+v %d, %v", as, total, err)
+	}
+
+	var doc bytes.Buffer
+	must(t, cc.Export(ctx, &doc))
+	other := newServer(t)
+	oc, err := NewControlClient(other.URL, other.Client())
+	must(t, err)
+	must(t, oc.Import(ctx, bytes.NewReader(doc.Bytes())))
+	want, _ := w.srv.NextSteps(id)
+	if p, err := other.NextSteps(id); err != nil || !reflect.DeepEqual(p, want) {
+		t.Errorf("after Import: %+v, %v; want %+v", p, err, want)
+	}
+	if err := oc.Import(ctx, strings.NewReader(`{"version": 0}`)); !errors.As(err, &ce) || ce.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(ce.Message, "version") {
+		t.Errorf("Import of another version: %v", err)
 	}
 }

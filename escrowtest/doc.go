@@ -100,6 +100,41 @@
 //     than 0.5 or 1, a "partner" entry in parties: refused, as the spec and the live API
 //     do.
 //
+// # Measuring the emulator against the sandbox
+//
+// The list above is what is known; two commands measure the rest, with a sandbox account
+// (API keys from the sandbox's account settings):
+//
+//	escrow conformance --against https://api.escrow-sandbox.com/2017-09-01/ \
+//	    --env partner.env --buyer-env buyer.env --seller-env seller.env
+//
+// runs the built-in scenarios (a sale, a cancel, a rejection and return, a milestone
+// contract, As-Customer, webhooks, validation errors and refused actions) through the SDK
+// and prints a line per check and "N passed, M failed"; each .env file sets ESCROW_EMAIL
+// and ESCROW_API_KEY for one account (the partner's should be an approved partner; the
+// buyer's and seller's are the parties). The sandbox has no control API, so the steps
+// after a payment (which a person makes there) are skipped. Against an emulator the
+// suite makes its accounts itself: escrow conformance --against URL.
+//
+//	escrow record --upstream https://api.escrow-sandbox.com/2017-09-01/ --out cassettes
+//
+// prints a loopback address; point the SDK or the CLI at it (ESCROW_BASE_URL) and run a
+// flow against the sandbox. Each exchange becomes a file in cassettes/ ([Cassette]):
+// method, path, query, As-Customer, bodies, status, headers, timing, and the account by
+// e-mail address only; keys, passwords, Authorization values and webhook delivery secrets
+// never reach a file. Then
+//
+//	escrow conformance --cassettes cassettes --against URL-of-an-emulator
+//
+// (or [ReplayCassettes] in a Go test) replays them in order and prints each difference
+// (status, fields missing or extra, flags) with the exchange that showed it; a file of
+// those differences and the cassettes is what an issue about fidelity needs. A replay maps
+// the ids the sandbox handed out to those the emulator hands out, and credentials by
+// e-mail address: on an emulator each account is made through the control API when the
+// recording first uses it (an approved partner when it sent As-Customer or called a
+// partner endpoint); against a server without one, --env, --buyer-env and --seller-env
+// (ReplayCredentials) give each account's key.
+//
 // # Where the spec says "not shown"
 //
 // Everything below is the emulator's choice, made where the spec and the API notes are
@@ -116,8 +151,10 @@
 // other success, including POST /customer and POST .../webhook. A body that is not JSON,
 // holds several values or is not an object: 400. A body that fails validation: 422 with
 // the spec's shape (see below). An action the current state does not allow: 400 with the
-// error body naming the action and the state; nothing changes. No credentials, or wrong
-// ones: 401 with WWW-Authenticate. What the caller may not do: 403. What does not exist
+// error body naming the action and the state (its phase); nothing changes. No
+// credentials, or wrong ones: 401 with WWW-Authenticate, saying which: credentials
+// required, or refused (the emulator forgets its accounts and keys on Reset, and on a
+// restart unless its state is kept in a file). What the caller may not do: 403. What does not exist
 // or is not visible to the caller (only parties read a transaction): 404. A body over
 // 1 MiB: 413. The emulator never answers 5xx on its own.
 //
@@ -126,8 +163,9 @@
 //	{"error": "<code>", "message": "<text>"}
 //
 // with code one of bad_request, unauthorized, forbidden, not_found, method_not_allowed,
-// invalid_state, payment_method_unavailable, too_large, rate_limited, injected_fault
-// (and timeout, from the control API's flush). An
+// invalid_state, payment_method_unavailable, too_large, rate_limited, injected_fault,
+// misdirected_request (and timeout, from the control API's flush, and invalid_snapshot,
+// from PUT /_emulator/state). An
 // invalid_state body also has "action" (the refused action, or approve_payment,
 // reject_payment, choose_payment_method, wire_transfer, select_disbursement_method),
 // "state" and, when an item refused, "item_id".
@@ -209,26 +247,33 @@
 // are shown only to the broker and the partner. Timeline entries name actors the same
 // way; webhooks and the timeline carry no amounts.
 //
-// States. An item's flags follow this table; the error body's "state" is the item's
-// latest flag (shipped, received, accepted, rejected, shipped_returned,
-// received_returned, accepted_returned, rejected_returned, in_dispute, canceled) or
-// "awaiting_shipment", and a transaction's state is one of awaiting_agreement,
-// awaiting_payment, funded, complete, cancelled.
+// States. Where a transaction or a good stands is named with escrow.TransactionState's
+// words, derived as the SDK derives them (states.go): awaiting_agreement,
+// awaiting_payment, funded, shipped, in_inspection, accepted, returning, returned,
+// in_dispute, disbursed, complete, cancelled. NextSteps, the control API, its ?state=
+// filter and the page use them. The API's coarser words are the phase: the error body's
+// "state" is an item's latest flag (shipped, received, accepted, rejected,
+// shipped_returned, received_returned, accepted_returned, rejected_returned, in_dispute,
+// canceled) or "awaiting_shipment", and a transaction's one of awaiting_agreement,
+// awaiting_payment, funded, complete, cancelled (Progress.Phase, GoodState.Phase).
+// An item's flags follow this table:
 //
-//	action          by      As-Customer  needs               sets
-//	agree           party   yes          not closed          (the party agreed)
-//	cancel          party   no           see Cancel          canceled
-//	ship            seller  yes          funded, not shipped shipped
-//	receive         buyer   yes          shipped             received (starts the inspection period)
-//	accept          buyer   no           received            accepted
-//	reject          buyer   yes          received            rejected
-//	ship_return     buyer   yes          rejected            shipped_returned
-//	receive_return  seller  yes          shipped_returned    received_returned (starts a return inspection)
-//	accept_return   seller  no           received_returned   accepted_returned (funds back to the buyer)
-//	reject_return   seller  no           received_returned   rejected_returned, in_dispute
+//	action          by      As-Customer  needs              sets                                            blocks
+//	agree           party   yes          not closed         (the party agreed)                              -
+//	cancel          party   no           see Cancel         (every item canceled)                           -
+//	ship            seller  yes          funded             shipped                                         -
+//	receive         buyer   yes          shipped            received (starts the inspection period)         -
+//	accept          buyer   no           received           accepted                                        -
+//	reject          buyer   yes          received           rejected                                        -
+//	ship_return     buyer   yes          rejected           shipped_returned                                -
+//	receive_return  seller  yes          shipped_returned   received_returned (starts a return inspection)  -
+//	accept_return   seller  no           received_returned  accepted_returned (funds back to the buyer)     -
+//	reject_return   seller  no           received_returned  rejected_returned, in_dispute                   -
 //
 // This is the table lifecycle in lifecycle.go, from which every list of actions is
-// derived; TestDocMatchesLifecycle checks the two agree.
+// derived; the table above is rendered from it (go test -run TestDocTableIsTheLifecycle
+// -update). An action's blocks stop those actions on the items it was taken on, the
+// automatic acceptance too when it blocks accept.
 // An action on the transaction applies to every transferable item, all of which must
 // allow it; milestone transactions refuse it and take it per item, through
 // /transaction/{id}/item/{item_id}, which works for any transferable item. agree and
@@ -387,7 +432,10 @@
 // with one entry per event, in order; item_id is left out for events on the whole
 // transaction and customer for events the emulator caused (funding, auto-acceptance).
 // Web links (GET .../web_link/{action}, action one of view, pay or an action name) answer
-// a landing page on the emulator's host.
+// a landing page on the emulator's host; an action's page is refused (400, in the live
+// API's words: "Buyer is unable to agree at this stage in the transaction") to a caller
+// none of whose roles takes the action, such as the creator that is only the partner
+// party.
 //
 // Webhooks. Events are those of spec part 6 plus payment_sent (wire marked sent),
 // payment_received (funds arrived, just before payment_approved), payment_refunded and
@@ -432,22 +480,36 @@
 //	POST   /_emulator/customers {"email", "partner"}    201 {"id", "email", "api_key", "password"}
 //	GET    /_emulator/transactions ?state= &party= &limit=
 //	                                                    200 {"now", "total", "transactions": [{"id",
-//	       "description", "amount", "state", "parties", "next_steps", "waiting", …}], "states"}
+//	       "description", "amount", "state", "phase", "parties", "next_steps", "waiting", …}], "states"}
 //	GET    /_emulator/transactions/{id} ?viewer=        200 {"now", "viewer", "parties", "transaction",
 //	       "progress", "ledger", "timeline", "deliveries", "as_customer"}
 //	POST   /_emulator/transactions/{id}/approve_payment 200 {"ok": true}
 //	POST   /_emulator/transactions/{id}/reject_payment  200 {"ok": true}
+//	POST   /_emulator/transactions/{id}/reach {"state"} 200 {the next_steps answer} (Reach)
+//	POST   /_emulator/transactions/{id}/trigger {"event"}
+//	                                                    200 {"ok": true} (Trigger)
 //	GET    /_emulator/transactions/{id}/ledger          200 {"in", "out", "fees", "held"}
-//	GET    /_emulator/transactions/{id}/next_steps      200 {"transaction_id", "state", "next_steps",
-//	       "goods", "disbursed", "unpaid", "waiting"} (NextSteps)
+//	GET    /_emulator/transactions/{id}/next_steps      200 {"transaction_id", "state", "phase",
+//	       "next_steps", "goods", "disbursed", "unpaid", "waiting"} (NextSteps)
 //	POST   /_emulator/clock/advance {"seconds"}         200 {"now": "…", "transactions": [the
 //	       next_steps answer of each transaction the move changed]}
 //	POST   /_emulator/rate_limit {"limit", "window_seconds"} 200 {"ok": true}
 //	POST   /_emulator/faults {"endpoint", "status", "probability", "drop", "latency_ms",
 //	       "latency_after_ms"}                          200
+//	GET    /_emulator/faults                            200 {"faults": [{"id", "endpoint", …}]}
+//	DELETE /_emulator/faults/{id}                       200 (RemoveFault)
 //	DELETE /_emulator/faults                            200
+//	GET    /_emulator/accounts ?limit=                  200 {"total", "accounts": [{"id", "email",
+//	       "partner", "created", "password", "api_keys": [{"id", "name", "last_four",
+//	       "active"}], "webhooks": [{"id", "url"}]}]}
 //	GET    /_emulator/webhook_deliveries ?flush=true    200 {"deliveries": [{"url", "event",
 //	       "event_type", "transaction_id", "status_code", "error", "latency_ms", "fault"}]}
+//	GET    /_emulator/requests ?account= &path= &status= &after= &limit=
+//	                                                    200 {"requests": [{"seq", "time", "method",
+//	       "path", "endpoint", "account", "as_customer", "status", "latency_ms", "fault",
+//	       "request_body", "response_body"}]}
+//	GET    /_emulator/state                             200 {"version", "clock", …} (Snapshot)
+//	PUT    /_emulator/state {the document}              200 {"ok": true} (Restore)
 //	POST   /_emulator/reset                             200
 //	GET    /_emulator/events                            200 text/event-stream
 //	GET    /_emulator/ui/                               200 text/html (WithUI)
@@ -460,6 +522,27 @@
 // whether it balances, its timeline, the webhook calls it caused (with latency_ms and the
 // fault that touched each) and the latest 100 As-Customer calls made on it, refused ones
 // included.
+//
+// The workbench. GET and PUT /_emulator/state are Snapshot and Restore: the whole state as
+// one versioned document (`escrow emulator --state FILE` keeps it across restarts); a
+// document PUT refuses (another version, a broken part) is a 422 naming the part, and
+// changes nothing. The document holds key hashes and webhook URLs whole: it is as secret
+// as the keys. POST .../reach is Reach: it drives a transaction forward to a state named by
+// the SDK's TransactionState values as its parties would, each step with its events, and
+// refuses (400, invalid_state) a state behind or off the transaction's way. POST
+// .../trigger is Trigger: an event the transaction had, delivered again to its parties'
+// webhooks (the calls are marked "replay"). GET /_emulator/requests is the request log
+// (Requests): the latest 1000 API requests, faulted and refused ones included, with their
+// bodies (16 KiB each) with every credential removed. GET /_emulator/faults lists the
+// faults standing with the id DELETE /_emulator/faults/{id} removes; GET
+// /_emulator/accounts the accounts with their keys by their last four characters and
+// their webhooks masked.
+//
+// Every request to the emulator, API and control API alike, must be addressed (in its Host
+// header) to a loopback name or address, or to a host given to WithHosts: any other is
+// answered 421 Misdirected Request (error misdirected_request) before any route, so that a
+// page of another site whose name points at 127.0.0.1 cannot reach the emulator through a
+// browser.
 //
 // GET /_emulator/events is a stream of server-sent events: a "change" event whose data is
 // a counter, at the start and whenever an API request was served, a control endpoint

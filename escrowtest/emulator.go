@@ -22,14 +22,15 @@ const maxBodyBytes = 1 << 20
 // which serves it over TLS on the loopback interface. All of its methods are safe for
 // concurrent use.
 type Emulator struct {
-	cfg     config
-	log     *slog.Logger
-	clock   *clock
-	faults  *faultInjector
-	hooks   *dispatcher
-	routes  *router
-	control http.Handler
-	changes *changes // wakes the page's event stream
+	cfg      config
+	log      *slog.Logger
+	clock    *clock
+	faults   *faultInjector
+	hooks    *dispatcher
+	routes   *router
+	control  http.Handler
+	changes  *changes // wakes the page's event stream
+	requests *requestLog
 
 	// mu guards the store, the rate limiter and now. It is never held while a webhook
 	// is delivered or a fault's latency is slept.
@@ -50,16 +51,17 @@ func NewEmulator(opts ...Option) *Emulator {
 	routes := apiRouter()
 	faults := newFaultInjector(cfg.seed, routes)
 	e := &Emulator{
-		cfg:     cfg,
-		log:     cfg.logger,
-		clock:   clk,
-		faults:  faults,
-		hooks:   newDispatcher(cfg.webhookClient, cfg.webhookTimeout, faults, cfg.logger),
-		routes:  routes,
-		st:      newStore(),
-		limiter: newRateLimiter(cfg.rateLimit, cfg.rateWindow),
-		done:    make(chan struct{}),
-		changes: newChanges(),
+		cfg:      cfg,
+		log:      cfg.logger,
+		clock:    clk,
+		faults:   faults,
+		hooks:    newDispatcher(cfg.webhookClient, cfg.webhookTimeout, faults, cfg.logger),
+		routes:   routes,
+		st:       newStore(),
+		limiter:  newRateLimiter(cfg.rateLimit, cfg.rateWindow),
+		done:     make(chan struct{}),
+		changes:  newChanges(),
+		requests: &requestLog{},
 	}
 	e.hooks.changed = e.changes.notify
 	e.control = e.controlMux()
@@ -86,10 +88,17 @@ func (e *Emulator) Reset() {
 	e.clock.reset()
 	e.faults.clear()
 	e.hooks.reset()
+	e.requests.reset()
 }
 
 // ServeHTTP serves the API below /2017-09-01/ and the control API below /_emulator/.
+// A request addressed to a Host that is not a loopback name or address, nor one given to
+// WithHosts, is answered 421 Misdirected Request before anything else.
 func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !e.hostAllowed(r.Host) {
+		misdirected().write(w)
+		return
+	}
 	if strings.HasPrefix(r.URL.Path, controlRoot) {
 		e.control.ServeHTTP(w, r)
 		return
@@ -99,7 +108,9 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if rt != nil {
 		endpoint = rt.endpoint()
 	}
+	t := e.newTrace(r, endpoint)
 	fault := e.faults.pick(endpoint)
+	t.Fault = FaultEffect(fault)
 	if fault.Latency > 0 {
 		// net/http notices a client that went away only once the request body has been
 		// read to its end: read it first, or a POST or PATCH whose client gave up during
@@ -110,27 +121,34 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !e.sleep(r.Context(), fault.Latency) {
 			// The client went away (or the emulator closed): returning would make net/http
 			// answer an empty 200, which a client still listening would take for success.
+			e.finish(t, 0, nil, nil) // first: dropConnection may panic to abort the handler
 			dropConnection(w)
 			return
 		}
 	}
 	if fault.Drop == DropBefore {
+		e.finish(t, 0, nil, nil)
 		dropConnection(w)
 		return
 	}
-	resp := e.serve(w, r, call{route: rt, params: params, allowed: allowed, endpoint: endpoint, injected: fault.Status})
+	s := e.serve(w, r, call{route: rt, params: params, allowed: allowed, endpoint: endpoint, injected: fault.Status})
+	t.Account = s.account
 	e.changes.notify()
+	status, data := s.resp.encode()
 	// The change is made before this wait, whether or not the client is still there.
 	if fault.LatencyAfter > 0 && !e.sleep(r.Context(), fault.LatencyAfter) {
+		e.finish(t, 0, s.body, data)
 		dropConnection(w) // as above: no empty 200
 		return
 	}
 	if fault.Drop == DropAfter {
+		e.finish(t, 0, s.body, data)
 		dropConnection(w) // the change is made; the client never hears of it
 		return
 	}
-	resp.write(w)
-	e.log.Debug("escrowtest request", "method", r.Method, "endpoint", endpoint, "status", resp.status)
+	s.resp.writeEncoded(w, status, data)
+	e.finish(t, status, s.body, data)
+	e.log.Debug("escrowtest request", "method", r.Method, "endpoint", endpoint, "status", status)
 }
 
 // standardMethods are the methods of RFC 9110. Any other token is a valid HTTP method
@@ -170,12 +188,20 @@ type call struct {
 	injected int // an injected status, or 0
 }
 
+// served is an API request answered: the answer to write, and what the request log keeps
+// of it.
+type served struct {
+	resp    response
+	body    []byte // the request's body as read
+	account string // the caller's address, "" without valid credentials
+}
+
 // serve answers an API request: it authenticates, counts the request against the rate
 // limit and runs the handler, all under the lock, and returns the answer to write.
-func (e *Emulator) serve(w http.ResponseWriter, r *http.Request, c call) response {
+func (e *Emulator) serve(w http.ResponseWriter, r *http.Request, c call) served {
 	body, err := readBody(w, r)
 	if err != nil {
-		return e.errorResponse(err)
+		return served{resp: e.errorResponse(err)}
 	}
 
 	e.lock()
@@ -190,7 +216,11 @@ func (e *Emulator) serve(w http.ResponseWriter, r *http.Request, c call) respons
 	resp := e.answer(r, c, quota, caller, body)
 	quota.setHeaders(resp.headers())
 	e.recordAsCustomer(r, c, caller, resp.status)
-	return resp
+	out := served{resp: resp, body: body}
+	if caller != nil {
+		out.account = caller.email
+	}
+	return out
 }
 
 // lock takes the emulator's lock for one operation: it reads the clock once, so the whole
@@ -214,9 +244,7 @@ func (e *Emulator) answer(r *http.Request, c call, quota quota, caller *account,
 		err.header = http.Header{"Allow": {strings.Join(c.allowed, ", ")}}
 		return err.response()
 	case caller == nil:
-		err := newError(http.StatusUnauthorized, "unauthorized", "HTTP Basic authentication with an e-mail address and a password or API key is required")
-		err.header = http.Header{"Www-Authenticate": {`Basic realm="escrow"`}}
-		return err.response()
+		return unauthorized(r).response()
 	case r.Header.Get(asCustomerHeader) != "" && !caller.partner:
 		return forbidden(notApprovedPartner).response()
 	case r.Header.Get(asCustomerHeader) != "" && !c.route.delegable:
@@ -227,6 +255,19 @@ func (e *Emulator) answer(r *http.Request, c call, quota quota, caller *account,
 		return e.errorResponse(err)
 	}
 	return resp
+}
+
+// unauthorized answers a request without valid credentials: it says whether credentials
+// were sent and refused, or are missing, since "required" misleads a caller that sent a
+// key the emulator no longer knows.
+func unauthorized(r *http.Request) *apiError {
+	err := newError(http.StatusUnauthorized, "unauthorized", "HTTP Basic authentication with an e-mail address and a password or API key is required")
+	if _, _, sent := r.BasicAuth(); sent {
+		err.message = "the credentials sent were refused: no account has this e-mail address with this password or active API key " +
+			"(an emulator forgets its accounts and keys when it is reset, and when it restarts unless it keeps its state in a file: add the account again for a new key)"
+	}
+	err.header = http.Header{"Www-Authenticate": {`Basic realm="escrow"`}}
+	return err
 }
 
 // errorResponse renders a handler's error.
@@ -301,19 +342,31 @@ func (resp *response) headers() http.Header {
 }
 
 func (resp response) write(w http.ResponseWriter) {
-	for k, v := range resp.header {
-		w.Header()[k] = v
-	}
+	status, data := resp.encode()
+	resp.writeEncoded(w, status, data)
+}
+
+// encode returns the status and the JSON body to write, nil for none.
+func (resp response) encode() (int, []byte) {
 	if resp.body == nil {
-		w.WriteHeader(resp.status)
-		return
+		return resp.status, nil
 	}
 	data, err := json.Marshal(resp.body)
 	if err != nil {
 		// Wire structs always encode; this is a bug in the emulator.
-		resp.status, data = http.StatusInternalServerError, []byte(`{"error":"internal","message":"encoding failed"}`)
+		return http.StatusInternalServerError, []byte(`{"error":"internal","message":"encoding failed"}` + "\n")
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(resp.status)
-	w.Write(append(data, '\n'))
+	return resp.status, append(data, '\n')
+}
+
+// writeEncoded writes what encode returned.
+func (resp response) writeEncoded(w http.ResponseWriter, status int, data []byte) {
+	for k, v := range resp.header {
+		w.Header()[k] = v
+	}
+	if data != nil {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	w.WriteHeader(status)
+	w.Write(data)
 }

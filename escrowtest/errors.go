@@ -104,3 +104,14 @@ func (fe fieldErrors) orNil() error {
 	}
 	return fe
 }
+
+// fieldError is a 422 about one field that reads, from Go, as its message: for the
+// harness's methods, whose callers print errors rather than render them.
+type fieldError struct {
+	field, message string
+}
+
+func (e fieldError) Error() string { return e.field + ": " + e.message }
+
+// Unwrap is the error in the spec's shape, which errorResponse renders.
+func (e fieldError) Unwrap() error { return fieldErrors{e.field: []string{e.message}} }

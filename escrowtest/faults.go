@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -148,28 +149,62 @@ func (f Fault) matches(endpoint string) bool {
 	return want == got
 }
 
+// ActiveFault is an injected fault and the id that removes it (RemoveFault, DELETE
+// /_emulator/faults/{id}).
+type ActiveFault struct {
+	ID int64
+	Fault
+}
+
 type faultInjector struct {
 	routes *router // what faults may name
 	mu     sync.Mutex
+	src    *rand.PCG // rng's source, kept to be written in snapshots
 	rng    *rand.Rand
-	faults []Fault
+	faults []ActiveFault
+	nextID int64
 }
 
 func newFaultInjector(seed int64, routes *router) *faultInjector {
-	return &faultInjector{routes: routes, rng: rand.New(rand.NewPCG(uint64(seed), uint64(seed)))}
+	src := rand.NewPCG(uint64(seed), uint64(seed))
+	return &faultInjector{routes: routes, src: src, rng: rand.New(src), nextID: 1}
 }
 
-func (fi *faultInjector) add(f Fault) error {
+func (fi *faultInjector) add(f Fault) (int64, error) {
 	if err := errors.Join(f.validate(), fi.routes.faultable(f.Endpoint)); err != nil {
-		return err
+		return 0, err
 	}
 	fi.mu.Lock()
 	defer fi.mu.Unlock()
 	if len(fi.faults) >= maxFaults {
-		return fmt.Errorf("at most %d faults at once: clear them first", maxFaults)
+		return 0, fmt.Errorf("at most %d faults at once: clear them first", maxFaults)
 	}
-	fi.faults = append(fi.faults, f)
-	return nil
+	id := next(&fi.nextID)
+	fi.faults = append(fi.faults, ActiveFault{ID: id, Fault: f})
+	return id, nil
+}
+
+// list returns the faults standing, in the order they apply.
+func (fi *faultInjector) list() []ActiveFault {
+	fi.mu.Lock()
+	defer fi.mu.Unlock()
+	return slices.Clone(fi.faults)
+}
+
+// remove removes one fault, reporting whether it stood.
+func (fi *faultInjector) remove(id int64) bool {
+	fi.mu.Lock()
+	defer fi.mu.Unlock()
+	n := len(fi.faults)
+	fi.faults = slices.DeleteFunc(fi.faults, func(f ActiveFault) bool { return f.ID == id })
+	return len(fi.faults) < n
+}
+
+// replace puts a snapshot's faults, generator and next id in place.
+func (fi *faultInjector) replace(faults []ActiveFault, src *rand.PCG, nextID int64) {
+	fi.mu.Lock()
+	defer fi.mu.Unlock()
+	fi.faults, fi.src, fi.rng, fi.nextID = faults, src, rand.New(src), nextID
 }
 
 // maxFaults bounds the faults the control API may pile up.
@@ -211,7 +246,7 @@ func (fi *faultInjector) pick(endpoint string) Fault {
 	defer fi.mu.Unlock()
 	for _, f := range fi.faults {
 		if f.matches(endpoint) && (f.Probability == 0 || fi.rng.Float64() < f.Probability) {
-			return f
+			return f.Fault
 		}
 	}
 	return Fault{}

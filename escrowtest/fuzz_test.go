@@ -108,7 +108,7 @@ func (fs *fuzzState) do(t testing.TB, method, path, as, asCustomer string, paylo
 		path = versionRoot + "/" + path
 	}
 	req := httptest.NewRequest(method, path, strings.NewReader(string(payload)))
-	req.RemoteAddr = "127.0.0.1:40000"
+	req.RemoteAddr, req.Host = "127.0.0.1:40000", "127.0.0.1"
 	if a, ok := fs.accounts[as]; ok {
 		req.SetBasicAuth(a.Email, a.Password) // the password, so that fuzzed key changes cannot lock the client out
 	}

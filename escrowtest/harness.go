@@ -114,7 +114,17 @@ func (e *Emulator) SetRateLimit(limit int, window time.Duration) {
 
 // InjectFault adds a fault; faults apply in the order they were added. It fails when the
 // fault is malformed.
-func (e *Emulator) InjectFault(f Fault) error { return e.faults.add(f) }
+func (e *Emulator) InjectFault(f Fault) error {
+	_, err := e.faults.add(f)
+	return err
+}
+
+// Faults returns the faults standing, in the order they apply, each with the id that
+// removes it.
+func (e *Emulator) Faults() []ActiveFault { return e.faults.list() }
+
+// RemoveFault removes one fault, by the id Faults gives it, and reports whether it stood.
+func (e *Emulator) RemoveFault(id int64) bool { return e.faults.remove(id) }
 
 // ClearFaults removes every fault.
 func (e *Emulator) ClearFaults() { e.faults.clear() }

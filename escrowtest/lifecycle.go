@@ -25,55 +25,36 @@ const (
 	flagInDispute
 )
 
-// itemStates names an item's state after the last flag it gained, in lifecycle order.
-var itemStates = []struct {
+// itemState is a row of itemStates.
+type itemState struct {
 	flag itemFlag
+	// name is the flag's name in the API (ItemStatus), and the item's phase in error
+	// bodies once it is the latest flag.
 	name string
-}{
-	{flagShipped, "shipped"},
-	{flagReceived, "received"},
-	{flagAccepted, "accepted"},
-	{flagRejected, "rejected"},
-	{flagShippedReturned, "shipped_returned"},
-	{flagReceivedReturned, "received_returned"},
-	{flagAcceptedReturned, "accepted_returned"},
-	{flagRejectedReturned, "rejected_returned"},
-	{flagInDispute, "in_dispute"},
-	{flagCanceled, "canceled"},
+	// state is where the flag, once the latest, puts the item in the product's words
+	// (states.go).
+	state string
 }
 
-// state names the transaction's state in error bodies; the package comment lists them.
-func (t *transaction) state() string {
-	switch {
-	case t.cancelled:
-		return "cancelled"
-	case t.completed:
-		return "complete"
-	case !t.allAgreed():
-		return "awaiting_agreement"
-	case !t.funded:
-		return "awaiting_payment"
-	}
-	return "funded"
-}
-
-// state names the item's state: its latest flag, or "awaiting_shipment" once funded.
-func (it *item) state(t *transaction) string {
-	for _, s := range slices.Backward(itemStates) {
-		if it.flags&s.flag != 0 {
-			return s.name
-		}
-	}
-	if t.funded && !t.isClosed() {
-		return "awaiting_shipment"
-	}
-	return t.state()
+// itemStates names an item's state after the last flag it gained, in lifecycle order.
+var itemStates = []itemState{
+	{flagShipped, "shipped", stateShipped},
+	{flagReceived, "received", stateInInspection},
+	{flagAccepted, "accepted", stateAccepted},
+	{flagRejected, "rejected", stateReturning},
+	{flagShippedReturned, "shipped_returned", stateReturning},
+	{flagReceivedReturned, "received_returned", stateReturning},
+	{flagAcceptedReturned, "accepted_returned", stateReturned},
+	{flagRejectedReturned, "rejected_returned", stateInDispute},
+	{flagInDispute, "in_dispute", stateInDispute},
+	{flagCanceled, "canceled", stateCancelled},
 }
 
 // actionRule is one action of PATCH /transaction/{id} (and its item form): everything
 // the emulator knows about it is in its row of lifecycle, and every list of actions is
 // derived from that table (actionNames, the As-Customer check, the item state machine,
-// timeline messages, web links, fault endpoints).
+// what an action blocks, next steps and their sentences, timeline messages, web links,
+// fault endpoints, the package comment's table of actions).
 type actionRule struct {
 	name string
 	// roles may perform it; none means any party (agree, and cancel under its own rules).
@@ -91,6 +72,17 @@ type actionRule struct {
 	// optional: a party may take it, but the lifecycle does not wait on it, so it is no
 	// next step (NextSteps lists the others its flags allow).
 	optional bool
+	// blocks are the actions that an item carrying this action's flags may no longer take;
+	// blocking accept also stops the automatic acceptance at the end of an inspection
+	// period, which is an accept (autoAccepts).
+	blocks []string
+	// next says what the action asks of a party as a next step, after the party's address:
+	// "ships the goods" (NextStep.String).
+	next string
+	// needs and effect are the package comment's words for what the action needs and
+	// does beyond its flags: the whole-transaction actions' own rules, the periods that
+	// start.
+	needs, effect string
 	// domainAuthorization: domain items need shipping_information.authorization_type.
 	domainAuthorization bool
 	// message describes the event of the same name in the timeline.
@@ -106,24 +98,40 @@ type actionRule struct {
 // and fails in production: reject_return is refused, and cancel, which neither source
 // permits (the partner may cancel as itself whenever anyone may), is refused too.
 var lifecycle = []actionRule{
-	{name: "agree", delegable: true, whole: true, message: "All parties agreed."},
-	{name: "cancel", whole: true, message: "The transaction was cancelled."},
+	{name: "agree", delegable: true, whole: true, next: "agrees to the terms", needs: "not closed", effect: "the party agreed",
+		message: "All parties agreed."},
+	{name: "cancel", whole: true, needs: "see Cancel", effect: "every item canceled",
+		message: "The transaction was cancelled."},
 	{name: "ship", roles: []string{roleSeller}, delegable: true, excludes: flagShipped, sets: flagShipped, funded: true, domainAuthorization: true,
-		message: "The seller marked the goods shipped."},
+		next: "ships the goods", message: "The seller marked the goods shipped."},
 	{name: "receive", roles: []string{roleBuyer}, delegable: true, requires: flagShipped, excludes: flagReceived, sets: flagReceived,
-		message: "The buyer marked the goods received."},
+		next: "marks the goods received", effect: "starts the inspection period", message: "The buyer marked the goods received."},
 	{name: "accept", roles: []string{roleBuyer}, requires: flagReceived, excludes: flagAccepted | flagRejected, sets: flagAccepted,
-		message: "The buyer accepted the goods."},
+		next: "accepts the goods", message: "The buyer accepted the goods."},
 	{name: "reject", roles: []string{roleBuyer}, delegable: true, requires: flagReceived, excludes: flagAccepted | flagRejected, sets: flagRejected,
-		message: "The buyer rejected the goods."},
+		next: "rejects the goods", message: "The buyer rejected the goods."},
 	{name: "ship_return", roles: []string{roleBuyer}, delegable: true, requires: flagRejected, excludes: flagShippedReturned, sets: flagShippedReturned, domainAuthorization: true,
-		message: "The buyer shipped the rejected goods back."},
+		next: "ships the rejected goods back", message: "The buyer shipped the rejected goods back."},
 	{name: "receive_return", roles: []string{roleSeller}, delegable: true, requires: flagShippedReturned, excludes: flagReceivedReturned, sets: flagReceivedReturned,
-		message: "The seller received the returned goods."},
+		next: "marks the returned goods received", effect: "starts a return inspection", message: "The seller received the returned goods."},
 	{name: "accept_return", roles: []string{roleSeller}, requires: flagReceivedReturned, excludes: flagAcceptedReturned | flagRejectedReturned, sets: flagAcceptedReturned,
-		message: "The seller accepted the returned goods."},
+		next: "accepts the returned goods", effect: "funds back to the buyer", message: "The seller accepted the returned goods."},
 	{name: "reject_return", roles: []string{roleSeller}, requires: flagReceivedReturned, excludes: flagAcceptedReturned | flagRejectedReturned, sets: flagRejectedReturned | flagInDispute,
-		message: "The seller rejected the returned goods; the transaction is in dispute."},
+		next: "rejects the returned goods", message: "The seller rejected the returned goods; the transaction is in dispute."},
+}
+
+// blockedBy is, for each action, the flags of the actions that block it.
+var blockedBy = blockers(lifecycle)
+
+// blockers maps each action a table's rows block to the flags those rows set.
+func blockers(table []actionRule) map[string]itemFlag {
+	m := map[string]itemFlag{}
+	for _, a := range table {
+		for _, b := range a.blocks {
+			m[b] |= a.sets
+		}
+	}
+	return m
 }
 
 // wholeActions perform the actions on the whole transaction, whose preconditions are
@@ -152,19 +160,23 @@ func mustAction(name string) actionRule {
 	return a
 }
 
-// allows reports whether the item's flags permit the action.
+// allows reports whether the item's flags permit the action: it has the flags the action
+// requires, none it excludes, and none of an action that blocks it.
 func (a actionRule) allows(it *item) bool {
-	return it.flags&a.requires == a.requires && it.flags&(a.excludes|flagCanceled) == 0
+	return it.flags&a.requires == a.requires && it.flags&(a.excludes|flagCanceled|blockedBy[a.name]) == 0
 }
 
 // actionNames are the actions PATCH accepts, in lifecycle order.
-var actionNames = func() []string {
+var actionNames = namesOf(lifecycle)
+
+// namesOf names a table's actions, in its order.
+func namesOf(table []actionRule) []string {
 	var names []string
-	for _, a := range lifecycle {
+	for _, a := range table {
 		names = append(names, a.name)
 	}
 	return names
-}()
+}
 
 // AsCustomerActions returns the actions an approved partner may perform As-Customer for
 // a party of its transactions, from the emulator's table of actions (the package
@@ -195,10 +207,19 @@ type Action struct {
 	Sets []string
 	// Requires are the item status flags it needs ("ship" needs none, but funding).
 	Requires []string
+	// Blocks are the actions an item it was taken on may no longer take ("accept" also
+	// stops the automatic acceptance).
+	Blocks []string
 	// Optional: the lifecycle does not wait on it, so it is no next step.
 	Optional bool
 	// Delegable: an approved partner may perform it As-Customer for a party.
 	Delegable bool
+	// Next says what it asks of a party as a next step, after the party's address ("ships
+	// the goods"); "" for cancel, never a next step.
+	Next string
+	// State is where the action puts the goods it acts on, in escrow.TransactionState's
+	// words ("in_inspection" after receive); "" for the actions on the whole transaction.
+	State string
 }
 
 // Actions returns the emulator's table of actions, in lifecycle order.
@@ -206,8 +227,12 @@ func Actions() []Action {
 	out := make([]Action, 0, len(lifecycle))
 	for _, a := range lifecycle {
 		// perform and the whole-transaction functions emit the action's own name.
-		out = append(out, Action{Name: a.name, Roles: slices.Clone(a.roles), Event: a.name, Sets: flagNames(a.sets),
-			Requires: flagNames(a.requires), Delegable: a.delegable, Optional: a.optional})
+		act := Action{Name: a.name, Roles: slices.Clone(a.roles), Event: a.name, Sets: flagNames(a.sets),
+			Requires: flagNames(a.requires), Blocks: slices.Clone(a.blocks), Delegable: a.delegable, Optional: a.optional, Next: a.next}
+		if s, ok := latestFlag(a.sets); ok {
+			act.State = s.state
+		}
+		out = append(out, act)
 	}
 	return out
 }
@@ -327,11 +352,11 @@ func (a actionRule) check(tx *transaction, it *item, accountID int64, in actionI
 		return nil, err
 	}
 	if tx.isClosed() || (a.funded && !tx.funded) {
-		return nil, invalidState(in.action, tx.state(), 0, "cannot %s: transaction %d is %s", in.action, tx.id, tx.state())
+		return nil, invalidState(in.action, tx.phase(), 0, "cannot %s: transaction %d is %s", in.action, tx.id, tx.phase())
 	}
 	for _, t := range targets {
 		if !a.allows(t) {
-			return nil, invalidState(in.action, t.state(tx), t.id, "cannot %s: item %d is %s", in.action, t.id, t.state(tx))
+			return nil, invalidState(in.action, t.phase(tx), t.id, "cannot %s: item %d is %s", in.action, t.id, t.phase(tx))
 		}
 	}
 	if a.lacksAuthorization(targets, in) {
@@ -352,12 +377,12 @@ func (a actionRule) lacksAuthorization(targets []*item, in actionInput) bool {
 func goodsTargets(tx *transaction, it *item, action string) ([]*item, error) {
 	if it == nil {
 		if tx.milestone() {
-			return nil, invalidState(action, tx.state(), 0, "milestone transactions %s one item at a time: use PATCH /transaction/%d/item/{item_id}", action, tx.id)
+			return nil, invalidState(action, tx.phase(), 0, "milestone transactions %s one item at a time: use PATCH /transaction/%d/item/{item_id}", action, tx.id)
 		}
 		return tx.goods(), nil
 	}
 	if !transferable(it.typ) {
-		return nil, invalidState(action, it.state(tx), it.id, "%s items are not shipped or inspected", it.typ)
+		return nil, invalidState(action, it.phase(tx), it.id, "%s items are not shipped or inspected", it.typ)
 	}
 	return []*item{it}, nil
 }
@@ -390,7 +415,7 @@ func itemIDOf(it *item) int64 {
 func (e *Emulator) agree(tx *transaction, as actor, _ actionInput) error {
 	who := as.account
 	if tx.isClosed() {
-		return invalidState("agree", tx.state(), 0, "cannot agree: transaction %d is %s", tx.id, tx.state())
+		return invalidState("agree", tx.phase(), 0, "cannot agree: transaction %d is %s", tx.id, tx.phase())
 	}
 	var pending []*party
 	for _, p := range tx.partiesOf(who.id) {
@@ -399,7 +424,7 @@ func (e *Emulator) agree(tx *transaction, as actor, _ actionInput) error {
 		}
 	}
 	if len(pending) == 0 {
-		return invalidState("agree", tx.state(), 0, "%s has already agreed to transaction %d", who.email, tx.id)
+		return invalidState("agree", tx.phase(), 0, "%s has already agreed to transaction %d", who.email, tx.id)
 	}
 	for _, p := range pending {
 		p.agreed, p.selfAgreed = true, !as.delegated
@@ -417,14 +442,14 @@ func (e *Emulator) agree(tx *transaction, as actor, _ actionInput) error {
 func (e *Emulator) cancel(tx *transaction, as actor, in actionInput) error {
 	who, reason := as.account, in.cancelReason
 	if tx.isClosed() {
-		return invalidState("cancel", tx.state(), 0, "cannot cancel: transaction %d is %s", tx.id, tx.state())
+		return invalidState("cancel", tx.phase(), 0, "cannot cancel: transaction %d is %s", tx.id, tx.phase())
 	}
 	if tx.party(roleBuyer).agreed && tx.party(roleSeller).agreed && !tx.hasRole(who.id, rolePartner) {
 		return forbidden("once the buyer and the seller have agreed, only the partner may cancel")
 	}
 	for _, it := range tx.goods() {
 		if it.flags&flagShipped != 0 {
-			return invalidState("cancel", it.state(tx), it.id, "cannot cancel: item %d has shipped", it.id)
+			return invalidState("cancel", it.phase(tx), it.id, "cannot cancel: item %d has shipped", it.id)
 		}
 	}
 	tx.cancelled, tx.closed = true, e.now
@@ -443,9 +468,9 @@ func (e *Emulator) cancel(tx *transaction, as actor, in actionInput) error {
 func (e *Emulator) fund(tx *transaction) error {
 	switch {
 	case tx.isClosed() || !tx.allAgreed():
-		return invalidState("approve_payment", tx.state(), 0, "cannot approve payment: transaction %d is %s", tx.id, tx.state())
+		return invalidState("approve_payment", tx.phase(), 0, "cannot approve payment: transaction %d is %s", tx.id, tx.phase())
 	case tx.funded:
-		return invalidState("approve_payment", tx.state(), 0, "transaction %d is already funded", tx.id)
+		return invalidState("approve_payment", tx.phase(), 0, "transaction %d is already funded", tx.id)
 	}
 	tx.funded = true
 	paid := e.payIn(tx)
@@ -463,7 +488,7 @@ func (e *Emulator) fund(tx *transaction) error {
 // choose a payment method again.
 func (e *Emulator) rejectPayment(tx *transaction) error {
 	if tx.isClosed() || !tx.allAgreed() || tx.funded {
-		return invalidState("reject_payment", tx.state(), 0, "cannot reject payment: transaction %d is %s", tx.id, tx.state())
+		return invalidState("reject_payment", tx.phase(), 0, "cannot reject payment: transaction %d is %s", tx.id, tx.phase())
 	}
 	tx.paymentMethod, tx.wireSent = "", false
 	e.emit(tx, "payment_rejected", 0, 0, "")
@@ -640,6 +665,12 @@ func (e *Emulator) emit(tx *transaction, event string, itemID, actorID int64, de
 	tx.timeline = append(tx.timeline, timelineEntry{
 		id: next(&e.st.ids.entry), event: event, date: e.now, item: itemID, actor: actorID, detail: msg,
 	})
+	e.hooks.enqueue(e.hookJobs(tx, event)...)
+}
+
+// hookJobs are the calls an event makes: one to every webhook of every party's account,
+// once per account. The lock is held.
+func (e *Emulator) hookJobs(tx *transaction, event string) []hookJob {
 	var jobs []hookJob
 	seen := map[int64]bool{}
 	for _, p := range tx.parties {
@@ -651,7 +682,7 @@ func (e *Emulator) emit(tx *transaction, event string, itemID, actorID int64, de
 			jobs = append(jobs, hookJob{url: h.url, event: event, tx: tx.id})
 		}
 	}
-	e.hooks.enqueue(jobs...)
+	return jobs
 }
 
 // itemFor finds the item named by the request's {item_id}.

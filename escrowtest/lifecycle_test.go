@@ -1,11 +1,15 @@
 package escrowtest
 
 import (
+	"cmp"
+	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"text/tabwriter"
 	"time"
 )
 
@@ -38,6 +42,10 @@ func must(t *testing.T, err error) {
 	}
 }
 
+// stateOrder is the order of states, for tables over them.
+var stateOrder = []string{"created", "agreed", "funded", "shipped", "received", "accepted", "rejected",
+	"return shipped", "return received", "returned", "disputed", "cancelled"}
+
 // states are the stations of the merchandise lifecycle, as steps from creation.
 var states = map[string][]step{
 	"created":         nil,
@@ -64,52 +72,50 @@ func (w *world) at(state string) int64 {
 	return id
 }
 
-// TestIllegalTransitions tries every action the state does not allow, by the party the
-// action belongs to: 400 naming the action and the state, and nothing changes.
+// TestIllegalTransitions tries every action in every state of the merchandise lifecycle,
+// by the party the action belongs to. Those refused answer 400 naming the action and the
+// state, and change nothing; which are performed, and which refused to that party (403),
+// testdata/transitions.golden pins (go test -run TestIllegalTransitions -update rewrites
+// it from what the emulator does; review the diff).
 func TestIllegalTransitions(t *testing.T) {
-	// The party an action belongs to: the first of its roles; the buyer for the actions
-	// any party takes.
-	byRole := func(act string) string {
+	// The party an action belongs to: the first of its roles; the seller agrees (the
+	// buyer created the deal, and agreed), the buyer cancels.
+	byRole := func(w *world, act string) *client {
 		if roles := mustAction(act).roles; len(roles) > 0 {
-			return roles[0]
+			return map[string]*client{roleBuyer: w.b, roleSeller: w.s}[roles[0]]
 		}
-		return roleBuyer
+		return map[string]*client{"agree": w.s, "cancel": w.b}[act]
 	}
-	tests := []struct {
-		state string
-		legal []string // every other action is refused
-		// wantState is the "state" of the refusals, per action when it differs.
-		wantState map[string]string
-	}{
-		{"created", []string{"agree", "cancel"}, map[string]string{"*": "awaiting_agreement"}},
-		{"agreed", []string{"cancel"}, map[string]string{"*": "awaiting_payment"}},
-		{"funded", []string{"ship", "cancel"}, map[string]string{"*": "awaiting_shipment", "agree": "funded"}},
-		{"shipped", []string{"receive"}, map[string]string{"*": "shipped", "agree": "funded"}},
-		{"received", []string{"accept", "reject"}, map[string]string{"*": "received", "agree": "funded"}},
-		{"accepted", nil, map[string]string{"*": "accepted", "agree": "funded"}},
-		{"rejected", []string{"ship_return"}, map[string]string{"*": "rejected", "agree": "funded"}},
-		{"return shipped", []string{"receive_return"}, map[string]string{"*": "shipped_returned", "agree": "funded"}},
-		{"return received", []string{"accept_return", "reject_return"}, map[string]string{"*": "received_returned", "agree": "funded"}},
-		{"returned", nil, map[string]string{"*": "complete"}},
-		{"disputed", nil, map[string]string{"*": "in_dispute", "agree": "funded"}},
-		{"cancelled", nil, map[string]string{"*": "cancelled"}},
+	// wantState is the "state" of the refusals in each state, per action when it differs.
+	wantState := map[string]map[string]string{
+		"created":         {"*": "awaiting_agreement"},
+		"agreed":          {"*": "awaiting_payment"},
+		"funded":          {"*": "awaiting_shipment", "agree": "funded"},
+		"shipped":         {"*": "shipped", "agree": "funded"},
+		"received":        {"*": "received", "agree": "funded"},
+		"accepted":        {"*": "accepted", "agree": "funded"},
+		"rejected":        {"*": "rejected", "agree": "funded"},
+		"return shipped":  {"*": "shipped_returned", "agree": "funded"},
+		"return received": {"*": "received_returned", "agree": "funded"},
+		"returned":        {"*": "complete"},
+		"disputed":        {"*": "in_dispute", "agree": "funded"},
+		"cancelled":       {"*": "cancelled"},
 	}
-	for _, tc := range tests {
+	var matrix strings.Builder
+	for _, state := range stateOrder {
+		outcomes := map[int][]string{}
 		for _, act := range actionNames {
-			if slices.Contains(tc.legal, act) {
-				continue
-			}
-			t.Run(tc.state+"/"+act, func(t *testing.T) {
+			t.Run(state+"/"+act, func(t *testing.T) {
 				w := newWorld(t)
-				id := w.at(tc.state)
-				c := map[string]*client{"buyer": w.b, "seller": w.s}[byRole(act)]
-				if tc.state == "created" && act == "agree" {
-					c = w.b // the buyer created it and has agreed already
-				}
+				id := w.at(state)
 				before := w.b.must(http.StatusOK, http.MethodGet, txPath(id), nil)
 				events := len(w.b.must(http.StatusOK, http.MethodGet, txPath(id, "timeline-entries"), nil).list("timeline_entries"))
-				r := c.act(http.StatusBadRequest, id, 0, action(act))
-				want := cmpOrString(tc.wantState[act], tc.wantState["*"])
+				r := byRole(w, act).do(http.MethodPatch, txPath(id), action(act))
+				outcomes[r.status] = append(outcomes[r.status], act)
+				if r.status != http.StatusBadRequest {
+					return
+				}
+				want := cmpOrString(wantState[state][act], wantState[state]["*"])
 				if r.str("error") != "invalid_state" || r.str("action") != act || r.str("state") != want || r.str("message") == "" {
 					t.Errorf("body %s, want action %s and state %s", r.raw, act, want)
 				}
@@ -122,7 +128,15 @@ func TestIllegalTransitions(t *testing.T) {
 				}
 			})
 		}
+		fmt.Fprintf(&matrix, "%s: performed %s; refused to that party %s\n", state,
+			orDash(strings.Join(outcomes[http.StatusOK], " ")), orDash(strings.Join(outcomes[http.StatusForbidden], " ")))
+		for status, acts := range outcomes {
+			if status != http.StatusOK && status != http.StatusForbidden && status != http.StatusBadRequest {
+				t.Errorf("%s: %v answered %d", state, acts, status)
+			}
+		}
 	}
+	golden(t, "transitions.golden", matrix.String())
 }
 
 func cmpOrString(v, def string) string {
@@ -760,38 +774,126 @@ func TestTimelineDescribesEveryEvent(t *testing.T) {
 	}
 }
 
-// TestActionsNameTheFlagsTheySetAndRequire: Actions() is the emulator's table as the SDK's
-// contract test reads it: each action's status flags by their API names, in lifecycle
-// order. A flag missing there (or a rejected return that no longer says it puts the deal
-// in dispute) lets a client's table drift from the emulator's unseen.
-func TestActionsNameTheFlagsTheySetAndRequire(t *testing.T) {
-	want := map[string][2]string{ // name: sets, requires
-		"agree": {"", ""}, "cancel": {"", ""},
-		"ship": {"shipped", ""}, "receive": {"received", "shipped"},
-		"accept": {"accepted", "received"}, "reject": {"rejected", "received"},
-		"ship_return": {"shipped_returned", "rejected"}, "receive_return": {"received_returned", "shipped_returned"},
-		"accept_return": {"accepted_returned", "received_returned"},
-		"reject_return": {"rejected_returned in_dispute", "received_returned"},
-	}
-	var names []string
+// TestActionTable: Actions() is the emulator's table as a client's contract test reads it:
+// each action's roles, As-Customer answer, event, the status flags it requires and sets by
+// their API names, what it blocks and its next step's sentence, in lifecycle order. The
+// golden file testdata/actions.golden pins it, and a change shows as its diff
+// (go test -run TestActionTable -update). A flag or a block missing there lets a client's
+// table drift from the emulator's unseen.
+func TestActionTable(t *testing.T) {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "action\troles\tAs-Customer\tevent\trequires\tsets\tblocks\toptional\tnext step")
 	for _, a := range Actions() {
-		names = append(names, a.Name)
-		if got := [2]string{strings.Join(a.Sets, " "), strings.Join(a.Requires, " ")}; got != want[a.Name] {
-			t.Errorf("%s sets %q and requires %q, want %q and %q", a.Name, got[0], got[1], want[a.Name][0], want[a.Name][1])
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Name, orDash(strings.Join(a.Roles, ",")), yesNo(a.Delegable), a.Event,
+			orDash(strings.Join(a.Requires, ",")), orDash(strings.Join(a.Sets, ",")), orDash(strings.Join(a.Blocks, ",")), yesNo(a.Optional), orDash(a.Next))
+		for _, blocked := range a.Blocks {
+			if _, ok := actionNamed(blocked); !ok {
+				t.Errorf("%s blocks %q, which is no action", a.Name, blocked)
+			}
 		}
 	}
-	order := []string{"agree", "cancel", "ship", "receive", "accept", "reject", "ship_return", "receive_return", "accept_return", "reject_return"}
-	if !slices.Equal(names, order) {
-		t.Errorf("actions %v, want %v", names, order)
+	tw.Flush()
+	golden(t, "actions.golden", b.String())
+}
+
+func orDash(s string) string { return cmp.Or(s, "-") }
+
+func yesNo(b bool) string { return map[bool]string{true: "yes", false: "no"}[b] }
+
+// TestDocTableIsTheLifecycle: the package comment's table of actions is rendered from the
+// table lifecycle, so that go doc says what the emulator does; go test -run
+// TestDocTableIsTheLifecycle -update rewrites it in doc.go.
+func TestDocTableIsTheLifecycle(t *testing.T) {
+	data, err := os.ReadFile("doc.go")
+	must(t, err)
+	doc := string(data)
+	start := strings.Index(doc, "//\taction ")
+	if start < 0 {
+		t.Fatal("doc.go has no table of actions (a line starting //\taction)")
+	}
+	end := start + strings.Index(doc[start:], "\n//\n") + 1
+	got, want := doc[start:end], docTable()
+	if got == want {
+		return
+	}
+	if *update {
+		must(t, os.WriteFile("doc.go", []byte(doc[:start]+want+doc[end:]), 0o644))
+		return
+	}
+	t.Errorf("doc.go's table of actions is not lifecycle's (go test -run %s -update rewrites it):\n%s\nwant:\n%s", t.Name(), got, want)
+}
+
+// docTable renders lifecycle as the package comment shows it: who may act, As-Customer,
+// what the action needs and what it sets, and what it blocks.
+func docTable() string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "action\tby\tAs-Customer\tneeds\tsets\tblocks")
+	for _, a := range lifecycle {
+		needs := a.needs
+		if needs == "" {
+			var n []string
+			if a.funded {
+				n = append(n, "funded")
+			}
+			needs = strings.Join(append(n, flagNames(a.requires)...), ", ")
+		}
+		sets := strings.Join(flagNames(a.sets), ", ")
+		if a.effect != "" {
+			sets = strings.TrimSpace(sets + " (" + a.effect + ")")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.name, cmp.Or(strings.Join(a.roles, ","), "party"), yesNo(a.delegable), needs, sets, orDash(strings.Join(a.blocks, ", ")))
+	}
+	tw.Flush()
+	var out strings.Builder
+	for line := range strings.Lines(b.String()) {
+		out.WriteString("//\t" + strings.TrimRight(line, " \n") + "\n")
+	}
+	return out.String()
+}
+
+// withRow adds a row to the table of actions for one test, with what derives from it.
+func withRow(t *testing.T, row actionRule) {
+	saved := lifecycle
+	lifecycle = append(slices.Clone(lifecycle), row)
+	blockedBy, actionNames = blockers(lifecycle), namesOf(lifecycle)
+	t.Cleanup(func() { lifecycle = saved; blockedBy, actionNames = blockers(lifecycle), namesOf(lifecycle) })
+}
+
+// TestBlockedActionsAreNeitherTakenNorAskedNorAutomatic: once an item carries the flags of
+// an action that blocks accept and reject (as a dispute would), the buyer can take neither,
+// next steps no longer ask for them, and the end of the inspection period accepts nothing.
+// Without the row's blocks, a disputed good would be accepted by itself 3 days later.
+func TestBlockedActionsAreNeitherTakenNorAskedNorAutomatic(t *testing.T) {
+	withRow(t, actionRule{name: "hold", roles: []string{roleBuyer}, requires: flagReceived, excludes: flagInDispute,
+		sets: flagInDispute, blocks: []string{"accept", "reject"}, next: "holds the goods", message: "The buyer held the goods."})
+	w := newWorld(t)
+	id := w.at("received")
+	if got := w.steps(id); !slices.Contains(got, "buyer:accept") {
+		t.Fatalf("steps before the hold %v, want the buyer's accept", got)
+	}
+	w.b.act(http.StatusOK, id, 0, action("hold"))
+	w.b.act(http.StatusBadRequest, id, 0, action("accept"))
+	w.b.act(http.StatusBadRequest, id, 0, action("reject"))
+	for _, s := range w.steps(id) {
+		if s == "buyer:accept" || s == "buyer:reject" {
+			t.Errorf("next step %q of a held good", s)
+		}
+	}
+	w.srv.Advance(96 * time.Hour)
+	if got := eventsOf(t, w.b, id); strings.Contains(got, "accept") {
+		t.Errorf("events %q: the held good was accepted by itself", got)
 	}
 }
 
-// TestGoodsStateNamesTheirLastStep: a good's state, as NextSteps reports it and refusals
-// name it, is its last status flag: a milestone the seller accepted back is
-// accepted_returned (and an action on it is refused saying so) while the other is still
-// awaiting shipment; the goods of a cancelled deal are canceled. A buyer's page that shows
-// where each good stands would otherwise show a returned milestone as merely received back,
-// and a cancelled deal's goods as waiting.
+// TestGoodsStateNamesTheirLastStep: a good's state, as NextSteps reports it, is where its
+// last step put it in escrow.TransactionState's words, and its phase, which refusals name,
+// is its last status flag: a milestone the seller accepted back is returned (phase
+// accepted_returned, and an action on it is refused saying so) while the other is still
+// funded (awaiting shipment); the goods of a cancelled deal are cancelled (canceled). A
+// buyer's page that shows where each good stands would otherwise show a returned milestone
+// as merely received back, and a cancelled deal's goods as waiting.
 func TestGoodsStateNamesTheirLastStep(t *testing.T) {
 	w := newWorld(t)
 	id, tx := w.funded(milestones())
@@ -799,7 +901,7 @@ func TestGoodsStateNamesTheirLastStep(t *testing.T) {
 	w.returned(id, first)
 	p, err := w.srv.NextSteps(id)
 	must(t, err)
-	if want := []GoodState{{first, "accepted_returned"}, {second, "awaiting_shipment"}}; !slices.Equal(p.Goods, want) {
+	if want := []GoodState{{first, "returned", "accepted_returned"}, {second, "funded", "awaiting_shipment"}}; !slices.Equal(p.Goods, want) {
 		t.Errorf("goods %+v, want %+v", p.Goods, want)
 	}
 	if r := w.s.act(http.StatusBadRequest, id, first, action("ship")); r.str("state") != "accepted_returned" {
@@ -809,8 +911,8 @@ func TestGoodsStateNamesTheirLastStep(t *testing.T) {
 	id = w.at("cancelled")
 	p, err = w.srv.NextSteps(id)
 	must(t, err)
-	if len(p.Goods) != 1 || p.Goods[0].State != "canceled" {
-		t.Errorf("goods of a cancelled deal %+v, want canceled", p.Goods)
+	if len(p.Goods) != 1 || p.Goods[0].State != "cancelled" || p.Goods[0].Phase != "canceled" {
+		t.Errorf("goods of a cancelled deal %+v, want state cancelled, phase canceled", p.Goods)
 	}
 }
 

@@ -26,6 +26,8 @@ type config struct {
 	// eventIdle ends an event stream that long without a change; defaultEventIdle
 	// unless a test shortens or lengthens it.
 	eventIdle time.Duration
+	// hosts are the Host names requests may use beside the loopback ones (WithHosts).
+	hosts []string
 }
 
 // Defaults: see the package comment.

@@ -92,6 +92,12 @@ type uiBoot struct {
 	Version uint64              `json:"version"`
 	List    controlTransactions `json:"list"`
 	Detail  *controlTransaction `json:"detail,omitempty"`
+	// The workbench's panels, so that they are in the page once it has loaded: the
+	// standing faults, the newest requests, the accounts, and what Reach takes.
+	Faults      controlFaults   `json:"faults"`
+	Requests    controlRequests `json:"requests"`
+	Accounts    controlAccounts `json:"accounts"`
+	ReachStates []string        `json:"reach_states"`
 }
 
 // bootMarker is where index.html takes its data.
@@ -102,7 +108,8 @@ const bootMarker = "<!-- boot -->"
 // cannot end its script element.
 func (e *Emulator) serveIndex(w http.ResponseWriter, r *http.Request) {
 	version, _ := e.changes.next()
-	boot := uiBoot{Version: version, List: e.listing("", "", defaultListLimit)}
+	boot := uiBoot{Version: version, List: e.listing("", "", defaultListLimit), Faults: e.faultList(),
+		Requests: e.requestList(requestFilter{}, defaultRequestLimit), Accounts: e.accountList(defaultListLimit), ReachStates: ReachableStates}
 	q := r.URL.Query()
 	id, err := strconv.ParseInt(q.Get("tx"), 10, 64)
 	if err != nil && len(boot.List.Transactions) > 0 {

@@ -35,6 +35,8 @@ type Delivery struct {
 	// Fault names the injected fault that touched the call ("dropped", "latency 200ms"),
 	// "" when none did.
 	Fault string `json:"fault,omitempty"`
+	// Replay is true for a call Trigger made: an event delivered again.
+	Replay bool `json:"replay,omitempty"`
 }
 
 // hookJob is one call to make.
@@ -42,6 +44,8 @@ type hookJob struct {
 	url   string
 	event string
 	tx    int64
+	// replay: Trigger delivers the event again.
+	replay bool
 	// rec is the call's place in the records, reserved when it was queued so that
 	// Deliveries lists calls in the order the events happened, whichever receiver
 	// answered first.
@@ -115,7 +119,7 @@ func (d *dispatcher) enqueue(jobs ...hookJob) {
 		return
 	}
 	for _, job := range jobs {
-		job.rec = &hookRecord{Delivery: Delivery{URL: job.url, Event: job.event, EventType: "transaction", TransactionID: job.tx}}
+		job.rec = &hookRecord{Delivery: Delivery{URL: job.url, Event: job.event, EventType: "transaction", TransactionID: job.tx, Replay: job.replay}}
 		if len(d.records) >= maxRecords {
 			// A long-running emulator keeps the latest calls only.
 			d.records = slices.Delete(d.records, 0, len(d.records)-maxRecords+1)
@@ -181,7 +185,7 @@ func (d *dispatcher) settled(n int) {
 
 // deliver makes one call and describes how it went.
 func (d *dispatcher) deliver(job hookJob) (rec Delivery) {
-	rec = Delivery{URL: job.url, Event: job.event, EventType: "transaction", TransactionID: job.tx}
+	rec = Delivery{URL: job.url, Event: job.event, EventType: "transaction", TransactionID: job.tx, Replay: job.replay}
 	start := time.Now()
 	defer func() { rec.LatencyMS = time.Since(start).Milliseconds() }()
 	fault := d.faults.pick(webhookMethod + " /" + job.event)

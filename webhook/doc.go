@@ -96,25 +96,28 @@
 // schedules waits) work, whatever is queued, taking transactions in this order: those the
 // account is known to have (handed over before, found or tracked by the reconciler,
 // listed, or found in the Store); then never-seen ids; then those the Store does not know
-// either. While no flood is on (none of the latter waits, and the share below is not
-// spent) a never-seen id is taken like a known one; under a flood it is first looked up
-// in the Store, with its lease asked for only if the Store knows it (no API call, no
-// write for a forged id). Those the Store does not know are confirmed by a fetch of their
-// own while the share of the window allows: fetches of never-seen ids
-// answered 404 or 403 may spend at most [Options].UnseenShare (a tenth) of each
-// rate-limit window of GET /transaction/{id}, so a flood spends that and waits for the
-// next window while known transactions go on. Once the share is spent, or more than 100
-// wait, a partner's never-seen ids are confirmed by one listing of its newest
-// transactions instead (GET /partner/transactions, at most once a second): a real new
-// transaction is among them, with its state, and needs no fetch of its own. An
-// id answered 404 or 403 is not fetched again for a minute (a negative cache). Never-seen
-// ids wait in a queue of their own, [Options].MaxUnseen (1,000) long; past it the
-// oldest is dropped, answered 200 like any delivery: a real one dropped so is handed over
-// when a listing names it (within a second, for a partner) or by the next reconciliation.
-// No delivery of a transaction this handler knows (handed over or reconciled since it
-// started: run the reconciler at start) is dropped; one known only to the Store waits
-// behind at most MaxUnseen Store lookups (and 63 more: see "Backlogs" below), and is
-// dropped only when those fill the queue.
+// either. While never-seen ids come no faster than they are taken (none waits, and the
+// share below is not spent) a never-seen id is taken like a known one; otherwise (a
+// burst of new transactions, a flood) it is first looked up in the Store, with its lease
+// asked for only if the Store knows it (no API call, no write for a forged id). Those the
+// Store does not know are confirmed, for a partner, by listings of its transactions that
+// name them (GET /partner/transactions?ids=…, a page of 100 ids a call, on an endpoint of
+// its own): a real new transaction is among the answer, with its state, and needs no
+// fetch of its own. A listing that named most of its ids is followed by the next at once;
+// one that named few (made-up ids) by the next a second later. Ids a listing did not name
+// (a partner may be a party without being the partner) and an account that is no
+// partner's ids are confirmed by a fetch of their own while the share of the window
+// allows: fetches of never-seen ids answered 404 or 403 may spend at most
+// [Options].UnseenShare (a tenth) of each rate-limit window of GET /transaction/{id}, so
+// a flood spends that and waits for the next window while known transactions go on. An
+// id answered 404 or 403 is not fetched again for a minute (a negative cache), and leaves
+// nothing in the Store. Never-seen ids wait with their delivered names in a queue of
+// their own, [Options].MaxUnseen (1,000) long; past it an id is owed a look without its
+// name: such ids are kept as ranges (ids are handed out in order, so a burst of 100,000
+// new transactions is one range of 16 bytes), listed or fetched after the queued ones,
+// and their facts handed over FromReconcile. No never-seen id is dropped but past
+// 100,000 ranges (the farthest from the account's newest transaction first); no delivery
+// of a transaction the account is known to have is dropped.
 // No delivery is answered 503 but past MaxQueued known transactions waiting or after
 // Shutdown. [Handler.Stats] counts what
 // was dropped. BENCHMARKS.md, "A flood of forged transaction ids", has the figures with

@@ -86,17 +86,29 @@ type Options struct {
 	// delivery about one more is answered 503. Deliveries about a transaction already
 	// waiting are coalesced and always taken. Default 10,000.
 	MaxQueued int
-	// MaxUnseen bounds, apart from MaxQueued, the never-seen ids waiting to be confirmed:
-	// past it the oldest is dropped, answered 200 all the same (see doc.go, "Floods").
-	// Default 1,000.
+	// MaxUnseen bounds, apart from MaxQueued, the never-seen ids waiting to be confirmed
+	// with their delivered names: past it an id is kept as owed a look, with no name (its
+	// facts are handed over FromReconcile), answered 200 all the same and never dropped
+	// (see doc.go, "Floods"). Default 1,000.
 	MaxUnseen int
 	// UnseenShare bounds the fetches of never-seen ids that the API answers 404 or 403
 	// (forgeries) to this share of each rate-limit window of GET /transaction/{id}; once
 	// spent, never-seen ids wait for the next window, known transactions do not. Default
 	// 0.1.
 	UnseenShare float64
+	// ClaimShare bounds the fetches made for claims that an earlier fetch did not confirm
+	// (a delivery naming an event already tried since the transaction's last new fact:
+	// replays of a real id with names its state does not show) and that find nothing new,
+	// to this share of each rate-limit window of GET /transaction/{id}; once spent, such
+	// fetches wait for the next window, of any number of transactions, while deliveries
+	// of names not tried yet, of any transaction, are fetched at once. Default 0.2.
+	ClaimShare float64
 	// Workers bounds the transactions confirmed at once, and the handler's goroutines
-	// (one more schedules the waits); default 8.
+	// (one more schedules the waits). Default: the Store's connections if it states them
+	// ([Pooled]: package sqlstore's Store does), else 8. A turn holds a store connection
+	// through its fetch, so a replica's ceiling is min(Workers, connections) turns under
+	// way, each as long as the API's latency: leave Workers unset and size the store's
+	// connections, the one knob of a replica's capacity.
 	Workers int
 	// Refetch and MaxRefetch pace the confirming fetches of one transaction, across the
 	// replicas sharing the Store: after a fetch that found nothing new (a replayed or
@@ -160,19 +172,24 @@ type Handler struct {
 	pruneNext time.Time
 
 	// The workers and their lanes (pool.go).
-	lanes      [3]lane // ids ready for a worker, by qkind
-	workers    int     // worker goroutines running
-	unseen     int     // queues of never-seen ids (kindUnchecked and kindUnseen)
-	later      wakeups // queues set aside until a time
-	scheduling bool    // the scheduler goroutine runs
+	lanes      [kinds]lane // ids ready for a worker, by qkind
+	workers    int         // worker goroutines running
+	unseen     int         // queues of never-seen ids (kindUnchecked and kindUnseen)
+	later      wakeups     // queues set aside until a time
+	scheduling bool        // the scheduler goroutine runs
 	kick       chan struct{}
 	known      *idCache    // ids the account has: handed over, reconciled, listed, in the Store
 	replays    *replayMemo // names known to be replays, per transaction
 	neg        *idCache    // ids the API answered 404 or 403 lately
-	dropped    *idCache    // never-seen ids dropped unconfirmed past MaxUnseen
+	owed       idRanges    // never-seen ids past MaxUnseen, owed a listing or a fetch
+	unlisted   idRanges    // owed ids a listing did not name: owed a fetch
+	listing    bool        // a listing of never-seen ids is under way
+	newest     int64       // the newest id the account is known to have
 	budget     shareBudget // never-seen ids' wasted fetches in this rate-limit window
+	claims     shareBudget // fetches for claims tried before that found nothing new
 	unseenAt   time.Time   // the never-seen lane waits till then: share spent, listing done
-	listAt     time.Time   // no listing of the newest transactions before this
+	listAt     time.Time   // no listing of never-seen ids before this
+	listWake   time.Time   // the wakeup set for listAt
 	stats      Stats
 }
 
@@ -189,11 +206,12 @@ type txQueue struct {
 	kind     qkind
 	paceWait bool      // waiting for the transaction's pace (a delivery ends the wait)
 	listed   bool      // tx was listed after the deliveries came: it confirms them unfetched
+	owed     bool      // a never-seen id owed a look, taken with no delivery kept: fetch it
 	gen      uint64    // counts the waits, so that a stale wakeup is ignored
 	since    time.Time // when the oldest delivery waiting arrived, for the Observer
 }
 
-func (q *txQueue) pending() bool { return len(q.events) > 0 || q.tx != nil || q.recheck }
+func (q *txQueue) pending() bool { return len(q.events) > 0 || q.tx != nil || q.recheck || q.owed }
 
 // NewHandler returns a Handler that confirms events with client, which must authenticate
 // as the account the webhook is registered for, and hands them to fn.
@@ -215,6 +233,9 @@ func NewHandler(client *escrow.Client, fn Callback, opt Options) *Handler {
 	}
 	if opt.Workers <= 0 {
 		opt.Workers = 8
+		if p, ok := opt.Store.(Pooled); ok && p.MaxConns() > 0 {
+			opt.Workers = p.MaxConns()
+		}
 	}
 	floodDefaults(&opt)
 	if opt.Refetch <= 0 {
@@ -251,10 +272,10 @@ func NewHandler(client *escrow.Client, fn Callback, opt Options) *Handler {
 		queues:  make(map[int64]*txQueue),
 		kick:    make(chan struct{}, 1),
 		neg:     newIDCache(time.Minute, 100_000),
-		dropped: newIDCache(10*time.Minute, 100_000),
 		known:   newIDCache(30*24*time.Hour, 100_000),
 		replays: newReplayMemo(100_000),
 		budget:  shareBudget{share: opt.UnseenShare},
+		claims:  shareBudget{share: opt.ClaimShare},
 	}
 }
 
@@ -369,14 +390,18 @@ type batch struct {
 	// The turn, while this replica holds the transaction's lease.
 	held    bool
 	lease   Lease
-	marks   int64            // Turn.Marks as last seen
-	handed  map[string]bool  // facts recorded as done, and those handed over since
-	pace    Pace             // as the store had it when the turn began
-	done    []string         // handed over under the lease, not yet recorded
-	finish  bool             // the transaction is to be recorded finished
-	fetched bool             // a confirming fetch was made in this turn
-	fresh   bool             // something was handed over in this turn
-	obs     batchObservation // what the Observer is told (observer.go)
+	marks   int64           // Turn.Marks as last seen
+	handed  map[string]bool // facts recorded as done, and those handed over since
+	pace    Pace            // as the store had it when the turn began
+	done    []string        // handed over under the lease, not yet recorded
+	finish  bool            // the transaction is to be recorded finished
+	fetched bool            // a confirming fetch was made in this turn
+	fresh   bool            // something was handed over in this turn
+	// claim: the fetch under way is for names tried before (ClaimShare).
+	claim bool
+	// unreadable: the fetch was answered 404 or 403.
+	unreadable bool
+	obs        batchObservation // what the Observer is told (observer.go)
 }
 
 // try runs a batch's turns: it takes the transaction's lease (or leaves the batch's names
@@ -402,7 +427,9 @@ func (h *Handler) try(b *batch) (paced time.Duration, err error) {
 			h.giveUp(b)
 			return wait, nil
 		}
-		if err := h.confirm(b); err != nil {
+		err := h.confirm(b)
+		h.settleClaim(b)
+		if err != nil {
 			// The lease is kept for the retry, which reuses the state read; what was
 			// handed over is recorded when the turn ends.
 			return 0, err
@@ -441,7 +468,7 @@ func (h *Handler) acquire(b *batch) (bool, error) {
 	}
 	l.IfKnown, b.ifKnown = false, false // known now: renewals need not ask
 	b.held, b.lease, b.marks, b.handed, b.pace = true, l, turn.Marks, turn.Handed, turn.Pace
-	b.fetched, b.fresh = false, false
+	b.fetched, b.fresh, b.unreadable = false, false, false
 	if len(turn.Pending) > 0 { // delivered to other replicas: confirm them too
 		b.events, b.fetch = addNames(b.events, turn.Pending), true
 	}
@@ -473,20 +500,46 @@ func (h *Handler) renew(b *batch) (bool, error) {
 	return true, nil
 }
 
-// paced returns how long the batch must wait for the transaction's pace: only a fetch
-// for names that were all tried before (or none) waits; a confirmable name not tried
-// since the last fetch that found something new is fetched at once.
+// paced returns how long the batch must wait before its fetch: only a fetch for names
+// that were all tried before waits, for the transaction's pace and then for the claims'
+// share of the window (ClaimShare); a confirmable name not tried since the last fetch
+// that found something new is fetched at once.
 func (h *Handler) paced(b *batch, now time.Time) time.Duration {
-	wait := b.pace.NotBefore.Sub(now)
-	if wait <= 0 || !b.fetch || Replayed(b.events, b.handed) {
+	b.claim = false
+	if !b.fetch || Replayed(b.events, b.handed) || untried(b.events, b.pace.Tried) {
 		return 0 // replays are dropped without a fetch (confirm)
 	}
-	for _, n := range b.events {
-		if confirmable(n) && !slices.Contains(b.pace.Tried, n) {
-			return 0
-		}
+	if wait := b.pace.NotBefore.Sub(now); wait > 0 || len(b.events) == 0 {
+		return max(wait, 0) // a reconciler's recheck spends no claim's share
 	}
-	return wait
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ok, retry := h.claims.allows(now)
+	if !ok {
+		return max(retry.Sub(now), time.Millisecond)
+	}
+	h.claims.waste() // counted now, so that workers at once take no more than the share
+	b.claim = true
+	return 0
+}
+
+// settleClaim gives a claim's share back when its fetch was not made or found something
+// new: only claims that found nothing spend the share.
+func (h *Handler) settleClaim(b *batch) {
+	if b.claim && (!b.fetched || b.fresh) {
+		h.mu.Lock()
+		h.claims.refund()
+		h.mu.Unlock()
+	}
+	b.claim = false
+}
+
+// untried reports whether events hold a confirmable name not tried since the last fetch
+// that found something new: what may be a real fact, fetched at once.
+func untried(events, tried []escrow.EventName) bool {
+	return slices.ContainsFunc(events, func(n escrow.EventName) bool {
+		return confirmable(n) && !slices.Contains(tried, n)
+	})
 }
 
 // yield records what the turn handed over and ends it; again reports that other
@@ -523,7 +576,7 @@ func (h *Handler) yield(b *batch, release bool) (again bool, err error) {
 		return false, nil
 	}
 	b.lease.Expires, b.marks, b.pace = y.Expires, turn.Marks, y.Pace
-	b.events, b.fetched, b.fresh = turn.Pending, false, false
+	b.events, b.fetched, b.fresh, b.unreadable = turn.Pending, false, false, false
 	b.fetch = !covered
 	if covered {
 		h.hints(h.ctx, b)
@@ -568,9 +621,12 @@ func (h *Handler) covered(b *batch, pending []escrow.EventName) bool {
 
 // nextPace is the transaction's pace after this turn: reset by a fetch that found
 // something new, slowed by one that found nothing.
+// An id the API does not show, of which nothing was ever recorded, keeps no pace: a
+// forged id leaves nothing in the Store (its lease state is idle, so deleted at the turn's
+// end), and this replica's negative cache keeps it from being fetched again for a while.
 func (h *Handler) nextPace(b *batch, now time.Time) Pace {
 	switch {
-	case b.fresh:
+	case b.fresh, b.unreadable && len(b.handed) == 0:
 		return Pace{}
 	case !b.fetched:
 		return b.pace
@@ -621,6 +677,7 @@ func (h *Handler) confirm(b *batch) error {
 		b.fetched = true
 		tx, err := h.observedGet(ctx, b)
 		if errors.Is(err, escrow.ErrNotFound) || errors.Is(err, escrow.ErrForbidden) {
+			b.unreadable = true
 			h.unreadable(b)
 			if len(b.events) > 0 {
 				h.log.Warn("escrow webhook: unconfirmed deliveries dropped: the account cannot read the transaction",
@@ -689,6 +746,7 @@ func (h *Handler) get(ctx context.Context, id int64) (*escrow.Transaction, error
 	tx, err := h.client.Transactions.Get(ctx, id, escrow.WithResponse(&resp))
 	h.mu.Lock()
 	h.budget.observe(resp.RateLimit)
+	h.claims.observe(resp.RateLimit)
 	h.mu.Unlock()
 	if rl := resp.RateLimit; rl.Remaining >= 0 && !rl.Reset.IsZero() {
 		reserve := h.opt.Reserve

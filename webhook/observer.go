@@ -61,7 +61,7 @@ const (
 	// cannot read the transaction, or no state can show such an event (a Hint).
 	DeliveryUnconfirmed DeliveryOutcome = "unconfirmed"
 	// DeliveryDropped: answered 200 but never confirmed: an invalid event name, more names
-	// than a batch keeps, a never-seen id past MaxUnseen, a transaction finished and
+	// than a batch keeps, a never-seen id dropped (Stats.UnseenDropped), a transaction finished and
 	// pruned from the store, or a batch given up on after MaxAttempts (or at Shutdown).
 	// The reconciler hands over what such a drop missed.
 	DeliveryDropped DeliveryOutcome = "dropped"

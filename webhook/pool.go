@@ -4,7 +4,7 @@ import (
 	"container/heap"
 	"errors"
 	mrand "math/rand/v2"
-	"net/http"
+	"slices"
 	"time"
 
 	escrow "github.com/escrowkit/escrow-go"
@@ -13,14 +13,23 @@ import (
 // The handler's work is done by at most Options.Workers goroutines and one scheduler,
 // started when there is work and ending when there is none: the number of goroutines does
 // not grow with the transactions queued. A transaction's queue (txQueue) sits in one of
-// three lanes while it waits for a worker, served in this order:
+// four lanes while it waits for a worker, served in this order:
 //
 //   - ready: transactions the account is known to have (handed over before, found or
 //     tracked by the reconciler, or found in the Store);
 //   - unchecked: ids never seen in this process, not yet looked up in the Store (no API
 //     call is spent on that);
-//   - unseen: ids the Store does not know either, each confirmed by a fetch only while
-//     the never-seen share of the rate-limit window (Options.UnseenShare) allows.
+//   - unseen: ids the Store does not know either: a partner's are confirmed in pages by
+//     listings of its transactions naming them; an account that is no partner confirms
+//     each by a fetch, while the never-seen share of the rate-limit window
+//     (Options.UnseenShare) allows;
+//   - unlisted: a partner's never-seen ids a listing did not name (the partner may be a
+//     party of a transaction without being its partner): each confirmed by a fetch within
+//     the share.
+//
+// Never-seen ids beyond MaxUnseen are owed a look without a queue of their own: they are
+// kept as ranges of ids (idRanges), listed or fetched after the queued ones, never dropped
+// but past maxOwedRanges.
 //
 // Waits (a transaction's pace, a retry's backoff) are wakeups in a heap, not sleeping
 // goroutines.
@@ -33,6 +42,7 @@ const (
 	qReady                 // in its lane
 	qRunning               // a worker is on it
 	qWaiting               // a wakeup is set: its pace, or a retry's backoff
+	qListing               // a never-seen id a listing under way asks about
 )
 
 // qkind is what the handler knows of a transaction: it decides the lane.
@@ -42,7 +52,13 @@ const (
 	kindKnown     qkind = iota // the account has it
 	kindUnchecked              // never seen here; the Store not yet asked
 	kindUnseen                 // never seen here nor in the Store
+	kindUnlisted               // never seen, and not named by a partner listing
+	kinds
 )
+
+// maxOwedRanges bounds the ranges of never-seen ids owed a look (16 bytes each): past it
+// the range farthest from the account's newest transaction is dropped (idRanges).
+const maxOwedRanges = 100_000
 
 // floodDefaults sets the defaults of the options of never-seen ids.
 func floodDefaults(opt *Options) {
@@ -52,13 +68,15 @@ func floodDefaults(opt *Options) {
 	if opt.UnseenShare <= 0 || opt.UnseenShare > 1 {
 		opt.UnseenShare = 0.1
 	}
+	if opt.ClaimShare <= 0 || opt.ClaimShare > 1 {
+		opt.ClaimShare = 0.2
+	}
 }
 
 // place puts q in the lane of its kind and makes sure a worker will take it; once the
 // handler is shutting down, a never-seen id is dropped instead (see Shutdown). h.mu held.
 func (h *Handler) place(id int64, q *txQueue) {
-	if h.closed && q.kind == kindUnseen {
-		h.dropped.add(id, time.Now())
+	if h.closed && q.kind >= kindUnseen {
 		h.retire(id, q)
 		return
 	}
@@ -86,7 +104,7 @@ func (h *Handler) worker() {
 		case !ok:
 			return
 		case q == nil:
-			h.listNewest()
+			h.listOwed()
 		case kind == kindUnchecked:
 			h.lookUp(id, q)
 		default:
@@ -105,13 +123,13 @@ func (h *Handler) next() (id int64, q *txQueue, kind qkind, ok bool) {
 		if !ok {
 			id, q, ok = h.pop(kindUnchecked)
 		}
-		if !ok && h.lanes[kindUnseen].len() > 0 {
+		if !ok && h.unseenWaiting() {
 			var list bool
 			if list, ok = h.unseenAllowed(); list {
-				return 0, nil, kindUnseen, true // the worker lists the newest transactions
+				return 0, nil, kindUnseen, true // the worker lists the ids owed a look
 			}
 			if ok {
-				id, q, ok = h.pop(kindUnseen)
+				id, q, ok = h.popFetch()
 			}
 		}
 		if !ok {
@@ -133,7 +151,7 @@ func (h *Handler) next() (id int64, q *txQueue, kind qkind, ok bool) {
 // work on different transactions.
 func (h *Handler) pop(k qkind) (int64, *txQueue, bool) {
 	take := h.lanes[k].take
-	if k == kindUnseen {
+	if k >= kindUnseen {
 		take = h.lanes[k].pop
 	}
 	id, ok := take()
@@ -147,81 +165,210 @@ func (h *Handler) pop(k qkind) (int64, *txQueue, bool) {
 	return id, q, true
 }
 
-// unseenAllowed reports what the never-seen lane allows now: a fetch within the share
-// (ok), or, once the share is spent or more ids wait than a listing names, a partner's
-// listing of its newest transactions (list), at most once a listEvery. If neither, it
-// sets a wakeup for when one will be. h.mu held.
+// mayList reports whether the account may be a partner: not found not to be. h.mu held.
+func (h *Handler) mayList() bool { return h.partner == nil || *h.partner }
+
+// listable reports whether never-seen ids wait that a listing may confirm. h.mu held.
+func (h *Handler) listable() bool {
+	return h.mayList() && (h.lanes[kindUnseen].len() > 0 || !h.owed.empty())
+}
+
+// fetchable reports whether never-seen ids wait for a fetch of their own. h.mu held.
+func (h *Handler) fetchable() bool {
+	return h.lanes[kindUnlisted].len() > 0 || !h.unlisted.empty() ||
+		(!h.mayList() && (h.lanes[kindUnseen].len() > 0 || !h.owed.empty()))
+}
+
+// unseenWaiting reports whether never-seen ids wait for a listing or a fetch. h.mu held.
+func (h *Handler) unseenWaiting() bool { return h.listable() || h.fetchable() }
+
+// unseenAllowed reports what the never-seen ids allow now: a partner's listing of those
+// waiting (list), at most one at a time and, after one that named few of them, a
+// listEvery apart; or a fetch within the share (ok). If neither, it sets a wakeup for
+// when one will be. h.mu held.
 func (h *Handler) unseenAllowed() (list, ok bool) {
 	now := time.Now()
-	if now.Before(h.unseenAt) {
+	if h.listable() && !h.listing {
+		if !now.Before(h.listAt) {
+			h.listing = true
+			return true, false
+		}
+		if !h.listWake.Equal(h.listAt) {
+			h.listWake = h.listAt
+			h.wakeAt(h.listAt, 0, 0)
+		}
+	}
+	if !h.fetchable() || now.Before(h.unseenAt) {
 		return false, false
 	}
 	ok, retry := h.budget.allows(now)
-	if ok && h.lanes[kindUnseen].len() <= listPage {
-		return false, true // no flood: each id its fetch, as any delivery
-	}
-	mayList := h.partner == nil || *h.partner
-	if mayList && !now.Before(h.listAt) {
-		h.listAt = now.Add(listEvery)
-		return true, false
-	}
 	if !ok {
-		if mayList && h.listAt.Before(retry) {
-			retry = h.listAt
-		}
 		h.unseenAt = retry
 		h.wakeAt(retry, 0, 0)
 	}
 	return false, ok
 }
 
-// Listing a partner's newest transactions confirms the never-seen ids among them in one
-// call, on an endpoint of its own (GET /partner/transactions): so a real transaction's
-// first delivery is handed over while a flood of forged ids waits for the share.
+// popFetch takes the next never-seen id to be confirmed by a fetch of its own: queued ones
+// first, then those owed a look, for which it makes a queue. h.mu held.
+func (h *Handler) popFetch() (int64, *txQueue, bool) {
+	lanes := []qkind{kindUnlisted}
+	if !h.mayList() {
+		lanes = append(lanes, kindUnseen)
+	}
+	for _, k := range lanes {
+		if h.lanes[k].len() > 0 {
+			return h.pop(k)
+		}
+	}
+	var ids []int64
+	if ids = h.unlisted.take(1); len(ids) == 0 && !h.mayList() {
+		ids = h.owed.take(1)
+	}
+	if len(ids) == 0 {
+		return 0, nil, false
+	}
+	if h.queues[ids[0]] != nil {
+		return ids[0], nil, true // queued meanwhile: confirmed with its queue
+	}
+	q := &txQueue{kind: kindUnlisted, owed: true, state: qReady}
+	h.queues[ids[0]] = q
+	h.unseen++
+	return ids[0], q, true
+}
+
+// Listing a partner's transactions by id (GET /partner/transactions?ids=…) confirms a
+// page of never-seen ids in one call, on an endpoint of its own: a real transaction is
+// among the answer, with its state, and needs no fetch of its own. A listing that named
+// at least half of its ids (a burst of new transactions) is followed by the next at once;
+// one that named fewer (a flood of made-up ids) by the next a listEvery later.
 const (
 	listEvery = time.Second
 	listPage  = 100
 )
 
-// listNewest lists the partner's newest transactions: those queued as never seen become
-// known, with the state listed (read after their deliveries came, so no fetch is needed),
-// and all are remembered as the account's. An account that is not a partner is noted.
-func (h *Handler) listNewest() {
-	page, err := h.client.Partner.Transactions(h.ctx, &escrow.PartnerTransactionsOptions{Limit: listPage, SortBy: "id", SortDirection: escrow.SortDesc})
-	if errors.Is(err, escrow.ErrForbidden) {
-		h.setPartner(false)
-		return
+// owe keeps id as owed a look, without a queue (past MaxUnseen). h.mu held.
+func (h *Handler) owe(id int64) {
+	h.owed.add(id)
+	for h.owed.ranges()+h.unlisted.ranges() > maxOwedRanges {
+		from := &h.owed
+		if h.owed.empty() {
+			from = &h.unlisted
+		}
+		h.stats.UnseenDropped += from.dropFarthest(h.newest)
 	}
-	if err != nil {
-		h.log.Debug("escrow webhook: listing the newest transactions failed", "error", err)
-		return
+}
+
+// listWanted takes the never-seen ids the next listing asks about out of their lane and
+// set: those queued (qListing while it is under way), then those owed a look. h.mu held.
+func (h *Handler) listWanted() (queued, owed []int64) {
+	for len(queued) < listPage {
+		id, q, ok := h.pop(kindUnseen)
+		if !ok {
+			break
+		}
+		if q != nil {
+			q.state = qListing
+			queued = append(queued, id)
+		}
+	}
+	return queued, h.owed.take(listPage - len(queued))
+}
+
+// listOwed lists the partner's transactions among the never-seen ids waiting: those named
+// become known, with the state listed (read after their deliveries came, so no fetch is
+// needed); those not named are left to a fetch of their own within the share. An account
+// that is not a partner is noted, and its ids are fetched.
+func (h *Handler) listOwed() {
+	h.mu.Lock()
+	queued, owed := h.listWanted()
+	h.mu.Unlock()
+	ids := append(slices.Clone(queued), owed...)
+	var page *escrow.TransactionCursorList
+	var err error
+	if len(ids) > 0 {
+		page, err = h.client.Partner.Transactions(h.ctx, &escrow.PartnerTransactionsOptions{IDs: ids, Limit: len(ids)})
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.listing = false
+	h.listAt = time.Now().Add(listEvery)
+	if errors.Is(err, escrow.ErrForbidden) {
+		h.partner = new(bool) // not a partner: its never-seen ids are fetched
+	}
+	if err != nil || page == nil {
+		if err != nil && !errors.Is(err, escrow.ErrForbidden) {
+			h.log.Debug("escrow webhook: listing never-seen transactions failed", "error", err)
+		}
+		for _, id := range queued {
+			if q := h.queues[id]; q != nil && q.state == qListing {
+				h.place(id, q) // back in its lane, for the next listing or a fetch
+			}
+		}
+		for _, id := range owed {
+			h.owed.add(id)
+		}
+		h.spawnFor()
+		return
+	}
+	h.partner = &[]bool{true}[0]
+	named := h.listed(page.Transactions)
+	for _, id := range queued {
+		if q := h.queues[id]; !named[id] && q != nil && q.state == qListing {
+			q.kind = kindUnlisted // the listing cannot tell: a fetch of its own
+			h.place(id, q)
+		}
+	}
+	for _, id := range owed {
+		if !named[id] {
+			h.unlisted.add(id)
+		}
+	}
+	if 2*len(named) >= len(ids) {
+		h.listAt = time.Now() // a burst of real ones: the next page at once
+	}
+	h.spawnFor()
+}
+
+// listed takes a listing's transactions: queued never-seen ids become known with the
+// state listed; ids owed a look without a queue are queued with it, to be handed over as
+// the reconciler's would be. It returns the ids named. h.mu held.
+func (h *Handler) listed(txs []escrow.Transaction) map[int64]bool {
 	now := time.Now()
-	for i := range page.Transactions {
-		tx := &page.Transactions[i]
-		known := h.known.has(tx.ID, now)
+	named := make(map[int64]bool, len(txs))
+	for i := range txs {
+		tx := &txs[i]
+		named[tx.ID] = true
 		h.known.add(tx.ID, now)
+		h.newest = max(h.newest, tx.ID)
 		q := h.queues[tx.ID]
-		if q == nil && !known && h.dropped.has(tx.ID, now) {
-			// Dropped unconfirmed in a flood: its state is handed over as the
-			// reconciler's would be.
+		if q == nil {
+			if h.closed {
+				continue
+			}
 			q = &txQueue{kind: kindKnown, tx: tx}
 			h.queues[tx.ID] = q
 			h.place(tx.ID, q)
 			continue
 		}
-		if q == nil || q.kind == kindKnown {
+		if q.kind == kindKnown {
 			continue
 		}
 		h.know(tx.ID, q)
 		if q.b == nil {
 			q.tx, q.listed = tx, true
 		}
-		if q.state == qReady { // into the known lane; its old place is skipped
+		if q.state == qReady || q.state == qListing { // into the known lane; its old place is skipped
 			h.place(tx.ID, q)
 		}
+	}
+	return named
+}
+
+// spawnFor starts a worker if never-seen ids wait. h.mu held.
+func (h *Handler) spawnFor() {
+	if h.unseenWaiting() {
+		h.spawn()
 	}
 }
 
@@ -238,11 +385,13 @@ func (h *Handler) lookUp(id int64, q *txQueue) {
 	h.step(id, q, !calm)
 }
 
-// calm reports whether no flood of never-seen ids is on: none waits for a fetch, and
-// their fetches answered 404 or 403 have not spent the window's share. h.mu held.
+// calm reports whether never-seen ids come no faster than they are taken: none waits for
+// its look-up, a listing or a fetch, and their fetches answered 404 or 403 have not spent
+// the window's share. Otherwise (a burst of new transactions, a flood of made-up ids)
+// each is looked up in the Store first, and a partner's are listed in pages. h.mu held.
 func (h *Handler) calm(now time.Time) bool {
 	ok, _ := h.budget.allows(now)
-	return ok && h.lanes[kindUnseen].len() == 0 && !now.Before(h.unseenAt)
+	return ok && h.lanes[kindUnchecked].len() == 0 && !h.unseenWaiting() && !h.listing && !now.Before(h.unseenAt)
 }
 
 // unknown puts a never-seen id the Store does not know back, its batch's names queued
@@ -264,6 +413,7 @@ func (h *Handler) unknown(id int64, q *txQueue, b *batch) {
 // know records that the account has the transaction. h.mu held.
 func (h *Handler) know(id int64, q *txQueue) {
 	h.known.add(id, time.Now())
+	h.newest = max(h.newest, id)
 	if q != nil && q.kind != kindKnown {
 		q.kind = kindKnown
 		h.unseen--
@@ -329,7 +479,7 @@ func (h *Handler) take(id int64, q *txQueue) *batch {
 		h.retire(id, q)
 	case q.b == nil:
 		q.b = &batch{id: id, q: q, events: q.events, tx: q.tx, fetch: (len(q.events) > 0 && !q.listed) || q.tx == nil, tracked: q.recheck, obs: batchObservation{received: q.since}}
-		q.events, q.tx, q.recheck, q.listed, q.attempt, q.since = nil, nil, false, false, 1, time.Time{}
+		q.events, q.tx, q.recheck, q.listed, q.owed, q.attempt, q.since = nil, nil, false, false, false, 1, time.Time{}
 	case len(q.events) > 0 || q.recheck: // arrived during the wait: they join the batch
 		q.b.events, q.b.fetch = addNames(q.b.events, q.events), true
 		q.b.tracked = q.b.tracked || q.recheck
@@ -418,9 +568,7 @@ func (h *Handler) schedule() {
 // workers try it again. h.mu held.
 func (h *Handler) wake(w wakeup) {
 	if w.id == 0 {
-		if h.lanes[kindUnseen].len() > 0 {
-			h.spawn()
-		}
+		h.spawnFor()
 		return
 	}
 	if q := h.queues[w.id]; q != nil && q.state == qWaiting && q.gen == w.gen {
@@ -445,9 +593,9 @@ func (h *Handler) queueOf(id int64, reconciled bool) (*txQueue, error) {
 }
 
 // newQueue makes the queue of a transaction not queued yet, in the lane its kind says,
-// or returns nil when the delivery is dropped: an id the API answered 404 or 403 lately,
-// or a never-seen id beyond MaxUnseen with none older to drop instead. err is errFull
-// when known transactions fill MaxQueued. h.mu held.
+// or returns nil when the delivery takes no queue: an id the API answered 404 or 403
+// lately is dropped, a never-seen id beyond MaxUnseen is owed a look (owe). err is
+// errFull when known transactions fill MaxQueued. h.mu held.
 func (h *Handler) newQueue(id int64, known bool) (*txQueue, error) {
 	now := time.Now()
 	if known || h.known.has(id, now) {
@@ -466,36 +614,18 @@ func (h *Handler) newQueue(id int64, known bool) (*txQueue, error) {
 		h.stats.NotFoundDropped++
 		return nil, nil
 	}
-	if h.unseen >= h.opt.MaxUnseen && !h.evictUnseen() {
-		h.stats.UnseenDropped++
-		h.dropped.add(id, now)
+	if h.unseen >= h.opt.MaxUnseen {
+		h.owe(id)
+		h.spawnFor()
 		return nil, nil
 	}
+	h.owed.remove(id) // its queue confirms it
+	h.unlisted.remove(id)
 	q := &txQueue{kind: kindUnchecked}
 	h.queues[id] = q
 	h.unseen++
 	h.opt.Observer.QueueDepth(h.ctx, len(h.queues))
 	return q, nil
-}
-
-// evictUnseen drops the oldest never-seen id waiting for a fetch, to make room for a
-// newer delivery, and reports whether there was one. h.mu held.
-func (h *Handler) evictUnseen() bool {
-	for {
-		id, q, ok := h.pop(kindUnseen)
-		if !ok {
-			return false
-		}
-		if q != nil {
-			h.stats.UnseenDropped++
-			h.dropped.add(id, time.Now())
-			for _, name := range q.events {
-				h.observeArrival(h.ctx, id, name, DeliveryDropped, http.StatusOK)
-			}
-			h.retire(id, q)
-			return true
-		}
-	}
 }
 
 // unreadable notes an id the API answered 404 or 403: deliveries naming it are dropped
@@ -509,18 +639,20 @@ func (h *Handler) unreadable(b *batch) {
 	}
 }
 
-// dropUnseen drops the never-seen ids waiting for a fetch, when the handler shuts down:
-// they may wait for a rate-limit window, and a real one among them is found by the next
-// reconciliation. h.mu held.
+// dropUnseen drops the never-seen ids waiting for a listing or a fetch, when the handler
+// shuts down: they may wait for a rate-limit window, and a real one among them is found
+// by the next reconciliation. h.mu held.
 func (h *Handler) dropUnseen() {
-	for {
-		id, q, ok := h.pop(kindUnseen)
-		if !ok {
-			return
-		}
-		if q != nil {
-			h.dropped.add(id, time.Now())
-			h.retire(id, q)
+	h.owed, h.unlisted = idRanges{}, idRanges{}
+	for _, k := range []qkind{kindUnseen, kindUnlisted} {
+		for {
+			id, q, ok := h.pop(k)
+			if !ok {
+				break
+			}
+			if q != nil {
+				h.retire(id, q)
+			}
 		}
 	}
 }
@@ -530,6 +662,6 @@ func (h *Handler) abandon() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	clear(h.queues)
-	h.lanes, h.later, h.unseen = [3]lane{}, nil, 0
+	h.lanes, h.later, h.unseen = [kinds]lane{}, nil, 0
 	h.signalIdle()
 }

@@ -72,21 +72,23 @@ func TestKnownTransactionsGoFirst(t *testing.T) {
 	})
 }
 
-// TestNeverSeenOverflowDropsTheOldest: past MaxUnseen the oldest never-seen id waiting
-// is dropped, and the delivery is answered 200 all the same: never 503. A MaxUnseen of 1
-// keeps one waiting.
-func TestNeverSeenOverflowDropsTheOldest(t *testing.T) {
+// TestNeverSeenIdsBeyondMaxUnseenAreOwedALook: past MaxUnseen a never-seen id takes no
+// queue but is owed a look all the same, answered 200 (never 503) and never dropped: once
+// the window allows, every one is confirmed, those beyond MaxUnseen FromReconcile (their
+// delivered names are not kept). A MaxUnseen of 1 keeps one queued.
+func TestNeverSeenIdsBeyondMaxUnseenAreOwedALook(t *testing.T) {
 	for _, maxUnseen := range []int{3, 1} {
 		t.Run(strconv.Itoa(maxUnseen), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				api := newFakeAPI()
 				api.header = rateLimited
-				last := int64(maxUnseen + 1)
+				last := int64(maxUnseen + 2)
 				for id := int64(1); id <= last; id++ {
 					api.txs[id] = created(id)
 				}
+				obs := &recordingObserver{}
 				got := &calls{}
-				h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxUnseen: maxUnseen})
+				h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{MaxUnseen: maxUnseen, Observer: obs})
 				defer shutdown(t, h)
 				deliver(h, "create", forgedBase) // spends the share
 				synctest.Wait()
@@ -96,17 +98,28 @@ func TestNeverSeenOverflowDropsTheOldest(t *testing.T) {
 					}
 					synctest.Wait() // looked up in the store: waiting for the share
 				}
-				if s := h.Stats(); s.UnseenDropped != 1 {
-					t.Errorf("Stats %+v, want one dropped", s)
-				}
 				time.Sleep(time.Minute)
 				synctest.Wait()
 				var want []string
-				for id := int64(2); id <= last; id++ {
+				for id := int64(1); id <= last; id++ {
 					want = append(want, fmt.Sprintf("create:%d", id))
 				}
 				if l := got.list(); !slices.Equal(slices.Sorted(slices.Values(l)), want) {
-					t.Errorf("handed over %v; want all but the oldest", l)
+					t.Errorf("handed over %v; want every one", l)
+				}
+				if s := h.Stats(); s.UnseenDropped != 0 {
+					t.Errorf("Stats %+v, want none dropped", s)
+				}
+				obs.mu.Lock()
+				defer obs.mu.Unlock()
+				reconciled := 0
+				for _, ho := range obs.handovers {
+					if ho.Source == webhook.FromReconcile {
+						reconciled++
+					}
+				}
+				if reconciled != 2 {
+					t.Errorf("%d hand-overs FromReconcile, want the 2 beyond MaxUnseen", reconciled)
 				}
 			})
 		})
@@ -303,47 +316,6 @@ func TestNoListingThatCannotHelp(t *testing.T) {
 	})
 }
 
-// TestDroppedNewTransactionIsRecoveredByTheListing: a partner's new transaction whose
-// delivery a flood pushed out of the never-seen queue is handed over all the same, once a
-// listing of the newest transactions names it.
-func TestDroppedNewTransactionIsRecoveredByTheListing(t *testing.T) {
-	w := newWorld(t, webhook.Options{MaxUnseen: 2}, escrowtest.WithRateLimit(20, time.Minute))
-	forge := func(from, n int64) {
-		for i := range n {
-			w.deliver(fmt.Sprintf(`{"event": "create", "event_type": "transaction", "transaction_id": %d}`, forgedBase+from+i))
-		}
-	}
-	// Once the share (2 of the window's 20) is spent, the forgeries left are confirmed by
-	// a listing, at most one a second: the new transaction's delivery, made after that
-	// one, waits for the next, and the flood pushes it out meanwhile. (Forgeries that
-	// arrive while the first fetches are under way are dropped unqueued, MaxUnseen being
-	// 2: the flood goes on until one waits for a listing.)
-	forged := int64(0)
-	for deadline := time.Now().Add(10 * time.Second); w.listings.Load() == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("no listing of the newest transactions within 10s of the flood")
-		}
-		forge(forged, 10)
-		forged += 10
-	}
-	id := w.create()
-	if err := w.srv.FlushWebhooks(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	forge(forged, 10) // pushes the new transaction's delivery out
-	deadline := time.Now().Add(10 * time.Second)
-	for len(w.got.byTransaction()[id]) == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if got := w.got.byTransaction()[id]; !slices.Equal(got, []string{"create"}) {
-		t.Errorf("the new transaction's events: %v", got)
-	}
-	// Its delivery dropped, the listing hands its state over as the reconciler would.
-	if n := w.got.count(webhook.FromReconcile); n != 1 {
-		t.Errorf("%d events from the listing of a dropped delivery, want 1", n)
-	}
-}
-
 // TestShutdownDropsANeverSeenIdItsLookUpFoundUnknown: a never-seen id whose look-up in the
 // Store is under way when Shutdown begins, and comes back unknown with the never-seen share
 // spent, is dropped like those already waiting: Shutdown neither waits for the next
@@ -388,12 +360,11 @@ func (s *gatedLookUps) Acquire(ctx context.Context, l webhook.Lease, names []esc
 	return s.MemoryStore.Acquire(ctx, l, names, now)
 }
 
-// TestListingUnderWayAtShutdownHandsOverWhatShutdownDropped: Shutdown drops the
-// never-seen ids waiting for the share and those whose look-up in the Store comes back
-// unknown after it began; a listing of the partner's newest transactions already under way
-// that names them hands them over while Shutdown waits for the work left, as the listing
-// does for ids a flood pushed out.
-func TestListingUnderWayAtShutdownHandsOverWhatShutdownDropped(t *testing.T) {
+// TestListingUnderWayAtShutdownHandsOverWhatItNames: Shutdown drops the never-seen ids
+// waiting for the share and those whose look-up in the Store comes back unknown after it
+// began (the next reconciliation finds a real one); a listing of never-seen ids already
+// under way hands over those it names while Shutdown waits for the work left.
+func TestListingUnderWayAtShutdownHandsOverWhatItNames(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const busy, lookedUp, waiting = 1, 2, 3
 		partner := rateLimitedPartner(busy, lookedUp, waiting)
@@ -406,7 +377,7 @@ func TestListingUnderWayAtShutdownHandsOverWhatShutdownDropped(t *testing.T) {
 		synctest.Wait()
 		deliver(h, "create", lookedUp) // looked up in the Store: held there
 		synctest.Wait()
-		deliver(h, "create", waiting) // unknown to the Store: waits, and a listing is asked for, held
+		deliver(h, "create", waiting) // unknown to the Store: a listing asks about it, held
 		synctest.Wait()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
@@ -415,20 +386,20 @@ func TestListingUnderWayAtShutdownHandsOverWhatShutdownDropped(t *testing.T) {
 		synctest.Wait()   // waiting is dropped
 		close(store.gate) // lookedUp is unknown: dropped, Shutdown having begun
 		synctest.Wait()
-		close(partner.gate) // the listing names both
+		close(partner.gate) // the listing names 3
 		synctest.Wait()
 		close(got.block)
 		if err := <-done; err != nil {
 			t.Errorf("Shutdown: %v", err)
 		}
-		if l := got.list(); !slices.Equal(slices.Sorted(slices.Values(l)), []string{"create:1", "create:2", "create:3"}) {
-			t.Errorf("handed over %v; want the listed creates of 2 and 3 too", l)
+		if l := got.list(); !slices.Equal(slices.Sorted(slices.Values(l)), []string{"create:1", "create:3"}) {
+			t.Errorf("handed over %v; want the listed create of 3 too, not the dropped 2", l)
 		}
 	})
 }
 
-// gatedPartner is api for a partner account: its listing of the newest transactions (all of
-// api's, newest first, on one page) is answered once gate is closed, the first failFirst
+// gatedPartner is api for a partner account: its listing of transactions (those of api's
+// the ids filter names, or all, newest first, on one page) is answered once gate is closed, the first failFirst
 // with a 502. listings counts them.
 type gatedPartner struct {
 	api       *fakeAPI
@@ -473,10 +444,19 @@ func (p *gatedPartner) RoundTrip(r *http.Request) (*http.Response, error) {
 		http.Error(rec, `{"error": "bad_gateway"}`, http.StatusBadGateway)
 		return rec.Result(), nil
 	}
+	asked := map[int64]bool{} // the ids filter; none: every transaction
+	for _, v := range r.URL.Query()["ids"] {
+		for f := range strings.SplitSeq(v, ",") {
+			id, _ := strconv.ParseInt(f, 10, 64)
+			asked[id] = true
+		}
+	}
 	p.api.mu.Lock()
 	var page escrow.TransactionCursorList
 	for _, id := range slices.Backward(slices.Sorted(maps.Keys(p.api.txs))) {
-		page.Transactions = append(page.Transactions, *p.api.txs[id])
+		if len(asked) == 0 || asked[id] {
+			page.Transactions = append(page.Transactions, *p.api.txs[id])
+		}
 	}
 	p.api.mu.Unlock()
 	rec := httptest.NewRecorder()
@@ -609,20 +589,21 @@ func TestNeverSeenIdsWaitingAtTheWindowsResetAreFetchedWithoutAListing(t *testin
 }
 
 // TestListedNeverSeenIdIsHandedOverAtOnce: with the never-seen share spent, a partner's new
-// transaction whose delivery waits among the never-seen ids is handed over as soon as a
-// listing of the newest transactions names it, from the state listed: no fetch, no wait
-// for the next window.
+// transaction whose delivery waits among the never-seen ids is handed over as soon as the
+// listing that asks about it answers, from the state listed: no fetch, no wait for the
+// next window.
 func TestListedNeverSeenIdIsHandedOverAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const fresh = 7
 		partner := rateLimitedPartner(fresh)
 		api := partner.api
 		h, got := shareSpent(t, partner)
-		deliver(h, "create", forgedBase+1) // waits; a listing is asked for, held
+		deliver(h, "create", fresh) // unknown to the Store: a listing asks about it, held
 		synctest.Wait()
-		deliver(h, "create", fresh) // unknown to the Store: waits too
-		synctest.Wait()
-		close(partner.gate) // the listing names it
+		if l := got.list(); len(l) != 0 || partner.listings.Load() != 1 {
+			t.Fatalf("handed over %v with %d listings asked for; want nothing yet, one", l, partner.listings.Load())
+		}
+		close(partner.gate)
 		synctest.Wait()
 		if l := got.list(); !slices.Equal(l, []string{"create:7"}) {
 			t.Errorf("handed over %v after the listing; want create:7", l)
@@ -656,25 +637,26 @@ func TestFailedListingIsAskedForAgain(t *testing.T) {
 	})
 }
 
-// TestDeliveryOfATransactionAListingNamedIsConfirmedAtOnce: a listing of the partner's
-// newest transactions, asked for during a flood, makes every transaction it names known:
-// a delivery about one of them that comes afterwards is confirmed at once, as a known
-// transaction's, not queued among the never-seen ids for the share or the next listing.
+// TestDeliveryOfATransactionAListingNamedIsConfirmedAtOnce: a transaction a listing of
+// never-seen ids named, during a flood, is known from then on: its next delivery is
+// confirmed at once, as a known transaction's, not queued among the never-seen ids for
+// the share or the next listing.
 func TestDeliveryOfATransactionAListingNamedIsConfirmedAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const fresh = 7
 		partner := rateLimitedPartner(fresh)
 		close(partner.gate)
 		h, got := shareSpent(t, partner)
-		deliver(h, "create", forgedBase+1) // waits; the listing asked for names 7
+		deliver(h, "create", fresh) // the listing asked for names 7
 		synctest.Wait()
 		if n := partner.listings.Load(); n != 1 {
 			t.Fatalf("%d listings, want 1", n)
 		}
-		deliver(h, "create", fresh)
+		partner.api.set(agreed(fresh))
+		deliver(h, "agree", fresh)
 		synctest.Wait()
-		if l := got.list(); !slices.Equal(l, []string{"create:7"}) || partner.listings.Load() != 1 {
-			t.Errorf("handed over %v after %d listings; want create:7 at once", l, partner.listings.Load())
+		if l := got.list(); !slices.Equal(l, []string{"create:7", "agree:7"}) || partner.listings.Load() != 1 {
+			t.Errorf("handed over %v after %d listings; want agree:7 at once", l, partner.listings.Load())
 		}
 	})
 }
@@ -735,6 +717,94 @@ func TestDeliveriesDuringAFailedFetchAreDropped(t *testing.T) {
 		}
 		if s := h.Stats(); s.NotFoundDropped != 1 {
 			t.Errorf("Stats %+v, want the delivery during the fetch dropped unfetched", s)
+		}
+	})
+}
+
+// TestKnownTransactionGoesBeforeNeverSeenLookUps: with one worker, the never-seen share
+// spent and never-seen ids waiting for their look-up in the Store (held, as a slow
+// database holds them), a delivery about a transaction handed over before is confirmed
+// before any of those look-ups: known transactions are served first.
+func TestKnownTransactionGoesBeforeNeverSeenLookUps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.header = rateLimited
+		api.txs[1], api.txs[2] = created(1), created(2)
+		store := &gatedLookUps{gate: make(chan struct{})}
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Store: store, Workers: 1})
+		defer shutdown(t, h)
+		defer close(store.gate) // before Shutdown, which waits for the look-ups
+		for id := range int64(2) {
+			deliver(h, "create", id+1)
+			flushed(t, h) // known now
+		}
+		deliver(h, "create", forgedBase) // a 404: the share is spent, never-seen ids are looked up
+		synctest.Wait()
+		got.block = make(chan struct{})
+		api.set(agreed(2))
+		deliver(h, "agree", 2) // the one worker is held in its callback
+		synctest.Wait()
+		for i := range int64(5) {
+			deliver(h, "create", forgedBase+1+i) // each waits for its look-up
+		}
+		api.set(agreed(1))
+		deliver(h, "agree", 1) // known: comes last, goes first
+		close(got.block)
+		synctest.Wait()
+		if l := got.list(); !slices.Equal(l, []string{"create:1", "create:2", "agree:2", "agree:1"}) {
+			t.Errorf("handed over %v while the never-seen look-ups were held; want agree:1 before them", l)
+		}
+	})
+}
+
+// failOnce answers the next read of transaction id 404 once armed, after gate closes;
+// every other request goes to api.
+type failOnce struct {
+	api   http.RoundTripper
+	id    int64
+	armed atomic.Bool
+	gate  chan struct{}
+}
+
+func (f *failOnce) RoundTrip(r *http.Request) (*http.Response, error) {
+	if strings.HasSuffix(r.URL.Path, "/transaction/"+strconv.FormatInt(f.id, 10)) && f.armed.CompareAndSwap(true, false) {
+		<-f.gate
+		rec := httptest.NewRecorder()
+		rec.Header().Set("Content-Type", "application/json")
+		rec.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(rec, `{"error": "not_found", "message": "a moment's inconsistency"}`)
+		return rec.Result(), nil
+	}
+	return f.api.RoundTrip(r)
+}
+
+// TestDeliveriesDuringAKnownTransactionsFailedFetchAreConfirmed: a transaction the
+// account is known to have whose fetch the API answers 404 for a moment (a replica of the
+// API lagging) keeps the deliveries that arrived during that fetch: they are confirmed by
+// the next fetch, not dropped as a forgery's would be.
+func TestDeliveriesDuringAKnownTransactionsFailedFetchAreConfirmed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.txs[1] = created(1)
+		flaky := &failOnce{api: api, id: 1, gate: make(chan struct{})}
+		got := &calls{}
+		h := webhook.NewHandler(clientOver(t, flaky), got.fn, webhook.Options{})
+		defer shutdown(t, h)
+		deliver(h, "create", 1)
+		flushed(t, h) // known now
+		flaky.armed.Store(true)
+		api.set(agreed(1))
+		deliver(h, "agree", 1) // its fetch is held, then answered 404
+		synctest.Wait()
+		deliver(h, "agree", 1) // arrives during the failed fetch
+		close(flaky.gate)
+		flushed(t, h)
+		if l := got.list(); !slices.Equal(l, []string{"create:1", "agree:1"}) {
+			t.Errorf("handed over %v; want the agree delivered during the failed fetch confirmed", l)
+		}
+		if s := h.Stats(); s.NotFoundDropped != 0 {
+			t.Errorf("Stats %+v: a known transaction's delivery dropped as not found", s)
 		}
 	})
 }
@@ -819,33 +889,39 @@ func TestReconcilerConfirmsANeverSeenIdWaitingForTheShare(t *testing.T) {
 	})
 }
 
-// TestNeverSeenIdBeyondMaxUnseenIsDroppedAndRecoveredByTheListing: with MaxUnseen
-// never-seen ids under way and none waiting to be pushed out, a further one is dropped
-// unqueued (answered 200, counted as UnseenDropped); a partner's listing that names it
-// later hands it over all the same.
-func TestNeverSeenIdBeyondMaxUnseenIsDroppedAndRecoveredByTheListing(t *testing.T) {
+// TestNeverSeenIdBeyondMaxUnseenIsConfirmedByTheNextListing: with MaxUnseen never-seen
+// ids under way, a further one takes no queue but is owed a look (answered 200, not
+// dropped); the next listing of a partner's never-seen ids asks about it and hands it
+// over, as the reconciler would: its delivered name was not kept.
+func TestNeverSeenIdBeyondMaxUnseenIsConfirmedByTheNextListing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const fresh = 7
 		partner := rateLimitedPartner(fresh)
 		close(partner.gate)
 		slow := &heldReads{api: partner, id: forgedBase, gate: make(chan struct{})}
+		obs := &recordingObserver{}
 		got := &calls{}
-		h := webhook.NewHandler(clientOver(t, slow), got.fn, webhook.Options{MaxUnseen: 1})
+		h := webhook.NewHandler(clientOver(t, slow), got.fn, webhook.Options{MaxUnseen: 1, Observer: obs})
 		defer shutdown(t, h)
 		deliver(h, "create", forgedBase) // fetched at once, the answer held: MaxUnseen reached
 		synctest.Wait()
 		if code := deliver(h, "create", fresh); code != http.StatusOK {
 			t.Errorf("the delivery beyond MaxUnseen answered %d", code)
 		}
-		if s := h.Stats(); s.UnseenDropped != 1 {
-			t.Errorf("Stats %+v, want the delivery beyond MaxUnseen dropped", s)
-		}
 		close(slow.gate) // a 404: the window's share is spent
 		synctest.Wait()
-		deliver(h, "create", forgedBase+1) // waits: a listing is asked for, naming 7
+		deliver(h, "create", forgedBase+1) // waits: a listing asks about it and about 7
 		synctest.Wait()
 		if l := got.list(); !slices.Equal(l, []string{"create:7"}) {
-			t.Errorf("handed over %v; want the dropped create:7 from the listing", l)
+			t.Errorf("handed over %v; want create:7 from the listing", l)
+		}
+		if s := h.Stats(); s.UnseenDropped != 0 {
+			t.Errorf("Stats %+v, want nothing dropped", s)
+		}
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		if len(obs.handovers) != 1 || obs.handovers[0].Source != webhook.FromReconcile {
+			t.Errorf("hand-overs %+v; want one FromReconcile", obs.handovers)
 		}
 	})
 }
@@ -941,5 +1017,81 @@ func TestReplicasTakeTheSameBacklogInOrdersOfTheirOwn(t *testing.T) {
 	}
 	if len(next) == 1 {
 		t.Errorf("four replicas all went on with %v after the first", next)
+	}
+}
+
+// TestForgedIdsLeaveNothingInTheStore: forged ids, each fetched once and answered 404,
+// leave no record, lease or pace in the Store: nothing is kept for what never existed,
+// before Prune and after it.
+func TestForgedIdsLeaveNothingInTheStore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		store := new(webhook.MemoryStore)
+		h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{Store: store})
+		defer shutdown(t, h)
+		for i := range int64(300) {
+			deliver(h, "create", forgedBase+i)
+			if i%50 == 49 {
+				flushed(t, h)
+			}
+		}
+		flushed(t, h)
+		for i := range int64(300) {
+			if n := api.readsOf(forgedBase + i); n != 1 {
+				t.Fatalf("forgery %d fetched %d times, want once", i, n)
+			}
+		}
+		if n := store.Entries(); n != 0 {
+			t.Errorf("%d entries kept for 300 forged ids after their turns, want 0", n)
+		}
+		if _, err := store.Prune(t.Context(), time.Now().Add(-30*24*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if n := store.Entries(); n != 0 {
+			t.Errorf("%d entries kept for 300 forged ids after Prune, want 0", n)
+		}
+	})
+}
+
+// pooledStore is a memory store that says it has conns connections.
+type pooledStore struct {
+	webhook.MemoryStore
+	conns int
+}
+
+func (s *pooledStore) MaxConns() int { return s.conns }
+
+// TestWorkersFollowTheStoresConnections: a Handler over a Store with a bounded pool of
+// connections (webhook.Pooled) confirms as many transactions at once as the pool has
+// connections, unless Options.Workers says otherwise.
+func TestWorkersFollowTheStoresConnections(t *testing.T) {
+	for _, tc := range []struct{ conns, workers, want int }{{3, 0, 3}, {3, 5, 5}, {0, 0, 8}} {
+		t.Run(fmt.Sprintf("conns=%d,workers=%d", tc.conns, tc.workers), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				api := newFakeAPI()
+				var running, most atomic.Int64
+				gate := make(chan struct{})
+				fn := func(ctx context.Context, ev webhook.ConfirmedEvent) error {
+					n := running.Add(1)
+					defer running.Add(-1)
+					for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+					}
+					<-gate
+					return nil
+				}
+				h := webhook.NewHandler(api.client(t), fn, webhook.Options{Store: &pooledStore{conns: tc.conns}, Workers: tc.workers})
+				defer shutdown(t, h)
+				for id := range int64(20) {
+					api.txs[id+1] = created(id + 1)
+					deliver(h, "create", id+1)
+				}
+				synctest.Wait()
+				close(gate)
+				flushed(t, h)
+				if n := most.Load(); n != int64(tc.want) {
+					t.Errorf("%d callbacks at once, want %d", n, tc.want)
+				}
+			})
+		})
 	}
 }

@@ -44,6 +44,7 @@ var environmentVariables = []struct{ names, meaning string }{
 	{envBaseURL, "the API's base URL when --base-url is not given, such as an emulator's"},
 	{envCACert, "a PEM file of certificates to trust when --ca-cert is not given"},
 	{envWebhookSecret, "webhooks listen: the delivery secrets, current first, comma-separated (overrides the one kept in --store)"},
+	{envWebhookStore + ", PGPASSWORD", "webhooks listen: the --store DSN when the flag is not given; PostgreSQL's password for a --store URL without one"},
 }
 
 // usageError is a command line that cannot be run; it exits with exitUsage.

@@ -328,6 +328,14 @@ func TestEmulatorControlCoverage(t *testing.T) {
 		"DELETE /_emulator/faults":                          "fault",
 		"GET /_emulator/webhook_deliveries":                 "deliveries",
 		"POST /_emulator/reset":                             "reset",
+		"POST /_emulator/transactions/{id}/reach":           "reach",
+		"POST /_emulator/transactions/{id}/trigger":         "trigger",
+		"GET /_emulator/requests":                           "requests",
+		"GET /_emulator/state":                              "export",
+		"PUT /_emulator/state":                              "import",
+		"GET /_emulator/faults":                             "faults",
+		"DELETE /_emulator/faults/{id}":                     "faults",
+		"GET /_emulator/accounts":                           "accounts",
 		"GET /_emulator/":                                   "",
 		// The page's: it reads these and the event stream; transactions get shows what
 		// a party sees, and ledger what only the emulator knows.

@@ -46,12 +46,13 @@ func emulatorCommand(subs map[string]command) command {
 // occasion, prints the API's base URL on stdout, and stops on SIGINT or SIGTERM.
 func runEmulator(ctx context.Context, args []string, subs map[string]command, stdout, stderr io.Writer) int {
 	const name = "escrow emulator"
-	fs := newFlagSet(name, "escrow emulator [--addr host:port] [--cert-out file] [--env file [--partner email]] [-v]", stderr)
+	fs := newFlagSet(name, "escrow emulator [--addr host:port] [--cert-out file] [--env file [--partner email]] [--state file] [-v]", stderr)
 	addr := fs.String("addr", "127.0.0.1:8443", "`host:port` to listen on (port 0 picks a free one)")
 	certOut := fs.String("cert-out", "", "write the self-signed certificate, PEM-encoded, to `file` so clients can trust it")
 	envFile := fs.String("env", "", "write export lines for a shell to `file` (base URL, certificate, a partner's credentials); load them with '. file'")
 	partner := fs.String("partner", demoPartner, "with --env: the `email` of the partner account made for the shell")
 	verbose := fs.Bool("v", false, "log every request, not only webhook deliveries")
+	state := fs.String("state", "", "load the emulator's state from `file` when it exists, and save it there on SIGINT or SIGTERM (0600: it holds key hashes and webhook secrets)")
 	usage := fs.Usage
 	fs.Usage = func() {
 		usage()
@@ -90,7 +91,7 @@ func runEmulator(ctx context.Context, args []string, subs map[string]command, st
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	if err := serveEmulator(ctx, emulatorSettings{addr: *addr, certOut: *certOut, envFile: *envFile, partner: *partner}, stdout, stderr, log); err != nil {
+	if err := serveEmulator(ctx, emulatorSettings{addr: *addr, certOut: *certOut, envFile: *envFile, partner: *partner, stateFile: *state}, stdout, stderr, log); err != nil {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return exitAPI
 	}
@@ -103,6 +104,8 @@ type emulatorSettings struct {
 	certOut string // "" writes no certificate
 	envFile string // "" writes no shell settings
 	partner string // the partner account made for envFile
+	// stateFile is loaded at the start when it exists and saved at the end; "" for none.
+	stateFile string
 }
 
 // serveEmulator serves until ctx ends, then shuts down gracefully. It prints the API's base
@@ -124,8 +127,15 @@ func serveEmulator(ctx context.Context, set emulatorSettings, stdout, stderr io.
 		}
 	}
 
-	emu := escrowtest.NewEmulator(escrowtest.WithLogger(log), escrowtest.WithUI())
+	emu := escrowtest.NewEmulator(escrowtest.WithLogger(log), escrowtest.WithUI(), escrowtest.WithHosts(servedHosts(set.addr, ln.Addr().(*net.TCPAddr))...))
 	defer emu.Close()
+	if set.stateFile != "" {
+		loaded, err := loadState(emu, set.stateFile)
+		if err != nil {
+			return err
+		}
+		log.Info("escrow emulator state", "file", set.stateFile, "loaded", loaded)
+	}
 	origin := "https://" + net.JoinHostPort(host, fmt.Sprint(ln.Addr().(*net.TCPAddr).Port))
 	if set.envFile != "" {
 		if err := writeEnvFile(set.envFile, origin+"/2017-09-01/", set.certOut, emu.AddPartner(set.partner)); err != nil {
@@ -154,19 +164,30 @@ func serveEmulator(ctx context.Context, set emulatorSettings, stdout, stderr io.
 
 	select {
 	case err := <-served:
-		return err
+		return errors.Join(err, saveState(emu, set.stateFile, log))
 	case <-ctx.Done():
 	}
 	log.Info("escrow emulator stopping")
 	emu.Close() // first, so that injected latencies and webhook calls do not hold up Shutdown
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return err
+	err = srv.Shutdown(shutdownCtx)
+	if served := <-served; !errors.Is(served, http.ErrServerClosed) {
+		err = errors.Join(err, served)
 	}
-	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-		return err
+	// Saved once no request is in flight, so that what a client was told is in the file.
+	return errors.Join(err, saveState(emu, set.stateFile, log))
+}
+
+// saveState writes the emulator's state to file, when there is one.
+func saveState(emu *escrowtest.Emulator, file string, log *slog.Logger) error {
+	if file == "" {
+		return nil
 	}
+	if err := writeFileAtomic(file, emu.Snapshot); err != nil {
+		return fmt.Errorf("saving the state to %s: %w", file, err)
+	}
+	log.Info("escrow emulator state saved", "file", file)
 	return nil
 }
 
@@ -184,50 +205,65 @@ func writeEnvFile(file, baseURL, certFile string, partner escrowtest.Account) er
 	for _, kv := range [][2]string{{envBaseURL, baseURL}, {envCACert, certPath}, {envEmail, partner.Email}, {envAPIKey, partner.APIKey}} {
 		fmt.Fprintf(&b, "export %s=%s\n", kv[0], shellQuote(kv[1]))
 	}
-	// Written whole under another name, then renamed: a shell that loads the file never
-	// finds half of it, and the new file has its own mode (0600, from CreateTemp) whatever
-	// an older one had.
-	tmp, err := os.CreateTemp(filepath.Dir(file), ".escrow-env-*")
-	if err != nil {
+	// A shell that loads the file never finds half of it; it holds a key, so it is 0600.
+	return writeFileAtomic(file, func(w io.Writer) error {
+		_, err := io.WriteString(w, b.String())
 		return err
-	}
-	defer os.Remove(tmp.Name()) // a no-op once renamed
-	if _, err := tmp.WriteString(b.String()); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), file)
+	})
 }
 
 // readEnvFile reads the base URL and the certificate's path from a file writeEnvFile
 // wrote; ok is false when the file is missing or not yet whole.
 func readEnvFile(file string) (baseURL, certFile string, ok bool) {
-	data, err := os.ReadFile(file)
+	values, err := envFileValues(file)
 	if err != nil {
 		return "", "", false
 	}
+	baseURL, certFile = values[envBaseURL], values[envCACert]
+	return baseURL, certFile, baseURL != "" && certFile != ""
+}
+
+// envFileValues reads the KEY=VALUE lines (with or without "export ", values quoted for
+// a POSIX shell or not) of a settings file.
+func envFileValues(file string) (map[string]string, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	values := map[string]string{}
 	for line := range strings.Lines(string(data)) {
-		k, v, found := strings.Cut(strings.TrimSpace(strings.TrimPrefix(line, "export ")), "=")
-		if !found {
+		k, v, found := strings.Cut(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "export ")), "=")
+		if !found || strings.HasPrefix(k, "#") {
 			continue
 		}
-		v = strings.ReplaceAll(strings.Trim(v, "'"), `'\''`, "'")
-		switch k {
-		case envBaseURL:
-			baseURL = v
-		case envCACert:
-			certFile = v
-		}
+		values[k] = strings.ReplaceAll(strings.Trim(v, "'"), `'\''`, "'")
 	}
-	return baseURL, certFile, baseURL != "" && certFile != ""
+	return values, nil
 }
 
 // shellQuote quotes s for a POSIX shell.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// servedHosts are the names and addresses, beyond the loopback ones, that requests may
+// address the emulator by: the host --addr names, and the listening address, or every
+// address of the machine's interfaces when it listens on all of them.
+func servedHosts(addr string, ln *net.TCPAddr) []string {
+	var hosts []string
+	if h, _, err := net.SplitHostPort(addr); err == nil && h != "" {
+		hosts = append(hosts, h)
+	}
+	if !ln.IP.IsUnspecified() {
+		return append(hosts, ln.IP.String())
+	}
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			hosts = append(hosts, n.IP.String())
+		}
+	}
+	return hosts
 }
 
 // displayHost is the host clients should use: the listening address, or 127.0.0.1 when

@@ -64,9 +64,10 @@ func group(name, summary string, subs map[string]command) command {
 // commands is the command table: dispatch and -h both read it, so a new subcommand is one
 // more entry.
 var commands = map[string]command{
-	"api":       {args: "METHOD PATH", summary: "call any endpoint through the SDK's pipeline; --data JSON|@FILE", run: runAPI},
-	"customers": group("escrow customers", "show the account", map[string]command{"me": {summary: "show the account the credentials belong to", run: runCustomersMe}}),
-	"demo":      {summary: "run a whole escrow lifecycle on an embedded emulator (or the sandbox)", run: runDemo},
+	"api":         {args: "METHOD PATH", summary: "call any endpoint through the SDK's pipeline; --data JSON|@FILE", run: runAPI},
+	"conformance": {summary: "measure a server against the SDK's expectations: built-in scenarios, or --cassettes DIR replayed", run: runConformance},
+	"customers":   group("escrow customers", "show the account", map[string]command{"me": {summary: "show the account the credentials belong to", run: runCustomersMe}}),
+	"demo":        {summary: "run a whole escrow lifecycle on an embedded emulator (or the sandbox)", run: runDemo},
 	"emulator": emulatorCommand(map[string]command{
 		"approve":        {args: "ID", summary: "the buyer's payment arrives", run: runEmulatorApprove},
 		"reject-payment": {args: "ID", summary: "the buyer's payment fails", run: runEmulatorRejectPayment},
@@ -78,6 +79,13 @@ var commands = map[string]command{
 		"reset":          {summary: "forget every account, transaction, fault and delivery", run: runEmulatorReset},
 		"customer":       {args: "EMAIL", summary: "make an account (--partner: a partner) and print its credentials", run: runEmulatorCustomer},
 		"wait":           {args: "FILE", summary: "wait until an emulator started with --env FILE has written it and answers", run: runEmulatorWait},
+		"reach":          {args: "ID STATE", summary: "drive a transaction forward to a state (in_inspection, complete, …) as its parties would", run: runEmulatorReach},
+		"trigger":        {args: "ID EVENT", summary: "deliver an event of a transaction again to its parties' webhooks", run: runEmulatorTrigger},
+		"requests":       {summary: "the latest API requests, credentials removed (--follow, --status 4xx, --bodies)", run: runEmulatorRequests},
+		"export":         {args: "FILE", summary: "save the emulator's whole state to FILE (0600)", run: runEmulatorExport},
+		"import":         {args: "FILE", summary: "replace the emulator's whole state with FILE's", run: runEmulatorImport},
+		"faults":         {summary: "list the faults standing, with their ids (--remove ID: remove one)", run: runEmulatorFaults},
+		"accounts":       {summary: "list the accounts: partners, keys by their last four characters, webhooks masked", run: runEmulatorAccounts},
 	}),
 	"transactions": group("escrow transactions", "create, list, show, pay for and act on transactions", map[string]command{
 		"list":   {summary: "list the account's transactions", run: runTransactionsList},
@@ -96,6 +104,7 @@ var commands = map[string]command{
 			"add":    {args: "ID", summary: "add bank details (flags or --file) and select them", run: runDisbursementAdd},
 		}),
 	}),
+	"record":   {summary: "a loopback proxy to the API that keeps each exchange as a cassette, without credentials (--upstream URL --out DIR)", run: runRecord},
 	"version":  {summary: "print the version of the CLI and the SDK", run: runVersion},
 	"webhooks": group("escrow webhooks", "list, add and remove webhooks; listen for their events", webhooksCommands),
 }

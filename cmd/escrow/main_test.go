@@ -11,7 +11,16 @@ import (
 	"go.uber.org/goleak"
 )
 
+// runMainEnv, set in a child's environment, makes the test binary run the command line
+// (main, with its signal handling) instead of the tests: how a test runs the CLI as a
+// process of its own, to send it a real signal.
+const runMainEnv = "ESCROW_TEST_RUN_MAIN"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+		return
+	}
 	goleak.VerifyTestMain(m)
 }
 

@@ -61,8 +61,12 @@ func (s *metricsServer) shutdown(ctx context.Context) error {
 }
 
 // health answers /healthz: 200 when the store and the API both answer, else 503; the
-// body says which of them failed ("store: ok", "api: failing: ..."). The API check reads
+// body says which of them failed ("store: ok", "api: failing: 503"; a 401 adds
+// "credentials refused", since the client sent them). The API check reads
 // the account itself (GET /customer/me); the store check reads the reconciler's mark.
+// The API's failure is named by its kind (escrow.ErrorType), never by its text: that may
+// quote the server, which may echo the account's e-mail, and this page is for whoever
+// reaches the metrics address.
 type health struct {
 	store  webhook.Store
 	client *escrow.Client
@@ -79,15 +83,24 @@ func (h *health) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if storeErr != nil || apiErr != nil {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
-	fmt.Fprintln(w, "store:", verdict(storeErr))
-	fmt.Fprintln(w, "api:", verdict(apiErr))
+	storeFailure := ""
+	if storeErr != nil {
+		storeFailure = storeErr.Error()
+	}
+	fmt.Fprintln(w, "store:", verdict(storeFailure))
+	apiFailure := escrow.ErrorType(apiErr)
+	if errors.Is(apiErr, escrow.ErrUnauthorized) {
+		apiFailure += " credentials refused" // the client sent them: a 401 means refused
+	}
+	fmt.Fprintln(w, "api:", verdict(apiFailure))
 }
 
-func verdict(err error) string {
-	if err == nil {
+// verdict is "ok" for no failure, else "failing: " and the failure.
+func verdict(failure string) string {
+	if failure == "" {
 		return "ok"
 	}
-	return "failing: " + err.Error() // the SDK's errors hold no credential
+	return "failing: " + failure
 }
 
 // check runs both checks, or reuses the last results while they are fresh.

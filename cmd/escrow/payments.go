@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"strings"
 
 	escrow "github.com/escrowkit/escrow-go"
@@ -106,6 +108,9 @@ func runPayChoose(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			page, err := client.Transactions.ChoosePaymentMethod(ctx, id, method, &escrow.ChoosePaymentMethodRequest{ReturnURL: returnURL}, opts...)
 			return page, func(w io.Writer) {
 				fmt.Fprintf(w, "The buyer pays by %s on this page:\n  %s\n", method, page.LandingPage)
+				if strings.Contains(page.LandingPage, "/_emulator/") {
+					fmt.Fprintf(w, "This is an emulator's page, where nobody pays: 'escrow emulator approve %d' brings the buyer's funds in.\n", id)
+				}
 			}, err
 		})
 }
@@ -213,19 +218,24 @@ func runDisbursementSelect(ctx context.Context, args []string, stdout, stderr io
 }
 
 // runDisbursementAdd is "escrow transactions disbursement add ID": new bank details, saved
-// and selected.
+// and selected. The account number and the IBAN are secrets: on the command line every user
+// of the machine can read them (ps), so --from-file takes the details from a file or
+// standard input instead, and giving them as flags draws a warning.
 func runDisbursementAdd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	const name = "escrow transactions disbursement add"
 	var id int64
-	var file string
+	var file, fromFile string
 	var dm escrow.DisbursementMethod
 	var fs *flag.FlagSet
-	return apiCommand(ctx, name, name+" ID (--file F | --type t --account-name n --bank-name b [--account-number n] [--routing-number r] [--account-type t] [--swift s] [--iban i] [--currency c])\n\n"+
+	return apiCommand(ctx, name, name+" ID (--file F | --from-file F | --type t --account-name n --bank-name b [--account-number n] [--routing-number r] [--account-type t] [--swift s] [--iban i] [--currency c])\n\n"+
 		"ach needs --account-name, --account-type, --routing-number, --account-number and --bank-name;\n"+
-		"wire types --account-name, --bank-name, --swift and one of --account-number or --iban.", args, stdout, stderr, false,
+		"wire types --account-name, --bank-name, --swift and one of --account-number or --iban.\n"+
+		"--from-file F (\"-\": standard input) holds any of these as name=value lines (account-number=000123456789),\n"+
+		"so that the account number stays off the command line, where every user of the machine can read it.", args, stdout, stderr, false,
 		func(set *flag.FlagSet) {
 			fs = set
 			fs.StringVar(&file, "file", "", "read the method, as the API's JSON, from `file` (\"-\": standard input)")
+			fs.StringVar(&fromFile, "from-file", "", "read bank details as name=value lines, named as these flags, from `file` (\"-\": standard input)")
 			fs.Func("type", "the method's `type`: ach, wire_transfer or wire_transfer_international", func(s string) error {
 				dm.Type = escrow.DisbursementMethodType(s)
 				return nil
@@ -233,10 +243,10 @@ func runDisbursementAdd(ctx context.Context, args []string, stdout, stderr io.Wr
 			fs.StringVar(&dm.AccountName, "account-name", "", "the account holder's `name`")
 			fs.StringVar(&dm.AccountType, "account-type", "", "ach: checking or savings (`type`)")
 			fs.StringVar(&dm.BankABARoutingNumber, "routing-number", "", "ach: the bank's ABA routing `number`")
-			fs.StringVar(&dm.BankAccountNumber, "account-number", "", "the account `number`")
+			fs.StringVar(&dm.BankAccountNumber, "account-number", "", "the account `number` (better in --from-file: a command line is visible to every user)")
 			fs.StringVar(&dm.BankName, "bank-name", "", "the bank's `name`")
 			fs.StringVar(&dm.BankSwiftCode, "swift", "", "wire types: the bank's SWIFT `code`")
-			fs.StringVar(&dm.BankIBAN, "iban", "", "wire types: the account's `IBAN`")
+			fs.StringVar(&dm.BankIBAN, "iban", "", "wire types: the account's `IBAN` (better in --from-file)")
 			fs.Func("currency", "the `currency` to be paid in", func(s string) error {
 				dm.Currency = escrow.Currency(strings.ToLower(s))
 				return nil
@@ -246,20 +256,7 @@ func runDisbursementAdd(ctx context.Context, args []string, stdout, stderr io.Wr
 			if err = transactionID(&id)(positional); err != nil {
 				return err
 			}
-			details := false
-			for _, name := range []string{"type", "account-name", "account-type", "routing-number", "account-number", "bank-name", "swift", "iban", "currency"} {
-				details = details || isSet(fs, name)
-			}
-			switch {
-			case file != "" && details:
-				return usagef("--file holds the whole method: give it alone, or the flags alone")
-			case file != "":
-				dm = escrow.DisbursementMethod{}
-				return readJSONFile(file, &dm)
-			case dm.Type == "":
-				return usagef("missing --type (or give the whole method with --file)")
-			}
-			return nil
+			return disbursementDetails(fs, file, fromFile, &dm, stderr)
 		},
 		func(ctx context.Context, client *escrow.Client, opts []escrow.RequestOption) (any, func(io.Writer), error) {
 			m, err := client.Transactions.SelectDisbursementMethod(ctx, id, &dm, opts...)
@@ -272,6 +269,79 @@ func runDisbursementAdd(ctx context.Context, args []string, stdout, stderr io.Wr
 				printDisbursementMethods(w, m)
 			}, nil
 		})
+}
+
+// detailFlags are the flags of "disbursement add" that give a method's details one by one;
+// secretDetailFlags those among them that are secrets.
+var (
+	detailFlags       = []string{"type", "account-name", "account-type", "routing-number", "account-number", "bank-name", "swift", "iban", "currency"}
+	secretDetailFlags = []string{"account-number", "iban"}
+)
+
+// disbursementDetails fills dm from --file, or from --from-file and the flags, and warns
+// about secrets given on the command line.
+func disbursementDetails(fs *flag.FlagSet, file, fromFile string, dm *escrow.DisbursementMethod, stderr io.Writer) error {
+	details := slices.ContainsFunc(detailFlags, func(n string) bool { return isSet(fs, n) })
+	switch {
+	case file != "" && (details || fromFile != ""):
+		return usagef("--file holds the whole method: give it alone, or the flags and --from-file without it")
+	case file != "":
+		*dm = escrow.DisbursementMethod{}
+		return readJSONFile(file, dm)
+	}
+	for _, n := range secretDetailFlags {
+		if isSet(fs, n) {
+			fmt.Fprintf(stderr, "escrow transactions disbursement add: warning: --%s on the command line is visible to every user of this machine (ps) and kept in shell history: put it in a --from-file file, or pipe it in with --from-file -\n", n)
+		}
+	}
+	if fromFile != "" {
+		if err := readDetailFile(fs, fromFile); err != nil {
+			return err
+		}
+	}
+	if dm.Type == "" {
+		return usagef("missing --type (or give the whole method with --file)")
+	}
+	return nil
+}
+
+// readDetailFile sets detail flags from name=value lines ("-": standard input); blank lines
+// and lines starting with # are skipped. A detail the command line gives too is refused:
+// neither should silently win.
+func readDetailFile(fs *flag.FlagSet, file string) error {
+	data, err := readFileOrStdin(file)
+	if err != nil {
+		return usagef("--from-file: %v", err)
+	}
+	onCommandLine := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { onCommandLine[f.Name] = true })
+	for n, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		k = strings.TrimPrefix(strings.TrimSpace(k), "--")
+		switch {
+		case !ok || !slices.Contains(detailFlags, k):
+			// The line is not quoted: it may be a secret.
+			return usagef("--from-file %s, line %d: want name=value with name one of %s", file, n+1, strings.Join(detailFlags, ", "))
+		case onCommandLine[k]:
+			return usagef("--from-file %s gives %s, which the command line gives too: give it once", file, k)
+		}
+		if err := fs.Set(k, strings.TrimSpace(v)); err != nil {
+			return usagef("--from-file %s, line %d: %s: %v", file, n+1, k, err)
+		}
+	}
+	return nil
+}
+
+// readFileOrStdin reads a file, or standard input for "-".
+func readFileOrStdin(file string) ([]byte, error) {
+	if file == "-" {
+		return io.ReadAll(io.LimitReader(os.Stdin, 1<<20))
+	}
+	return os.ReadFile(file)
 }
 
 // payoutOutcome says what selecting a method did, from the transaction read afresh: the

@@ -31,6 +31,8 @@ func (e *emulator) useAccount(t *testing.T, email string) {
 	t.Setenv(envAPIKey, a.APIKey)
 }
 
+// TestPayByCard: the buyer's methods with their totals, the card's page, and, on an
+// emulator, the way a card payment arrives, named wherever the sale waits for it.
 func TestPayByCard(t *testing.T) {
 	e := newEmulator(t)
 	tx := e.agreed(t)
@@ -53,6 +55,24 @@ func TestPayByCard(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "The buyer pays by credit_card on this page:") ||
 		!strings.Contains(out, fmt.Sprintf("/_emulator/pages/checkout/%d/credit_card?return_url=https%%3A%%2F%%2Fshop.example.com%%2Fdone", tx.ID)) {
 		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+	// Nobody pays on an emulator's page: every command that meets the stall names the way
+	// out, as the emulator's page does.
+	approve := "'escrow emulator approve " + id + "'"
+	if !strings.Contains(out, approve) {
+		t.Errorf("pay choose on an emulator does not name %s:\n%s", approve, out)
+	}
+	code, out, _ = e.api(t, 3, "transactions", "get", id)
+	if code != 0 || !strings.Contains(out, "next: buyer@example.com pays") || !strings.Contains(out, approve) {
+		t.Errorf("get: exit %d, want the next step and %s\n%s", code, approve, out)
+	}
+	code, _, errOut = e.api(t, 3, "transactions", "act", id, "ship", "--as-customer", "seller@example.com")
+	if code != exitAPI || !strings.Contains(errOut, "awaiting_payment") || !strings.Contains(errOut, "next: buyer@example.com pays") || !strings.Contains(errOut, approve) {
+		t.Errorf("act ship before payment: exit %d, want the refusal, the next step and %s\n%s", code, approve, errOut)
+	}
+	code, out, _ = e.api(t, 2, "emulator", "ledger", id)
+	if code != 0 || !strings.Contains(out, approve) {
+		t.Errorf("emulator ledger: exit %d, want %s\n%s", code, approve, out)
 	}
 
 	for _, tc := range []struct {
@@ -174,6 +194,54 @@ func TestDisbursement(t *testing.T) {
 		code, _, errOut := e.api(t, 3, append([]string{"transactions", "disbursement"}, tc.args...)...)
 		if code != exitUsage || !strings.Contains(errOut, tc.want) {
 			t.Errorf("%v: exit %d, want 2 with %q: %s", tc.args, code, tc.want, errOut)
+		}
+	}
+}
+
+func TestDisbursementDetailsFromAFileOrStandardInputStayOffTheCommandLine(t *testing.T) {
+	e := newEmulator(t)
+	tx := e.agreed(t)
+	id := fmt.Sprint(tx.ID)
+	e.useAccount(t, "seller@example.com")
+
+	details := filepath.Join(t.TempDir(), "bank")
+	os.WriteFile(details, []byte("# the seller's account\naccount-number=000123456789\nrouting-number=121000248\n"), 0o600)
+	code, out, errOut := e.api(t, 3, "transactions", "disbursement", "add", id, "--type", "ach", "--account-name", "Sam Seller",
+		"--account-type", "checking", "--bank-name", "First Bank", "--from-file", details)
+	if code != 0 || !strings.Contains(out, "Sam Seller    First Bank  …6789    yes") || strings.Contains(errOut, "warning") {
+		t.Fatalf("--from-file: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// Standard input, with every detail in it.
+	withStdin(t, "type=wire_transfer\naccount-name=Sam Seller\nbank-name=Second Bank\nswift=EXAMUS33\niban=DE89370400440532013000\n")
+	code, out, errOut = e.api(t, 3, "transactions", "disbursement", "add", id, "--from-file", "-")
+	if code != 0 || !strings.Contains(out, "wire_transfer added and selected") || !strings.Contains(out, "…3000") {
+		t.Fatalf("--from-file -: exit %d\n%s%s", code, out, errOut)
+	}
+
+	// On the command line the account number still works, with a warning.
+	_, _, errOut = e.api(t, 3, "transactions", "disbursement", "add", id, "--type", "ach", "--account-name", "Sam Seller",
+		"--account-type", "checking", "--routing-number", "121000248", "--account-number", "000123456789", "--bank-name", "First Bank")
+	if !strings.Contains(errOut, "warning: --account-number on the command line is visible to every user") {
+		t.Errorf("no warning: %s", errOut)
+	}
+
+	for _, tc := range []struct {
+		content string
+		args    []string
+		want    string
+	}{
+		{"account-number=1\n", []string{"--account-number", "2", "--type", "ach"}, "gives account-number, which the command line gives too"},
+		{"000123456789\n", []string{"--type", "ach"}, "line 1: want name=value"},
+		{"password=x\n", []string{"--type", "ach"}, "line 1: want name=value"},
+		{"account-number=1\n", []string{"--file", details}, "--file holds the whole method"},
+	} {
+		file := filepath.Join(t.TempDir(), "bank")
+		os.WriteFile(file, []byte(tc.content), 0o600)
+		args := append([]string{"transactions", "disbursement", "add", id, "--from-file", file}, tc.args...)
+		code, _, errOut := e.api(t, 3, args...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) || strings.Contains(errOut, "000123456789") {
+			t.Errorf("%q %v: exit %d, want 2 with %q: %s", tc.content, tc.args, code, tc.want, errOut)
 		}
 	}
 }

@@ -69,11 +69,26 @@ func showSecretsFlag(show *bool) func(fs *flag.FlagSet) {
 }
 
 // runWebhooksAdd is "escrow webhooks add URL". The URL is printed back as list prints it.
+// A URL that carries a delivery secret is a credential, which a command line shows every
+// user of the machine (ps): "-" reads the URL from standard input instead.
 func runWebhooksAdd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var hookURL string
 	var show bool
-	return apiCommand(ctx, "escrow webhooks add", "escrow webhooks add URL", args, stdout, stderr, false, showSecretsFlag(&show),
+	return apiCommand(ctx, "escrow webhooks add", "escrow webhooks add URL|-\n\n- reads the URL from standard input, where a delivery secret in it stays off the command line", args, stdout, stderr, false, showSecretsFlag(&show),
 		func(positional []string) error {
+			if len(positional) == 1 && positional[0] == "-" {
+				data, err := readFileOrStdin("-")
+				if err != nil {
+					return usagef("reading the URL from standard input: %v", err)
+				}
+				positional = []string{strings.TrimSpace(string(data))}
+				if !absoluteHTTP(positional[0]) {
+					// Not quoted: what was piped in may hold a secret.
+					return usagef("standard input holds no absolute http or https URL")
+				}
+			} else if len(positional) == 1 && webhook.MaskURL(positional[0]) != positional[0] {
+				fmt.Fprintln(stderr, "escrow webhooks add: warning: the URL's delivery secret on the command line is visible to every user of this machine (ps) and kept in shell history: give - and the URL on standard input")
+			}
 			if err := checkWebhookURL(positional); err != nil {
 				return err
 			}
@@ -99,7 +114,7 @@ func checkWebhookURL(positional []string) error {
 	}
 	u, err := url.Parse(positional[0])
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return usagef("%q is not an absolute http or https URL", positional[0])
+		return usagef("%q is not an absolute http or https URL", webhook.MaskURL(positional[0]))
 	}
 	return nil
 }
@@ -135,6 +150,7 @@ func runWebhooksListen(ctx context.Context, args []string, stdout, stderr io.Wri
 	if code, ok := parseNone(fs, name, args, stderr); !ok {
 		return code
 	}
+	lf.storeFromEnvironment(fs, stderr)
 	if err := lf.check(); err != nil {
 		return exitCode(stderr, name, err)
 	}
@@ -170,7 +186,8 @@ func listenFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *apiFlags, *li
 	lf := &listenFlags{limits: defaultLimits}
 	fs.StringVar(&lf.addr, "addr", defaultListenAddr, "`host:port` to receive deliveries on (port 0 picks a free one); ':8080' listens on every interface")
 	fs.DurationVar(&lf.every, "reconcile", 5*time.Minute, "look for lost deliveries this often (0: never)")
-	fs.StringVar(&lf.store, "store", "memory", "where handed-over events and the delivery secret are kept: `dsn` memory (this process only), sqlite:PATH (survives restarts) or a postgres:// URL (shared by replicas)")
+	fs.StringVar(&lf.store, "store", "memory", "where handed-over events and the delivery secret are kept: `dsn` memory (this process only), sqlite:PATH (survives restarts) or a postgres:// URL (shared by replicas); "+
+		"default $"+envWebhookStore+", else memory. Keep a password out of it: PGPASSWORD, or the URL in $"+envWebhookStore)
 	fs.BoolVar(&lf.register, "register", false, "register this listener's URL, carrying the delivery secret, as a webhook of the account on start, and remove it on exit")
 	fs.StringVar(&lf.publicURL, "public-url", "", "the `URL` --register registers (with the secret appended), when the API reaches this listener elsewhere than at --addr (a tunnel)")
 	fs.StringVar(&lf.forwardTo, "forward-to", "", "also POST each confirmed event as JSON to this local `URL`; a failure is retried")
@@ -188,6 +205,26 @@ type listenFlags struct {
 	// metricsAddr, when set, serves metrics, fed to metrics by the client and the handler.
 	metricsAddr string
 	metrics     *prommetrics.Metrics
+}
+
+// envWebhookStore stands in for --store, so that a PostgreSQL URL holding a password stays
+// out of the command line, which every user of the machine can read (ps, /proc). A URL
+// without a password also works: pgx takes the password from PGPASSWORD (or ~/.pgpass).
+const envWebhookStore = "ESCROW_WEBHOOK_STORE"
+
+// storeFromEnvironment takes --store from ESCROW_WEBHOOK_STORE when the flag was not
+// given, and warns when the flag carries a password.
+func (lf *listenFlags) storeFromEnvironment(fs *flag.FlagSet, stderr io.Writer) {
+	if !isSet(fs, "store") {
+		lf.store = cmp.Or(os.Getenv(envWebhookStore), lf.store)
+		return
+	}
+	if u, err := url.Parse(lf.store); err == nil && u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			fmt.Fprintf(stderr, "escrow webhooks listen: warning: the password in --store is visible to every user of this machine (ps): "+
+				"set %s to the URL instead, or leave the password out of the URL and set PGPASSWORD\n", envWebhookStore)
+		}
+	}
 }
 
 func (lf *listenFlags) check() error {

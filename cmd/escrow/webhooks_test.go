@@ -490,3 +490,53 @@ func TestListenersShareAPostgresStore(t *testing.T) {
 		}
 	}
 }
+
+func TestWebhookStoreComesFromTheEnvironmentAndAPasswordInTheFlagIsWarnedOf(t *testing.T) {
+	for _, tc := range []struct {
+		env  string
+		args []string
+		want string
+		warn bool
+	}{
+		{"", nil, "memory", false},
+		{"sqlite:hooks.db", nil, "sqlite:hooks.db", false},
+		{"sqlite:hooks.db", []string{"--store", "memory"}, "memory", false},
+		{"", []string{"--store", "postgres://hooks:s3cret@db.example/hooks"}, "postgres://hooks:s3cret@db.example/hooks", true},
+		{"", []string{"--store", "postgres://hooks@db.example/hooks"}, "postgres://hooks@db.example/hooks", false},
+	} {
+		t.Setenv(envWebhookStore, tc.env)
+		var stderr bytes.Buffer
+		fs, _, lf := listenFlagSet("escrow webhooks listen", &stderr)
+		if _, err := parseFlags(fs, tc.args); err != nil {
+			t.Fatal(err)
+		}
+		lf.storeFromEnvironment(fs, &stderr)
+		warned := strings.Contains(stderr.String(), "warning: the password in --store is visible")
+		if lf.store != tc.want || warned != tc.warn || strings.Contains(stderr.String(), "s3cret") {
+			t.Errorf("%s=%q %v: store %q, warned %t (%s); want %q, %t", envWebhookStore, tc.env, tc.args, lf.store, warned, stderr.String(), tc.want, tc.warn)
+		}
+	}
+}
+
+func TestWebhooksAddTakesTheURLFromStandardInputToKeepItsSecretOffTheCommandLine(t *testing.T) {
+	e := newEmulator(t)
+	secret := webhook.NewSecret()
+	withStdin(t, "https://market.example.com/escrow/"+secret+"\n")
+	code, out, errOut := e.api(t, 2, "webhooks", "add", "-")
+	if code != 0 || strings.Contains(out+errOut, secret) || !strings.Contains(out, "https://market.example.com/escrow/SECRET") || strings.Contains(errOut, "warning") {
+		t.Fatalf("add -: exit %d:\n%s%s", code, out, errOut)
+	}
+	hooks, err := e.client.Webhooks.List(t.Context(), escrow.Me)
+	if err != nil || len(hooks.Webhooks) != 1 || hooks.Webhooks[0].URL != "https://market.example.com/escrow/"+secret {
+		t.Errorf("registered %+v, %v", hooks, err)
+	}
+	// On the command line it still works, with a warning.
+	_, _, errOut = e.api(t, 2, "webhooks", "add", "https://market.example.com/other/"+secret)
+	if !strings.Contains(errOut, "warning: the URL's delivery secret on the command line") || strings.Contains(errOut, secret) {
+		t.Errorf("no warning, or the secret shown: %s", errOut)
+	}
+	withStdin(t, "not a url "+secret)
+	if code, _, errOut := e.api(t, 2, "webhooks", "add", "-"); code != exitUsage || strings.Contains(errOut, secret) {
+		t.Errorf("a bad URL on standard input: exit %d: %s", code, errOut)
+	}
+}

@@ -100,15 +100,18 @@ function setText(n, text) {
 function newRow(t) {
   return el("tr", { "data-id": t.id },
     el("td", {}, el("a", { href: locationFor(t.id, ""), "data-tx": t.id, text: String(t.id) })),
-    el("td", {}), el("td", {}), el("td", { class: "num" }), el("td", {}, el("span", {})), el("td", {}));
+    el("td", {}), el("td", { class: "parties" }), el("td", { class: "num" }), el("td", {}, el("span", {})), el("td", {}));
 }
 
-// updateRow writes a transaction into its row, in place.
+// updateRow writes a transaction into its row, in place. The parties are one line each,
+// wrapped rather than cut, so that they are readable at any width.
 function updateRow(tr, t) {
-  const parties = t.parties.map((p) => `${p.role}: ${p.customer}`).join(" · ");
+  const parties = t.parties.map((p) => `${p.role}: ${p.customer}`);
   const [, desc, who, amount, state, next] = tr.cells;
   setText(desc, t.description); desc.title = t.description;
-  setText(who, parties); who.title = parties;
+  if (who.textContent !== parties.join("")) {
+    who.replaceChildren(...parties.map((p) => el("span", { text: p })));
+  }
   setText(amount, money(t.amount, t.currency));
   const badge = state.firstChild;
   badge.className = "state " + t.state;
@@ -151,8 +154,12 @@ async function refreshList() {
 
 // ---- one transaction
 
+// fill replaces a table's rows when they changed, and only then: a row under the
+// pointer (a Resend button, an open body) is not swapped for its twin at every refresh.
 function fill(tbody, rows) {
-  tbody.replaceChildren(...rows.map((cells) => el("tr", {}, ...cells)));
+  const fresh = rows.map((cells) => el("tr", {}, ...cells));
+  const html = fresh.map((r) => r.outerHTML).join("");
+  if (tbody.innerHTML !== html) tbody.replaceChildren(...fresh);
 }
 
 function customerCell(c) {
@@ -222,9 +229,10 @@ function renderDetail(d) {
     el("time", { datetime: e.date, text: when(e.date) }), el("span", { class: "ev", text: e.event }),
     e.message, e.customer ? el("span", { class: "muted", text: ` by ${e.customer}` }) : null)));
 
-  fill($("#d-deliveries tbody"), d.deliveries.map((x) => [el("td", { text: x.event }), el("td", { text: x.url }),
+  fill($("#d-deliveries tbody"), d.deliveries.map((x) => [el("td", { text: x.event + (x.replay ? " (resent)" : "") }), el("td", { text: x.url }),
     el("td", { class: x.status_code >= 200 && x.status_code < 300 ? "good" : "bad", text: x.status_code ? String(x.status_code) : "no answer" }),
-    el("td", { class: "num", text: `${x.latency_ms} ms` }), el("td", { text: [x.fault, x.error].filter(Boolean).join(": ") || "–" })]));
+    el("td", { class: "num", text: `${x.latency_ms} ms` }), el("td", { text: [x.fault, x.error].filter(Boolean).join(": ") || "–" }),
+    el("td", {}, el("button", { type: "button", class: "secondary small", "data-resend": x.event, text: "Resend" }))]));
   $("#d-no-deliveries").hidden = d.deliveries.length > 0;
   $("#d-deliveries").hidden = d.deliveries.length === 0;
 
@@ -233,6 +241,7 @@ function renderDetail(d) {
     el("td", { class: c.status < 300 ? "good" : "bad", text: String(c.status) })]));
   $("#d-no-ascustomer").hidden = d.as_customer.length > 0;
   $("#d-ascustomer").hidden = d.as_customer.length === 0;
+  setText($("#d-json"), JSON.stringify(t, null, 2));
 }
 
 function clearDetail(message) {
@@ -250,6 +259,81 @@ async function refreshDetail() {
   else if (view.viewer) return go(shown(), "", false);
 }
 
+// ---- the workbench: standing faults, the request log, the accounts
+
+function faultText(f) {
+  const parts = [];
+  if (f.latency_ms) parts.push(`latency ${f.latency_ms} ms`);
+  if (f.status) parts.push(`status ${f.status}`);
+  if (f.latency_after_ms) parts.push(`latency after handling ${f.latency_after_ms} ms`);
+  if (f.drop) parts.push(`dropped ${f.drop} handling`);
+  if (f.probability) parts.push(`${Math.round(f.probability * 100)} % of calls`);
+  return parts.join(", ");
+}
+
+function renderFaults(data) {
+  const items = data.faults.map((f) => el("li", { "data-fault": f.id },
+    el("code", { text: f.endpoint }), ` ${faultText(f)} `,
+    el("button", { type: "button", class: "secondary small", "data-remove": f.id, "aria-label": `Remove fault ${f.id} on ${f.endpoint}`, text: "Remove" })));
+  const list = $("#faults-list");
+  if (list.innerHTML !== items.map((li) => li.outerHTML).join("")) list.replaceChildren(...items);
+  $("#no-faults").hidden = data.faults.length > 0;
+}
+
+// bodyCell shows a request's bodies, folded; the rows that were open stay open.
+function bodyCell(r, open) {
+  if (!r.request_body && !r.response_body) return el("td", { class: "muted", text: "–" });
+  const d = el("details", { "data-seq": r.seq, open: open.has(String(r.seq)) }, el("summary", { text: "show" }));
+  if (r.request_body) d.append(el("pre", { class: "body", text: "→ " + r.request_body.trim() }));
+  if (r.response_body) d.append(el("pre", { class: "body", text: "← " + r.response_body.trim() }));
+  return el("td", {}, d);
+}
+
+function renderRequests(data) {
+  const tbody = $("#requests tbody");
+  const open = new Set([...tbody.querySelectorAll("details[open]")].map((d) => d.dataset.seq));
+  const rows = data.requests.slice().reverse();
+  fill(tbody, rows.map((r) => [el("td", { class: "num", text: String(r.seq) }), el("td", { class: "when", text: when(r.time) }),
+    el("td", { class: "call", text: `${r.method} ${r.path}` }),
+    el("td", { text: (r.account || "–") + (r.as_customer ? ` as ${r.as_customer}` : "") }),
+    el("td", { class: r.status >= 200 && r.status < 400 ? "good" : "bad", text: r.status ? String(r.status) : "dropped" }),
+    el("td", { class: "num", text: `${r.latency_ms} ms` }), el("td", { text: r.fault || "–" }), bodyCell(r, open)]));
+  $("#no-requests").hidden = rows.length > 0;
+}
+
+function renderAccounts(data) {
+  fill($("#accounts tbody"), data.accounts.map((a) => [el("td", { text: String(a.id) }), el("td", { text: a.email }),
+    el("td", { text: a.partner ? "approved partner" : "–" }),
+    el("td", { text: a.api_keys.filter((k) => k.active).map((k) => `${k.name} …${k.last_four}`).join(", ") || "–" }),
+    el("td", { text: a.webhooks.map((h) => h.url).join(" ") || "–" })]));
+  setText($("#accounts-count"), data.total > data.accounts.length ? `newest ${data.accounts.length} of ${data.total}` : `${data.total} in all`);
+}
+
+function requestQuery() {
+  const q = new URLSearchParams();
+  for (const [k, id] of [["account", "#r-account"], ["path", "#r-path"], ["status", "#r-status"]]) {
+    const v = $(id).value.trim();
+    if (v) q.set(k, v);
+  }
+  return q.toString() ? "?" + q : "";
+}
+
+async function refreshWorkbench() {
+  const [faults, requests, accounts] = await Promise.all([call("GET", "faults"), call("GET", "requests" + requestQuery()), call("GET", "accounts")]);
+  if (faults.ok) renderFaults(faults.body);
+  if (requests.ok) renderRequests(requests.body);
+  if (accounts.ok) renderAccounts(accounts.body);
+}
+
+function selectTab(tab) {
+  for (const t of document.querySelectorAll('[role="tab"]')) {
+    const on = t === tab;
+    t.setAttribute("aria-selected", String(on));
+    t.tabIndex = on ? 0 : -1;
+    document.getElementById(t.getAttribute("aria-controls")).hidden = !on;
+  }
+}
+
 // ---- refreshing, coalesced: one read at a time, and one more if asked meanwhile
 
 let running = false, again = false;
@@ -261,6 +345,7 @@ async function refresh() {
       again = false;
       await refreshList(); // first: it says which transaction is the newest
       await refreshDetail();
+      await refreshWorkbench();
     } while (again);
     document.body.dataset.rendered = String(Number(document.body.dataset.rendered || 0) + 1);
   } finally {
@@ -356,6 +441,47 @@ function wire() {
     control(`Inject fault on ${f.endpoint}`, "POST", "faults", f);
   });
   $("#clear-faults").addEventListener("click", () => control("Clear faults", "DELETE", "faults"));
+  $("#faults-list").addEventListener("click", (ev) => {
+    const b = ev.target.closest("button[data-remove]");
+    if (b) control(`Remove fault ${b.dataset.remove}`, "DELETE", `faults/${b.dataset.remove}`);
+  });
+  $("#d-deliveries").addEventListener("click", (ev) => {
+    const b = ev.target.closest("button[data-resend]");
+    if (b) { const id = shown(); control(`Resend ${b.dataset.resend} of ${id}`, "POST", `transactions/${id}/trigger`, { event: b.dataset.resend }); }
+  });
+  $("#reach").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const id = shown(), state = $("#reach-state").value;
+    control(`Reach ${state.replaceAll("_", " ")} for ${id}`, "POST", `transactions/${id}/reach`, { state });
+  });
+  $("#import-file").addEventListener("change", async () => {
+    const f = $("#import-file").files[0];
+    if (!f) return;
+    const text = await f.text();
+    let r;
+    try {
+      const resp = await fetch(root + "state", { method: "PUT", headers: { "Content-Type": "application/json" }, body: text });
+      let body = null;
+      try { body = await resp.json(); } catch (_) { /* no body */ }
+      r = { ok: resp.ok, status: resp.status, body };
+    } catch (err) {
+      r = { ok: false, status: 0, body: { message: String(err) } };
+    }
+    show(`Import ${f.name}`, r);
+    $("#import-file").value = "";
+  });
+  for (const tab of document.querySelectorAll('[role="tab"]')) {
+    tab.addEventListener("click", () => selectTab(tab));
+    tab.addEventListener("keydown", (ev) => {
+      if (ev.key !== "ArrowRight" && ev.key !== "ArrowLeft") return;
+      const tabs = [...document.querySelectorAll('[role="tab"]')];
+      const next = tabs[(tabs.indexOf(tab) + (ev.key === "ArrowRight" ? 1 : tabs.length - 1)) % tabs.length];
+      selectTab(next);
+      next.focus();
+    });
+  }
+  for (const id of ["#r-account", "#r-path"]) $(id).addEventListener("input", refresh);
+  $("#r-status").addEventListener("change", refresh);
   $("#reset").addEventListener("submit", (ev) => {
     ev.preventDefault();
     control("Reset", "POST", "reset").then(() => { $("#reset-sure").checked = false; });
@@ -380,7 +506,13 @@ function boot() {
   const island = document.getElementById("boot");
   if (!island) return null;
   const data = JSON.parse(island.textContent);
+  const reach = $("#reach-state");
+  reach.replaceChildren(...data.reach_states.map((s) => el("option", { value: s, text: s.replaceAll("_", " ") })));
+  reach.value = "in_inspection";
   renderList(data.list);
+  renderFaults(data.faults);
+  renderRequests(data.requests);
+  renderAccounts(data.accounts);
   if (data.detail) renderDetail(data.detail);
   else if (view.selected) refresh(); // says what is wrong with ?tx= or ?viewer=
   return String(data.version);

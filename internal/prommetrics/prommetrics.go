@@ -4,7 +4,7 @@
 //
 // Why not OpenTelemetry's Prometheus exporter or prometheus/client_golang: either would
 // bring OpenTelemetry's SDK or the Prometheus client, with protobuf and their own
-// dependencies, into every build of the CLI, for nine metrics. The SDK's own hooks
+// dependencies, into every build of the CLI, for ten metrics. The SDK's own hooks
 // (escrow.Observer, webhook.Observer) already hand over each call and each receiving step
 // whole, so a few counters and histograms and a writer of the text format (version 0.0.4)
 // give the same page with no dependency at all. Names follow what OpenTelemetry's
@@ -42,21 +42,23 @@ var (
 type Metrics struct {
 	mu                                        sync.Mutex
 	families                                  []*family // in the order written
-	duration, rateLimitWait, lag              *family
+	requestDuration, callDuration             *family
+	rateLimitWait, lag                        *family
 	retries, deliveries, events, webhookRetry *family
 	pruned, depth                             *family
 }
 
 var (
-	_ escrow.Observer  = (*Metrics)(nil)
-	_ webhook.Observer = (*Metrics)(nil)
+	_ escrow.AttemptObserver = (*Metrics)(nil)
+	_ webhook.Observer       = (*Metrics)(nil)
 )
 
 // New returns empty metrics.
 func New() *Metrics {
 	m := &Metrics{}
 	add := func(f *family) *family { m.families = append(m.families, f); return f }
-	m.duration = add(&family{name: "http_client_request_duration_seconds", kind: "histogram", help: "Duration of SDK calls, each with its retries and waits.", buckets: durationBuckets})
+	m.requestDuration = add(&family{name: "http_client_request_duration_seconds", kind: "histogram", help: "Duration of HTTP client requests.", buckets: durationBuckets})
+	m.callDuration = add(&family{name: "escrow_client_call_duration_seconds", kind: "histogram", help: "Duration of SDK calls, each with its retries and waits.", buckets: durationBuckets})
 	m.retries = add(&family{name: "escrow_client_retries_total", kind: "counter", help: "Requests the SDK sent again, by reason."})
 	m.rateLimitWait = add(&family{name: "escrow_client_rate_limit_wait_seconds", kind: "histogram", help: "Waits of SDK calls for the endpoint's rate-limit allowance.", buckets: waitBuckets})
 	m.deliveries = add(&family{name: "escrow_webhook_deliveries_total", kind: "counter", help: "Webhook deliveries, by outcome."})
@@ -127,24 +129,45 @@ func (f *family) observe(lbl string, v float64) {
 	s.sum += v
 }
 
+// callLabels are the labels of a call's series, then extra name/value pairs: the request's
+// method, the server, the route template.
+func callLabels(method string, c *escrow.Call, extra ...string) string {
+	return labels(append([]string{"http_request_method", method, "server_address", c.ServerAddress,
+		"server_port", strconv.Itoa(c.ServerPort), "url_template", c.Route}, extra...)...)
+}
+
+// statusText is a status code as a label value; "" (no label) for none.
+func statusText(code int) string {
+	if code == 0 {
+		return ""
+	}
+	return strconv.Itoa(code)
+}
+
 // CallStart returns ctx: calls are measured when they end.
 func (m *Metrics) CallStart(ctx context.Context, _ *escrow.Call) context.Context { return ctx }
 
 // CallEnd records a call's duration, retries and waits.
 func (m *Metrics) CallEnd(_ context.Context, c *escrow.Call) {
-	status := ""
-	if c.StatusCode > 0 {
-		status = strconv.Itoa(c.StatusCode)
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.duration.observe(labels("http_request_method", c.Method, "url_template", c.Route, "http_response_status_code", status, "error_type", c.ErrorType()), c.Duration().Seconds())
+	m.callDuration.observe(callLabels(c.Method, c, "http_response_status_code", statusText(c.StatusCode), "error_type", c.ErrorType()), c.Duration().Seconds())
 	for _, r := range c.Retries {
-		m.retries.add(labels("http_request_method", c.Method, "url_template", c.Route, "reason", string(r.Reason)), 1)
+		m.retries.add(callLabels(c.Method, c, "reason", string(r.Reason)), 1)
 	}
 	for _, w := range c.RateLimitWaits {
-		m.rateLimitWait.observe(labels("http_request_method", c.Method, "url_template", c.Route, "cause", string(w.Cause)), w.Wait.Seconds())
+		m.rateLimitWait.observe(callLabels(c.Method, c, "cause", string(w.Cause)), w.Wait.Seconds())
 	}
+}
+
+// AttemptStart returns ctx: requests are measured when they end.
+func (m *Metrics) AttemptStart(ctx context.Context, _ *escrow.Attempt) context.Context { return ctx }
+
+// AttemptEnd records a request's duration, as http.client.request.duration.
+func (m *Metrics) AttemptEnd(_ context.Context, a *escrow.Attempt) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.requestDuration.observe(callLabels(a.Method, a.Call, "http_response_status_code", statusText(a.StatusCode), "error_type", a.ErrorType()), a.Duration().Seconds())
 }
 
 // Delivery counts a delivery by outcome.

@@ -51,9 +51,12 @@ const allOps = "stmt,bool,ret,hand"
 
 // Outcome of one mutant, in the words of gremlins' report where it has one.
 const (
-	killed     = "KILLED"
-	lived      = "LIVED"
-	timedOut   = "TIMED OUT"
+	killed   = "KILLED"
+	lived    = "LIVED"
+	timedOut = "TIMED OUT" // a timeout not seen again on an idle machine: no detection
+	// hung is a mutant whose tests timed out twice, the second time run alone on an idle
+	// machine: a hang, which counts as detected. A first timeout alone may be the load.
+	hung       = "HUNG"
 	notViable  = "NOT VIABLE"
 	notCovered = "NOT COVERED"
 )
@@ -89,9 +92,20 @@ func main() {
 		table          = flag.String("table", "", "instead of running mutants, print the tables of a -results `file`, or of the [i/n] progress lines of a run cut short")
 		overlay        = flag.String("overlay", "", "instead of running mutants, write the mutant `file:line:col:KIND` (a results line's position and kind) to the -overlay-dir and print the go test -overlay file that applies it, to see a new test fail with it")
 		overlayDir     = flag.String("overlay-dir", os.TempDir(), "where -overlay writes")
+		records        = flag.String("records", "", "merge this run's outcome into the records `file` (scripts/mutants/records.tsv): one row per mutant")
+		scores         = flag.String("scores", "", "instead of running mutants, print TESTING.md's score table from the records `file` and -earlier")
+		earlierFile    = flag.String("earlier", "scripts/mutants/earlier.tsv", "with -scores, the `file` of figures from runs made before per-mutant records were kept")
+		idleWait       = flag.Duration("idle-wait", 15*time.Minute, "how long a timed-out mutant waits for an idle machine to be run again alone; if it never comes, the timeout stays unconfirmed")
 		sel            = flag.Bool("select", true, "run against each mutant only its package's tests that execute the mutated code (mapped once per package from each test's coverage run alone); false runs the whole suite every time")
 	)
 	flag.Parse()
+	if *scores != "" {
+		if err := printScores(os.Stdout, *scores, *earlierFile); err != nil {
+			fmt.Fprintln(os.Stderr, "mutants:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *table != "" {
 		if err := printResults(os.Stdout, *table); err != nil {
 			fmt.Fprintln(os.Stderr, "mutants:", err)
@@ -124,14 +138,20 @@ func main() {
 		}
 		return
 	}
-	if err := run(ctx, *gremlinsReport, *recheck, *ops, *timeout, alsoPkgs, *survivors, *results, *dry, *sel, flag.Args()); err != nil {
+	out := outputs{survivors: *survivors, results: *results, records: *records}
+	if err := run(ctx, *gremlinsReport, *recheck, *ops, *timeout, *idleWait, alsoPkgs, out, *dry, *sel, flag.Args()); err != nil {
 		stop()
 		fmt.Fprintln(os.Stderr, "mutants:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, report, recheck, ops string, timeout time.Duration, also []string, survivorsFile, resultsFile string, dry, sel bool, files []string) error {
+// outputs are the files a run writes: survivors and results for the run, records for the
+// repository's record of every run.
+type outputs struct{ survivors, results, records string }
+
+func run(ctx context.Context, report, recheck, ops string, timeout, idleWait time.Duration, also []string, out outputs, dry, sel bool, files []string) error {
+	survivorsFile, resultsFile := out.survivors, out.results
 	var all []mutant // finished, from gremlins or from here
 	var todo []mutant
 	if recheck != "" {
@@ -197,6 +217,14 @@ func run(ctx context.Context, report, recheck, ops string, timeout time.Duration
 		if err != nil {
 			return err
 		}
+		if m.status == timedOut {
+			if m.status, err = confirmTimeout(ctx, idleWait, machineIdle, func() (string, error) {
+				status, _, err := test(ctx, tmp, *m, 2*timeout, also, maps[pkgOf(m.file)], runTests)
+				return status, err
+			}); err != nil {
+				return err
+			}
+		}
 		// One line per mutant as it finishes, so a long run shows progress: the time its
 		// builds and its test runs took, and how many tests of its package it selected
 		// ("all": the whole suite).
@@ -227,7 +255,7 @@ func run(ctx context.Context, report, recheck, ops string, timeout time.Duration
 			return err
 		}
 	}
-	return nil
+	return recordRun(out.records, all)
 }
 
 // writeOverlay writes the mutant named by spec ("file:line:col:KIND") and an overlay file
@@ -798,11 +826,12 @@ func printResults(w io.Writer, path string) error {
 	return nil
 }
 
-// printTable writes one row per file. Score is the share of mutants the tests detect (killed
-// or timed out) among those that could be detected: not-viable mutants do not compile and are
-// left out, as gremlins leaves them out of its efficacy.
+// printTable writes one row per file. Score is the share of mutants the tests detect (killed,
+// or hung: timed out again alone on an idle machine) among those that could be detected: a
+// timeout not confirmed counts against the score, and not-viable mutants do not compile and
+// are left out, as gremlins leaves them out of its efficacy.
 func printTable(w io.Writer, all []mutant) {
-	type row struct{ killed, lived, notCovered, timedOut, notViable int }
+	type row struct{ killed, hung, lived, notCovered, timedOut, notViable int }
 	rows := map[string]*row{}
 	for _, m := range all {
 		r := rows[m.file]
@@ -817,6 +846,8 @@ func printTable(w io.Writer, all []mutant) {
 			r.lived++
 		case notCovered:
 			r.notCovered++
+		case hung:
+			r.hung++
 		case timedOut:
 			r.timedOut++
 		case notViable:
@@ -829,19 +860,20 @@ func printTable(w io.Writer, all []mutant) {
 	}
 	sort.Strings(names)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "file\tkilled\tsurvived\tnot covered\ttimed out\tnot viable\tscore\t")
+	fmt.Fprintln(tw, "file\tkilled\thung\tsurvived\tnot covered\ttimed out (unconfirmed)\tnot viable\tscore\t")
 	var total row
 	line := func(name string, r row) {
 		score := "-"
-		if d := r.killed + r.timedOut + r.lived + r.notCovered; d > 0 {
-			score = fmt.Sprintf("%.0f%%", 100*float64(r.killed+r.timedOut)/float64(d))
+		if d := r.killed + r.hung + r.timedOut + r.lived + r.notCovered; d > 0 {
+			score = fmt.Sprintf("%.0f%%", 100*float64(r.killed+r.hung)/float64(d))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n", name, r.killed, r.lived, r.notCovered, r.timedOut, r.notViable, score)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", name, r.killed, r.hung, r.lived, r.notCovered, r.timedOut, r.notViable, score)
 	}
 	for _, n := range names {
 		r := *rows[n]
 		line(n, r)
 		total.killed += r.killed
+		total.hung += r.hung
 		total.lived += r.lived
 		total.notCovered += r.notCovered
 		total.timedOut += r.timedOut

@@ -228,13 +228,15 @@ func TestHandClasses(t *testing.T) {
 }
 
 // TestTableOfAProgressLog: the [i/n] lines of a run cut short table as a results file
-// would, tool mutants and hand classes apart; other lines are skipped.
+// would, tool mutants and hand classes apart; other lines are skipped. A hang counts as
+// detected, a timeout not confirmed on an idle machine does not.
 func TestTableOfAProgressLog(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.log")
 	log := "=== replayed NOT COVERED mutants and our own (hand)\n" +
 		"[1/4] a.go:3:9\tCONSTANT_DOUBLED\tKILLED\n" +
 		"[2/4 3.1s 5] a.go:5:2\tSCAN_REVERSED\tLIVED\n" + // the progress line as it is printed now
 		"[3/4] a.go:7:1\tREMOVE_STATEMENT\tTIMED OUT\n" +
+		"[4/4] a.go:9:1\tREMOVE_STATEMENT\tHUNG\n" +
 		"a.go:8:1\tBOOL_SWAP\tNOT VIABLE\n"
 	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
 		t.Fatal(err)
@@ -248,11 +250,11 @@ func TestTableOfAProgressLog(t *testing.T) {
 	if tool < 0 || hand < tool {
 		t.Fatalf("want the tool table, then the hand-class table:\n%s", out.String())
 	}
-	// file killed survived not-covered timed-out not-viable score, per table
-	if row := strings.Join(got[slices.Index(got, "a.go"):][:7], " "); row != "a.go 0 0 0 1 1 100%" {
+	// file killed hung survived not-covered timed-out not-viable score, per table
+	if row := strings.Join(got[slices.Index(got, "a.go"):][:8], " "); row != "a.go 0 1 0 0 1 1 50%" {
 		t.Errorf("tool row %q", row)
 	}
-	if row := strings.Join(got[hand+slices.Index(got[hand:], "a.go"):][:7], " "); row != "a.go 1 1 0 0 0 50%" {
+	if row := strings.Join(got[hand+slices.Index(got[hand:], "a.go"):][:8], " "); row != "a.go 1 0 1 0 0 0 50%" {
 		t.Errorf("hand row %q", row)
 	}
 	if err := printResults(&out, filepath.Join(t.TempDir(), "none")); err == nil {

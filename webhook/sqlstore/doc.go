@@ -47,7 +47,11 @@
 // limit was raised past that gives each replica more connections. Size the total to the
 // server: replicas × connections about two to four times its cores;
 // Store.DB().SetMaxOpenConns(n) and SetMaxIdleConns(n) change a Store's share (a Store
-// made by [New] uses the caller's *sql.DB as it is). A [Store.TxCallback] holds one for as
+// made by [New] uses the caller's *sql.DB as it is), and with it the Handler's workers,
+// which follow the store's connections ([Store.MaxConns]) unless Options.Workers is set:
+// one knob sizes a replica. With the API 100 ms away, 4 connections catch up at about
+// 300 facts a second; the rate grows with the connections, about 2,270 with 32, while the
+// database's processor time per fact stays flat. A [Store.TxCallback] holds one for as
 // long as its function runs; a plain callback takes one if it uses Store.DB(), while its
 // turn may hold another: give the application's own queries a pool of their own, or use
 // TxCallback's tx.
@@ -67,8 +71,10 @@
 // whose window's commit does: a deferred constraint of the application's, the connection
 // lost) undoes its callbacks' effects with its record; Yield then answers
 // webhook.ErrTurnUndone, records nothing, and the Handler takes the lease again and hands
-// those events over again. Past its 200 ms window a turn's grant is committed (with the
-// effects so far), and later callbacks run in transactions of their own.
+// those events over again. A turn whose transaction breaks under a callback (its
+// connection lost) ends there, as if its commit had failed. Past its 200 ms window a
+// turn's grant is committed (with the effects so far), and later callbacks run in
+// transactions of their own.
 //
 // # Drivers: the program imports the one it uses
 //

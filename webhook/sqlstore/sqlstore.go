@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,24 +89,15 @@ var _ webhook.Store = (*Store)(nil)
 // "modernc.org/sqlite", or _ "github.com/jackc/pgx/v5/stdlib"); without it Open returns
 // an error matching ErrNoDriver. An unusable DSN is an error matching ErrDSN; a server that
 // cannot be reached before ctx ends is an error too. Close the Store when done.
+//
+// A SQLite file that Open creates is readable and writable by its owner alone (0600; a
+// umask can only take more away), and so are its -wal and -shm files, to which SQLite gives the
+// database file's mode: the store holds what the Handler records, and a program's own
+// settings (the CLI's delivery secret). A file that exists keeps its mode.
 func Open(ctx context.Context, dsn string) (*Store, error) {
-	driver, source, d, err := parseDSN(dsn)
+	db, d, err := openDB(ctx, dsn)
 	if err != nil {
 		return nil, err
-	}
-	if err := needDriver(driver, d, sql.Drivers()); err != nil {
-		return nil, err
-	}
-	db, err := sql.Open(driver, source)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrDSN, err)
-	}
-	if err := connect(ctx, db, d); err != nil {
-		db.Close()
-		if unparsedDSN(err) {
-			return nil, fmt.Errorf("%w: %w", ErrDSN, err)
-		}
-		return nil, fmt.Errorf("sqlstore: connecting to the %s store: %w", d, err)
 	}
 	s, err := New(ctx, db, d)
 	if err != nil {
@@ -121,6 +114,40 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	}
 	db.SetMaxIdleConns(conns)
 	return s, nil
+}
+
+// openDB opens the database dsn names, a SQLite file created private to its owner, and
+// connects to it once.
+func openDB(ctx context.Context, dsn string) (db *sql.DB, d Dialect, err error) {
+	driver, source, d, err := parseDSN(dsn)
+	if err != nil {
+		return nil, d, err
+	}
+	if err := needDriver(driver, d, sql.Drivers()); err != nil {
+		return nil, d, err
+	}
+	if d == SQLite {
+		if err := createPrivate(sqliteFile(sqlitePath(dsn))); err != nil {
+			return nil, d, fmt.Errorf("sqlstore: connecting to the %s store: %w", d, err)
+		}
+	}
+	if db, err = sql.Open(driver, source); err != nil {
+		return nil, d, fmt.Errorf("%w: %v", ErrDSN, err)
+	}
+	if err := connect(ctx, db, d); err != nil {
+		db.Close()
+		return nil, d, connectError(d, err)
+	}
+	return db, d, nil
+}
+
+// connectError is the error of a first connection that failed: ErrDSN when the driver
+// could not read the DSN's settings.
+func connectError(d Dialect, err error) error {
+	if unparsedDSN(err) {
+		return fmt.Errorf("%w: %w", ErrDSN, err)
+	}
+	return fmt.Errorf("sqlstore: connecting to the %s store: %w", d, err)
 }
 
 // idleConns is how many idle connections a SQLite Store that Open made keeps: a
@@ -157,7 +184,7 @@ func unparsedDSN(err error) bool {
 func parseDSN(dsn string) (driver, source string, d Dialect, err error) {
 	switch {
 	case strings.HasPrefix(dsn, "sqlite:"):
-		path := strings.TrimPrefix(dsn, "sqlite:")
+		path := sqlitePath(dsn)
 		if path == "" || strings.ContainsAny(path, "?#") || strings.HasPrefix(path, "//") {
 			return "", "", 0, fmt.Errorf("%w: want sqlite:PATH with a file path without '?' or '#', got %q", ErrDSN, dsn)
 		}
@@ -172,6 +199,54 @@ func parseDSN(dsn string) (driver, source string, d Dialect, err error) {
 		return "pgx", dsn, Postgres, nil
 	}
 	return "", "", 0, fmt.Errorf("%w: %q: want sqlite:PATH or a postgres:// URL", ErrDSN, redact(dsn))
+}
+
+// sqlitePath is the PATH of a sqlite:PATH DSN, which the SQLite source names as the
+// "file:" URI's path.
+func sqlitePath(dsn string) string { return strings.TrimPrefix(dsn, "sqlite:") }
+
+// sqliteFile is the file SQLite opens for path, the path of a "file:" URI: SQLite decodes
+// each %HH in it, copies any other character as it is, and ends the path at a %00. It is
+// "" for :memory:, a database without a file.
+func sqliteFile(path string) string {
+	if path == ":memory:" {
+		return ""
+	}
+	var b strings.Builder
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		if c == '%' && i+2 < len(path) && isHex(path[i+1]) && isHex(path[i+2]) {
+			n, _ := strconv.ParseUint(path[i+1:i+3], 16, 8)
+			if n == 0 {
+				break
+			}
+			c = byte(n)
+			i += 2
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// createPrivate creates the database file name (none: "") for its owner alone, if it
+// does not exist, before SQLite opens it: SQLite would create it, and then its -wal and
+// -shm, with the umask's mode (commonly 0644, readable by every local user).
+func createPrivate(name string) error {
+	if name == "" {
+		return nil
+	}
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil // its owner chose its mode; SQLite gives its -wal and -shm the same
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // redact hides a password in a DSN that is quoted in an error.
@@ -234,6 +309,11 @@ func New(ctx context.Context, db *sql.DB, d Dialect) (*Store, error) {
 // DB returns the database the store writes to.
 func (s *Store) DB() *sql.DB { return s.db }
 
+// MaxConns is how many connections the store's *sql.DB opens at most (0: no bound): a
+// webhook.Handler over the store runs that many workers unless its Options.Workers is
+// set (webhook.Pooled), so Store.DB().SetMaxOpenConns sizes a replica's capacity alone.
+func (s *Store) MaxConns() int { return s.db.Stats().MaxOpenConnections }
+
 // Dialect returns the store's engine.
 func (s *Store) Dialect() Dialect { return s.d }
 
@@ -292,27 +372,47 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("sqlstore: creating the schema: %w", err)
 	}
 	defer tx.Rollback()
+	v, err := s.schemaVersion(ctx, tx)
+	switch {
+	case err != nil:
+		return err
+	case v > SchemaVersion:
+		return &SchemaError{Found: v, Supported: SchemaVersion}
+	case v == SchemaVersion:
+		return nil
+	}
+	if err := s.upgrade(ctx, tx, v); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlstore: creating the schema: %w", err)
+	}
+	return nil
+}
+
+// schemaVersion reads the schema's version, 0 for a database without one, creating the
+// table that records it; on PostgreSQL it first takes the schema lock for the rest of tx.
+func (s *Store) schemaVersion(ctx context.Context, tx *sql.Tx) (int, error) {
 	if s.d == Postgres {
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(schemaLock)); err != nil {
-			return fmt.Errorf("sqlstore: creating the schema: %w", err)
+			return 0, fmt.Errorf("sqlstore: creating the schema: %w", err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS escrow_webhook_schema (id INTEGER PRIMARY KEY, version INTEGER NOT NULL)`); err != nil {
-		return fmt.Errorf("sqlstore: creating the schema: %w", err)
+		return 0, fmt.Errorf("sqlstore: creating the schema: %w", err)
 	}
 	var v int
 	switch err := tx.QueryRowContext(ctx, `SELECT version FROM escrow_webhook_schema WHERE id = 1`).Scan(&v); {
 	case errors.Is(err, sql.ErrNoRows):
-		v = 0
+		return 0, nil
 	case err != nil:
-		return fmt.Errorf("sqlstore: reading the schema version: %w", err)
+		return 0, fmt.Errorf("sqlstore: reading the schema version: %w", err)
 	}
-	if v > SchemaVersion {
-		return &SchemaError{Found: v, Supported: SchemaVersion}
-	}
-	if v == SchemaVersion {
-		return nil
-	}
+	return v, nil
+}
+
+// upgrade runs the migrations from version v to SchemaVersion and records the version.
+func (s *Store) upgrade(ctx context.Context, tx *sql.Tx, v int) error {
 	for ; v < SchemaVersion; v++ {
 		for _, stmt := range migrations[v] {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
@@ -323,9 +423,6 @@ func (s *Store) migrate(ctx context.Context) error {
 	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO escrow_webhook_schema (id, version) VALUES (1, ?)
 		ON CONFLICT (id) DO UPDATE SET version = excluded.version`), SchemaVersion); err != nil {
 		return fmt.Errorf("sqlstore: recording the schema version: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlstore: creating the schema: %w", err)
 	}
 	return nil
 }

@@ -32,8 +32,17 @@ type openTurns struct {
 	mu sync.Mutex
 	m  map[int64]*openTurn
 	// undone are turns whose callbacks' effects were undone with them (their end's
-	// commit failed, or the store closed): the holder's next Yield reports it.
-	undone map[int64]string // transaction id → holder
+	// commit failed, the store closed, or their transaction broke): the holder's next
+	// Yield of the transaction reports it. They are kept by holder too: Handlers sharing
+	// the Store take turns on one transaction, and an undo is reported to the turn that
+	// was undone, not to whichever holder yields first.
+	undone map[heldBy]bool
+}
+
+// heldBy names a turn: its transaction and its holder.
+type heldBy struct {
+	id     int64
+	holder string
 }
 
 // turnWindow is how long a turn keeps its grant uncommitted. Another replica's delivery
@@ -52,7 +61,7 @@ func (s *Store) open(id int64, holder string, tx *sql.Tx) {
 	}
 	s.turns.m[id] = t
 	s.turns.mu.Unlock()
-	t.timer = time.AfterFunc(s.window, func() { s.end(id, t, true) })
+	t.timer = time.AfterFunc(s.window, func() { s.end(id, t, commitTurn) })
 }
 
 // turnOf returns id's open turn, or nil.
@@ -71,31 +80,45 @@ func (s *Store) forget(id int64, t *openTurn) {
 	}
 }
 
-// end commits what the open turn t of id did so far (its grant, and its callbacks'
-// effects), or rolls it back; a commit that fails leaves it rolled back, as when the
-// process dies: the lease is free. Callbacks' effects undone so are noted for the
-// holder's Yield. Whoever finds t's transaction still open ends it.
-func (s *Store) end(id int64, t *openTurn, commit bool) {
+// ending says how end ends a turn.
+type ending int
+
+const (
+	commitTurn   ending = iota // commit what it did so far
+	rollBackTurn               // undo it, as when the process dies
+)
+
+// end ends the open turn t of id as how says; a commit that fails leaves it rolled back,
+// as when the process dies: the lease is free. Callbacks' effects undone so are noted
+// for the holder's Yield. Whoever finds t's transaction still open ends it.
+func (s *Store) end(id int64, t *openTurn, how ending) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	s.endLocked(id, t, how)
+}
+
+// endLocked is end with t.mu held.
+func (s *Store) endLocked(id int64, t *openTurn, how ending) {
 	defer s.forget(id, t)
 	if t.tx == nil {
 		return
 	}
 	t.timer.Stop()
 	var err error
-	if commit {
+	if how == commitTurn {
 		err = t.tx.Commit()
 	} else {
-		t.tx.Rollback()
+		// A rollback that fails had no transaction left to undo: database/sql drops the
+		// connection it failed on, and the server rolls back what it held.
+		_ = t.tx.Rollback()
 	}
 	t.tx = nil
-	if t.joined && (err != nil || !commit) {
+	if t.joined && (err != nil || how == rollBackTurn) {
 		s.turns.mu.Lock()
 		if s.turns.undone == nil {
-			s.turns.undone = make(map[int64]string)
+			s.turns.undone = make(map[heldBy]bool)
 		}
-		s.turns.undone[id] = t.holder
+		s.turns.undone[heldBy{id, t.holder}] = true
 		s.turns.mu.Unlock()
 	}
 }
@@ -104,7 +127,7 @@ func (s *Store) end(id int64, t *openTurn, commit bool) {
 // call that reads or waits on its row sees it held.
 func (s *Store) settle(id int64) {
 	if t := s.turnOf(id); t != nil {
-		s.end(id, t, true)
+		s.end(id, t, commitTurn)
 	}
 }
 
@@ -113,8 +136,9 @@ func (s *Store) settle(id int64) {
 func (s *Store) wasUndone(id int64, holder string) bool {
 	s.turns.mu.Lock()
 	defer s.turns.mu.Unlock()
-	if h, ok := s.turns.undone[id]; ok && h == holder {
-		delete(s.turns.undone, id)
+	k := heldBy{id, holder}
+	if s.turns.undone[k] {
+		delete(s.turns.undone, k)
 		return true
 	}
 	return false
@@ -122,7 +146,9 @@ func (s *Store) wasUndone(id int64, holder string) bool {
 
 // inTurn runs fn in holder's open turn of id, if there is one (ok), under a savepoint
 // that fn's failure rolls back to: what fn did commits with the turn, or is undone with
-// it. The window's timer, or another call's settle, waits for fn.
+// it. The window's timer, or another call's settle, waits for fn. A savepoint statement
+// that fails leaves the turn's transaction unusable (aborted, or its connection gone):
+// the turn is ended there, rolled back, and reported undone if callbacks had joined it.
 func (s *Store) inTurn(ctx context.Context, id int64, holder string, fn func(tx *sql.Tx) error) (ok bool, err error) {
 	t := s.turnOf(id)
 	if t == nil || t.holder != holder {
@@ -133,17 +159,24 @@ func (s *Store) inTurn(ctx context.Context, id int64, holder string, fn func(tx 
 	if t.tx == nil {
 		return false, nil // committed meanwhile: a lease as any other
 	}
-	if _, err := t.tx.ExecContext(ctx, `SAVEPOINT escrow_callback`); err != nil {
-		return true, fmt.Errorf("sqlstore: %w", err)
+	broken := func(err error) error {
+		s.endLocked(id, t, rollBackTurn)
+		return err
+	}
+	// The savepoint's statements are the turn's bookkeeping, not fn's work: ctx's end
+	// cuts fn, not them, so that only a broken transaction fails them.
+	keep := context.WithoutCancel(ctx)
+	if _, err := t.tx.ExecContext(keep, `SAVEPOINT escrow_callback`); err != nil {
+		return true, broken(fmt.Errorf("sqlstore: %w", err))
 	}
 	if err := fn(t.tx); err != nil {
-		// A rollback that fails leaves the transaction broken: the turn's end fails, and
-		// undoes the callbacks before this one, if any (webhook.ErrTurnUndone).
-		t.tx.ExecContext(context.WithoutCancel(ctx), `ROLLBACK TO SAVEPOINT escrow_callback`)
+		if _, rerr := t.tx.ExecContext(keep, `ROLLBACK TO SAVEPOINT escrow_callback`); rerr != nil {
+			return true, broken(fmt.Errorf("%w (sqlstore: undoing it failed, and its turn with it: %w)", err, rerr))
+		}
 		return true, err
 	}
-	if _, err := t.tx.ExecContext(ctx, `RELEASE SAVEPOINT escrow_callback`); err != nil {
-		return true, fmt.Errorf("sqlstore: %w", err)
+	if _, err := t.tx.ExecContext(keep, `RELEASE SAVEPOINT escrow_callback`); err != nil {
+		return true, broken(fmt.Errorf("sqlstore: %w", err))
 	}
 	t.joined = true // handed over: the turn's end commits it or undoes it
 	return true, nil
@@ -179,7 +212,10 @@ func (s *Store) endOpen(ctx context.Context, id int64, t *openTurn, fn func(tx *
 	}
 	t.timer.Stop()
 	t.tx = nil
-	defer tx.Rollback()
+	// Once committed there is nothing to roll back; on the paths that fail before, a
+	// rollback that fails had no transaction left to undo (its connection is dropped,
+	// and the server rolls back what it held). Either way the turn's end is reported.
+	defer func() { _ = tx.Rollback() }()
 	// Under a savepoint: if the turn's end fails, the grant (and the callbacks' effects)
 	// is committed without it and the lease stays with its holder, who ends the turn
 	// again, as with a committed lease.
@@ -188,8 +224,8 @@ func (s *Store) endOpen(ctx context.Context, id int64, t *openTurn, fn func(tx *
 	}
 	err = fn(tx)
 	if err != nil {
-		if _, rerr := tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT escrow_turn_end`); rerr != nil {
-			return true, undone(t, err)
+		if _, rerr := tx.ExecContext(context.WithoutCancel(ctx), `ROLLBACK TO SAVEPOINT escrow_turn_end`); rerr != nil {
+			return true, undone(t, fmt.Errorf("%w (sqlstore: undoing it failed, and the turn with it: %w)", err, rerr))
 		}
 	}
 	if cerr := tx.Commit(); cerr != nil {
@@ -210,7 +246,7 @@ func undone(t *openTurn, err error) error {
 // settleAll commits every open turn.
 func (s *Store) settleAll() {
 	for id, t := range s.openNow() {
-		s.end(id, t, true)
+		s.end(id, t, commitTurn)
 	}
 }
 
@@ -218,7 +254,7 @@ func (s *Store) settleAll() {
 // dies.
 func (s *Store) closeTurns() {
 	for id, t := range s.openNow() {
-		s.end(id, t, false)
+		s.end(id, t, rollBackTurn)
 	}
 }
 

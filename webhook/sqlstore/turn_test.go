@@ -75,17 +75,41 @@ func soon[T any](t *testing.T, what string, f func() T) T {
 	return none
 }
 
-// withATurn opens two replicas' handles on a fresh PostgreSQL database, a keeping a
-// turn's grant uncommitted for window, and starts a's turn on transaction 9 for create.
-func withATurn(t *testing.T, window time.Duration) (a, b *sqlstore.Store, turn webhook.Turn, now time.Time) {
+// twoReplicas opens two replicas' handles on a fresh PostgreSQL database.
+func twoReplicas(t *testing.T) (a, b *sqlstore.Store) {
 	t.Helper()
 	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
-	a, b = open(t, dsn), open(t, dsn)
+	return open(t, dsn), open(t, dsn)
+}
+
+// startTurn starts a's turn on transaction 9 for create, a keeping a turn's grant
+// uncommitted for window.
+func startTurn(t *testing.T, a *sqlstore.Store, window time.Duration) (turn webhook.Turn, now time.Time) {
+	t.Helper()
 	sqlstore.SetTurnWindow(a, window)
 	now = time.Now()
 	if turn = acquireIn(t, a, 9, "a", now, escrow.EventCreate); !turn.Granted {
 		t.Fatalf("a's Acquire: %+v", turn)
 	}
+	return turn, now
+}
+
+// cutOffTurns ends, through b, the connections of its database's open turns, as a
+// server restart or idle_in_transaction_session_timeout does.
+func cutOffTurns(t *testing.T, b *sqlstore.Store) {
+	t.Helper()
+	if _, err := b.DB().ExecContext(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = current_database() AND state = 'idle in transaction'`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// withATurn opens two replicas' handles on a fresh PostgreSQL database and starts a's
+// turn (startTurn).
+func withATurn(t *testing.T, window time.Duration) (a, b *sqlstore.Store, turn webhook.Turn, now time.Time) {
+	t.Helper()
+	a, b = twoReplicas(t)
+	turn, now = startTurn(t, a, window)
 	return a, b, turn, now
 }
 
@@ -132,10 +156,7 @@ func TestTurnOutlivingItsWindowIsACommittedLease(t *testing.T) {
 // rolls its grant back. Its facts, not recorded, are confirmed again by the next holder.
 func TestHolderCutOffMidTurnFreesTheLeaseAtOnce(t *testing.T) {
 	_, b, _, now := withATurn(t, time.Hour)
-	if _, err := b.DB().ExecContext(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-		WHERE datname = current_database() AND state = 'idle in transaction'`); err != nil {
-		t.Fatal(err)
-	}
+	cutOffTurns(t, b)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		turn := acquireIn(t, b, 9, "b", now, escrow.EventCreate)
 		if turn.Granted {
@@ -212,7 +233,14 @@ func ordersOf(t *testing.T, s *sqlstore.Store) webhook.Callback {
 func withARefusedOrder(t *testing.T, window time.Duration) (a, b *sqlstore.Store, turn webhook.Turn, now time.Time, cb webhook.Callback) {
 	t.Helper()
 	a, b, turn, now = withATurn(t, window)
-	cb = ordersOf(t, a)
+	return a, b, turn, now, refusedOrder(t, a, now)
+}
+
+// refusedOrder has a TxCallback (returned) add an order in a's turn on transaction 9,
+// which every commit refuses.
+func refusedOrder(t *testing.T, a *sqlstore.Store, now time.Time) webhook.Callback {
+	t.Helper()
+	cb := ordersOf(t, a)
 	for _, stmt := range []string{
 		`CREATE FUNCTION escrow_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused at commit'; END $$`,
 		`CREATE CONSTRAINT TRIGGER escrow_test_refuse AFTER INSERT ON orders DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION escrow_test_refuse()`,
@@ -224,7 +252,7 @@ func withARefusedOrder(t *testing.T, window time.Duration) (a, b *sqlstore.Store
 	if err := soon(t, "the TxCallback in its own turn", func() error { return cb(t.Context(), createOf(now)) }); err != nil {
 		t.Fatal(err)
 	}
-	return a, b, turn, now, cb
+	return cb
 }
 
 // createOf is the event withATurn's turn hands over, claimed by a.
@@ -238,7 +266,13 @@ func createOf(now time.Time) webhook.ConfirmedEvent {
 // yieldCreate ends a's turn on transaction 9, recording create.
 func yieldCreate(t *testing.T, a *sqlstore.Store, turn webhook.Turn, now time.Time) error {
 	t.Helper()
-	_, err := a.Yield(t.Context(), webhook.Yield{Lease: webhook.Lease{TransactionID: 9, Holder: "a"}, Marks: turn.Marks, Facts: []string{"create"}, Now: now})
+	return yieldCreateAs(t, a, "a", turn, now)
+}
+
+// yieldCreateAs ends holder's turn on transaction 9 in s, recording create.
+func yieldCreateAs(t *testing.T, s *sqlstore.Store, holder string, turn webhook.Turn, now time.Time) error {
+	t.Helper()
+	_, err := s.Yield(t.Context(), webhook.Yield{Lease: webhook.Lease{TransactionID: 9, Holder: holder}, Marks: turn.Marks, Facts: []string{"create"}, Now: now})
 	return err
 }
 
@@ -263,19 +297,21 @@ func wantUndone(t *testing.T, a, b *sqlstore.Store, turn webhook.Turn, now time.
 	}
 }
 
+// slowLeases makes the commit of a new lease row sleep (slowFacts), so that a call can
+// come while a turn's grant commits (awaitSlowTrigger).
+func slowLeases(t *testing.T, a *sqlstore.Store) {
+	t.Helper()
+	slowFacts(t, a.DB(), `CREATE CONSTRAINT TRIGGER escrow_test_slow AFTER INSERT ON escrow_webhook_leases
+		DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION escrow_test_slow()`)
+}
+
 // inWindowCommit opens a's turn on transaction 9 and returns once its window's commit of
 // the grant is under way, held for half a second by a trigger on the lease rows.
 func inWindowCommit(t *testing.T) (a, b *sqlstore.Store, turn webhook.Turn, now time.Time) {
 	t.Helper()
-	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
-	a, b = open(t, dsn), open(t, dsn)
-	slowFacts(t, a.DB(), `CREATE CONSTRAINT TRIGGER escrow_test_slow AFTER INSERT ON escrow_webhook_leases
-		DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION escrow_test_slow()`)
-	sqlstore.SetTurnWindow(a, 50*time.Millisecond)
-	now = time.Now()
-	if turn = acquireIn(t, a, 9, "a", now, escrow.EventCreate); !turn.Granted {
-		t.Fatalf("a's Acquire: %+v", turn)
-	}
+	a, b = twoReplicas(t)
+	slowLeases(t, a)
+	turn, now = startTurn(t, a, 50*time.Millisecond)
 	awaitSlowTrigger(t, b.DB(), "the window's commit of a's grant")
 	return a, b, turn, now
 }
@@ -467,8 +503,7 @@ func TestTurnUndoneBeforeItsLeaseWasRenewedIsReportedByItsYield(t *testing.T) {
 // its holder's Yield records their facts (the lease is lost: ErrClaimLost), so that
 // they are not handed over a second time.
 func TestTurnWithoutTxCallbacksUndoneByItsWindowRecordsItsFacts(t *testing.T) {
-	dsn := pgtest.Need(t, pg, pgErr).NewDatabase(t)
-	a, b := open(t, dsn), open(t, dsn)
+	a, b := twoReplicas(t)
 	// The first commit that adds a lease row fails (a sequence is not rolled back).
 	for _, stmt := range []string{
 		`CREATE SEQUENCE escrow_test_commits`,
@@ -583,10 +618,7 @@ func TestTurnCutOffAfterItsTxCallbacksIsReportedByItsYield(t *testing.T) {
 	if err := ordersOf(t, a)(t.Context(), createOf(now)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.DB().ExecContext(t.Context(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-		WHERE datname = current_database() AND state = 'idle in transaction'`); err != nil {
-		t.Fatal(err)
-	}
+	cutOffTurns(t, b)
 	wantUndone(t, a, b, turn, now, "a turn cut off")
 }
 
@@ -600,5 +632,104 @@ func TestYieldWhileItsTurnCommitsRecordsOnItsOwn(t *testing.T) {
 	}
 	if h, err := b.Handed(t.Context(), 9); err != nil || !h["create"] {
 		t.Errorf("after the Yield: recorded %v, %v; want create", h, err)
+	}
+}
+
+// TestYieldWhileItsTurnFailsToCommitReportsItUndone: a Yield that comes while another
+// call commits its turn (the window's timer; here Prune, which commits it the same way)
+// waits for that commit; when the commit fails and undoes the turn's TxCallbacks, the
+// Yield reports ErrTurnUndone and records nothing, rather than record on its own facts
+// whose effects are gone.
+func TestYieldWhileItsTurnFailsToCommitReportsItUndone(t *testing.T) {
+	a, b := twoReplicas(t)
+	slowLeases(t, a)
+	turn, now := startTurn(t, a, time.Hour)
+	refusedOrder(t, a, now)
+	pruned := make(chan error, 1)
+	go func() {
+		_, err := a.Prune(t.Context(), now)
+		pruned <- err
+	}()
+	awaitSlowTrigger(t, b.DB(), "Prune's commit of a's turn")
+	wantUndone(t, a, b, turn, now, "a turn whose commit failed while its Yield waited")
+	if err := <-pruned; err != nil {
+		t.Error(err)
+	}
+}
+
+// TestUndoneTurnIsReportedToItsHolderAlone: two Handlers share a Store; a's turn, into
+// which a TxCallback wrote, fails to commit when c's delivery for the transaction comes
+// and takes the lease. c's turn, ended first, is c's own: its Yield is not told of a's
+// undo; a's Yield is, and records nothing.
+func TestUndoneTurnIsReportedToItsHolderAlone(t *testing.T) {
+	a, b, turn, now, _ := withARefusedOrder(t, time.Hour)
+	c := acquireIn(t, a, 9, "c", now, escrow.EventShip)
+	if !c.Granted {
+		t.Fatalf("c's Acquire, ending a's turn: %+v, want the lease", c)
+	}
+	if _, err := a.Yield(t.Context(), webhook.Yield{Lease: webhook.Lease{TransactionID: 9, Holder: "c"}, Marks: c.Marks, Now: now}); err != nil {
+		t.Errorf("c's Yield after a's turn was undone: %v, want its own turn ended", err)
+	}
+	wantUndone(t, a, b, turn, now, "a's turn, undone before c's")
+}
+
+// TestUndoneTurnsOfTwoHoldersAreEachReported: two Handlers share a Store and each has a
+// turn on one transaction undone, with its TxCallback's order, before either yields (a's
+// when c takes the lease, c's when a takes it back): each one's Yield reports its own
+// turn undone, and neither records its facts.
+func TestUndoneTurnsOfTwoHoldersAreEachReported(t *testing.T) {
+	a, b, turn, now, cb := withARefusedOrder(t, time.Hour)
+	c := acquireIn(t, a, 9, "c", now)
+	if !c.Granted {
+		t.Fatalf("c's Acquire, ending a's turn: %+v, want the lease", c)
+	}
+	ev := createOf(now)
+	ev.Claim.Owner = "c"
+	if err := cb(t.Context(), ev); err != nil {
+		t.Fatal(err)
+	}
+	if got := acquireIn(t, a, 9, "a", now); !got.Granted {
+		t.Fatalf("a's Acquire, ending c's turn: %+v, want the lease", got)
+	}
+	if err := yieldCreateAs(t, a, "c", c, now); !errors.Is(err, webhook.ErrTurnUndone) {
+		t.Errorf("c's Yield: %v, want ErrTurnUndone", err)
+	}
+	wantUndone(t, a, b, turn, now, "a's turn, undone before c's")
+}
+
+// TestTurnCutOffAtATxCallbackEndsThere: a TxCallback whose turn's connection is lost
+// (the server restarted, idle_in_transaction_session_timeout), before it runs or while it
+// runs, can neither make its savepoint nor undo itself to it: the turn ends there, its
+// grant gone with the connection, and the holder's Yield records the facts the turn
+// handed over outside the database (the lease is lost: ErrClaimLost) rather than fail on
+// the broken transaction.
+func TestTurnCutOffAtATxCallbackEndsThere(t *testing.T) {
+	for name, cutBefore := range map[string]bool{"before it runs": true, "while it runs": false} {
+		t.Run(name, func(t *testing.T) {
+			a, b, turn, now := withATurn(t, time.Hour)
+			if cutBefore {
+				cutOffTurns(t, b)
+			}
+			cut := a.TxCallback(func(ctx context.Context, tx *sql.Tx, ev webhook.ConfirmedEvent) error {
+				if _, err := tx.ExecContext(ctx, `SELECT pg_terminate_backend(pg_backend_pid())`); err != nil {
+					return err
+				}
+				return errors.New("the connection outlived pg_terminate_backend")
+			})
+			agree := createOf(now)
+			agree.Name, agree.Claim.Facts = escrow.EventAgree, []string{"agree"}
+			if err := cut(t.Context(), agree); err == nil {
+				t.Error("a TxCallback cut off: no error")
+			}
+			if n := sqlstore.OpenTurns(a); n != 0 {
+				t.Errorf("after its transaction broke: %d turns kept open, want none", n)
+			}
+			if err := yieldCreate(t, a, turn, now); !errors.Is(err, webhook.ErrClaimLost) {
+				t.Errorf("a's Yield after its turn broke: %v, want ErrClaimLost (the facts recorded)", err)
+			}
+			if h, err := b.Handed(t.Context(), 9); err != nil || !h["create"] || h["agree"] {
+				t.Errorf("recorded %v, %v; want create alone", h, err)
+			}
+		})
 	}
 }

@@ -247,14 +247,48 @@ func jsonText(raw json.RawMessage) string {
 		return ""
 	}
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return truncate(strings.TrimSpace(s), 500)
+	if prefix, cut := stringPrefix(raw); json.Unmarshal(prefix, &s) == nil {
+		if s = truncate(strings.TrimSpace(s), 500); cut && !strings.HasSuffix(s, "…") {
+			s += "…"
+		}
+		return s
 	}
 	var buf bytes.Buffer
 	if json.Compact(&buf, raw) != nil {
 		return ""
 	}
 	return truncate(buf.String(), 500)
+}
+
+// maxMessageJSON bounds how much of a JSON string is decoded for a message, which keeps
+// 500 bytes: a megabyte of message costs no more to show than a short one.
+const maxMessageJSON = 16 << 10
+
+// stringPrefix returns raw, or when raw is a JSON string longer than maxMessageJSON, its
+// beginning closed again (cut says so): cut between two characters, never inside an
+// escape or a character's UTF-8 bytes.
+func stringPrefix(raw []byte) (prefix []byte, cut bool) {
+	if len(raw) <= maxMessageJSON || raw[0] != '"' {
+		return raw, false
+	}
+	end := 1
+	for end < maxMessageJSON {
+		n := 1
+		if raw[end] == '\\' {
+			n = 2
+			if raw[end+1] == 'u' {
+				n = 6
+			}
+		}
+		if end+n > maxMessageJSON {
+			break
+		}
+		end += n
+	}
+	for end > 1 && !utf8.RuneStart(raw[end]) {
+		end--
+	}
+	return append(raw[:end:end], '"'), true
 }
 
 var htmlTitle = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)

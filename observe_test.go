@@ -695,3 +695,36 @@ func TestAttemptResendCountSpansASettledWrite(t *testing.T) {
 		t.Errorf("resend counts: writes %v, reads %v; want [0 1] and [0 0]", writes, reads)
 	}
 }
+
+// TestAttemptErrorHoldsNoCredential: a transport failure that quotes the server's answer
+// (a status line echoing the key) reaches an AttemptObserver with the key scrubbed, and
+// is typed "transport".
+func TestAttemptErrorHoldsNoCredential(t *testing.T) {
+	const key = "kQ9zX4vbLm0pT7"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer conn.Close()
+		fmt.Fprintf(buf, "HTTP/1.1 %s OK\r\n\r\n", key)
+		buf.Flush()
+	}))
+	t.Cleanup(srv.Close)
+	obs := new(attempts)
+	c, err := escrow.NewClient("market@example.com", key, escrow.WithBaseURL(srv.URL+"/2017-09-01/"), escrow.WithObserver(obs), escrow.WithMaxRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Customers.Get(t.Context(), escrow.Me); err == nil {
+		t.Fatal("Get succeeded on a malformed status line")
+	}
+	got, _ := obs.all()
+	if len(got) != 1 || got[0].Err == nil || got[0].ErrorType() != "transport" || got[0].StatusCode != 0 {
+		t.Fatalf("requests %+v; want one, failed, typed transport", got)
+	}
+	if s := fmt.Sprintf("%v %+v", got[0].Err, got[0]); strings.Contains(s, key) || !strings.Contains(s, "REDACTED") {
+		t.Errorf("the attempt's error %q shows the key, or not where it was", s)
+	}
+}

@@ -270,12 +270,7 @@ func (s *store) restoreItem(si snapItem) (*item, error) {
 			vin: x.VIN, odometer: x.Odometer, make: x.Make, model: x.Model, year: x.Year},
 	}
 	for _, name := range si.Flags {
-		i := slices.IndexFunc(itemStates, func(s struct {
-			flag itemFlag
-			name string
-		}) bool {
-			return s.name == name
-		})
+		i := slices.IndexFunc(itemStates, func(s itemState) bool { return s.name == name })
 		if i < 0 {
 			return nil, fmt.Errorf("flags: %q is not an item flag", name)
 		}

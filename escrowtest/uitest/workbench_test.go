@@ -116,4 +116,3 @@ func TestPageIsAWorkbench(t *testing.T) {
 	}
 	p.snap("phone")
 }
-

@@ -403,7 +403,8 @@ func (c *Client) sendRecorded(ctx context.Context, apiCall call, record *callRec
 	if err != nil {
 		return err
 	}
-	policy := &attemptPolicy{c: c, method: apiCall.route.Method, path: target.EscapedPath(), endpoint: apiCall.endpoint(), obs: record}
+	policy, done := c.newAttemptPolicy(ctx, apiCall, target.EscapedPath(), record)
+	defer done()
 	if err := policy.acquire(ctx); err != nil {
 		return err
 	}
@@ -418,6 +419,16 @@ func (c *Client) sendRecorded(ctx context.Context, apiCall call, record *callRec
 		c.auth.redact.response(options.response) // an echoed header must not hand the key back
 	}
 	return c.finish(policy, resp, err, apiCall)
+}
+
+// newAttemptPolicy starts a call's way through the retry layer. Within a settled write its
+// attempts continue the numbering of the write's earlier sends (see settle), and done
+// records them when the call ends.
+func (c *Client) newAttemptPolicy(ctx context.Context, apiCall call, sentPath string, record *callRecord) (policy *attemptPolicy, done func()) {
+	policy = &attemptPolicy{c: c, method: apiCall.route.Method, path: sentPath, endpoint: apiCall.endpoint(), obs: record}
+	var recordAttempts func(int)
+	policy.attempts, recordAttempts = priorAttempts(ctx)
+	return policy, func() { recordAttempts(policy.attempts) }
 }
 
 // requestOptions applies the call's RequestOptions.

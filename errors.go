@@ -15,7 +15,8 @@ import (
 
 // Sentinel errors, matched with errors.Is against any error this package returns.
 var (
-	// ErrUnauthorized: the API answered 401; the credentials are missing or wrong.
+	// ErrUnauthorized: the API answered 401: it refused the credentials sent (a wrong or
+	// retired key, another environment's key, an emulator's key after its reset).
 	ErrUnauthorized = errors.New("escrow: unauthorized")
 	// ErrForbidden: the API answered 403; the caller may not do this. Creating a customer
 	// whose e-mail already has an account also answers 403.
@@ -59,12 +60,13 @@ type APIError struct {
 }
 
 func (e *APIError) Error() string {
-	return fmt.Sprintf("escrow: %s %s: %d %s", e.Method, e.Path, e.StatusCode, e.Message)
+	return fmt.Sprintf("escrow: %s %s: %d %s", e.Method, e.Path, e.StatusCode, e.explanation())
 }
 
-// Is matches the sentinel for the status: errors.Is(err, ErrNotFound).
+// Is matches the sentinel for the status, errors.Is(err, ErrNotFound), and the day-one
+// failure the answer is, errors.Is(err, ErrBelowMinimumFee) (errors_dayone.go).
 func (e *APIError) Is(target error) bool {
-	return target != nil && target == sentinelFor(e.StatusCode)
+	return target != nil && (target == sentinelFor(e.StatusCode) || e.isDayOne(target))
 }
 
 func sentinelFor(status int) error {
@@ -82,7 +84,7 @@ func sentinelFor(status int) error {
 }
 
 // FieldError is one field the API refused, with its messages. Path follows Go-like
-// notation: "parties[0]", "items[0].schedule[1].amount", "items[0].extra_attributes.year",
+// notation: "parties[0].customer", "items[0].schedule[1].amount", "items[0].extra_attributes.year",
 // "items[0].fees.all", "currency".
 type FieldError struct {
 	Path     string
@@ -232,7 +234,7 @@ func parseErrorBody(method, path string, resp *http.Response, body []byte) (*API
 		apiErr.Message = http.StatusText(resp.StatusCode)
 	}
 	if isJSON && len(doc.Errors) > 0 {
-		return apiErr, flattenErrors(doc.Errors)
+		return apiErr, leafFields(flattenErrors(doc.Errors)) // errors_leaf.go
 	}
 	return apiErr, nil
 }

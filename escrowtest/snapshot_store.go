@@ -288,12 +288,7 @@ func (s *store) restoreItem(si snapItem) (*item, error) {
 func parseFlags(names []string) (itemFlag, error) {
 	var flags itemFlag
 	for _, name := range names {
-		i := slices.IndexFunc(itemStates, func(s struct {
-			flag itemFlag
-			name string
-		}) bool {
-			return s.name == name
-		})
+		i := slices.IndexFunc(itemStates, func(s itemState) bool { return s.name == name })
 		if i < 0 {
 			return 0, fmt.Errorf("flags: %q is not an item flag", name)
 		}

@@ -40,7 +40,7 @@ func (e *Emulator) Trigger(txID int64, event string) error {
 	}
 	jobs := e.hookJobs(tx, event)
 	if len(jobs) == 0 {
-		return invalidState("trigger", tx.state(), 0, "no party of transaction %d has a webhook registered: nothing to deliver", txID)
+		return invalidState("trigger", tx.phase(), 0, "no party of transaction %d has a webhook registered: nothing to deliver", txID)
 	}
 	for i := range jobs {
 		jobs[i].replay = true

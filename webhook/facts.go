@@ -162,7 +162,9 @@ func itemCounts(handed map[string]bool) (goods, items int, ok bool) {
 // each is an event that happens once per transaction (create, agree, payment_approved,
 // complete, cancel) with its fact in handed, or an item event whose fact handed shows
 // for every item it can concern, as the recorded item counts say. A fetch for them could
-// show nothing new: facts are handed over in order, and an item's flags are set once. A
+// show nothing new: facts are handed over in order, and an item's flags are set once.
+// Every confirmable name is a replay once the transaction is closed (its complete or
+// cancel handed over, the last facts of its state): its state changes no more. A
 // Store's Acquire applies it (Turn.Replayed), so that a replay costs no lease and no
 // fetch; any other name (a hint, a name of the future) makes it false.
 func Replayed(names []escrow.EventName, handed map[string]bool) bool {
@@ -181,9 +183,13 @@ func Replayed(names []escrow.EventName, handed map[string]bool) bool {
 // replayedName is Replayed for one name, with the item counts read.
 func replayedName(n escrow.EventName, handed map[string]bool, goods, items int, shaped bool) bool {
 	switch {
+	case !confirmable(n):
+		return false
 	case onceOnly(n):
-		return handed[string(n)]
-	case !shaped || !confirmable(n):
+		return handed[string(n)] || closed(handed)
+	case closed(handed):
+		return true
+	case !shaped:
 		return false
 	case n == escrow.EventPaymentDisbursed:
 		return items > 0 && itemFactsHanded(n, handed) >= items
@@ -211,4 +217,10 @@ func itemFactsHanded(n escrow.EventName, handed map[string]bool) int {
 		}
 	}
 	return c
+}
+
+// closed reports whether the facts handed over show the transaction closed: completed or
+// cancelled, the last facts its state shows, after which no action changes it.
+func closed(handed map[string]bool) bool {
+	return handed[string(escrow.EventComplete)] || handed[string(escrow.EventCancel)]
 }

@@ -72,8 +72,11 @@ func (b *shareBudget) allows(now time.Time) (ok bool, retry time.Time) {
 	return true, time.Time{}
 }
 
-// waste counts a request answered 404 or 403.
+// waste counts a request that found nothing (answered 404 or 403, or no new fact).
 func (b *shareBudget) waste() { b.spent++ }
+
+// refund takes back a request counted by waste before it was made, which found something.
+func (b *shareBudget) refund() { b.spent = max(b.spent-1, 0) }
 
 // observe notes an answer's rate-limit headers.
 func (b *shareBudget) observe(rl escrow.RateLimit) {

@@ -96,8 +96,19 @@ type Options struct {
 	// spent, never-seen ids wait for the next window, known transactions do not. Default
 	// 0.1.
 	UnseenShare float64
+	// ClaimShare bounds the fetches made for claims that an earlier fetch did not confirm
+	// (a delivery naming an event already tried since the transaction's last new fact:
+	// replays of a real id with names its state does not show) and that find nothing new,
+	// to this share of each rate-limit window of GET /transaction/{id}; once spent, such
+	// fetches wait for the next window, of any number of transactions, while deliveries
+	// of names not tried yet, of any transaction, are fetched at once. Default 0.2.
+	ClaimShare float64
 	// Workers bounds the transactions confirmed at once, and the handler's goroutines
-	// (one more schedules the waits); default 8.
+	// (one more schedules the waits). Default: the Store's connections if it states them
+	// ([Pooled]: package sqlstore's Store does), else 8. A turn holds a store connection
+	// through its fetch, so a replica's ceiling is min(Workers, connections) turns under
+	// way, each as long as the API's latency: leave Workers unset and size the store's
+	// connections, the one knob of a replica's capacity.
 	Workers int
 	// Refetch and MaxRefetch pace the confirming fetches of one transaction, across the
 	// replicas sharing the Store: after a fetch that found nothing new (a replayed or
@@ -175,6 +186,7 @@ type Handler struct {
 	listing    bool        // a listing of never-seen ids is under way
 	newest     int64       // the newest id the account is known to have
 	budget     shareBudget // never-seen ids' wasted fetches in this rate-limit window
+	claims     shareBudget // fetches for claims tried before that found nothing new
 	unseenAt   time.Time   // the never-seen lane waits till then: share spent, listing done
 	listAt     time.Time   // no listing of never-seen ids before this
 	listWake   time.Time   // the wakeup set for listAt
@@ -221,6 +233,9 @@ func NewHandler(client *escrow.Client, fn Callback, opt Options) *Handler {
 	}
 	if opt.Workers <= 0 {
 		opt.Workers = 8
+		if p, ok := opt.Store.(Pooled); ok && p.MaxConns() > 0 {
+			opt.Workers = p.MaxConns()
+		}
 	}
 	floodDefaults(&opt)
 	if opt.Refetch <= 0 {
@@ -260,6 +275,7 @@ func NewHandler(client *escrow.Client, fn Callback, opt Options) *Handler {
 		known:   newIDCache(30*24*time.Hour, 100_000),
 		replays: newReplayMemo(100_000),
 		budget:  shareBudget{share: opt.UnseenShare},
+		claims:  shareBudget{share: opt.ClaimShare},
 	}
 }
 
@@ -381,6 +397,8 @@ type batch struct {
 	finish  bool            // the transaction is to be recorded finished
 	fetched bool            // a confirming fetch was made in this turn
 	fresh   bool            // something was handed over in this turn
+	// claim: the fetch under way is for names tried before (ClaimShare).
+	claim bool
 	// unreadable: the fetch was answered 404 or 403.
 	unreadable bool
 	obs        batchObservation // what the Observer is told (observer.go)
@@ -409,7 +427,9 @@ func (h *Handler) try(b *batch) (paced time.Duration, err error) {
 			h.giveUp(b)
 			return wait, nil
 		}
-		if err := h.confirm(b); err != nil {
+		err := h.confirm(b)
+		h.settleClaim(b)
+		if err != nil {
 			// The lease is kept for the retry, which reuses the state read; what was
 			// handed over is recorded when the turn ends.
 			return 0, err
@@ -480,20 +500,46 @@ func (h *Handler) renew(b *batch) (bool, error) {
 	return true, nil
 }
 
-// paced returns how long the batch must wait for the transaction's pace: only a fetch
-// for names that were all tried before (or none) waits; a confirmable name not tried
-// since the last fetch that found something new is fetched at once.
+// paced returns how long the batch must wait before its fetch: only a fetch for names
+// that were all tried before waits, for the transaction's pace and then for the claims'
+// share of the window (ClaimShare); a confirmable name not tried since the last fetch
+// that found something new is fetched at once.
 func (h *Handler) paced(b *batch, now time.Time) time.Duration {
-	wait := b.pace.NotBefore.Sub(now)
-	if wait <= 0 || !b.fetch || Replayed(b.events, b.handed) {
+	b.claim = false
+	if !b.fetch || Replayed(b.events, b.handed) || untried(b.events, b.pace.Tried) {
 		return 0 // replays are dropped without a fetch (confirm)
 	}
-	for _, n := range b.events {
-		if confirmable(n) && !slices.Contains(b.pace.Tried, n) {
-			return 0
-		}
+	if wait := b.pace.NotBefore.Sub(now); wait > 0 || len(b.events) == 0 {
+		return max(wait, 0) // a reconciler's recheck spends no claim's share
 	}
-	return wait
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ok, retry := h.claims.allows(now)
+	if !ok {
+		return max(retry.Sub(now), time.Millisecond)
+	}
+	h.claims.waste() // counted now, so that workers at once take no more than the share
+	b.claim = true
+	return 0
+}
+
+// settleClaim gives a claim's share back when its fetch was not made or found something
+// new: only claims that found nothing spend the share.
+func (h *Handler) settleClaim(b *batch) {
+	if b.claim && (!b.fetched || b.fresh) {
+		h.mu.Lock()
+		h.claims.refund()
+		h.mu.Unlock()
+	}
+	b.claim = false
+}
+
+// untried reports whether events hold a confirmable name not tried since the last fetch
+// that found something new: what may be a real fact, fetched at once.
+func untried(events, tried []escrow.EventName) bool {
+	return slices.ContainsFunc(events, func(n escrow.EventName) bool {
+		return confirmable(n) && !slices.Contains(tried, n)
+	})
 }
 
 // yield records what the turn handed over and ends it; again reports that other
@@ -700,6 +746,7 @@ func (h *Handler) get(ctx context.Context, id int64) (*escrow.Transaction, error
 	tx, err := h.client.Transactions.Get(ctx, id, escrow.WithResponse(&resp))
 	h.mu.Lock()
 	h.budget.observe(resp.RateLimit)
+	h.claims.observe(resp.RateLimit)
 	h.mu.Unlock()
 	if rl := resp.RateLimit; rl.Remaining >= 0 && !rl.Reset.IsZero() {
 		reserve := h.opt.Reserve

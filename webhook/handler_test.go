@@ -2722,3 +2722,79 @@ func TestRetryOfAFailedFetchFindingTheEventHandedOverIsObservedAsDuplicate(t *te
 		}
 	})
 }
+
+// TestClaimsTriedBeforeWaitForTheirShare: deliveries naming events that a fetch did not
+// confirm (replays of real ids with names their state does not show), spread over many
+// transactions, spend at most ClaimShare of each window (2% of 100: two fetches); the
+// others wait for the next window, while a real event of another transaction, a name not
+// tried since its last new fact, is fetched and handed over at once.
+func TestClaimsTriedBeforeWaitForTheirShare(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.header = http.Header{"Ratelimit-Limit": {"100"}, "Ratelimit-Remaining": {"99"}, "Ratelimit-Reset": {"60"}}
+		const replayed = 4
+		for id := range int64(replayed + 1) {
+			api.txs[id+1] = created(id + 1)
+		}
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{ClaimShare: 0.02})
+		defer shutdown(t, h)
+		for id := range int64(replayed + 1) {
+			deliver(h, "create", id+1)
+		}
+		flushed(t, h)
+		reads := func() (n int) {
+			for id := range int64(replayed) {
+				n += api.readsOf(id + 1)
+			}
+			return n
+		}
+		for id := range int64(replayed) {
+			deliver(h, "agree", id+1) // not tried yet: fetched at once, shows nothing new
+		}
+		flushed(t, h)
+		time.Sleep(time.Second) // past each transaction's pace
+		for id := range int64(replayed) {
+			deliver(h, "agree", id+1) // tried: a claim, within the claims' share
+		}
+		synctest.Wait()
+		if n := reads(); n != 2*replayed+2 {
+			t.Errorf("%d reads of the replayed transactions, want %d: the claims' share is two", n, 2*replayed+2)
+		}
+		api.set(agreed(replayed + 1))
+		deliver(h, "agree", replayed+1)
+		synctest.Wait()
+		if l := got.list(); l[len(l)-1] != fmt.Sprintf("agree:%d", replayed+1) {
+			t.Errorf("handed over %v; want the real agree at once", l)
+		}
+		time.Sleep(time.Minute) // the next window: the claims left are fetched
+		flushed(t, h)
+		if n := reads(); n != 3*replayed {
+			t.Errorf("%d reads after the window, want %d", n, 3*replayed)
+		}
+	})
+}
+
+// TestClosedTransactionsClaimsCostNoFetch: once a transaction's complete is handed over its
+// state changes no more, so deliveries naming any event of it, even one never shown
+// (reject, ship_return), are dropped without a fetch.
+func TestClosedTransactionsClaimsCostNoFetch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		done := sale(3, item(31, escrow.ItemGeneralMerchandise, true))
+		done.CloseDate, _ = escrow.ParseTimestamp("2024-05-04T12:00:00Z")
+		api.txs[3] = done
+		got := &calls{}
+		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{})
+		defer shutdown(t, h)
+		deliver(h, "complete", 3)
+		flushed(t, h)
+		for _, name := range []string{"reject", "ship_return", "cancel", "agree"} {
+			deliver(h, name, 3)
+			flushed(t, h)
+		}
+		if n := api.readsOf(3); n != 1 {
+			t.Errorf("%d reads of a closed transaction, want the one that handed it over (%v)", n, got.list())
+		}
+	})
+}

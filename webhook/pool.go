@@ -68,6 +68,9 @@ func floodDefaults(opt *Options) {
 	if opt.UnseenShare <= 0 || opt.UnseenShare > 1 {
 		opt.UnseenShare = 0.1
 	}
+	if opt.ClaimShare <= 0 || opt.ClaimShare > 1 {
+		opt.ClaimShare = 0.2
+	}
 }
 
 // place puts q in the lane of its kind and makes sure a worker will take it; once the

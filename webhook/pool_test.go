@@ -1052,3 +1052,46 @@ func TestForgedIdsLeaveNothingInTheStore(t *testing.T) {
 		}
 	})
 }
+
+// pooledStore is a memory store that says it has conns connections.
+type pooledStore struct {
+	webhook.MemoryStore
+	conns int
+}
+
+func (s *pooledStore) MaxConns() int { return s.conns }
+
+// TestWorkersFollowTheStoresConnections: a Handler over a Store with a bounded pool of
+// connections (webhook.Pooled) confirms as many transactions at once as the pool has
+// connections, unless Options.Workers says otherwise.
+func TestWorkersFollowTheStoresConnections(t *testing.T) {
+	for _, tc := range []struct{ conns, workers, want int }{{3, 0, 3}, {3, 5, 5}, {0, 0, 8}} {
+		t.Run(fmt.Sprintf("conns=%d,workers=%d", tc.conns, tc.workers), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				api := newFakeAPI()
+				var running, most atomic.Int64
+				gate := make(chan struct{})
+				fn := func(ctx context.Context, ev webhook.ConfirmedEvent) error {
+					n := running.Add(1)
+					defer running.Add(-1)
+					for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+					}
+					<-gate
+					return nil
+				}
+				h := webhook.NewHandler(api.client(t), fn, webhook.Options{Store: &pooledStore{conns: tc.conns}, Workers: tc.workers})
+				defer shutdown(t, h)
+				for id := range int64(20) {
+					api.txs[id+1] = created(id + 1)
+					deliver(h, "create", id+1)
+				}
+				synctest.Wait()
+				close(gate)
+				flushed(t, h)
+				if n := most.Load(); n != int64(tc.want) {
+					t.Errorf("%d callbacks at once, want %d", n, tc.want)
+				}
+			})
+		})
+	}
+}

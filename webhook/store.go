@@ -162,6 +162,15 @@ type Store interface {
 	Prune(ctx context.Context, finishedBefore time.Time) (int64, error)
 }
 
+// Pooled is implemented by a Store whose calls share a bounded pool of database
+// connections. A Handler over it runs as many workers as the pool has connections, unless
+// Options.Workers says otherwise: more would wait for a connection, fewer would leave
+// some idle.
+type Pooled interface {
+	// MaxConns is how many connections the Store uses at most; 0 for no bound.
+	MaxConns() int
+}
+
 // MaxNames bounds the distinct delivered names a batch, a lease's pending names or a
 // pace keep: the 14 confirmable names and a few hints. Names beyond it are dropped; a
 // Store keeps the first MaxNames left for a lease's holder.

@@ -195,7 +195,8 @@ func TestPageTakesASaleThroughItsControls(t *testing.T) {
 	if err := m.Deliver(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	p.do("watching the delivery", WaitText("#d-items", "received"), WaitText("#d-deliveries", "receive"))
+	p.do("watching the delivery", WaitText("#d-items", "received"), WaitText("#d-deliveries", "receive"),
+		WaitText("#d-meta .state", "in inspection")) // escrow.TransactionState's word, as the SDK reads it
 	p.has("#d-next", "buyer@example.com (buyer): accept", "by itself at 2026-03-05 10:00:00 UTC")
 	p.has("#d-deliveries", hook.URL, "payment_approved", "204")
 	p.has("#d-items", "shipped")
@@ -203,7 +204,8 @@ func TestPageTakesASaleThroughItsControls(t *testing.T) {
 	// The clock's preset ends the inspection period; the free entry moves it on.
 	p.do("advancing 3 days", chromedp.Click(chromedp.CSS(`#advance button[data-seconds="259200"]`)),
 		WaitText("#result", "Advanced by 3 days"), WaitText("#d-items", "accepted"))
-	p.has("#result", fmt.Sprintf("now 2026-03-05 10:00:00 UTC; changed %d: funded", id))
+	p.has("#result", fmt.Sprintf("now 2026-03-05 10:00:00 UTC; changed %d: accepted", id))
+	p.has("#d-meta .state", "accepted")
 	p.has("#d-next", "seller@example.com (seller): select disbursement method")
 	p.has("#d-waiting", "no disbursement method selected")
 	p.do("advancing 2 hours", chromedp.SetValue(chromedp.CSS("#adv-n"), "2"), chromedp.SetValue(chromedp.CSS("#adv-unit"), "3600"),
@@ -264,6 +266,10 @@ func (p *page) faultsAndKeyboard(m *Market) int64 {
 func (p *page) filtersAndLayout(m *Market) {
 	t, ctx := p.t, p.ctx
 	t.Helper()
+	// The filter offers every state the SDK names, not only the API's coarse five.
+	if got := eval[string](p, `[...document.querySelectorAll("#f-state option")].map((o) => o.value).join(" ")`); got != " awaiting_agreement awaiting_payment funded shipped in_inspection accepted returning returned in_dispute disbursed complete cancelled" {
+		t.Errorf("the state filter offers %q", got)
+	}
 	p.do("filtering by state", choose("#f-state", "complete"), WaitTrue(`document.querySelectorAll("#txs tbody tr").length === 1`))
 	p.has("#txs tbody", "Road bike")
 	p.do("filtering by party", choose("#f-state", ""), chromedp.SendKeys(chromedp.CSS("#f-party"), "nobody@"), WaitTrue(`!document.querySelector("#empty").hidden`))

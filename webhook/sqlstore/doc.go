@@ -47,7 +47,11 @@
 // limit was raised past that gives each replica more connections. Size the total to the
 // server: replicas × connections about two to four times its cores;
 // Store.DB().SetMaxOpenConns(n) and SetMaxIdleConns(n) change a Store's share (a Store
-// made by [New] uses the caller's *sql.DB as it is). A [Store.TxCallback] holds one for as
+// made by [New] uses the caller's *sql.DB as it is), and with it the Handler's workers,
+// which follow the store's connections ([Store.MaxConns]) unless Options.Workers is set:
+// one knob sizes a replica. With the API 100 ms away, 4 connections catch up at about
+// 300 facts a second; the rate grows with the connections, about 2,270 with 32, while the
+// database's processor time per fact stays flat. A [Store.TxCallback] holds one for as
 // long as its function runs; a plain callback takes one if it uses Store.DB(), while its
 // turn may hold another: give the application's own queries a pool of their own, or use
 // TxCallback's tx.

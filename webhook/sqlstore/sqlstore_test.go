@@ -1555,10 +1555,10 @@ func TestNamesLeftDuringAYieldReachAHolder(t *testing.T) {
 	}
 }
 
-// TestPruneTakesTheLeasesOfForgedIds: a turn about a made-up id records nothing and ends
-// with a pause before the next fetch, so its lease row outlives the turn; Prune past the
-// pause deletes it. A flood of forgeries leaves no rows behind.
-func TestPruneTakesTheLeasesOfForgedIds(t *testing.T) {
+// TestPruneTakesPausedLeases: a turn that records nothing and ends with a pause before
+// the next fetch (claims its fetch did not confirm) keeps its lease row past the turn;
+// Prune past the pause deletes it.
+func TestPruneTakesPausedLeases(t *testing.T) {
 	for name, dsn := range engines(t) {
 		t.Run(name, func(t *testing.T) {
 			s := open(t, dsn(t))
@@ -1590,6 +1590,51 @@ func TestPruneTakesTheLeasesOfForgedIds(t *testing.T) {
 			}
 			if n := rows(); n != 0 {
 				t.Errorf("%d lease rows after Prune past every pause, want none", n)
+			}
+		})
+	}
+}
+
+// TestForgedIdsLeaveNoRows: a handler over the store, delivered 300 made-up ids that the
+// API answers 404, fetches each once and leaves no row of them in any table, before
+// Prune and after Prune(now - 30 days): nothing is kept for what never existed.
+func TestForgedIdsLeaveNoRows(t *testing.T) {
+	for name, dsn := range engines(t) {
+		t.Run(name, func(t *testing.T) {
+			s := open(t, dsn(t))
+			srv := escrowtest.NewServer(escrowtest.WithRateLimit(0, time.Minute))
+			t.Cleanup(srv.Close)
+			shop := apiClient(t, srv, srv.AddCustomer("shop@example.com"))
+			h := webhook.NewHandler(shop, func(context.Context, webhook.ConfirmedEvent) error { return nil }, webhook.Options{Store: s})
+			t.Cleanup(func() { h.Shutdown(context.WithoutCancel(t.Context())) })
+			for i := range int64(300) {
+				body := fmt.Sprintf(`{"event": "create", "event_type": "transaction", "transaction_id": %d}`, 900_000_000+i)
+				req := httptest.NewRequest(http.MethodPost, "/escrow", strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					t.Fatalf("delivery %d answered %d", i, rec.Code)
+				}
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			if err := h.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			rows := func() int {
+				return count(t, s, `SELECT count(*) FROM escrow_webhook_leases`) +
+					count(t, s, `SELECT count(*) FROM escrow_webhook_facts`) +
+					count(t, s, `SELECT count(*) FROM escrow_webhook_transactions`)
+			}
+			if n := rows(); n != 0 {
+				t.Errorf("%d rows kept for 300 forged ids after their turns, want 0", n)
+			}
+			if _, err := s.Prune(ctx, time.Now().Add(-30*24*time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			if n := rows(); n != 0 {
+				t.Errorf("%d rows kept for 300 forged ids after Prune, want 0", n)
 			}
 		})
 	}

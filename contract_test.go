@@ -10,8 +10,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -443,8 +447,9 @@ func nonEmpty(s string) []string {
 // TestActionTableMatchesTheEmulator: the SDK's action table (actions.go) and the emulator's
 // (escrowtest.Actions), written independently, name the same actions with the same roles,
 // events and As-Customer answer, and each action on the goods sets the flag the SDK reads
-// (reject_return also sets in_dispute in the emulator; the SDK reads rejected_returned)
-// and follows the flag after which the SDK lists it as a next step.
+// (reject_return also sets in_dispute in the emulator; the SDK reads rejected_returned),
+// puts them in the same state, and follows the flag after which the SDK lists it as a next
+// step.
 func TestActionTableMatchesTheEmulator(t *testing.T) {
 	emu := escrowtest.Actions()
 	var names []Action
@@ -476,10 +481,78 @@ func TestActionTableMatchesTheEmulator(t *testing.T) {
 		if r, _ := a.rule(); r.flag != "" && (r.optional != e.Optional || !slices.Equal(nonEmpty(r.after), e.Requires)) {
 			t.Errorf("%s: the SDK takes it after %q (optional %v), the emulator after %v (optional %v)", a, r.after, r.optional, e.Requires, e.Optional)
 		}
+		if r, _ := a.rule(); string(r.state) != e.State {
+			t.Errorf("%s: the SDK reads its goods as %q, the emulator as %q", a, r.state, e.State)
+		}
 	}
 	for _, a := range Actions() {
 		if !slices.Contains(names, a) {
 			t.Errorf("the SDK's action table has %s, which the emulator does not perform", a)
 		}
+	}
+}
+
+// sdkStates returns the TransactionState constants state.go declares, in their order.
+// They are read from the source so that a state added there and not to the emulator's
+// vocabulary fails TestStateVocabularyMatchesTheEmulator, with no list here to forget.
+func sdkStates(t *testing.T) []string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "state.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, decl := range f.Decls {
+		gd, ok := decl.(*ast.GenDecl)
+		if !ok || gd.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			vs := spec.(*ast.ValueSpec)
+			if id, ok := vs.Type.(*ast.Ident); !ok || id.Name != "TransactionState" {
+				continue
+			}
+			for _, v := range vs.Values {
+				lit, ok := v.(*ast.BasicLit)
+				if !ok {
+					t.Fatalf("a TransactionState constant is not a literal: %#v", v)
+				}
+				name, err := strconv.Unquote(lit.Value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, name)
+			}
+		}
+	}
+	if len(out) < 10 {
+		t.Fatalf("state.go declares %d TransactionState constants: the parse missed them", len(out))
+	}
+	return out
+}
+
+// TestStateVocabularyMatchesTheEmulator: the states the emulator's control API offers to
+// filter by (its vocabulary, which Progress.State and the page take their words from) are
+// the SDK's TransactionState constants, in the same order.
+func TestStateVocabularyMatchesTheEmulator(t *testing.T) {
+	srv := escrowtest.NewServer()
+	defer srv.Close()
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := srv.Client().Get(u.Scheme + "://" + u.Host + "/_emulator/transactions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var listing struct {
+		States []string `json:"states"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&listing); err != nil {
+		t.Fatal(err)
+	}
+	if want := sdkStates(t); !slices.Equal(listing.States, want) {
+		t.Errorf("the emulator's states %v, the SDK's %v", listing.States, want)
 	}
 }

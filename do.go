@@ -41,7 +41,7 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any, opt
 	}
 	escaped, rawQuery, err := relativePath(path)
 	if err != nil {
-		return err
+		return c.scrubError(err) // it quotes the path, which may hold anything
 	}
 	if out != nil {
 		if v := reflect.ValueOf(out); v.Kind() != reflect.Pointer || v.IsNil() {
@@ -86,21 +86,39 @@ func relativePath(path string) (escaped, rawQuery string, err error) {
 	if err != nil {
 		return "", "", fmt.Errorf("%w: path: %v", ErrInvalidArgument, err)
 	}
-	switch {
-	case u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "":
-		return "", "", fmt.Errorf("%w: path %q must be relative to the base URL", ErrInvalidArgument, path)
-	case u.Fragment != "":
-		return "", "", fmt.Errorf("%w: path %q must not have a fragment", ErrInvalidArgument, path)
-	case u.Path == "":
-		return "", "", fmt.Errorf("%w: empty path", ErrInvalidArgument)
+	if err := checkRelative(u, path); err != nil {
+		return "", "", err
 	}
 	escaped = u.EscapedPath()
-	for seg := range strings.SplitSeq(escaped, "/") {
-		if s, err := url.PathUnescape(seg); err != nil || s == "" || !safeSegment(seg) {
-			return "", "", fmt.Errorf("%w: path %q has an empty, \".\", \"..\" or unprintable segment, or one a server could read as \".\" or \"..\"", ErrInvalidArgument, truncate(path, 200))
-		}
+	if !safeSegments(escaped) {
+		return "", "", fmt.Errorf("%w: path %q has an empty, \".\", \"..\" or unprintable segment, or one a server could read as \".\" or \"..\"", ErrInvalidArgument, truncate(path, 200))
 	}
 	return escaped, u.RawQuery, nil
+}
+
+// checkRelative refuses a parsed path that names more than a path below the base URL, or
+// nothing at all.
+func checkRelative(u *url.URL, path string) error {
+	switch {
+	case u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "":
+		return fmt.Errorf("%w: path %q must be relative to the base URL", ErrInvalidArgument, path)
+	case u.Fragment != "":
+		return fmt.Errorf("%w: path %q must not have a fragment", ErrInvalidArgument, path)
+	case u.Path == "":
+		return fmt.Errorf("%w: empty path", ErrInvalidArgument)
+	}
+	return nil
+}
+
+// safeSegments reports whether every segment of an escaped path is well escaped, not
+// empty, and safe (see safeSegment).
+func safeSegments(escaped string) bool {
+	for seg := range strings.SplitSeq(escaped, "/") {
+		if s, err := url.PathUnescape(seg); err != nil || s == "" || !safeSegment(seg) {
+			return false
+		}
+	}
+	return true
 }
 
 // safeSegment reports whether an escaped path segment stays one segment below the base
@@ -119,30 +137,37 @@ func relativePath(path string) (escaped, rawQuery string, err error) {
 // spaces. Anything else, "%2F" included (a reference with a slash), stays: decoded into
 // separators it adds segments under the base but never climbs out of it.
 func safeSegment(escaped string) bool {
-	s := escaped
+	s, ok := unescapeFully(escaped)
+	if !ok || hasControl(s) || !utf8.ValidString(s) {
+		return false
+	}
+	return !hasDotPiece(lookalikes.Replace(s))
+}
+
+// unescapeFully decodes s until nothing changes; false when it is nested beyond what is
+// undone here, which is not a path the SDK makes.
+func unescapeFully(s string) (string, bool) {
 	for range 16 { // each round shortens s; 16 rounds is more nesting than any server undoes
 		d := unescapeLenient(s)
 		if d == s {
-			break
+			return s, true
 		}
 		s = d
 	}
-	if strings.Contains(s, "%") && unescapeLenient(s) != s {
-		return false // nested beyond what is undone here: not a path the SDK makes
-	}
-	if hasControl(s) || !utf8.ValidString(s) {
-		return false
-	}
-	s = lookalikes.Replace(s)
+	return s, unescapeLenient(s) == s
+}
+
+// hasDotPiece reports whether a decoded segment, split on every separator and each piece
+// cut at ";", has a piece made only of dots and spaces: one a server could read as "." or
+// "..".
+func hasDotPiece(s string) bool {
 	for piece := range strings.FieldsFuncSeq(s, func(r rune) bool { return r == '/' || r == '\\' }) {
-		if i := strings.IndexByte(piece, ';'); i >= 0 {
-			piece = piece[:i]
-		}
+		piece, _, _ = strings.Cut(piece, ";")
 		if strings.Trim(piece, ". ") == "" && strings.Contains(piece, ".") {
-			return false
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // lookalikes folds characters that Unicode normalisation (NFKC) or a lenient server turns
@@ -158,33 +183,45 @@ func unescapeLenient(s string) string {
 	}
 	b := make([]byte, 0, len(s))
 	b = append(b, s[:i]...)
-	for ; i < len(s); i++ {
-		c := s[i]
-		if c != '%' {
+	for i < len(s) {
+		if c, ok := hexEscape(s[i:]); ok {
 			b = append(b, c)
-			continue
+			i += len("%XX")
+		} else if r, ok := unicodeEscape(s[i:]); ok {
+			b = utf8.AppendRune(b, r)
+			i += len("%uXXXX")
+		} else {
+			b = append(b, s[i])
+			i++
 		}
-		if i+2 < len(s) && redact.HexVal(s[i+1]) >= 0 && redact.HexVal(s[i+2]) >= 0 {
-			b = append(b, byte(redact.HexVal(s[i+1])<<4|redact.HexVal(s[i+2])))
-			i += 2
-			continue
-		}
-		if i+5 < len(s) && (s[i+1] == 'u' || s[i+1] == 'U') {
-			v, ok := 0, true
-			for _, h := range []byte(s[i+2 : i+6]) {
-				d := redact.HexVal(h)
-				ok = ok && d >= 0
-				v = v<<4 | max(d, 0)
-			}
-			if ok {
-				b = utf8.AppendRune(b, rune(v))
-				i += 5
-				continue
-			}
-		}
-		b = append(b, c)
 	}
 	return string(b)
+}
+
+// hexEscape decodes the "%XX" that s starts with; false when it does not start with one.
+func hexEscape(s string) (byte, bool) {
+	if len(s) < len("%XX") || s[0] != '%' {
+		return 0, false
+	}
+	hi, lo := redact.HexVal(s[1]), redact.HexVal(s[2])
+	return byte(hi<<4 | lo), hi >= 0 && lo >= 0
+}
+
+// unicodeEscape decodes the IIS-style "%uXXXX" that s starts with; false when it does not
+// start with one.
+func unicodeEscape(s string) (rune, bool) {
+	if len(s) < len("%uXXXX") || s[0] != '%' || (s[1] != 'u' && s[1] != 'U') {
+		return 0, false
+	}
+	v := 0
+	for _, h := range []byte(s[2:6]) {
+		d := redact.HexVal(h)
+		if d < 0 {
+			return 0, false
+		}
+		v = v<<4 | d
+	}
+	return rune(v), true
 }
 
 // foldIDs replaces the all-digit segments of a path with "{id}".

@@ -275,6 +275,27 @@ func stepsKey[S any](steps []S, f func(S) (role, customer, action string, item i
 	return out
 }
 
+// sameStates fails the test unless the emulator's words for where the transaction and each
+// of its goods stand are the SDK's, derived from what the reader was shown.
+func sameStates(t *testing.T, tx *escrow.Transaction, emu escrowtest.Progress, after []string) {
+	t.Helper()
+	if string(tx.State()) != emu.State {
+		t.Fatalf("after %v: the SDK reads %s, the emulator says %s (%s)", after, tx.State(), emu.State, emu)
+	}
+	var goods []escrowtest.GoodState
+	for i := range tx.Items {
+		if it := &tx.Items[i]; it.Type.Transferable() {
+			goods = append(goods, escrowtest.GoodState{ItemID: it.ID, State: string(tx.ItemState(it))})
+		}
+	}
+	for i := range emu.Goods {
+		emu.Goods[i].Phase = "" // the API's word, which the SDK does not derive
+	}
+	if !slices.Equal(goods, emu.Goods) {
+		t.Fatalf("after %v: the SDK reads goods %v, the emulator says %v", after, goods, emu.Goods)
+	}
+}
+
 // follow drives transaction id by its next steps until none is left, choosing among the
 // steps with prefer (the first step whose action it names, else the first step), and
 // returns the actions taken.
@@ -301,6 +322,7 @@ func follow(t *testing.T, srv *escrowtest.Server, clients map[string]*escrow.Cli
 		if !slices.Equal(got, want) {
 			t.Fatalf("after %v: SDK next steps %v, emulator %v (%s)", taken, got, want, emu)
 		}
+		sameStates(t, tx, emu, taken)
 		if len(sdk) == 0 {
 			return taken
 		}
@@ -405,5 +427,129 @@ func TestNextStepsCompleteMilestones(t *testing.T) {
 	want := []string{"agree", "pay", "ship", "receive", "accept", "ship", "receive", "accept", "select_disbursement_method"}
 	if !slices.Equal(taken, want) {
 		t.Errorf("steps taken %v, want %v", taken, want)
+	}
+}
+
+// stateTrail follows a transaction step by step: after each, it reads the transaction
+// through reader and the emulator, fails the test unless they name its state, and each
+// good's, with the same words, and keeps the state.
+type stateTrail struct {
+	t      *testing.T
+	srv    *escrowtest.Server
+	reader *escrow.Client
+	id     int64
+	states []escrow.TransactionState
+}
+
+// step checks the states after a step whose error is err.
+func (s *stateTrail) step(what string, err error) {
+	s.t.Helper()
+	if err != nil {
+		s.t.Fatalf("%s: %v", what, err)
+	}
+	tx, err := s.reader.Transactions.Get(s.t.Context(), s.id)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	emu, err := s.srv.NextSteps(s.id)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	sameStates(s.t, tx, emu, []string{what})
+	s.states = append(s.states, tx.State())
+}
+
+// went fails the test unless the states were want.
+func (s *stateTrail) went(want ...escrow.TransactionState) {
+	s.t.Helper()
+	if !slices.Equal(s.states, want) {
+		s.t.Errorf("states %v, want %v", s.states, want)
+	}
+}
+
+// TestStatesAgreeAlongACancel: a sale cancelled after funding reads the same state through
+// the SDK and the emulator at every step, cancelled at the end.
+func TestStatesAgreeAlongACancel(t *testing.T) {
+	srv, clients := cast(t)
+	partner, ctx := clients["market@example.com"], t.Context()
+	tx, err := partner.Transactions.Create(ctx, brokeredSale("cancel-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trail := &stateTrail{t: t, srv: srv, reader: partner, id: tx.ID}
+	trail.step("create", nil)
+	for _, party := range []string{"buyer@example.com", "seller@example.com", "broker@example.com"} {
+		_, err := clients[party].Transactions.Agree(ctx, tx.ID)
+		trail.step(party+" agrees", err)
+	}
+	trail.step("payment", srv.ApprovePayment(tx.ID))
+	_, err = partner.Transactions.Cancel(ctx, tx.ID, "the buyer changed their mind")
+	trail.step("cancel", err)
+	trail.went(escrow.StateAwaitingAgreement, escrow.StateAwaitingAgreement, escrow.StateAwaitingAgreement,
+		escrow.StateAwaitingPayment, escrow.StateFunded, escrow.StateCancelled)
+}
+
+// TestStatesAgreeWhenInspectionLapsesWithoutAPayoutMethod: goods whose inspection period
+// ends while the seller has chosen no disbursement method are accepted, and the
+// transaction with them, through the SDK and the emulator alike (not funded on one side and
+// accepted on the other); choosing a method then pays out and completes it.
+func TestStatesAgreeWhenInspectionLapsesWithoutAPayoutMethod(t *testing.T) {
+	srv, clients := cast(t)
+	buyer, seller, ctx := clients["buyer@example.com"], clients["seller@example.com"], t.Context()
+	req := &escrow.CreateTransactionRequest{
+		Currency: escrow.USD, Description: "A lamp",
+		Parties: []escrow.PartyInput{{Role: escrow.RoleBuyer, Customer: escrow.Me}, {Role: escrow.RoleSeller, Customer: "seller@example.com"}},
+		Items: []escrow.ItemInput{{Title: "Lamp", Type: escrow.ItemGeneralMerchandise, InspectionPeriod: escrow.Days(3), Quantity: 1,
+			Schedule: []escrow.ScheduleInput{{Amount: escrow.MustAmount("300.00"), PayerCustomer: escrow.Me, BeneficiaryCustomer: "seller@example.com"}}}},
+	}
+	tx, err := buyer.Transactions.Create(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trail := &stateTrail{t: t, srv: srv, reader: buyer, id: tx.ID}
+	_, err = seller.Transactions.Agree(ctx, tx.ID)
+	trail.step("seller agrees", err)
+	trail.step("payment", srv.ApprovePayment(tx.ID))
+	_, err = seller.Transactions.Ship(ctx, tx.ID, nil)
+	trail.step("ship", err)
+	_, err = buyer.Transactions.Receive(ctx, tx.ID)
+	trail.step("receive", err)
+	srv.Advance(3*24*time.Hour + time.Second)
+	trail.step("inspection ends", nil)
+	_, err = seller.Transactions.SelectDisbursementMethod(ctx, tx.ID, &escrow.DisbursementMethod{
+		Type: escrow.DisbursementACH, AccountName: "Sam Seller", AccountType: "checking",
+		BankABARoutingNumber: "121000248", BankAccountNumber: "12345678", BankName: "First Bank"})
+	trail.step("disbursement method", err)
+	trail.went(escrow.StateAwaitingPayment, escrow.StateFunded, escrow.StateShipped,
+		escrow.StateInInspection, escrow.StateAccepted, escrow.StateComplete)
+}
+
+// TestABadPartyAddressIsOneFieldError: a buyer whose address has a space in it is one
+// field error, at parties[0].customer, and nothing else: not the missing buyer that
+// follows from it, nor the schedule's payer that names the same address.
+func TestABadPartyAddressIsOneFieldError(t *testing.T) {
+	m := newMarket(t)
+	const bad = "buyer @example.com"
+	req := brokeredSale("")
+	req.Parties[0].Customer = bad
+	for i := range req.Items {
+		for j := range req.Items[i].Schedule {
+			if req.Items[i].Schedule[j].PayerCustomer == "buyer@example.com" {
+				req.Items[i].Schedule[j].PayerCustomer = bad
+			}
+		}
+		for j := range req.Items[i].Fees {
+			if req.Items[i].Fees[j].PayerCustomer == "buyer@example.com" {
+				req.Items[i].Fees[j].PayerCustomer = bad
+			}
+		}
+	}
+	_, err := m.partner.Transactions.Create(t.Context(), req)
+	var ve *escrow.ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("err = %v, want *ValidationError", err)
+	}
+	if f := ve.Fields(); len(f) != 1 || f[0].Path != "parties[0].customer" || len(f[0].Messages) != 1 || !strings.Contains(f[0].Messages[0], bad) {
+		t.Errorf("fields %v, want one error at parties[0].customer naming %q", f, bad)
 	}
 }

@@ -335,22 +335,23 @@ func (t *Timestamp) UnmarshalJSON(b []byte) error {
 // is read directly; anything else (escapes, other bytes) goes through encoding/json, which
 // a full decode per field would otherwise cost every time.
 func jsonString(b []byte) (string, error) {
-	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
-		inner := b[1 : len(b)-1]
-		plain := true
-		for _, c := range inner {
-			if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-				plain = false
-				break
-			}
-		}
-		if plain {
-			return string(inner), nil
-		}
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' && plainASCII(b[1:len(b)-1]) {
+		return string(b[1 : len(b)-1]), nil
 	}
 	var s string
 	err := json.Unmarshal(b, &s)
 	return s, err
+}
+
+// plainASCII reports whether the inside of a JSON string token reads as it is: printable
+// ASCII with no quote and no escape.
+func plainASCII(inner []byte) bool {
+	for _, c := range inner {
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // truncate shortens s for inclusion in an error message.

@@ -481,26 +481,27 @@ func (t *attemptReporter) RoundTrip(req *http.Request) (*http.Response, error) {
 // fullURL is u as an Attempt shows it: no user information (the client never sends any),
 // and no credential of the account nor its e-mail address, in the path or the query,
 // whoever wrote them (a caller's Client.Do path, a server's redirect). Path and query are
-// cleaned decoded, then encoded again, so that no escaping hides what is removed.
+// rid of the e-mail decoded, so that no escaping hides it, then encoded again, and the
+// whole is redacted once: the redactor sees through the one escaping that encoding adds.
 func (h *observerHooks) fullURL(u *url.URL) string {
-	clean := url.URL{Scheme: u.Scheme, Host: u.Host, Path: h.cleanText(u.Path)}
+	clean := url.URL{Scheme: u.Scheme, Host: u.Host, Path: h.withoutEmail(u.Path)}
 	if u.RawQuery != "" {
 		values, _ := url.ParseQuery(u.RawQuery) // what parses; the rest is not shown
 		cleaned := make(url.Values, len(values))
 		for key, vals := range values {
-			key = h.cleanText(key)
+			key = h.withoutEmail(key)
 			for _, v := range vals {
-				cleaned[key] = append(cleaned[key], h.cleanText(v))
+				cleaned[key] = append(cleaned[key], h.withoutEmail(v))
 			}
 		}
 		clean.RawQuery = cleaned.Encode()
 	}
-	return clean.String()
+	return h.redact.string(clean.String())
 }
 
-// cleanText is s with every percent-escape undone, however nested, and the account's
-// e-mail (in any case) and credentials replaced by [REDACTED].
-func (h *observerHooks) cleanText(s string) string {
+// withoutEmail is s with every percent-escape undone, however nested, and the account's
+// e-mail, in any case, replaced by [REDACTED].
+func (h *observerHooks) withoutEmail(s string) string {
 	for range 16 { // each round shortens s; see safeSegment
 		decoded := unescapeLenient(s)
 		if decoded == s {
@@ -508,7 +509,7 @@ func (h *observerHooks) cleanText(s string) string {
 		}
 		s = decoded
 	}
-	return h.redact.string(replaceFold(s, h.email, redact.Redacted))
+	return replaceFold(s, h.email, redact.Redacted)
 }
 
 // replaceFold replaces every occurrence of old in s, compared without case, by repl.

@@ -118,7 +118,8 @@ func (f *failFirst) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // TestObserverSeesRetriesWithTheirReasons: a GET that lost its connection once and a GET
-// the server kept failing are each one call, with every retry and its reason.
+// the server kept failing are each one call, with every retry and its reason; neither
+// retry is a wait for the rate limit (RateLimitWaits holds those of a 429 or a hold only).
 func TestObserverSeesRetriesWithTheirReasons(t *testing.T) {
 	srv := escrowtest.NewServer()
 	t.Cleanup(srv.Close)
@@ -138,6 +139,9 @@ func TestObserverSeesRetriesWithTheirReasons(t *testing.T) {
 	if got.Attempts != 2 || len(got.Retries) != 1 || got.Retries[0].Reason != escrow.RetryTransport || got.StatusCode != 200 || got.Err != nil {
 		t.Errorf("observed %+v; want two attempts, one transport_error retry, 200", got)
 	}
+	if len(got.RateLimitWaits) != 0 {
+		t.Errorf("a transport retry reported as rate-limit waits %+v", got.RateLimitWaits)
+	}
 
 	if err := srv.InjectFault(escrowtest.Fault{Endpoint: "GET /customer/{customer_id}", Status: 503}); err != nil {
 		t.Fatal(err)
@@ -149,6 +153,9 @@ func TestObserverSeesRetriesWithTheirReasons(t *testing.T) {
 	got = obs.only(t)
 	if got.Attempts != 3 || len(got.Retries) != 2 || got.StatusCode != 503 || got.ErrorType() != "503" {
 		t.Errorf("observed %+v; want three attempts, two retries, 503", got)
+	}
+	if len(got.RateLimitWaits) != 0 {
+		t.Errorf("5xx retries reported as rate-limit waits %+v", got.RateLimitWaits)
 	}
 	for _, r := range got.Retries {
 		if r.Reason != escrow.RetryServerError || r.StatusCode != 503 || r.At.IsZero() {
@@ -693,5 +700,38 @@ func TestAttemptResendCountSpansASettledWrite(t *testing.T) {
 	}
 	if fmt.Sprint(writes) != "[0 1]" || fmt.Sprint(reads) != "[0 0]" {
 		t.Errorf("resend counts: writes %v, reads %v; want [0 1] and [0 0]", writes, reads)
+	}
+}
+
+// TestAttemptErrorHoldsNoCredential: a transport failure that quotes the server's answer
+// (a status line echoing the key) reaches an AttemptObserver with the key scrubbed, and
+// is typed "transport".
+func TestAttemptErrorHoldsNoCredential(t *testing.T) {
+	const key = "kQ9zX4vbLm0pT7"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, buf, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer conn.Close()
+		fmt.Fprintf(buf, "HTTP/1.1 %s OK\r\n\r\n", key)
+		buf.Flush()
+	}))
+	t.Cleanup(srv.Close)
+	obs := new(attempts)
+	c, err := escrow.NewClient("market@example.com", key, escrow.WithBaseURL(srv.URL+"/2017-09-01/"), escrow.WithObserver(obs), escrow.WithMaxRetries(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Customers.Get(t.Context(), escrow.Me); err == nil {
+		t.Fatal("Get succeeded on a malformed status line")
+	}
+	got, _ := obs.all()
+	if len(got) != 1 || got[0].Err == nil || got[0].ErrorType() != "transport" || got[0].StatusCode != 0 {
+		t.Fatalf("requests %+v; want one, failed, typed transport", got)
+	}
+	if s := fmt.Sprintf("%v %+v", got[0].Err, got[0]); strings.Contains(s, key) || !strings.Contains(s, "REDACTED") {
+		t.Errorf("the attempt's error %q shows the key, or not where it was", s)
 	}
 }

@@ -255,23 +255,31 @@ func (d *ReportDownload) decodeResponse(resp *http.Response, body []byte) error 
 	}
 	d.ContentType = resp.Header.Get("Content-Type")
 	if mt, _, _ := mime.ParseMediaType(d.ContentType); mt == "application/json" {
-		// Only these members are read: decoding the whole document into a map would cost
-		// many times its size in memory (see limits.go).
-		var doc struct {
-			URL         json.RawMessage `json:"url"`
-			DownloadURL json.RawMessage `json:"download_url"`
-			Link        json.RawMessage `json:"link"`
-			Location    json.RawMessage `json:"location"`
-		}
-		if err := json.Unmarshal(body, &doc); err != nil {
-			return err
-		}
-		for _, raw := range []json.RawMessage{doc.URL, doc.DownloadURL, doc.Link, doc.Location} {
-			var s string
-			if json.Unmarshal(raw, &s) == nil && s != "" {
-				d.URL = s
-				return nil
-			}
+		return d.decodeJSON(body)
+	}
+	d.Content = keepBody(body)
+	return nil
+}
+
+// decodeJSON reads the download address from a JSON answer, under any of the names it has
+// been seen under; a document naming none is taken for the report itself.
+func (d *ReportDownload) decodeJSON(body []byte) error {
+	// Only these members are read: decoding the whole document into a map would cost
+	// many times its size in memory (see limits.go).
+	var doc struct {
+		URL         json.RawMessage `json:"url"`
+		DownloadURL json.RawMessage `json:"download_url"`
+		Link        json.RawMessage `json:"link"`
+		Location    json.RawMessage `json:"location"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return err
+	}
+	for _, raw := range []json.RawMessage{doc.URL, doc.DownloadURL, doc.Link, doc.Location} {
+		var s string
+		if json.Unmarshal(raw, &s) == nil && s != "" {
+			d.URL = s
+			return nil
 		}
 	}
 	d.Content = keepBody(body)

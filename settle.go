@@ -60,8 +60,10 @@ type settler[T any] struct {
 
 // settle sends a write and, when it fails in a way that may have performed it, reads the
 // state before doing anything else: an effect that is there is a success, one provably
-// absent is sent again (up to the client's retries, with its backoff), and only what stays
-// undetermined is an *OutcomeUnknownError. A refusal (4xx) after an ambiguous attempt is
+// absent is sent again (up to the client's retries, with its backoff; past them, or when
+// the context ends in the wait, the last answer is the error, saying it was not performed
+// and how many times it was sent), and only what stays undetermined is an
+// *OutcomeUnknownError. A refusal (4xx) after an ambiguous attempt is
 // checked the same way: it is usually the server refusing to do twice what the first
 // attempt did.
 //
@@ -88,24 +90,21 @@ func settleObserved[T any](ctx context.Context, c *Client, s settler[T], ob *cal
 	if ob != nil {
 		sendCtx = ob.joining()
 	}
+	// The HTTP attempts of every send are numbered as one sequence (the log's attempt=),
+	// and counted for the error when none was performed.
+	sent := &sendCount{}
+	sendCtx = context.WithValue(sendCtx, sendCountKey{}, sent)
 	var ambiguous error
 	for attempt := 0; ; attempt++ {
 		res, err := s.send(sendCtx)
-		var de *DecodeError
+		stop, latest := judgeSend(err, ambiguous)
 		switch {
-		case err == nil:
+		case stop && err != nil:
+			return nil, err
+		case stop:
 			return res, nil
-		case errors.As(err, &de):
-			// A 2xx: performed for certain, only its answer is unreadable. The
-			// *DecodeError says so (ErrMalformedResponse).
-			return nil, err
-		case mayHaveTakenEffect(err):
-			ambiguous = err
-		case ambiguous != nil && isRefusal(err):
-			// Possibly our own earlier attempt, performed after all: read below.
-		default:
-			return nil, err
 		}
+		ambiguous = latest
 		if ctx.Err() != nil {
 			return nil, &OutcomeUnknownError{Method: s.method, Path: s.path, Reason: "the context ended before the state could be read", Err: ambiguous}
 		}
@@ -117,24 +116,99 @@ func settleObserved[T any](ctx context.Context, c *Client, s settler[T], ob *cal
 			return nil, &OutcomeUnknownError{Method: s.method, Path: s.path, Reason: "reading the state failed: " + c.scrubError(readErr).Error(), Err: ambiguous}
 		case p == present:
 			c.logger.LogAttrs(ctx, slog.LevelInfo, "escrow: write settled: its effect is there",
-				slog.String("method", s.method), slog.String("path", s.path), slog.Int("attempt", attempt+1))
+				slog.String("method", s.method), slog.String("path", s.path), slog.Int("attempt", sent.n))
 			return got, nil
 		case p == absent && err != ambiguous:
 			return nil, err // refused, and not done by an earlier attempt either
 		case p == absent && attempt < c.maxRetries:
 			c.logger.LogAttrs(ctx, slog.LevelInfo, "escrow: write settled: not performed, sending again",
-				slog.String("method", s.method), slog.String("path", s.path), slog.Int("attempt", attempt+1))
+				slog.String("method", s.method), slog.String("path", s.path), slog.Int("attempt", sent.n))
 			wait := c.backoffStep(attempt)
 			ob.retry(Retry{At: time.Now(), Reason: RetryNotPerformed, Wait: wait})
-			if sleep(ctx, wait) != nil {
-				return nil, &OutcomeUnknownError{Method: s.method, Path: s.path, Reason: "the context ended before sending again", Err: ambiguous}
+			if cause := sleep(ctx, wait); cause != nil {
+				return nil, notPerformed(err, sent.n, "the context ended before sending again", cause)
 			}
 		case p == absent:
-			return nil, &OutcomeUnknownError{Method: s.method, Path: s.path, Reason: "not performed when read, and no retries are left", Err: ambiguous}
+			// Every read showed it not done: the outcome is known, and the answer is the
+			// last one the server gave.
+			return nil, notPerformed(err, sent.n, "no retries are left", nil)
 		default:
 			return nil, &OutcomeUnknownError{Method: s.method, Path: s.path, Reason: why, Err: ambiguous}
 		}
 	}
+}
+
+// judgeSend says whether a send's result ends settling (a success; a 2xx whose answer is
+// unreadable, performed for certain, which the *DecodeError says; a failure that performed
+// nothing), or asks for the state to be read, and returns the latest failure that may have
+// performed the write.
+func judgeSend(err, ambiguous error) (stop bool, _ error) {
+	var de *DecodeError
+	switch {
+	case err == nil, errors.As(err, &de):
+		return true, ambiguous
+	case mayHaveTakenEffect(err):
+		return false, err
+	case ambiguous != nil && isRefusal(err):
+		return false, ambiguous // possibly our own earlier attempt, performed after all
+	}
+	return true, ambiguous
+}
+
+// sendCount counts the HTTP attempts of one settled write across its sends; the request
+// pipeline finds it in the send's context (sendCountKey) and continues its numbering.
+type sendCount struct{ n int }
+
+// sendCountKey is the context key of a settled write's sendCount. It carries no
+// configuration: only settle sets it, for the sends it makes.
+type sendCountKey struct{}
+
+// priorAttempts returns the attempts already made by the write ctx belongs to, and a
+// function that records the attempts made since; both do nothing outside a settled write.
+func priorAttempts(ctx context.Context) (int, func(total int)) {
+	sc, _ := ctx.Value(sendCountKey{}).(*sendCount)
+	if sc == nil {
+		return 0, func(int) {}
+	}
+	return sc.n, func(total int) { sc.n = total }
+}
+
+// notPerformedError is the last answer to a write that the state, read after each
+// attempt, showed not performed: the outcome is known, so the error is the server's answer
+// (an *APIError, a *TransportError) with how many times the write was sent and why the
+// client stopped. It is no ErrOutcomeUnknown.
+type notPerformedError struct {
+	err      error  // the last answer
+	attempts int    // HTTP attempts, every send counted
+	stop     string // why no more were made
+	cause    error  // the context's error when it ended the sends; nil otherwise
+}
+
+// notPerformed builds the error of a write read back as not performed after each of its
+// attempts. A *TransportError in it no longer says the outcome is unknown.
+func notPerformed(last error, attempts int, stop string, cause error) *notPerformedError {
+	if te, ok := last.(*TransportError); ok {
+		known := *te
+		known.OutcomeUnknown, known.Attempts = false, attempts
+		last = &known
+	}
+	return &notPerformedError{err: last, attempts: attempts, stop: stop, cause: cause}
+}
+
+func (e *notPerformedError) Error() string {
+	times := fmt.Sprintf("%d times", e.attempts)
+	if e.attempts == 1 {
+		times = "once"
+	}
+	return fmt.Sprintf("%v (not performed: sent %s, and the state read after each attempt showed no effect; %s)", e.err, times, e.stop)
+}
+
+// Unwrap returns the last answer, and the context's error when it stopped the sends.
+func (e *notPerformedError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{e.err}
+	}
+	return []error{e.err, e.cause}
 }
 
 // isRefusal reports a 4xx answer other than 429: the server looked at the request and

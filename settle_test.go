@@ -202,7 +202,8 @@ func settleWith(t *testing.T, opts []Option, writeMethod, writePath string, writ
 
 // TestSettleStopsAtTheRetryBound: a write that fails ambiguously and reads back as not
 // performed is sent again only while retries are left: with WithMaxRetries(0) it is sent
-// once, with 1 twice, and then the outcome is unknown, not a third request.
+// once, with 1 twice, and then the last failure is the answer, known not performed (no
+// outcome unknown), not a third request.
 func TestSettleStopsAtTheRetryBound(t *testing.T) {
 	dropped := fail(&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET})
 	for retries := range 3 {
@@ -211,9 +212,10 @@ func TestSettleStopsAtTheRetryBound(t *testing.T) {
 			func(c *Client) (any, error) {
 				return c.Transactions.Ship(context.Background(), 77, nil, AsCustomer(seller))
 			})
-		var ou *OutcomeUnknownError
-		if !errors.As(err, &ou) || !strings.Contains(ou.Reason, "no retries are left") {
-			t.Errorf("WithMaxRetries(%d): err = %v, want an *OutcomeUnknownError once the retries ran out", retries, err)
+		var te *TransportError
+		if errors.Is(err, ErrOutcomeUnknown) || !errors.As(err, &te) || te.OutcomeUnknown || te.Attempts != retries+1 ||
+			!strings.Contains(err.Error(), "not performed") || !strings.Contains(err.Error(), "no retries are left") {
+			t.Errorf("WithMaxRetries(%d): err = %v, want the last failure, known not performed, once the retries ran out", retries, err)
 		}
 		if writes != retries+1 {
 			t.Errorf("WithMaxRetries(%d): %d writes sent, want %d", retries, writes, retries+1)
@@ -687,8 +689,8 @@ func resentShip(t *testing.T, opts ...Option) (writes []time.Time, err error) {
 // TestWriteReadBackAsNotPerformedWaitsItsBackoff: a write read back as not performed is
 // sent again only after the client's backoff (its first step, 250 ms, with the test's
 // jitter at its ceiling), so a struggling server is not hit again at once; and a context
-// that ends during that wait stops the write there, with an unknown outcome, instead of
-// sending it again.
+// that ends during that wait stops the write there, not performed (as the read showed),
+// instead of sending it again.
 func TestWriteReadBackAsNotPerformedWaitsItsBackoff(t *testing.T) {
 	writes, err := resentShip(t)
 	if err != nil || len(writes) != 2 {
@@ -707,9 +709,9 @@ func TestWriteReadBackAsNotPerformedWaitsItsBackoff(t *testing.T) {
 		mt.RegisterResponder("PATCH", testBase+"transaction/77", w.then(sequence(dropped, respond(200, shippedTx(77)))))
 		mt.RegisterResponder("GET", testBase+"transaction/77", respond(200, carSaleAsRendered(77)))
 		got, err := c.Transactions.Ship(ctx, 77, nil, AsCustomer(seller))
-		var ou *OutcomeUnknownError
-		if got != nil || !errors.As(err, &ou) || !strings.Contains(ou.Reason, "context ended before sending again") || w.count() != 1 {
-			t.Errorf("got %v, %v after %d writes; want an unknown outcome after 1: the context ended in the wait", got, err, w.count())
+		if got != nil || errors.Is(err, ErrOutcomeUnknown) || !errors.Is(err, context.DeadlineExceeded) ||
+			!strings.Contains(err.Error(), "context ended before sending again") || w.count() != 1 {
+			t.Errorf("got %v, %v after %d writes; want it not performed after 1: the context ended in the wait", got, err, w.count())
 		}
 	})
 }
@@ -901,5 +903,52 @@ func TestCreateByAPartyTakesItsOwnWithoutAPartnerParty(t *testing.T) {
 		if err != nil || tx == nil || tx.ID != 77 {
 			t.Errorf("buyer shown as %q: Create = %v, %v; want transaction 77, the caller's own", buyer, tx, err)
 		}
+	}
+}
+
+// TestEveryAttemptAnswered503IsNotPerformed: a write every attempt of which the server
+// answers 503, and every read shows not done, ends with the last answer, an *APIError 503
+// saying it was not performed and how many times it was sent, not ErrOutcomeUnknown; the
+// log numbers the attempts 1 to the last on the write's lines and the settling lines alike.
+func TestEveryAttemptAnswered503IsNotPerformed(t *testing.T) {
+	var logs bytes.Buffer
+	unavailable := respond(503, `{"message": "Service Unavailable"}`)
+	_, writes, reads, err := settleWith(t, []Option{WithMaxRetries(4), WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))},
+		"PATCH", "transaction/77", []httpmock.Responder{unavailable, unavailable, unavailable, unavailable, unavailable},
+		"transaction/77", []httpmock.Responder{respond(200, carSaleAsRendered(77))},
+		func(c *Client) (any, error) {
+			return c.Transactions.Ship(context.Background(), 77, nil, AsCustomer(seller))
+		})
+	var ae *APIError
+	if errors.Is(err, ErrOutcomeUnknown) || !errors.As(err, &ae) || ae.StatusCode != 503 {
+		t.Fatalf("err = %v, want the 503, not an unknown outcome", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "not performed") || !strings.Contains(msg, "sent 5 times") {
+		t.Errorf("err = %q, want it said not performed, sent 5 times", msg)
+	}
+	if writes != 5 || reads != 5 {
+		t.Errorf("%d writes and %d reads, want 5 of each", writes, reads)
+	}
+	var responses, settled []int
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		var ln struct {
+			Msg, Method string
+			Attempt     int
+		}
+		if err := json.Unmarshal([]byte(l), &ln); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		switch {
+		case ln.Method == "PATCH" && ln.Msg == "escrow: response":
+			responses = append(responses, ln.Attempt)
+		case strings.Contains(ln.Msg, "settled"):
+			settled = append(settled, ln.Attempt)
+		}
+	}
+	if want := []int{1, 2, 3, 4, 5}; !slices.Equal(responses, want) {
+		t.Errorf("the PATCH responses logged attempts %v, want %v", responses, want)
+	}
+	if want := []int{1, 2, 3, 4}; !slices.Equal(settled, want) {
+		t.Errorf("the settling lines logged attempts %v, want %v", settled, want)
 	}
 }

@@ -3,6 +3,7 @@ package escrow
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // The API names no transaction-level state (spec part 3 shows only item flags, schedule
@@ -11,7 +12,10 @@ import (
 // and the examples call these methods rather than reading the flags themselves.
 
 // TransactionState is where a transaction, or one of its items, stands. It is an open
-// string type like the API's enums, so that states added later can be told apart.
+// string type like the API's enums, so that states added later can be told apart. Its
+// values are the product's one vocabulary: the emulator (escrowtest's Progress.State and
+// GoodState.State), its page and control API, and the CLI name states with them; the
+// API's coarser words, which its error bodies carry, are the emulator's Progress.Phase.
 type TransactionState string
 
 // The states, in the order a sale goes through them; the return path and the ends follow.
@@ -67,9 +71,18 @@ func (t *Transaction) State() TransactionState {
 	case !t.Funded():
 		return StateAwaitingPayment
 	}
-	// The states of a good not yet settled, in the order a good goes through them.
-	unsettled := [...]TransactionState{StateFunded, StateShipped, StateInInspection, StateReturning}
-	current, goodsPaid := -1, true
+	return t.goodsState()
+}
+
+// unsettledStates are the states of a good not yet settled, in the order a good goes
+// through them.
+var unsettledStates = []TransactionState{StateFunded, StateShipped, StateInInspection, StateReturning}
+
+// goodsState is the state of a funded transaction, read from its goods: in dispute if any
+// good is, else the furthest along of the goods not yet settled, else whether the goods
+// have been paid for.
+func (t *Transaction) goodsState() TransactionState {
+	furthest, goodsPaid := -1, true
 	for i := range t.Items {
 		it := &t.Items[i]
 		if !it.Type.Transferable() {
@@ -79,16 +92,12 @@ func (t *Transaction) State() TransactionState {
 		if s == StateInDispute {
 			return StateInDispute
 		}
-		for rank, u := range unsettled {
-			if s == u {
-				current = max(current, rank)
-			}
-		}
+		furthest = max(furthest, slices.Index(unsettledStates, s))
 		goodsPaid = goodsPaid && (s != StateAccepted)
 	}
 	switch {
-	case current >= 0:
-		return unsettled[current]
+	case furthest >= 0:
+		return unsettledStates[furthest]
 	case !t.settled():
 		return StateFunded // this reader sees no good: nothing to say beyond funding
 	case goodsPaid:
@@ -128,15 +137,18 @@ func (t *Transaction) Funded() bool {
 // been paid out. A fee item not yet paid out (a commission the seller pays the broker, say)
 // keeps it open.
 func (t *Transaction) Completed() bool {
-	if t.Cancelled() {
+	switch {
+	case t.Cancelled():
 		return false
-	}
-	if !t.CloseDate.IsZero() {
+	case !t.CloseDate.IsZero():
 		return true
 	}
-	if !t.settled() {
-		return false
-	}
+	return t.settled() && t.owedPaidOut()
+}
+
+// owedPaidOut reports whether every payment owed has been paid out: the goods accepted,
+// and the fee items once a good is accepted.
+func (t *Transaction) owedPaidOut() bool {
 	accepted := t.anyAccepted()
 	for i := range t.Items {
 		it := &t.Items[i]
@@ -207,17 +219,24 @@ func (it *Item) State() TransactionState {
 	case s.InDispute: // the provider may open a dispute without an action of the parties
 		return StateInDispute
 	}
-	// Otherwise the item is where its latest action put it (the action table, actions.go).
-	if state, ok := latestItemState(s); ok {
-		if state == StateAccepted && it.Disbursed() {
-			return StateDisbursed
-		}
+	if state, ok := it.actionState(); ok {
 		return state
 	}
 	if it.Funded() {
 		return StateFunded
 	}
 	return StateAwaitingPayment
+}
+
+// actionState is where the item's latest action put it (the action table, actions.go),
+// except that an accepted item whose money has gone out is disbursed; false when no
+// action has been taken on it.
+func (it *Item) actionState() (TransactionState, bool) {
+	state, ok := latestItemState(it.Status)
+	if ok && state == StateAccepted && it.Disbursed() {
+		return StateDisbursed, true
+	}
+	return state, ok
 }
 
 // ItemState is the state of one of the transaction's items, knowing what the item alone
@@ -301,48 +320,60 @@ func (p PartyTotals) Net() Amount { return p.Receives.Sub(p.Pays()) }
 // Totals adds up the transaction's schedules and fees, in total and per customer.
 func (t *Transaction) Totals() Totals {
 	tot := Totals{Customers: map[string]PartyTotals{}}
-	add := func(customer string, f func(*PartyTotals)) {
-		if customer == "" {
-			return
-		}
-		p := tot.Customers[customer]
-		f(&p)
-		tot.Customers[customer] = p
-	}
 	for i := range t.Items {
 		it := &t.Items[i]
-		goods := it.Type.Transferable()
 		for _, s := range it.Schedule {
-			amount := s.Amount
-			if goods {
-				tot.Items = tot.Items.Add(amount)
-				add(s.PayerCustomer, func(p *PartyTotals) { p.Items = p.Items.Add(amount) })
-			} else {
-				tot.Fees = tot.Fees.Add(amount)
-				if it.Type == ItemBrokerFee {
-					tot.BrokerFee = tot.BrokerFee.Add(amount)
-				}
-				add(s.PayerCustomer, func(p *PartyTotals) { p.Fees = p.Fees.Add(amount) })
-			}
-			add(s.BeneficiaryCustomer, func(p *PartyTotals) { p.Receives = p.Receives.Add(amount) })
-			if s.Status.Secured {
-				tot.Secured = tot.Secured.Add(amount)
-			}
-			if s.Status.DisbursedToBeneficiary {
-				tot.Disbursed = tot.Disbursed.Add(amount)
-			}
+			tot.addSchedule(it.Type, s)
 		}
 		for _, f := range it.Fees {
-			amount := f.Amount
-			tot.Fees = tot.Fees.Add(amount)
-			if f.Type == FeeEscrow {
-				tot.EscrowFee = tot.EscrowFee.Add(amount)
-			}
-			add(f.PayerCustomer, func(p *PartyTotals) { p.Fees = p.Fees.Add(amount) })
+			tot.addFee(f)
 		}
 	}
 	tot.Total = tot.Items.Add(tot.Fees)
 	return tot
+}
+
+// addSchedule counts one schedule entry of an item of the given type: the price of goods,
+// or a fee for a fee item; paid by its payer to its beneficiary.
+func (tot *Totals) addSchedule(typ ItemType, s Schedule) {
+	amount := s.Amount
+	if typ.Transferable() {
+		tot.Items = tot.Items.Add(amount)
+		tot.addTo(s.PayerCustomer, func(p *PartyTotals) { p.Items = p.Items.Add(amount) })
+	} else {
+		tot.Fees = tot.Fees.Add(amount)
+		if typ == ItemBrokerFee {
+			tot.BrokerFee = tot.BrokerFee.Add(amount)
+		}
+		tot.addTo(s.PayerCustomer, func(p *PartyTotals) { p.Fees = p.Fees.Add(amount) })
+	}
+	tot.addTo(s.BeneficiaryCustomer, func(p *PartyTotals) { p.Receives = p.Receives.Add(amount) })
+	if s.Status.Secured {
+		tot.Secured = tot.Secured.Add(amount)
+	}
+	if s.Status.DisbursedToBeneficiary {
+		tot.Disbursed = tot.Disbursed.Add(amount)
+	}
+}
+
+// addFee counts one fee entry, paid by its payer.
+func (tot *Totals) addFee(f Fee) {
+	tot.Fees = tot.Fees.Add(f.Amount)
+	if f.Type == FeeEscrow {
+		tot.EscrowFee = tot.EscrowFee.Add(f.Amount)
+	}
+	tot.addTo(f.PayerCustomer, func(p *PartyTotals) { p.Fees = p.Fees.Add(f.Amount) })
+}
+
+// addTo changes one customer's totals; an entry that names no customer counts only in
+// the transaction's.
+func (tot *Totals) addTo(customer string, change func(*PartyTotals)) {
+	if customer == "" {
+		return
+	}
+	p := tot.Customers[customer]
+	change(&p)
+	tot.Customers[customer] = p
 }
 
 // NextAction is what a party must do for a transaction to move on: one of the API's
@@ -427,6 +458,22 @@ func (s NextStep) String() string {
 	return str
 }
 
+// NextStepList is a list of next steps. It prints them one after another, separated by
+// "; " ("buyer@example.com pays"), and "none" when it is empty.
+type NextStepList []NextStep
+
+// String says the steps in order, separated by "; ".
+func (l NextStepList) String() string {
+	if len(l) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(l))
+	for i, s := range l {
+		parts[i] = s.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
 // NextSteps returns who must do what for the transaction to move on, in the order the
 // transaction's parties and items are listed: every party that has not agreed; once all
 // agreed, the buyer's payment; once funded, for each good what its state asks for (the
@@ -440,32 +487,52 @@ func (s NextStep) String() string {
 // Like [Transaction.State], the answer is as good as what the reader sees: a party hidden
 // from the reader is named "hidden", and a reader that is not shown
 // disbursement_method_selected sees a payout wait on a method already chosen.
-func (t *Transaction) NextSteps() []NextStep {
+func (t *Transaction) NextSteps() NextStepList {
 	if t.Cancelled() || t.Completed() {
 		return nil
 	}
-	var steps []NextStep
-	add := func(role Role, action NextAction, itemID int64) {
-		s := NextStep{Role: role, Action: action, ItemID: itemID}
-		if p, ok := t.Party(role); ok {
-			s.Customer = p.Customer
-		}
-		if !slices.Contains(steps, s) {
-			steps = append(steps, s)
+	steps := nextStepList{t: t}
+	switch {
+	case !t.AllAgreed():
+		t.agreementSteps(&steps)
+	case !t.Funded():
+		steps.add(RoleBuyer, NextPay, 0)
+	default:
+		t.shipmentSteps(&steps)
+		t.payoutSteps(&steps)
+	}
+	return steps.steps
+}
+
+// nextStepList gathers a transaction's next steps, each once, in the order they are found.
+type nextStepList struct {
+	t     *Transaction
+	steps NextStepList
+}
+
+// add lists the party in the role doing the action, on the item (0: on the transaction).
+func (l *nextStepList) add(role Role, action NextAction, itemID int64) {
+	s := NextStep{Role: role, Action: action, ItemID: itemID}
+	if p, ok := l.t.Party(role); ok {
+		s.Customer = p.Customer
+	}
+	if !slices.Contains(l.steps, s) {
+		l.steps = append(l.steps, s)
+	}
+}
+
+// agreementSteps adds every party that has not agreed.
+func (t *Transaction) agreementSteps(steps *nextStepList) {
+	for _, p := range t.Parties {
+		if !p.Agreed {
+			steps.add(p.Role, NextAgree, 0)
 		}
 	}
-	if !t.AllAgreed() {
-		for _, p := range t.Parties {
-			if !p.Agreed {
-				add(p.Role, NextAgree, 0)
-			}
-		}
-		return steps
-	}
-	if !t.Funded() {
-		add(RoleBuyer, NextPay, 0)
-		return steps
-	}
+}
+
+// shipmentSteps adds what each good still in the sale asks for, on the item for a
+// milestone.
+func (t *Transaction) shipmentSteps(steps *nextStepList) {
 	for i := range t.Items {
 		it := &t.Items[i]
 		if !it.Type.Transferable() || it.Status.Canceled {
@@ -476,11 +543,9 @@ func (t *Transaction) NextSteps() []NextStep {
 			itemID = it.ID
 		}
 		for _, a := range it.goodsSteps() {
-			add(a.role, a.action, itemID)
+			steps.add(a.role, a.action, itemID)
 		}
 	}
-	t.payoutSteps(add)
-	return steps
 }
 
 // goodsStep is one next action on a good.
@@ -516,28 +581,45 @@ func (it *Item) goodsSteps() []goodsStep {
 // goods once accepted (to the seller), fee items once every good is settled and one was
 // accepted (shipping fees to the seller, broker fees to the broker; partner fees need no
 // method).
-func (t *Transaction) payoutSteps(add func(Role, NextAction, int64)) {
+func (t *Transaction) payoutSteps(steps *nextStepList) {
+	for _, it := range t.unpaidPayouts() {
+		role, ok := payoutRole(it.Type)
+		if !ok {
+			continue
+		}
+		if p, ok := t.Party(role); ok && !p.DisbursementMethodSelected {
+			steps.add(role, NextSelectDisbursementMethod, 0)
+		}
+	}
+}
+
+// unpaidPayouts are the items whose payout is owed and not made: the goods once accepted,
+// the fee items once every good is settled and one was accepted.
+func (t *Transaction) unpaidPayouts() []*Item {
 	feesOwed := t.settled() && t.anyAccepted()
+	var unpaid []*Item
 	for i := range t.Items {
 		it := &t.Items[i]
 		owed := it.Status.Accepted
 		if !it.Type.Transferable() {
 			owed = feesOwed
 		}
-		if !owed || it.Status.Canceled || it.Disbursed() {
-			continue
-		}
-		var role Role
-		switch it.Type {
-		case ItemBrokerFee:
-			role = RoleBroker
-		case ItemPartnerFee:
-			continue
-		default:
-			role = RoleSeller
-		}
-		if p, ok := t.Party(role); ok && !p.DisbursementMethodSelected {
-			add(role, NextSelectDisbursementMethod, 0)
+		if owed && !it.Status.Canceled && !it.Disbursed() {
+			unpaid = append(unpaid, it)
 		}
 	}
+	return unpaid
+}
+
+// payoutRole is the role that receives an item's payout and so chooses its disbursement
+// method: the broker for a broker fee, the seller otherwise; false for a partner fee,
+// which needs no method.
+func payoutRole(typ ItemType) (Role, bool) {
+	switch typ {
+	case ItemBrokerFee:
+		return RoleBroker, true
+	case ItemPartnerFee:
+		return "", false
+	}
+	return RoleSeller, true
 }

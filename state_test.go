@@ -1,6 +1,7 @@
 package escrow
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -429,5 +430,20 @@ func TestEveryNextActionReadsAsAPhrase(t *testing.T) {
 		if got := a.Phrase(); got != want {
 			t.Errorf("%s.Phrase() = %q, want %q", a, got, want)
 		}
+	}
+}
+
+// TestNextStepListPrintsEachStep: a list of next steps prints as sentences separated by
+// "; ", not run together as fmt prints a slice, and an empty one prints "none".
+func TestNextStepListPrintsEachStep(t *testing.T) {
+	steps := NextStepList{
+		{Role: RoleBuyer, Customer: "buyer@example.com", Action: NextAgree},
+		{Role: RoleSeller, Customer: "hidden", Action: NextShip, ItemID: 7},
+	}
+	if got, want := fmt.Sprint(steps), "buyer@example.com agrees to the terms; the seller ships the goods of item 7"; got != want {
+		t.Errorf("fmt.Sprint = %q, want %q", got, want)
+	}
+	if got := fmt.Sprint((&Transaction{IsCancelled: true}).NextSteps()); got != "none" {
+		t.Errorf("no steps print %q, want none", got)
 	}
 }

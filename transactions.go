@@ -326,48 +326,87 @@ func (s *TransactionsService) Create(ctx context.Context, req *CreateTransaction
 // createByReference is Create for a request with a Reference: it looks the reference up
 // after an ambiguous failure. ob, when not nil, observes it as one call.
 func (s *TransactionsService) createByReference(ctx context.Context, req *CreateTransactionRequest, k call, ob *callRecord) (*Transaction, error) {
-	sendCtx, opts := ctx, k.opts
+	c := referencedCreate{s: s, req: req, k: k, ob: ob}
+	sendCtx := ctx
 	if ob != nil {
 		sendCtx = ob.joining()
 	}
-	var ambiguous error // the last failure that may have created the transaction
 	for attempt := 0; ; attempt++ {
 		tx, err := fetch[Transaction](sendCtx, s.client, k)
-		switch {
-		case err == nil:
+		if err == nil {
 			return tx, nil
-		case mayHaveTakenEffect(err):
-			ambiguous = err
-		case ambiguous != nil && referenceTaken(err):
-			// An earlier attempt did create it after all: find it below.
-		default:
+		}
+		if !c.mayHaveCreated(err) {
 			return nil, err
 		}
-		readStart := time.Now()
-		found, lookupErr := s.GetByReference(ctx, req.Reference, opts...)
-		if ob != nil {
-			p, failed := lookupPresence(found, lookupErr, req, s.client.actorOf(opts))
-			ob.settlingRead(readStart, p, failed)
-		}
+		found, lookupErr := c.lookUp(ctx)
 		if lookupErr == nil {
-			// Anyone may create a transaction under this reference that names the caller:
-			// only the caller's own, as requested, counts (see settle.go).
-			if why := createdMatches(req, found, s.client.actorOf(opts)); why != "" {
-				return nil, &OutcomeUnknownError{Method: k.route.Method, Path: k.route.path(), Reason: fmt.Sprintf("transaction %d found under reference %q is not this request's: %s", found.ID, req.Reference, why), Err: ambiguous}
-			}
-			s.client.logger.LogAttrs(ctx, slog.LevelInfo, "escrow: create reconciled by reference",
-				slog.Int64("transaction_id", found.ID), slog.Int("attempt", attempt+1))
-			return found, nil
+			return c.reconciled(ctx, found, attempt)
 		}
-		if !errors.Is(lookupErr, ErrNotFound) || referenceTaken(err) || attempt >= s.client.maxRetries {
-			return nil, ambiguous
-		}
-		wait := s.client.backoffStep(attempt)
-		ob.retry(Retry{At: time.Now(), Reason: RetryNotPerformed, Wait: wait})
-		if sleep(ctx, wait) != nil {
-			return nil, ambiguous
+		if !c.waitToRetry(ctx, lookupErr, err, attempt) {
+			return nil, c.ambiguous
 		}
 	}
+}
+
+// referencedCreate is the state of one Create with a Reference across its attempts.
+type referencedCreate struct {
+	s         *TransactionsService
+	req       *CreateTransactionRequest
+	k         call
+	ob        *callRecord // nil when the call is not observed
+	ambiguous error       // the last failure that may have created the transaction
+}
+
+// mayHaveCreated reports whether a failed attempt leaves the transaction possibly created,
+// so that a lookup by reference must settle it: the failure may have taken effect, or it
+// says the reference is taken after an earlier such failure (which did create it after all).
+func (c *referencedCreate) mayHaveCreated(err error) bool {
+	switch {
+	case mayHaveTakenEffect(err):
+		c.ambiguous = err
+		return true
+	case c.ambiguous != nil && referenceTaken(err):
+		return true
+	}
+	return false
+}
+
+// lookUp reads the transaction under the request's reference, telling the observer, if
+// any, what the read says of the create.
+func (c *referencedCreate) lookUp(ctx context.Context) (*Transaction, error) {
+	readStart := time.Now()
+	found, err := c.s.GetByReference(ctx, c.req.Reference, c.k.opts...)
+	if c.ob != nil {
+		p, failed := lookupPresence(found, err, c.req, c.s.client.actorOf(c.k.opts))
+		c.ob.settlingRead(readStart, p, failed)
+	}
+	return found, err
+}
+
+// reconciled answers with the transaction found under the reference if it is the caller's
+// own, as requested: anyone may create a transaction under this reference that names the
+// caller, and only that one counts (see settle.go).
+func (c *referencedCreate) reconciled(ctx context.Context, found *Transaction, attempt int) (*Transaction, error) {
+	if why := createdMatches(c.req, found, c.s.client.actorOf(c.k.opts)); why != "" {
+		return nil, &OutcomeUnknownError{Method: c.k.route.Method, Path: c.k.route.path(), Reason: fmt.Sprintf("transaction %d found under reference %q is not this request's: %s", found.ID, c.req.Reference, why), Err: c.ambiguous}
+	}
+	c.s.client.logger.LogAttrs(ctx, slog.LevelInfo, "escrow: create reconciled by reference",
+		slog.Int64("transaction_id", found.ID), slog.Int("attempt", attempt+1))
+	return found, nil
+}
+
+// waitToRetry waits out the backoff before another attempt when the lookup found nothing
+// and another attempt may still create it; false when the create ends here, ambiguous:
+// the lookup failed otherwise, the reference is taken by a transaction not found, the
+// retries are spent, or ctx ended.
+func (c *referencedCreate) waitToRetry(ctx context.Context, lookupErr, attemptErr error, attempt int) bool {
+	if !errors.Is(lookupErr, ErrNotFound) || referenceTaken(attemptErr) || attempt >= c.s.client.maxRetries {
+		return false
+	}
+	wait := c.s.client.backoffStep(attempt)
+	c.ob.retry(Retry{At: time.Now(), Reason: RetryNotPerformed, Wait: wait})
+	return sleep(ctx, wait) == nil
 }
 
 // lookupPresence is what a lookup by reference after an ambiguous Create says of it, for

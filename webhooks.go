@@ -82,24 +82,48 @@ func (e *EventError) Is(target error) bool { return target == ErrInvalidEvent }
 // bytes holding an event name and a positive transaction id. Unknown event names are
 // accepted (the API adds them over time). Every refusal is an *EventError.
 func ParseEvent(r *http.Request) (*Event, error) {
+	if err := checkEventRequest(r); err != nil {
+		return nil, err
+	}
+	body, err := readEventBody(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	return decodeEvent(body)
+}
+
+// checkEventRequest refuses a delivery that is not a POST of JSON (a missing content type
+// is taken for JSON).
+func checkEventRequest(r *http.Request) error {
 	if r.Method != http.MethodPost {
-		return nil, &EventError{http.StatusMethodNotAllowed, "method " + r.Method + ", want POST"}
+		return &EventError{http.StatusMethodNotAllowed, "method " + r.Method + ", want POST"}
 	}
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			return nil, &EventError{http.StatusUnsupportedMediaType, fmt.Sprintf("content type %q, want application/json", ct)}
+			return &EventError{http.StatusUnsupportedMediaType, fmt.Sprintf("content type %q, want application/json", ct)}
 		}
 	}
-	if r.Body == nil {
+	return nil
+}
+
+// readEventBody reads a delivery's body, refusing one over MaxEventBody.
+func readEventBody(r io.Reader) ([]byte, error) {
+	if r == nil {
 		return nil, &EventError{http.StatusBadRequest, "no body"}
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, MaxEventBody+1))
+	body, err := io.ReadAll(io.LimitReader(r, MaxEventBody+1))
 	switch {
 	case err != nil:
 		return nil, &EventError{http.StatusBadRequest, "reading the body: " + err.Error()}
 	case len(body) > MaxEventBody:
 		return nil, &EventError{http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", MaxEventBody)}
 	}
+	return body, nil
+}
+
+// decodeEvent decodes a delivery's body: one JSON value naming an event and a positive
+// transaction id.
+func decodeEvent(body []byte) (*Event, error) {
 	var ev Event
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&ev); err != nil {

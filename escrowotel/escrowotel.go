@@ -15,7 +15,9 @@
 // waits and settling reads. Inside it, each HTTP request the call sends is a span of kind
 // client with the same name: the first, each retry, each write sent again, each redirect
 // followed. So client spans never nest, and a backend that counts client spans counts
-// requests, as it does for any other HTTP client.
+// requests, as it does for any other HTTP client. (A transport given with
+// escrow.WithHTTPClient that is traced too, by otelhttp say, would add a second client span
+// per request inside the first: leave it untraced.)
 //
 // A call's span has http.request.method, url.template, server.address, server.port,
 // http.response.status_code (of the last answer), escrow.attempts, and error.type with

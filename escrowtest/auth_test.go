@@ -9,6 +9,8 @@ import (
 	"testing"
 )
 
+// TestAuthentication: an account's key or password is taken, anything else is answered 401,
+// saying the credentials were refused when some were sent and required when none were.
 func TestAuthentication(t *testing.T) {
 	w := newWorld(t)
 	tests := []struct {
@@ -33,6 +35,16 @@ func TestAuthentication(t *testing.T) {
 		}
 		if tc.want == http.StatusUnauthorized && (r.str("error") != "unauthorized" || r.header.Get("WWW-Authenticate") == "") {
 			t.Errorf("%s: %s %v", tc.name, r.raw, r.header)
+		}
+		// Credentials sent are refused, and the emulator says why a key it issued may be
+		// gone; only a request without them hears that they are required.
+		msg := r.str("message")
+		switch {
+		case tc.want != http.StatusUnauthorized:
+		case tc.user == "" && (!strings.Contains(msg, "required") || strings.Contains(msg, "refused")):
+			t.Errorf("%s: %q, want credentials said to be required", tc.name, msg)
+		case tc.user != "" && (!strings.Contains(msg, "refused") || strings.Contains(msg, "required") || !strings.Contains(msg, "reset")):
+			t.Errorf("%s: %q, want credentials said to be refused, keys forgotten on reset", tc.name, msg)
 		}
 	}
 	// A malformed Authorization header is no credential.

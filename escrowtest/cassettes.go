@@ -180,7 +180,9 @@ type replayConfig struct {
 }
 
 // ReplayHTTPClient sends the replayed requests with hc, such as one that trusts an
-// emulator's certificate (Server.Client). The default is http.DefaultClient's settings.
+// emulator's certificate (Server.Client). The default trusts the system's roots and gives
+// up on a request after a minute. Redirects are not followed, whatever hc says: a
+// recorded redirect is compared as the answer it was.
 func ReplayHTTPClient(hc *http.Client) ReplayOption {
 	return func(c *replayConfig) { c.hc = hc }
 }
@@ -219,10 +221,12 @@ func ReplayCassettes(t testing.TB, dir, baseURL string, opts ...ReplayOption) {
 // JSON type, a flag (boolean) with another value, a list of another length. Other values
 // (timestamps, amounts, messages) and other headers are not compared.
 //
-// Ids differ between servers: each id the recording's answers hold (a field "id" or
-// "…_id") is mapped to the one the target answered in its place, and requests carry the
-// mapped ids in their paths, queries and bodies; an id that maps to two different ones is
-// a difference. Credentials are the target's own: each account of the recording is given
+// Ids differ between servers: each id the recording's answers hold (the value, number or
+// string, of a field "id", "ids", "…_id" or "…_ids") is mapped to the one the target
+// answered in its place, and requests carry the mapped ids in their paths, queries and
+// bodies; an id that maps to two different ones is a difference. Ids are mapped by value,
+// whatever they name: where two kinds of resource share an id value in a recording (a
+// transaction and an item both 1234), the second shows as an id that maps twice. Credentials are the target's own: each account of the recording is given
 // its key from ReplayCredentials, or else made on the target through the emulator's
 // control API (POST /_emulator/customers) when the recording first uses it, an approved
 // partner if the recording shows it to be one. The error is for what stops the replay: an
@@ -239,15 +243,17 @@ func Replay(ctx context.Context, dir, baseURL string, opts ...ReplayOption) ([]D
 	if !strings.HasSuffix(base.Path, "/") {
 		base.Path += "/"
 	}
-	r := &replayer{base: base, ids: make(map[int64]int64), keys: make(map[string]string), partners: make(map[string]bool)}
+	r := &replayer{base: base, ids: make(map[string]string), keys: make(map[string]string), partners: make(map[string]bool)}
 	var cfg replayConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
-	r.hc = cfg.hc
-	if r.hc == nil {
-		r.hc = &http.Client{Timeout: time.Minute}
+	hc := http.Client{Timeout: time.Minute}
+	if cfg.hc != nil {
+		hc = *cfg.hc
 	}
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	r.hc = &hc
 	for email, key := range cfg.keys {
 		r.keys[strings.ToLower(email)] = key
 	}
@@ -267,7 +273,7 @@ func Replay(ctx context.Context, dir, baseURL string, opts ...ReplayOption) ([]D
 type replayer struct {
 	base     *url.URL
 	hc       *http.Client
-	ids      map[int64]int64
+	ids      map[string]string // recorded id → the target's, numbers in decimal
 	keys     map[string]string // e-mail → the target's key
 	partners map[string]bool
 	control  *ControlClient
@@ -358,9 +364,7 @@ func (r *replayer) request(ctx context.Context, c *Cassette) (*http.Request, err
 func (r *replayer) resolve(p string) *url.URL {
 	segs := strings.Split(p, "/")
 	for i, s := range segs {
-		if id, err := strconv.ParseInt(s, 10, 64); err == nil {
-			segs[i] = strconv.FormatInt(r.mapID(id), 10)
-		}
+		segs[i] = r.mapID(s)
 	}
 	u := *r.base
 	u.RawQuery, u.Fragment = "", ""
@@ -374,7 +378,7 @@ func (r *replayer) resolve(p string) *url.URL {
 }
 
 // mapID returns the target's id for a recorded one; an id never mapped is sent as it is.
-func (r *replayer) mapID(id int64) int64 {
+func (r *replayer) mapID(id string) string {
 	if to, ok := r.ids[id]; ok {
 		return to
 	}
@@ -382,7 +386,7 @@ func (r *replayer) mapID(id int64) int64 {
 }
 
 // mapQuery maps the ids in a recorded query: any value, or comma-separated part of one,
-// that is an integer.
+// that is an id mapped before.
 func (r *replayer) mapQuery(raw string) string {
 	q, err := url.ParseQuery(raw)
 	if err != nil || raw == "" {
@@ -392,9 +396,7 @@ func (r *replayer) mapQuery(raw string) string {
 		for i, v := range vs {
 			parts := strings.Split(v, ",")
 			for j, p := range parts {
-				if id, err := strconv.ParseInt(p, 10, 64); err == nil {
-					parts[j] = strconv.FormatInt(r.mapID(id), 10)
-				}
+				parts[j] = r.mapID(p)
 			}
 			vs[i] = strings.Join(parts, ",")
 		}
@@ -403,7 +405,7 @@ func (r *replayer) mapQuery(raw string) string {
 	return q.Encode()
 }
 
-// mapBody maps the ids of a recorded request body: the integers under an id key.
+// mapBody maps the ids of a recorded request body: the values of id keys.
 func (r *replayer) mapBody(body json.RawMessage) ([]byte, error) {
 	v, err := decodeJSON(body)
 	if err != nil {
@@ -423,8 +425,12 @@ func (r *replayer) mapValue(v any, key string) any {
 			v[i] = r.mapValue(e, key)
 		}
 	case json.Number:
-		if id, err := v.Int64(); err == nil && idKey(key) {
-			return json.Number(strconv.FormatInt(r.mapID(id), 10))
+		if idKey(key) {
+			return json.Number(r.mapID(v.String()))
+		}
+	case string:
+		if idKey(key) {
+			return r.mapID(v)
 		}
 	}
 	return v
@@ -542,7 +548,11 @@ func (m *comparison) value(path, key string, want, got any) {
 		}
 	case json.Number:
 		if idKey(key) {
-			m.id(path, want, got.(json.Number))
+			m.id(path, want.String(), got.(json.Number).String())
+		}
+	case string:
+		if idKey(key) {
+			m.id(path, want, got.(string))
 		}
 	}
 }
@@ -578,17 +588,12 @@ func (m *comparison) object(path string, want, got map[string]any) {
 }
 
 // id learns the target's id for a recorded one, or reports one that maps twice.
-func (m *comparison) id(path string, want, got json.Number) {
-	w, err1 := want.Int64()
-	g, err2 := got.Int64()
-	if err1 != nil || err2 != nil {
+func (m *comparison) id(path, want, got string) {
+	if known, ok := m.r.ids[want]; ok && known != got {
+		m.add(path, fmt.Sprintf("id %s (%s on the target)", want, known), "id "+got)
 		return
 	}
-	if known, ok := m.r.ids[w]; ok && known != g {
-		m.add(path, fmt.Sprintf("id %d (%d on the target)", w, known), fmt.Sprintf("id %d", g))
-		return
-	}
-	m.r.ids[w] = g
+	m.r.ids[want] = got
 }
 
 // jsonType names a decoded value's JSON type.

@@ -65,7 +65,9 @@ func (tp *tape) send(a Account, asCustomer, method, path, body string) map[strin
 	if asCustomer != "" {
 		req.Header.Set("As-Customer", asCustomer)
 	}
-	resp, err := tp.srv.Client().Do(req)
+	hc := *tp.srv.Client()
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse } // as escrow record
+	resp, err := hc.Do(req)
 	if err != nil {
 		tp.t.Fatal(err)
 	}
@@ -95,6 +97,9 @@ func recordSale(t *testing.T) (dir string, txID float64) {
 	tp.send(Account{}, "", "POST", "/_emulator/transactions/"+id+"/approve_payment", "")
 	tp.send(partner, "", "GET", "transaction/"+id, "")
 	tp.send(partner, "", "GET", "partner/transactions", "")
+	// A report's id is a string, and its download a redirect.
+	report := tp.send(partner, "", "POST", "partner/reports", "{}")
+	tp.send(partner, "", "GET", fmt.Sprintf("partner/reports/%s/download", report["task_id"]), "")
 	return tp.dir, tx["id"].(float64)
 }
 

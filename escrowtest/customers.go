@@ -86,14 +86,7 @@ func (e *Emulator) partyOf(partner, a *account) bool {
 // customersOf returns the partner's customers (relatedTo), by id. It reads each
 // transaction once rather than once per account.
 func (e *Emulator) customersOf(partner *account) []*account {
-	agreed := map[int64]bool{}
-	for _, tx := range e.st.txOrder {
-		if tx.hasRole(partner.id, rolePartner) {
-			for _, p := range tx.parties {
-				agreed[p.account] = agreed[p.account] || p.selfAgreed
-			}
-		}
-	}
+	agreed := e.agreedWithPartner(partner.id)
 	var out []*account
 	for _, a := range e.st.accounts {
 		if a.id != partner.id && (a.createdBy == partner.id || agreed[a.id]) {
@@ -102,6 +95,21 @@ func (e *Emulator) customersOf(partner *account) []*account {
 	}
 	slices.SortFunc(out, func(a, b *account) int { return int(a.id - b.id) })
 	return out
+}
+
+// agreedWithPartner maps each party to the partner's transactions to whether it agreed to
+// one of them itself.
+func (e *Emulator) agreedWithPartner(partnerID int64) map[int64]bool {
+	agreed := map[int64]bool{}
+	for _, tx := range e.st.txOrder {
+		if !tx.hasRole(partnerID, rolePartner) {
+			continue
+		}
+		for _, p := range tx.parties {
+			agreed[p.account] = agreed[p.account] || p.selfAgreed
+		}
+	}
+	return agreed
 }
 
 // customerView says how much of a customer a reader sees.
@@ -261,18 +269,23 @@ func updateProfile(o object, p *customerProfile) {
 		p.shippingAddress = parseAddress(o, "shipping_address")
 	}
 	if c, ok := o.child("company"); ok {
-		if c.has("company_name") {
-			p.companyName = c.str("company_name")
-		}
-		if c.has("address") {
-			p.companyAddress = parseAddress(c, "address")
-		}
+		updateCompany(c, p)
 	}
 	if o.has("identification_documents") {
 		p.identificationDocuments = parseIdentificationDocuments(o)
 	}
 	if dob, ok := o.timestamp("date_of_birth"); ok {
 		p.dateOfBirth = dob
+	}
+}
+
+// updateCompany changes the company fields of p that the company object c names.
+func updateCompany(c object, p *customerProfile) {
+	if c.has("company_name") {
+		p.companyName = c.str("company_name")
+	}
+	if c.has("address") {
+		p.companyAddress = parseAddress(c, "address")
 	}
 }
 

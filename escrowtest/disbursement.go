@@ -31,14 +31,7 @@ var requiredMethodFields = map[string][]string{
 // parseMethod reads full disbursement method details, whose type must be one of types.
 // "wire" is read as "wire_transfer", the name the spec also lists.
 func parseMethod(o object, types []string, currency string) *wireDisbursementMethod {
-	m := &wireDisbursementMethod{Type: o.str("type"), Currency: currency}
-	if m.Type == "wire" {
-		m.Type = "wire_transfer"
-	}
-	if o.required("type") && m.Type != "" && !slices.Contains(types, m.Type) {
-		o.fail("type", fmt.Sprintf("%q is not available to this customer: use %s", m.Type, strings.Join(types, " or ")))
-		m.Type = "" // its required details would only repeat the point
-	}
+	m := &wireDisbursementMethod{Type: methodType(o, types), Currency: currency}
 	if o.has("currency") {
 		m.Currency = o.oneOf("currency", currencies...)
 	}
@@ -63,6 +56,20 @@ func parseMethod(o object, types []string, currency string) *wireDisbursementMet
 	}
 	requireMethodFields(o, m)
 	return m
+}
+
+// methodType reads a method's type, which must be one of types; "" when it is refused,
+// since its required details would only repeat the point.
+func methodType(o object, types []string) string {
+	typ := o.str("type")
+	if typ == "wire" {
+		typ = "wire_transfer"
+	}
+	if o.required("type") && typ != "" && !slices.Contains(types, typ) {
+		o.fail("type", fmt.Sprintf("%q is not available to this customer: use %s", typ, strings.Join(types, " or ")))
+		return ""
+	}
+	return typ
 }
 
 // requireMethodFields reports the details the method's type needs and o lacks.
@@ -174,13 +181,7 @@ func (e *Emulator) selectDisbursementMethod(req *request) (response, error) {
 	if err != nil {
 		return response{}, err
 	}
-	types := disbursementTypes(req.caller.country())
-	var chosen *wireDisbursementMethod
-	if o.has("id") && len(o.fields) == 1 {
-		chosen = savedMethod(o, req.caller, types)
-	} else {
-		chosen = parseMethod(o, types, tx.currency)
-	}
+	chosen := requestedMethod(o, req.caller, tx.currency)
 	if err := o.errs.orNil(); err != nil {
 		return response{}, err
 	}
@@ -194,7 +195,7 @@ func (e *Emulator) selectDisbursementMethod(req *request) (response, error) {
 // what is due at once.
 func (e *Emulator) selectMethod(tx *transaction, p *party, a *account, chosen *wireDisbursementMethod) error {
 	if tx.cancelled || disbursedTo(tx, a.id) {
-		return invalidState("select_disbursement_method", tx.state(), 0, "the disbursement method of transaction %d can no longer change: funds are disbursed or the transaction is cancelled", tx.id)
+		return invalidState("select_disbursement_method", tx.phase(), 0, "the disbursement method of transaction %d can no longer change: funds are disbursed or the transaction is cancelled", tx.id)
 	}
 	if chosen.ID == 0 {
 		chosen.ID = next(&e.st.ids.method)
@@ -203,6 +204,16 @@ func (e *Emulator) selectMethod(tx *transaction, p *party, a *account, chosen *w
 	p.method = chosen.ID
 	e.settleMoney(tx, false)
 	return nil
+}
+
+// requestedMethod reads the method a request selects for customer a: a saved one by
+// {"id": n}, or the full details of a new one in the transaction's currency.
+func requestedMethod(o object, a *account, currency string) *wireDisbursementMethod {
+	types := disbursementTypes(a.country())
+	if o.has("id") && len(o.fields) == 1 {
+		return savedMethod(o, a, types)
+	}
+	return parseMethod(o, types, currency)
 }
 
 // savedMethod reads {"id": n}: one of the customer's saved methods, applicable here.

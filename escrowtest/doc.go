@@ -151,8 +151,10 @@
 // other success, including POST /customer and POST .../webhook. A body that is not JSON,
 // holds several values or is not an object: 400. A body that fails validation: 422 with
 // the spec's shape (see below). An action the current state does not allow: 400 with the
-// error body naming the action and the state; nothing changes. No credentials, or wrong
-// ones: 401 with WWW-Authenticate. What the caller may not do: 403. What does not exist
+// error body naming the action and the state (its phase); nothing changes. No
+// credentials, or wrong ones: 401 with WWW-Authenticate, saying which: credentials
+// required, or refused (the emulator forgets its accounts and keys on Reset, and on a
+// restart unless its state is kept in a file). What the caller may not do: 403. What does not exist
 // or is not visible to the caller (only parties read a transaction): 404. A body over
 // 1 MiB: 413. The emulator never answers 5xx on its own.
 //
@@ -245,11 +247,16 @@
 // are shown only to the broker and the partner. Timeline entries name actors the same
 // way; webhooks and the timeline carry no amounts.
 //
-// States. An item's flags follow this table; the error body's "state" is the item's
-// latest flag (shipped, received, accepted, rejected, shipped_returned,
-// received_returned, accepted_returned, rejected_returned, in_dispute, canceled) or
-// "awaiting_shipment", and a transaction's state is one of awaiting_agreement,
-// awaiting_payment, funded, complete, cancelled.
+// States. Where a transaction or a good stands is named with escrow.TransactionState's
+// words, derived as the SDK derives them (states.go): awaiting_agreement,
+// awaiting_payment, funded, shipped, in_inspection, accepted, returning, returned,
+// in_dispute, disbursed, complete, cancelled. NextSteps, the control API, its ?state=
+// filter and the page use them. The API's coarser words are the phase: the error body's
+// "state" is an item's latest flag (shipped, received, accepted, rejected,
+// shipped_returned, received_returned, accepted_returned, rejected_returned, in_dispute,
+// canceled) or "awaiting_shipment", and a transaction's one of awaiting_agreement,
+// awaiting_payment, funded, complete, cancelled (Progress.Phase, GoodState.Phase).
+// An item's flags follow this table:
 //
 //	action          by      As-Customer  needs              sets                                            blocks
 //	agree           party   yes          not closed         (the party agreed)                              -
@@ -425,7 +432,10 @@
 // with one entry per event, in order; item_id is left out for events on the whole
 // transaction and customer for events the emulator caused (funding, auto-acceptance).
 // Web links (GET .../web_link/{action}, action one of view, pay or an action name) answer
-// a landing page on the emulator's host.
+// a landing page on the emulator's host; an action's page is refused (400, in the live
+// API's words: "Buyer is unable to agree at this stage in the transaction") to a caller
+// none of whose roles takes the action, such as the creator that is only the partner
+// party.
 //
 // Webhooks. Events are those of spec part 6 plus payment_sent (wire marked sent),
 // payment_received (funds arrived, just before payment_approved), payment_refunded and
@@ -470,7 +480,7 @@
 //	POST   /_emulator/customers {"email", "partner"}    201 {"id", "email", "api_key", "password"}
 //	GET    /_emulator/transactions ?state= &party= &limit=
 //	                                                    200 {"now", "total", "transactions": [{"id",
-//	       "description", "amount", "state", "parties", "next_steps", "waiting", …}], "states"}
+//	       "description", "amount", "state", "phase", "parties", "next_steps", "waiting", …}], "states"}
 //	GET    /_emulator/transactions/{id} ?viewer=        200 {"now", "viewer", "parties", "transaction",
 //	       "progress", "ledger", "timeline", "deliveries", "as_customer"}
 //	POST   /_emulator/transactions/{id}/approve_payment 200 {"ok": true}
@@ -479,8 +489,8 @@
 //	POST   /_emulator/transactions/{id}/trigger {"event"}
 //	                                                    200 {"ok": true} (Trigger)
 //	GET    /_emulator/transactions/{id}/ledger          200 {"in", "out", "fees", "held"}
-//	GET    /_emulator/transactions/{id}/next_steps      200 {"transaction_id", "state", "next_steps",
-//	       "goods", "disbursed", "unpaid", "waiting"} (NextSteps)
+//	GET    /_emulator/transactions/{id}/next_steps      200 {"transaction_id", "state", "phase",
+//	       "next_steps", "goods", "disbursed", "unpaid", "waiting"} (NextSteps)
 //	POST   /_emulator/clock/advance {"seconds"}         200 {"now": "…", "transactions": [the
 //	       next_steps answer of each transaction the move changed]}
 //	POST   /_emulator/rate_limit {"limit", "window_seconds"} 200 {"ok": true}

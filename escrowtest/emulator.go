@@ -244,9 +244,7 @@ func (e *Emulator) answer(r *http.Request, c call, quota quota, caller *account,
 		err.header = http.Header{"Allow": {strings.Join(c.allowed, ", ")}}
 		return err.response()
 	case caller == nil:
-		err := newError(http.StatusUnauthorized, "unauthorized", "HTTP Basic authentication with an e-mail address and a password or API key is required")
-		err.header = http.Header{"Www-Authenticate": {`Basic realm="escrow"`}}
-		return err.response()
+		return unauthorized(r).response()
 	case r.Header.Get(asCustomerHeader) != "" && !caller.partner:
 		return forbidden(notApprovedPartner).response()
 	case r.Header.Get(asCustomerHeader) != "" && !c.route.delegable:
@@ -257,6 +255,19 @@ func (e *Emulator) answer(r *http.Request, c call, quota quota, caller *account,
 		return e.errorResponse(err)
 	}
 	return resp
+}
+
+// unauthorized answers a request without valid credentials: it says whether credentials
+// were sent and refused, or are missing, since "required" misleads a caller that sent a
+// key the emulator no longer knows.
+func unauthorized(r *http.Request) *apiError {
+	err := newError(http.StatusUnauthorized, "unauthorized", "HTTP Basic authentication with an e-mail address and a password or API key is required")
+	if _, _, sent := r.BasicAuth(); sent {
+		err.message = "the credentials sent were refused: no account has this e-mail address with this password or active API key " +
+			"(an emulator forgets its accounts and keys when it is reset, and when it restarts unless it keeps its state in a file: add the account again for a new key)"
+	}
+	err.header = http.Header{"Www-Authenticate": {`Basic realm="escrow"`}}
+	return err
 }
 
 // errorResponse renders a handler's error.

@@ -107,6 +107,7 @@ func ExampleEmulator_NextSteps() {
 	srv.Advance(72 * time.Hour) // the inspection period ends: the bike is accepted
 
 	p, _ := srv.NextSteps(tx.ID)
+	fmt.Println("state:", p.State)
 	for _, s := range p.Steps {
 		fmt.Println("next:", s)
 	}
@@ -116,9 +117,10 @@ func ExampleEmulator_NextSteps() {
 
 	// The SDK reads the same from the transaction, as any party sees it.
 	tx, _ = asBuyer.Transactions.Get(ctx, tx.ID)
-	fmt.Println(tx.State(), tx.NextSteps())
+	fmt.Printf("the SDK reads: %s: %s\n", tx.State(), tx.NextSteps())
 	// Output:
+	// state: accepted
 	// next: seller@example.com selects a disbursement method
 	// unpaid: 1500.00 to seller@example.com: no disbursement method selected
-	// accepted [seller@example.com selects a disbursement method]
+	// the SDK reads: accepted: seller@example.com selects a disbursement method
 }

@@ -59,7 +59,8 @@ type controlSummary struct {
 	Currency    string         `json:"currency"`
 	Created     string         `json:"created"`
 	Amount      string         `json:"amount"` // every schedule entry of every item
-	State       string         `json:"state"`
+	State       string         `json:"state"`  // Progress.State
+	Phase       string         `json:"phase"`  // Progress.Phase
 	Parties     []controlParty `json:"parties"`
 	NextSteps   []NextStep     `json:"next_steps"`
 	Waiting     string         `json:"waiting"`
@@ -72,9 +73,6 @@ type controlTransactions struct {
 	Transactions []controlSummary `json:"transactions"`
 	States       []string         `json:"states"` // what ?state= takes
 }
-
-// transactionStates are the values of Progress.State, in lifecycle order.
-var transactionStates = []string{"awaiting_agreement", "awaiting_payment", "funded", "complete", "cancelled"}
 
 // defaultListLimit is how many transactions the list shows unless told otherwise.
 const defaultListLimit = 200
@@ -125,7 +123,7 @@ func (e *Emulator) summary(tx *transaction) controlSummary {
 	}
 	s := controlSummary{
 		ID: tx.id, Description: tx.description, Reference: tx.reference, Currency: tx.currency,
-		Created: formatTime(tx.created), Amount: amount.String(), State: p.State,
+		Created: formatTime(tx.created), Amount: amount.String(), State: p.State, Phase: p.Phase,
 		Parties: []controlParty{}, NextSteps: p.Steps, Waiting: p.Waiting,
 	}
 	for _, pt := range tx.parties {

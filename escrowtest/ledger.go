@@ -53,15 +53,23 @@ func (e *Emulator) Ledger(txID int64) (Ledger, error) {
 func held(tx *transaction) cents {
 	sum := tx.money.withheld
 	for _, it := range tx.items {
-		for _, s := range it.schedule {
-			if s.paidIn && !s.disbursed && !s.refunded {
-				sum += s.amount
-			}
+		sum += it.held()
+	}
+	return sum
+}
+
+// held is what one item's entries hold in escrow: its secured entries and fee entries not
+// yet paid out, earned or refunded.
+func (it *item) held() cents {
+	var sum cents
+	for _, s := range it.schedule {
+		if s.paidIn && !s.disbursed && !s.refunded {
+			sum += s.amount
 		}
-		for _, f := range it.fees {
-			if f.paidIn && !f.settled {
-				sum += f.amount
-			}
+	}
+	for _, f := range it.fees {
+		if f.paidIn && !f.settled {
+			sum += f.amount
 		}
 	}
 	return sum
@@ -172,6 +180,17 @@ func settleFees(tx *transaction, it *item, seller, beneficiary int64) (sellerFee
 // refundItem gives the buyer back what the buyer paid in for an item, fee share
 // included; seller-paid entries lapse. It returns the amount refunded.
 func (e *Emulator) refundItem(tx *transaction, it *item) cents {
+	back := it.refundSchedule() + it.refundFees()
+	tx.money.out += back
+	if back > 0 && tx.paymentMethod == "credit_card" {
+		e.st.payments = append(e.st.payments, cardPayment{out: true, customer: tx.party(roleBuyer).account, tx: tx.id, amount: back, created: e.now})
+	}
+	return back
+}
+
+// refundSchedule marks the item's schedule entries not yet paid out refunded, and returns
+// what of them was paid in.
+func (it *item) refundSchedule() cents {
 	var back cents
 	for _, s := range it.schedule {
 		if s.disbursed || s.refunded {
@@ -182,6 +201,13 @@ func (e *Emulator) refundItem(tx *transaction, it *item) cents {
 		}
 		s.refunded = true // a seller-paid entry lapses: it was never paid in
 	}
+	return back
+}
+
+// refundFees settles the item's fee entries not yet settled, and returns what of them was
+// paid in.
+func (it *item) refundFees() cents {
+	var back cents
 	for _, f := range it.fees {
 		if f.settled {
 			continue
@@ -190,10 +216,6 @@ func (e *Emulator) refundItem(tx *transaction, it *item) cents {
 			back += f.amount
 		}
 		f.settled = true
-	}
-	tx.money.out += back
-	if back > 0 && tx.paymentMethod == "credit_card" {
-		e.st.payments = append(e.st.payments, cardPayment{out: true, customer: tx.party(roleBuyer).account, tx: tx.id, amount: back, created: e.now})
 	}
 	return back
 }

@@ -25,49 +25,29 @@ const (
 	flagInDispute
 )
 
-// itemStates names an item's state after the last flag it gained, in lifecycle order.
-var itemStates = []struct {
+// itemState is a row of itemStates.
+type itemState struct {
 	flag itemFlag
+	// name is the flag's name in the API (ItemStatus), and the item's phase in error
+	// bodies once it is the latest flag.
 	name string
-}{
-	{flagShipped, "shipped"},
-	{flagReceived, "received"},
-	{flagAccepted, "accepted"},
-	{flagRejected, "rejected"},
-	{flagShippedReturned, "shipped_returned"},
-	{flagReceivedReturned, "received_returned"},
-	{flagAcceptedReturned, "accepted_returned"},
-	{flagRejectedReturned, "rejected_returned"},
-	{flagInDispute, "in_dispute"},
-	{flagCanceled, "canceled"},
+	// state is where the flag, once the latest, puts the item in the product's words
+	// (states.go).
+	state string
 }
 
-// state names the transaction's state in error bodies; the package comment lists them.
-func (t *transaction) state() string {
-	switch {
-	case t.cancelled:
-		return "cancelled"
-	case t.completed:
-		return "complete"
-	case !t.allAgreed():
-		return "awaiting_agreement"
-	case !t.funded:
-		return "awaiting_payment"
-	}
-	return "funded"
-}
-
-// state names the item's state: its latest flag, or "awaiting_shipment" once funded.
-func (it *item) state(t *transaction) string {
-	for _, s := range slices.Backward(itemStates) {
-		if it.flags&s.flag != 0 {
-			return s.name
-		}
-	}
-	if t.funded && !t.isClosed() {
-		return "awaiting_shipment"
-	}
-	return t.state()
+// itemStates names an item's state after the last flag it gained, in lifecycle order.
+var itemStates = []itemState{
+	{flagShipped, "shipped", stateShipped},
+	{flagReceived, "received", stateInInspection},
+	{flagAccepted, "accepted", stateAccepted},
+	{flagRejected, "rejected", stateReturning},
+	{flagShippedReturned, "shipped_returned", stateReturning},
+	{flagReceivedReturned, "received_returned", stateReturning},
+	{flagAcceptedReturned, "accepted_returned", stateReturned},
+	{flagRejectedReturned, "rejected_returned", stateInDispute},
+	{flagInDispute, "in_dispute", stateInDispute},
+	{flagCanceled, "canceled", stateCancelled},
 }
 
 // actionRule is one action of PATCH /transaction/{id} (and its item form): everything
@@ -237,6 +217,9 @@ type Action struct {
 	// Next says what it asks of a party as a next step, after the party's address ("ships
 	// the goods"); "" for cancel, never a next step.
 	Next string
+	// State is where the action puts the goods it acts on, in escrow.TransactionState's
+	// words ("in_inspection" after receive); "" for the actions on the whole transaction.
+	State string
 }
 
 // Actions returns the emulator's table of actions, in lifecycle order.
@@ -244,8 +227,12 @@ func Actions() []Action {
 	out := make([]Action, 0, len(lifecycle))
 	for _, a := range lifecycle {
 		// perform and the whole-transaction functions emit the action's own name.
-		out = append(out, Action{Name: a.name, Roles: slices.Clone(a.roles), Event: a.name, Sets: flagNames(a.sets),
-			Requires: flagNames(a.requires), Blocks: slices.Clone(a.blocks), Delegable: a.delegable, Optional: a.optional, Next: a.next})
+		act := Action{Name: a.name, Roles: slices.Clone(a.roles), Event: a.name, Sets: flagNames(a.sets),
+			Requires: flagNames(a.requires), Blocks: slices.Clone(a.blocks), Delegable: a.delegable, Optional: a.optional, Next: a.next}
+		if s, ok := latestFlag(a.sets); ok {
+			act.State = s.state
+		}
+		out = append(out, act)
 	}
 	return out
 }
@@ -365,11 +352,11 @@ func (a actionRule) check(tx *transaction, it *item, accountID int64, in actionI
 		return nil, err
 	}
 	if tx.isClosed() || (a.funded && !tx.funded) {
-		return nil, invalidState(in.action, tx.state(), 0, "cannot %s: transaction %d is %s", in.action, tx.id, tx.state())
+		return nil, invalidState(in.action, tx.phase(), 0, "cannot %s: transaction %d is %s", in.action, tx.id, tx.phase())
 	}
 	for _, t := range targets {
 		if !a.allows(t) {
-			return nil, invalidState(in.action, t.state(tx), t.id, "cannot %s: item %d is %s", in.action, t.id, t.state(tx))
+			return nil, invalidState(in.action, t.phase(tx), t.id, "cannot %s: item %d is %s", in.action, t.id, t.phase(tx))
 		}
 	}
 	if a.lacksAuthorization(targets, in) {
@@ -390,12 +377,12 @@ func (a actionRule) lacksAuthorization(targets []*item, in actionInput) bool {
 func goodsTargets(tx *transaction, it *item, action string) ([]*item, error) {
 	if it == nil {
 		if tx.milestone() {
-			return nil, invalidState(action, tx.state(), 0, "milestone transactions %s one item at a time: use PATCH /transaction/%d/item/{item_id}", action, tx.id)
+			return nil, invalidState(action, tx.phase(), 0, "milestone transactions %s one item at a time: use PATCH /transaction/%d/item/{item_id}", action, tx.id)
 		}
 		return tx.goods(), nil
 	}
 	if !transferable(it.typ) {
-		return nil, invalidState(action, it.state(tx), it.id, "%s items are not shipped or inspected", it.typ)
+		return nil, invalidState(action, it.phase(tx), it.id, "%s items are not shipped or inspected", it.typ)
 	}
 	return []*item{it}, nil
 }
@@ -428,7 +415,7 @@ func itemIDOf(it *item) int64 {
 func (e *Emulator) agree(tx *transaction, as actor, _ actionInput) error {
 	who := as.account
 	if tx.isClosed() {
-		return invalidState("agree", tx.state(), 0, "cannot agree: transaction %d is %s", tx.id, tx.state())
+		return invalidState("agree", tx.phase(), 0, "cannot agree: transaction %d is %s", tx.id, tx.phase())
 	}
 	var pending []*party
 	for _, p := range tx.partiesOf(who.id) {
@@ -437,7 +424,7 @@ func (e *Emulator) agree(tx *transaction, as actor, _ actionInput) error {
 		}
 	}
 	if len(pending) == 0 {
-		return invalidState("agree", tx.state(), 0, "%s has already agreed to transaction %d", who.email, tx.id)
+		return invalidState("agree", tx.phase(), 0, "%s has already agreed to transaction %d", who.email, tx.id)
 	}
 	for _, p := range pending {
 		p.agreed, p.selfAgreed = true, !as.delegated
@@ -455,14 +442,14 @@ func (e *Emulator) agree(tx *transaction, as actor, _ actionInput) error {
 func (e *Emulator) cancel(tx *transaction, as actor, in actionInput) error {
 	who, reason := as.account, in.cancelReason
 	if tx.isClosed() {
-		return invalidState("cancel", tx.state(), 0, "cannot cancel: transaction %d is %s", tx.id, tx.state())
+		return invalidState("cancel", tx.phase(), 0, "cannot cancel: transaction %d is %s", tx.id, tx.phase())
 	}
 	if tx.party(roleBuyer).agreed && tx.party(roleSeller).agreed && !tx.hasRole(who.id, rolePartner) {
 		return forbidden("once the buyer and the seller have agreed, only the partner may cancel")
 	}
 	for _, it := range tx.goods() {
 		if it.flags&flagShipped != 0 {
-			return invalidState("cancel", it.state(tx), it.id, "cannot cancel: item %d has shipped", it.id)
+			return invalidState("cancel", it.phase(tx), it.id, "cannot cancel: item %d has shipped", it.id)
 		}
 	}
 	tx.cancelled, tx.closed = true, e.now
@@ -481,9 +468,9 @@ func (e *Emulator) cancel(tx *transaction, as actor, in actionInput) error {
 func (e *Emulator) fund(tx *transaction) error {
 	switch {
 	case tx.isClosed() || !tx.allAgreed():
-		return invalidState("approve_payment", tx.state(), 0, "cannot approve payment: transaction %d is %s", tx.id, tx.state())
+		return invalidState("approve_payment", tx.phase(), 0, "cannot approve payment: transaction %d is %s", tx.id, tx.phase())
 	case tx.funded:
-		return invalidState("approve_payment", tx.state(), 0, "transaction %d is already funded", tx.id)
+		return invalidState("approve_payment", tx.phase(), 0, "transaction %d is already funded", tx.id)
 	}
 	tx.funded = true
 	paid := e.payIn(tx)
@@ -501,7 +488,7 @@ func (e *Emulator) fund(tx *transaction) error {
 // choose a payment method again.
 func (e *Emulator) rejectPayment(tx *transaction) error {
 	if tx.isClosed() || !tx.allAgreed() || tx.funded {
-		return invalidState("reject_payment", tx.state(), 0, "cannot reject payment: transaction %d is %s", tx.id, tx.state())
+		return invalidState("reject_payment", tx.phase(), 0, "cannot reject payment: transaction %d is %s", tx.id, tx.phase())
 	}
 	tx.paymentMethod, tx.wireSent = "", false
 	e.emit(tx, "payment_rejected", 0, 0, "")

@@ -887,12 +887,13 @@ func TestBlockedActionsAreNeitherTakenNorAskedNorAutomatic(t *testing.T) {
 	}
 }
 
-// TestGoodsStateNamesTheirLastStep: a good's state, as NextSteps reports it and refusals
-// name it, is its last status flag: a milestone the seller accepted back is
-// accepted_returned (and an action on it is refused saying so) while the other is still
-// awaiting shipment; the goods of a cancelled deal are canceled. A buyer's page that shows
-// where each good stands would otherwise show a returned milestone as merely received back,
-// and a cancelled deal's goods as waiting.
+// TestGoodsStateNamesTheirLastStep: a good's state, as NextSteps reports it, is where its
+// last step put it in escrow.TransactionState's words, and its phase, which refusals name,
+// is its last status flag: a milestone the seller accepted back is returned (phase
+// accepted_returned, and an action on it is refused saying so) while the other is still
+// funded (awaiting shipment); the goods of a cancelled deal are cancelled (canceled). A
+// buyer's page that shows where each good stands would otherwise show a returned milestone
+// as merely received back, and a cancelled deal's goods as waiting.
 func TestGoodsStateNamesTheirLastStep(t *testing.T) {
 	w := newWorld(t)
 	id, tx := w.funded(milestones())
@@ -900,7 +901,7 @@ func TestGoodsStateNamesTheirLastStep(t *testing.T) {
 	w.returned(id, first)
 	p, err := w.srv.NextSteps(id)
 	must(t, err)
-	if want := []GoodState{{first, "accepted_returned"}, {second, "awaiting_shipment"}}; !slices.Equal(p.Goods, want) {
+	if want := []GoodState{{first, "returned", "accepted_returned"}, {second, "funded", "awaiting_shipment"}}; !slices.Equal(p.Goods, want) {
 		t.Errorf("goods %+v, want %+v", p.Goods, want)
 	}
 	if r := w.s.act(http.StatusBadRequest, id, first, action("ship")); r.str("state") != "accepted_returned" {
@@ -910,8 +911,8 @@ func TestGoodsStateNamesTheirLastStep(t *testing.T) {
 	id = w.at("cancelled")
 	p, err = w.srv.NextSteps(id)
 	must(t, err)
-	if len(p.Goods) != 1 || p.Goods[0].State != "canceled" {
-		t.Errorf("goods of a cancelled deal %+v, want canceled", p.Goods)
+	if len(p.Goods) != 1 || p.Goods[0].State != "cancelled" || p.Goods[0].Phase != "canceled" {
+		t.Errorf("goods of a cancelled deal %+v, want state cancelled, phase canceled", p.Goods)
 	}
 }
 

@@ -186,33 +186,37 @@ func (e *Emulator) partnerCustomers(req *request) (response, error) {
 	return success(out), nil
 }
 
+// customerMatches applies the filters of GET /partner/customers.
+func customerMatches(a *account, ids []int64, country, status string) bool {
+	return (ids == nil || slices.Contains(ids, a.id)) &&
+		(country == "" || a.country() == country) &&
+		statusMatches(a, status)
+}
+
+// statusMatches applies the verification_status filter of GET /partner/customers: verified and
+// not_verified read the personal verification, company_verified the company's; no status
+// filters nothing.
+func statusMatches(a *account, status string) bool {
+	switch status {
+	case "verified":
+		return a.verifiedPersonal
+	case "not_verified":
+		return !a.verifiedPersonal
+	case "company_verified":
+		return a.verifiedCompany
+	}
+	return true
+}
+
 // partnerCustomer serves GET /partner/customer?party_id=…&customer_id=…: a customer of
 // one of the partner's transactions, found by party id or customer id (both, when given,
 // must name the same customer).
-// customerMatches applies the filters of GET /partner/customers.
-func customerMatches(a *account, ids []int64, country, status string) bool {
-	switch {
-	case ids != nil && !slices.Contains(ids, a.id):
-	case country != "" && a.country() != country:
-	case status == "verified" && !a.verifiedPersonal, status == "not_verified" && a.verifiedPersonal:
-	case status == "company_verified" && !a.verifiedCompany:
-	default:
-		return true
-	}
-	return false
-}
-
 func (e *Emulator) partnerCustomer(req *request) (response, error) {
 	if err := requirePartner(req); err != nil {
 		return response{}, err
 	}
-	q := newQuery(req.URL.Query())
-	partyID := int64(q.integer("party_id", 0, 1, math.MaxInt))
-	customerID := int64(q.integer("customer_id", 0, 1, math.MaxInt))
-	if partyID == 0 && customerID == 0 && q.errs.orNil() == nil {
-		q.errs.add("party_id or customer_id is required", "party_id")
-	}
-	if err := q.errs.orNil(); err != nil {
+	partyID, customerID, err := customerQuery(req)
+	if err != nil {
 		return response{}, err
 	}
 	if partyID != 0 {
@@ -223,6 +227,18 @@ func (e *Emulator) partnerCustomer(req *request) (response, error) {
 		customerID = found
 	}
 	return e.partnersView(req.caller, customerID)
+}
+
+// customerQuery reads GET /partner/customer's party_id and customer_id (0 when absent),
+// one of which is required.
+func customerQuery(req *request) (partyID, customerID int64, err error) {
+	q := newQuery(req.URL.Query())
+	partyID = int64(q.integer("party_id", 0, 1, math.MaxInt))
+	customerID = int64(q.integer("customer_id", 0, 1, math.MaxInt))
+	if partyID == 0 && customerID == 0 && q.errs.orNil() == nil {
+		q.errs.add("party_id or customer_id is required", "party_id")
+	}
+	return partyID, customerID, q.errs.orNil()
 }
 
 // partyAccount is the account of the party partyID of one of partner's transactions; 0

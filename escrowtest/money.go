@@ -38,9 +38,6 @@ func (n number) MarshalJSON() ([]byte, error) { return []byte(cents(n).String())
 // "1e999999999" cannot make the emulator build a billion-digit number.
 var decimalPattern = regexp.MustCompile(`^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d{1,3}))?$`)
 
-// parseCents reads a positive amount with at most two significant decimals, given as the
-// text of a JSON number or of a numeric string. Trailing zeros do not count as decimals:
-// 1000.000 is 1000.00, while 0.1+0.2 written as 0.30000000000000004 is refused.
 // wholeCents drops the zeros after the cents of digits × 10^shift cents, refusing a
 // value with more than two decimal places; the shift it returns is not negative.
 func wholeCents(digits string, shift int) (string, int, error) {
@@ -54,25 +51,41 @@ func wholeCents(digits string, shift int) (string, int, error) {
 	return digits[:cut], 0, nil
 }
 
+// parseCents reads a positive amount with at most two significant decimals, given as the
+// text of a JSON number or of a numeric string. Trailing zeros do not count as decimals:
+// 1000.000 is 1000.00, while 0.1+0.2 written as 0.30000000000000004 is refused.
 func parseCents(text string) (cents, error) {
+	digits, shift, err := positiveDecimal(text)
+	if err != nil {
+		return 0, err
+	}
+	digits, shift, err = wholeCents(digits, shift)
+	if err != nil {
+		return 0, err
+	}
+	return centsOf(digits, shift)
+}
+
+// positiveDecimal reads text as a positive decimal number: its value is digits × 10^shift
+// cents, digits without leading zeros.
+func positiveDecimal(text string) (digits string, shift int, err error) {
 	m := decimalPattern.FindStringSubmatch(text)
 	if len(text) > 64 || m == nil {
-		return 0, errors.New("must be a number such as 1000.00, given as a JSON number or a numeric string")
+		return "", 0, errors.New("must be a number such as 1000.00, given as a JSON number or a numeric string")
 	}
-	digits, fraction := m[2]+m[3], len(m[3])
 	exp := 0
 	if m[4] != "" {
 		exp, _ = strconv.Atoi(m[4]) // the pattern guarantees a small integer
 	}
-	digits = strings.TrimLeft(digits, "0")
+	digits = strings.TrimLeft(m[2]+m[3], "0")
 	if digits == "" || m[1] == "-" {
-		return 0, errors.New("must be greater than 0")
+		return "", 0, errors.New("must be greater than 0")
 	}
-	// The value is digits × 10^shift cents.
-	digits, shift, err := wholeCents(digits, exp-fraction+2)
-	if err != nil {
-		return 0, err
-	}
+	return digits, exp - len(m[3]) + 2, nil
+}
+
+// centsOf is digits × 10^shift cents, refusing more than maxAmount.
+func centsOf(digits string, shift int) (cents, error) {
 	if len(digits)+shift > len(strconv.FormatInt(int64(maxAmount), 10)) {
 		return 0, fmt.Errorf("must be at most %s", maxAmount)
 	}

@@ -92,15 +92,19 @@ type Unpaid struct {
 // owed has not been paid out. Its JSON is the control API's answer.
 type Progress struct {
 	TransactionID int64 `json:"transaction_id"`
-	// State is the transaction's state as error bodies name it: awaiting_agreement,
-	// awaiting_payment, funded, complete or cancelled.
+	// State is where the transaction stands, in escrow.TransactionState's words:
+	// awaiting_agreement, awaiting_payment, funded, shipped, in_inspection, accepted,
+	// returning, in_dispute, disbursed, complete or cancelled; what the SDK's
+	// Transaction.State says of it.
 	State string `json:"state"`
+	// Phase is the API's coarser word for it, which error bodies carry ("cannot ship:
+	// transaction … is awaiting_payment"): awaiting_agreement, awaiting_payment, funded,
+	// complete or cancelled.
+	Phase string `json:"phase"`
 	// Steps are who must do what, in the order of the parties and the items; none when
 	// the transaction is closed, or in dispute (the provider arbitrates).
 	Steps []NextStep `json:"next_steps"`
-	// Goods are the transaction's goods (its transferable items) and where each stands:
-	// its latest status flag (shipped, received, accepted, …) or awaiting_shipment, as
-	// error bodies name an item's state.
+	// Goods are the transaction's goods (its transferable items) and where each stands.
 	Goods []GoodState `json:"goods"`
 	// Disbursed is what has been paid out to beneficiaries so far (refunds not counted).
 	Disbursed string `json:"disbursed"`
@@ -113,8 +117,15 @@ type Progress struct {
 
 // GoodState is where one of a transaction's goods stands.
 type GoodState struct {
-	ItemID int64  `json:"item_id"`
-	State  string `json:"state"`
+	ItemID int64 `json:"item_id"`
+	// State is where the good stands, in escrow.TransactionState's words (what the SDK's
+	// Transaction.ItemState says of it): funded, shipped, in_inspection, accepted,
+	// returning, returned, in_dispute, disbursed, cancelled, or awaiting agreement or
+	// payment as its transaction is.
+	State string `json:"state"`
+	// Phase is where error bodies say it stands: its latest status flag (shipped,
+	// received, accepted, …), awaiting_shipment, or its transaction's phase.
+	Phase string `json:"phase"`
 }
 
 // String is the transaction's id and state, and what it waits for.
@@ -159,9 +170,9 @@ func (s NextStep) same(o NextStep) bool {
 
 // progress derives a transaction's Progress; the lock is held.
 func (e *Emulator) progress(tx *transaction) Progress {
-	p := Progress{TransactionID: tx.id, State: tx.state(), Steps: []NextStep{}, Unpaid: []Unpaid{}, Goods: []GoodState{}}
+	p := Progress{TransactionID: tx.id, State: tx.state(), Phase: tx.phase(), Steps: []NextStep{}, Unpaid: []Unpaid{}, Goods: []GoodState{}}
 	for _, it := range tx.goods() {
-		p.Goods = append(p.Goods, GoodState{ItemID: it.id, State: it.state(tx)})
+		p.Goods = append(p.Goods, GoodState{ItemID: it.id, State: it.state(tx), Phase: it.phase(tx)})
 	}
 	p.Disbursed = disbursed(tx).String()
 	if tx.isClosed() {

@@ -111,12 +111,26 @@ func (e *Emulator) customerStatistics(req *request) (response, error) {
 
 // paymentsIn serves GET /partner/customer/{customer_id}/payments_in: the cards a customer
 // funded the partner's transactions with.
-func (e *Emulator) paymentsIn(req *request) (response, error) { return e.cardPayments(req, false) }
+func (e *Emulator) paymentsIn(req *request) (response, error) {
+	return e.cardPayments(req, paidFromCard)
+}
 
 // paymentsOut serves GET /partner/customer/{customer_id}/payments_out: refunds to cards.
-func (e *Emulator) paymentsOut(req *request) (response, error) { return e.cardPayments(req, true) }
+func (e *Emulator) paymentsOut(req *request) (response, error) {
+	return e.cardPayments(req, refundedToCard)
+}
 
-func (e *Emulator) cardPayments(req *request, out bool) (response, error) {
+// cardDirection is which way the card payments listed went, as cardPayment.out says.
+type cardDirection bool
+
+const (
+	paidFromCard   cardDirection = false // the customer funded a transaction
+	refundedToCard cardDirection = true  // a refund went back to the customer's card
+)
+
+// cardPayments lists a customer's card payments in the partner's transactions that went
+// the given way.
+func (e *Emulator) cardPayments(req *request, way cardDirection) (response, error) {
 	if err := requirePartner(req); err != nil {
 		return response{}, err
 	}
@@ -131,19 +145,29 @@ func (e *Emulator) cardPayments(req *request, out bool) (response, error) {
 	}
 	list := wirePayments{Payments: []wireCardPayment{}}
 	for _, p := range e.st.payments {
-		tx := e.st.txs[p.tx]
-		// A customer concealed from the partner (a partner that is also the seller, say)
-		// keeps its payments to itself, as it keeps its amounts in the transaction.
-		if p.out != out || p.customer != a.id || !tx.hasRole(req.caller.id, rolePartner) || (view{st: e.st, tx: tx, reader: req.caller.id}).hidden(a.id) {
-			continue
+		if cardDirection(p.out) == way && e.partnerSeesPayment(req.caller, a, p) {
+			list.Payments = append(list.Payments, cardPaymentView(a, p))
 		}
-		// The emulator's cards are made up from the customer id: one card per customer.
-		list.Payments = append(list.Payments, wireCardPayment{
-			LastFour: fmt.Sprintf("%04d", a.id%10000), ExpirationMonth: 12, ExpirationYear: p.created.Year() + 3,
-			Brand: "visa", CustomerID: a.id, TransactionID: p.tx, Amount: p.amount.String(), Date: formatTime(p.created),
-		})
 	}
 	return success(list), nil
+}
+
+// partnerSeesPayment reports whether partner sees a card payment as customer a's: one of
+// a's, in the partner's transactions, where a is not concealed from the partner. A
+// customer concealed (from a partner that is also the seller, say) keeps its payments to
+// itself, as it keeps its amounts in the transaction.
+func (e *Emulator) partnerSeesPayment(partner, a *account, p cardPayment) bool {
+	tx := e.st.txs[p.tx]
+	return p.customer == a.id && tx.hasRole(partner.id, rolePartner) && !(view{st: e.st, tx: tx, reader: partner.id}).hidden(a.id)
+}
+
+// cardPaymentView is a card payment of customer a as the API shows it. The emulator's
+// cards are made up from the customer id: one card per customer.
+func cardPaymentView(a *account, p cardPayment) wireCardPayment {
+	return wireCardPayment{
+		LastFour: fmt.Sprintf("%04d", a.id%10000), ExpirationMonth: 12, ExpirationYear: p.created.Year() + 3,
+		Brand: "visa", CustomerID: a.id, TransactionID: p.tx, Amount: p.amount.String(), Date: formatTime(p.created),
+	}
 }
 
 // createReport serves POST /partner/reports. The body takes the fields of the
@@ -190,13 +214,20 @@ func addQueryValue(values url.Values, key string, v any) bool {
 	case bool:
 		values.Add(key, strconv.FormatBool(v))
 	case []any:
-		for _, el := range v {
-			if _, nested := el.([]any); nested || !addQueryValue(values, key, el) {
-				return false
-			}
-		}
+		return addQueryList(values, key, v)
 	default:
 		return false
+	}
+	return true
+}
+
+// addQueryList adds each element of a JSON list to a query as text, reporting whether it
+// could: lists of lists cannot be written in a query.
+func addQueryList(values url.Values, key string, list []any) bool {
+	for _, el := range list {
+		if _, nested := el.([]any); nested || !addQueryValue(values, key, el) {
+			return false
+		}
 	}
 	return true
 }
@@ -207,7 +238,7 @@ func (e *Emulator) reportCSV(partner *account, txs []*transaction) []byte {
 	w := csv.NewWriter(&buf)
 	w.Write([]string{"id", "reference", "currency", "description", "creation_date", "amount", "status"})
 	for _, tx := range txs {
-		w.Write([]string{strconv.FormatInt(tx.id, 10), tx.reference, tx.currency, tx.description, formatTime(tx.created), view{st: e.st, tx: tx, reader: partner.id}.amount().String(), tx.state()})
+		w.Write([]string{strconv.FormatInt(tx.id, 10), tx.reference, tx.currency, tx.description, formatTime(tx.created), view{st: e.st, tx: tx, reader: partner.id}.amount().String(), tx.phase()})
 	}
 	w.Flush()
 	return buf.Bytes()

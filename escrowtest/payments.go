@@ -76,7 +76,7 @@ func (e *Emulator) paymentMethods(req *request) (response, error) {
 // readyToPay refuses payment steps before every party agrees or after funding.
 func readyToPay(tx *transaction, action string) error {
 	if tx.isClosed() || !tx.allAgreed() || tx.funded {
-		return invalidState(action, tx.state(), 0, "cannot %s: transaction %d is %s", action, tx.id, tx.state())
+		return invalidState(action, tx.phase(), 0, "cannot %s: transaction %d is %s", action, tx.id, tx.phase())
 	}
 	return nil
 }
@@ -147,7 +147,7 @@ func (e *Emulator) markWireSent(req *request) (response, error) {
 		return response{}, err
 	}
 	if tx.wireSent {
-		return response{}, invalidState("wire_transfer", tx.state(), 0, "a wire transfer is already reported for transaction %d", tx.id)
+		return response{}, invalidState("wire_transfer", tx.phase(), 0, "a wire transfer is already reported for transaction %d", tx.id)
 	}
 	tx.paymentMethod, tx.wireSent = "wire_transfer", true
 	e.emit(tx, "payment_sent", 0, tx.party(roleBuyer).account, "wire_transfer")

@@ -14,85 +14,11 @@ import (
 // entry and webhook calls; no step needs the clock, which Reach leaves alone (moving it
 // would age every other transaction too).
 
-// Transaction states in escrow.TransactionState's words, which Reach takes and
-// reachState derives. The emulator does not import the SDK; these are its values.
-const (
-	stateAwaitingAgreement = "awaiting_agreement"
-	stateAwaitingPayment   = "awaiting_payment"
-	stateFunded            = "funded"
-	stateShipped           = "shipped"
-	stateInInspection      = "in_inspection"
-	stateAccepted          = "accepted"
-	stateReturning         = "returning"
-	stateReturned          = "returned"
-	stateInDispute         = "in_dispute"
-	stateDisbursed         = "disbursed"
-	stateComplete          = "complete"
-	stateCancelled         = "cancelled"
-)
-
 // ReachableStates are the states Reach takes, in the order a sale goes through them; the
 // return path and cancellation follow.
 var ReachableStates = []string{
 	stateAwaitingAgreement, stateAwaitingPayment, stateFunded, stateShipped, stateInInspection, stateAccepted,
 	stateDisbursed, stateComplete, stateReturning, stateInDispute, stateCancelled,
-}
-
-// reachState is where a transaction stands, as the SDK's Transaction.State derives it
-// from what a reader sees; the emulator sees everything, so here it is exact. The lock is
-// held.
-func reachState(tx *transaction) string {
-	switch {
-	case tx.cancelled:
-		return stateCancelled
-	case tx.completed:
-		return stateComplete
-	case !tx.allAgreed():
-		return stateAwaitingAgreement
-	case !tx.funded:
-		return stateAwaitingPayment
-	}
-	unsettled := []string{stateFunded, stateShipped, stateInInspection, stateReturning}
-	current, goodsPaid := -1, true
-	for _, it := range tx.goods() {
-		s := goodState(it)
-		if s == stateInDispute {
-			return stateInDispute
-		}
-		current = max(current, slices.Index(unsettled, s))
-		goodsPaid = goodsPaid && !(s == stateAccepted && !itemDisbursed(it))
-	}
-	switch {
-	case current >= 0:
-		return unsettled[current]
-	case goodsPaid:
-		return stateDisbursed
-	}
-	return stateAccepted
-}
-
-// goodState is where one good stands: its latest flag, in the SDK's words.
-func goodState(it *item) string {
-	f := it.flags
-	switch {
-	case f&flagInDispute != 0:
-		return stateInDispute
-	case f&flagAcceptedReturned != 0:
-		return stateReturned
-	case f&(flagRejected|flagShippedReturned|flagReceivedReturned) != 0:
-		return stateReturning
-	case f&flagAccepted != 0:
-		return stateAccepted
-	case f&flagReceived != 0:
-		return stateInInspection
-	case f&flagShipped != 0:
-		return stateShipped
-	}
-	return stateFunded
-}
-
-func itemDisbursed(it *item) bool {
-	return !slices.ContainsFunc(it.schedule, func(s *schedule) bool { return !s.disbursed })
 }
 
 // reachStep is one step on the way to a state: done says whether the transaction has
@@ -172,7 +98,7 @@ func (e *Emulator) Reach(txID int64, state string) error {
 	if tx == nil {
 		return notFound("no transaction %d", txID)
 	}
-	from := reachState(tx)
+	from := tx.state()
 	if from == state {
 		return nil
 	}
@@ -188,7 +114,7 @@ func (e *Emulator) Reach(txID int64, state string) error {
 			return fmt.Errorf("reaching %s, at %s: %w", state, step.name, err)
 		}
 	}
-	if got := reachState(tx); got != state {
+	if got := tx.state(); got != state {
 		return unreachable(tx, state, "its steps left it %s", got)
 	}
 	return nil
@@ -252,7 +178,7 @@ func owesBrokerWithoutMethod(tx *transaction) bool {
 }
 
 func unreachable(tx *transaction, state, format string, args ...any) *apiError {
-	return invalidState("reach", reachState(tx), 0, "transaction %d cannot reach %s: %s", tx.id, state, fmt.Sprintf(format, args...))
+	return invalidState("reach", tx.state(), 0, "transaction %d cannot reach %s: %s", tx.id, state, fmt.Sprintf(format, args...))
 }
 
 // agreeAll has every party that has not agreed agree, as itself.
@@ -324,17 +250,8 @@ func (e *Emulator) selectTestMethods(tx *transaction, roles ...string) error {
 
 // controlReach serves POST /_emulator/transactions/{id}/reach {"state"}.
 func (e *Emulator) controlReach(r *http.Request, body []byte) (response, error) {
-	id, err := pathID(r)
+	id, state, err := txAndField(r, body, "state")
 	if err != nil {
-		return response{}, err
-	}
-	o, err := decodeObject(body)
-	if err != nil {
-		return response{}, err
-	}
-	o.required("state")
-	state := o.str("state")
-	if err := o.errs.orNil(); err != nil {
 		return response{}, err
 	}
 	if err := e.Reach(id, state); err != nil {

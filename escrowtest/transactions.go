@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 )
 
 // transactionFor finds the transaction named by {id}, if the caller is a party to it:
@@ -207,7 +208,8 @@ func (e *Emulator) webLink(req *request) (response, error) {
 	}
 	// As-Customer opens the page for the party named (the provider's docs call the web
 	// link most useful that way); the same rules as for actions decide who may send it.
-	if _, err := e.actorFor(req, tx); err != nil {
+	who, err := e.actorFor(req, tx)
+	if err != nil {
 		return response{}, err
 	}
 	path := fmt.Sprintf("/transaction/%d", tx.id)
@@ -222,5 +224,38 @@ func (e *Emulator) webLink(req *request) (response, error) {
 	if !slices.Contains(webLinkActions, action) {
 		return response{}, notFound("no web link for %q", action)
 	}
+	if err := tx.mayOpenActionPage(who.account, action); err != nil {
+		return response{}, err
+	}
 	return success(wireLandingPage{LandingPage: emulatorURL(req.Request, "/pages"+path+"/"+action)}), nil
+}
+
+// mayOpenActionPage refuses the page of an action to a party that holds no role taking
+// it: the creator that is only the partner party asking for the agree page, a buyer asking
+// for ship. The live API refused the first with "Buyer is unable to agree at this stage
+// in the transaction" (a 4xx; API notes, "What the live API answered"), naming the buyer
+// though the caller was no buyer; the emulator answers 400 in those words, naming the
+// caller's role when it has one besides partner. Whether live refuses a party that has
+// already taken the action is not known, so the page stays open to it.
+func (t *transaction) mayOpenActionPage(who *account, action string) error {
+	rule, ok := actionNamed(action)
+	if !ok || action == "cancel" { // view, pay; cancel has rules of its own
+		return nil
+	}
+	role := "" // the caller's role besides partner
+	for _, p := range t.partiesOf(who.id) {
+		if p.role == rolePartner {
+			continue
+		}
+		if role == "" {
+			role = p.role
+		}
+		if len(rule.roles) == 0 || slices.Contains(rule.roles, p.role) {
+			return nil
+		}
+	}
+	if role == "" {
+		role = roleBuyer // the live API's word to a caller that is only the partner
+	}
+	return invalidState(action, t.phase(), 0, "%s is unable to %s at this stage in the transaction", strings.ToUpper(role[:1])+role[1:], action)
 }

@@ -132,6 +132,8 @@ func TestTimelineRecordsEveryEvent(t *testing.T) {
 	}
 }
 
+// TestWebLinks: a web link is a page on the emulator's host, for the transaction or an
+// item, and an action's page only for a party whose role takes the action.
 func TestWebLinks(t *testing.T) {
 	w := newWorld(t)
 	id := w.b.create(merchandise())
@@ -150,4 +152,21 @@ func TestWebLinks(t *testing.T) {
 	if !strings.Contains(string(page.raw), "escrowtest") {
 		t.Errorf("page: %s", page.raw)
 	}
+	// The creator that is only the partner party, asking without As-Customer, is refused
+	// the agree page in the live API's words; a party is refused the page of an action its
+	// role never takes.
+	b := merchandise()
+	set(b, "parties.0.customer", "buyer@example.com")
+	set(b, "items.0.schedule.0.payer_customer", "buyer@example.com")
+	pid := w.p.create(b)
+	r = w.p.must(http.StatusBadRequest, http.MethodGet, txPath(pid, "web_link", "agree"), nil)
+	if r.str("message") != "Buyer is unable to agree at this stage in the transaction" || r.str("error") != "invalid_state" {
+		t.Errorf("the agree page for a creator that is no buyer: %s", r.raw)
+	}
+	r = w.b.must(http.StatusBadRequest, http.MethodGet, txPath(id, "web_link", "ship"), nil)
+	if r.str("message") != "Buyer is unable to ship at this stage in the transaction" {
+		t.Errorf("the ship page for the buyer: %s", r.raw)
+	}
+	w.p.asCustomer("buyer@example.com").must(http.StatusOK, http.MethodGet, txPath(pid, "web_link", "agree"), nil)
+	w.p.must(http.StatusOK, http.MethodGet, txPath(pid, "web_link", "view"), nil)
 }

@@ -265,7 +265,10 @@ func (c *creation) parties(o object) []draftParty {
 		parties = append(parties, p)
 	}
 	for _, role := range []string{roleBuyer, roleSeller} {
-		if !c.hasRole(role) {
+		// A party entry that claims the role and was refused for its address has its own
+		// error; the missing role follows from it and is not reported beside it.
+		claimed := slices.ContainsFunc(parties, func(p draftParty) bool { return p.role == role })
+		if !c.hasRole(role) && !claimed {
 			c.errs.add(fmt.Sprintf("a transaction must have exactly one %s", role), "parties", "all")
 		}
 	}

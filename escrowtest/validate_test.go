@@ -62,9 +62,9 @@ func TestCreateValidation(t *testing.T) {
 			b := set(merchandise(), "parties", []any{body{"role": "seller", "customer": "seller@example.com"}, body{"role": "broker", "customer": "me"}})
 			return set(b, "items.0.schedule.0.payer_customer", "seller@example.com")
 		}, paths: []string{"items.0.schedule.0.payer_customer", "parties.all"}},
-		{name: "party customer missing", body: func() body { return set(merchandise(), "parties.1.customer", nil) }, paths: []string{"items.0.schedule.0.beneficiary_customer", "parties.1", "parties.all"}},
-		{name: "same customer twice", body: func() body { return set(merchandise(), "parties.1.customer", "buyer@example.com") }, paths: []string{"items.0.schedule.0.beneficiary_customer", "parties.1", "parties.all"}},
-		{name: "customer not an e-mail", body: func() body { return set(merchandise(), "parties.1.customer", "seller") }, paths: []string{"items.0.schedule.0.beneficiary_customer", "parties.1", "parties.all"}},
+		{name: "party customer missing", body: func() body { return set(merchandise(), "parties.1.customer", nil) }, paths: []string{"items.0.schedule.0.beneficiary_customer", "parties.1"}},
+		{name: "same customer twice", body: func() body { return set(merchandise(), "parties.1.customer", "buyer@example.com") }, paths: []string{"items.0.schedule.0.beneficiary_customer", "parties.1"}},
+		{name: "customer not an e-mail", body: func() body { return set(merchandise(), "parties.1.customer", "seller") }, paths: []string{"items.0.schedule.0.beneficiary_customer", "parties.1"}},
 		{name: "visibility without a broker", body: func() body {
 			return set(merchandise(), "parties.1.visibility", body{"hidden_from": []any{"me"}})
 		}, paths: []string{"parties.1"}},

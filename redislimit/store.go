@@ -159,6 +159,12 @@ func (s *Store) Reserve(ctx context.Context, key escrow.RateLimitKey) (escrow.Ra
 	if err != nil {
 		return escrow.RateLimitGrant{}, &Error{Op: "reserve", Err: err}
 	}
+	return grantOf(res, id)
+}
+
+// grantOf reads budget.lua's answer to reserve, {granted, wait in µs, probe, window}, into
+// the grant of the reservation id.
+func grantOf(res []int64, id string) (escrow.RateLimitGrant, error) {
 	if len(res) != 4 || res[1] < 0 || res[3] < 0 {
 		return escrow.RateLimitGrant{}, &Error{Op: "reserve", Err: fmt.Errorf("unexpected answer %v", res)}
 	}

@@ -54,7 +54,7 @@ func runConformance(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.StringVar(&f.envFile, "env", "", "read "+envEmail+", "+envAPIKey+", "+envBaseURL+" and "+envCACert+" from this `file` of export lines, such as 'escrow emulator --env' writes")
 	fs.StringVar(&f.buyerEnv, "buyer-env", "", "the buyer account's credentials: a `file` setting "+envEmail+" and "+envAPIKey)
 	fs.StringVar(&f.sellerEnv, "seller-env", "", "the seller account's credentials: a `file` setting "+envEmail+" and "+envAPIKey)
-	fs.StringVar(&f.cassettes, "cassettes", "", "replay the cassettes of this `directory` instead of the built-in scenarios")
+	fs.StringVar(&f.cassettes, "cassettes", "", "replay the cassettes of this `directory` instead of the built-in scenarios; the recording's accounts are given keys by --env, --buyer-env and --seller-env (with --sandbox, the environment too), and an emulator makes the others")
 	fs.StringVar(&f.caCert, "ca-cert", "", "also trust the PEM certificates in `file` (default $"+envCACert+")")
 	if code, ok := parseNone(fs, name, args, stderr); !ok {
 		return code
@@ -70,7 +70,7 @@ func runConformance(ctx context.Context, args []string, stdout, stderr io.Writer
 	defer transport.CloseIdleConnections()
 	hc := &http.Client{Transport: transport, Timeout: time.Minute}
 	if f.cassettes != "" {
-		return replayCassettes(ctx, f, hc, stdout, stderr)
+		return replayCassettes(ctx, f, env, hc, stdout, stderr)
 	}
 	s, err := newConformance(ctx, f, env, hc)
 	if err != nil {
@@ -114,16 +114,17 @@ func (f *conformanceFlags) environment() (map[string]string, error) {
 
 // replayCassettes is "escrow conformance --cassettes DIR": each difference on a line, then
 // the total.
-func replayCassettes(ctx context.Context, f conformanceFlags, hc *http.Client, stdout, stderr io.Writer) int {
+func replayCassettes(ctx context.Context, f conformanceFlags, env map[string]string, hc *http.Client, stdout, stderr io.Writer) int {
 	const name = "escrow conformance"
 	cassettes, err := escrowtest.ReadCassettes(f.cassettes)
 	if err != nil {
 		return exitCode(stderr, name, usagef("--cassettes: %v", err))
 	}
-	opts := []escrowtest.ReplayOption{escrowtest.ReplayHTTPClient(hc)}
-	if keys := replayKeys(f); len(keys) > 0 {
-		opts = append(opts, escrowtest.ReplayCredentials(keys))
+	keys, err := replayKeys(f, env)
+	if err != nil {
+		return exitCode(stderr, name, err)
 	}
+	opts := []escrowtest.ReplayOption{escrowtest.ReplayHTTPClient(hc), escrowtest.ReplayCredentials(keys)}
 	diffs, err := escrowtest.Replay(ctx, f.cassettes, f.against, opts...)
 	if err != nil {
 		for _, d := range diffs {
@@ -161,19 +162,34 @@ func printReplay(w io.Writer, cassettes []escrowtest.Cassette, diffs []escrowtes
 	fmt.Fprintf(w, "%d exchanges replayed, %d differences\n", exchanges, len(diffs))
 }
 
-// replayKeys are the credentials --env, --buyer-env and --seller-env give, by e-mail, for
-// a replay against a server that makes no accounts.
-func replayKeys(f conformanceFlags) map[string]string {
+// replayKeys are the credentials a replay is given, by e-mail address: those of the --env,
+// --buyer-env and --seller-env files and, with --sandbox, of the environment. Without
+// --sandbox the environment's are left out: they may well be another emulator's (a shell
+// set up with '. FILE'), and an emulator makes the accounts a replay needs.
+func replayKeys(f conformanceFlags, env map[string]string) (map[string]string, error) {
 	keys := map[string]string{}
-	for _, file := range []string{f.envFile, f.buyerEnv, f.sellerEnv} {
-		if file == "" {
-			continue
-		}
-		if v, err := envFileValues(file); err == nil && v[envEmail] != "" && v[envAPIKey] != "" {
-			keys[v[envEmail]] = v[envAPIKey]
+	add := func(email, key string) {
+		if email != "" && key != "" {
+			keys[email] = key
 		}
 	}
-	return keys
+	if f.envFile != "" || f.sandbox {
+		add(env[envEmail], env[envAPIKey])
+	}
+	for _, p := range []struct{ flag, file, emailVar, keyVar string }{
+		{"--buyer-env", f.buyerEnv, envBuyerEmail, envBuyerAPIKey},
+		{"--seller-env", f.sellerEnv, envSellerEmail, envSellerAPIKey},
+	} {
+		if p.file == "" && !f.sandbox {
+			continue
+		}
+		email, key, err := credentialsFrom(p.file, p.emailVar, p.keyVar)
+		if err != nil {
+			return nil, usagef("%s: %v", p.flag, err)
+		}
+		add(email, key)
+	}
+	return keys, nil
 }
 
 // account is one account the suite acts as.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	escrow "github.com/escrowkit/escrow-go"
 	"github.com/escrowkit/escrow-go/escrowtest"
 )
 
@@ -182,6 +183,9 @@ func printProgress(w io.Writer, p escrowtest.Progress) {
 	fmt.Fprintf(w, "\ntransaction %d: %s, paid out %s\n", p.TransactionID, state, p.Disbursed)
 	for _, s := range p.Steps {
 		fmt.Fprintf(w, "  next: %s\n", s)
+		if s.Action == string(escrow.NextPay) {
+			fmt.Fprintf(w, "    'escrow emulator approve %d' brings the buyer's funds in\n", p.TransactionID)
+		}
 	}
 	for _, u := range p.Unpaid {
 		fmt.Fprintf(w, "  not paid out: %s owed to %s (%s) for item %d: %s\n", u.Amount, u.Customer, u.Role, u.ItemID, u.Reason)

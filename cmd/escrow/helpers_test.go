@@ -101,3 +101,19 @@ func linesWith(s, prefix string) []string {
 	}
 	return out
 }
+
+// withStdin makes text the process's standard input until the test ends.
+func withStdin(t *testing.T, text string) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin := os.Stdin
+	os.Stdin = r
+	t.Cleanup(func() { os.Stdin = stdin; r.Close() })
+	go func() {
+		w.WriteString(text)
+		w.Close()
+	}()
+}

@@ -61,7 +61,8 @@ func (s *metricsServer) shutdown(ctx context.Context) error {
 }
 
 // health answers /healthz: 200 when the store and the API both answer, else 503; the
-// body says which of them failed ("store: ok", "api: failing: 401"). The API check reads
+// body says which of them failed ("store: ok", "api: failing: 503"; a 401 adds
+// "credentials refused", since the client sent them). The API check reads
 // the account itself (GET /customer/me); the store check reads the reconciler's mark.
 // The API's failure is named by its kind (escrow.ErrorType), never by its text: that may
 // quote the server, which may echo the account's e-mail, and this page is for whoever
@@ -87,7 +88,11 @@ func (h *health) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		storeFailure = storeErr.Error()
 	}
 	fmt.Fprintln(w, "store:", verdict(storeFailure))
-	fmt.Fprintln(w, "api:", verdict(escrow.ErrorType(apiErr)))
+	apiFailure := escrow.ErrorType(apiErr)
+	if errors.Is(apiErr, escrow.ErrUnauthorized) {
+		apiFailure += " credentials refused" // the client sent them: a 401 means refused
+	}
+	fmt.Fprintln(w, "api:", verdict(apiFailure))
 }
 
 // verdict is "ok" for no failure, else "failing: " and the failure.

@@ -109,8 +109,8 @@ func TestListenServesMetricsAndHealth(t *testing.T) {
 }
 
 // TestHealthSaysWhichIsDown: with the API refusing the account, /healthz answers 503 and
-// names the API, not the store, by the failure's kind: no text of the server's answer,
-// which may echo the account's e-mail.
+// names the API, not the store, by the failure's kind (a 401: the credentials refused, not
+// missing): no text of the server's answer, which may echo the account's e-mail.
 func TestHealthSaysWhichIsDown(t *testing.T) {
 	e := newEmulator(t)
 	bad, err := escrow.NewClient(e.partner.Email, "not-the-key", escrow.WithBaseURL(e.srv.URL), escrow.WithHTTPClient(e.srv.Client()))
@@ -121,7 +121,7 @@ func TestHealthSaysWhichIsDown(t *testing.T) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	code, body := get(t, srv.URL+"/healthz")
-	if code != http.StatusServiceUnavailable || body != "store: ok\napi: failing: 401\n" {
-		t.Errorf("/healthz answered %d %q; want 503, the store ok and the API failing with a 401", code, body)
+	if code != http.StatusServiceUnavailable || body != "store: ok\napi: failing: 401 credentials refused\n" {
+		t.Errorf("/healthz answered %d %q; want 503, the store ok and the API failing with a 401, the credentials refused", code, body)
 	}
 }

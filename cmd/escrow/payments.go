@@ -108,6 +108,9 @@ func runPayChoose(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			page, err := client.Transactions.ChoosePaymentMethod(ctx, id, method, &escrow.ChoosePaymentMethodRequest{ReturnURL: returnURL}, opts...)
 			return page, func(w io.Writer) {
 				fmt.Fprintf(w, "The buyer pays by %s on this page:\n  %s\n", method, page.LandingPage)
+				if strings.Contains(page.LandingPage, "/_emulator/") {
+					fmt.Fprintf(w, "This is an emulator's page, where nobody pays: 'escrow emulator approve %d' brings the buyer's funds in.\n", id)
+				}
 			}, err
 		})
 }

@@ -31,6 +31,8 @@ func (e *emulator) useAccount(t *testing.T, email string) {
 	t.Setenv(envAPIKey, a.APIKey)
 }
 
+// TestPayByCard: the buyer's methods with their totals, the card's page, and, on an
+// emulator, the way a card payment arrives, named wherever the sale waits for it.
 func TestPayByCard(t *testing.T) {
 	e := newEmulator(t)
 	tx := e.agreed(t)
@@ -53,6 +55,24 @@ func TestPayByCard(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "The buyer pays by credit_card on this page:") ||
 		!strings.Contains(out, fmt.Sprintf("/_emulator/pages/checkout/%d/credit_card?return_url=https%%3A%%2F%%2Fshop.example.com%%2Fdone", tx.ID)) {
 		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+	// Nobody pays on an emulator's page: every command that meets the stall names the way
+	// out, as the emulator's page does.
+	approve := "'escrow emulator approve " + id + "'"
+	if !strings.Contains(out, approve) {
+		t.Errorf("pay choose on an emulator does not name %s:\n%s", approve, out)
+	}
+	code, out, _ = e.api(t, 3, "transactions", "get", id)
+	if code != 0 || !strings.Contains(out, "next: buyer@example.com pays") || !strings.Contains(out, approve) {
+		t.Errorf("get: exit %d, want the next step and %s\n%s", code, approve, out)
+	}
+	code, _, errOut = e.api(t, 3, "transactions", "act", id, "ship", "--as-customer", "seller@example.com")
+	if code != exitAPI || !strings.Contains(errOut, "awaiting_payment") || !strings.Contains(errOut, "next: buyer@example.com pays") || !strings.Contains(errOut, approve) {
+		t.Errorf("act ship before payment: exit %d, want the refusal, the next step and %s\n%s", code, approve, errOut)
+	}
+	code, out, _ = e.api(t, 2, "emulator", "ledger", id)
+	if code != 0 || !strings.Contains(out, approve) {
+		t.Errorf("emulator ledger: exit %d, want %s\n%s", code, approve, out)
 	}
 
 	for _, tc := range []struct {
@@ -193,15 +213,7 @@ func TestDisbursementDetailsFromAFileOrStandardInputStayOffTheCommandLine(t *tes
 	}
 
 	// Standard input, with every detail in it.
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdin := os.Stdin
-	os.Stdin = r
-	t.Cleanup(func() { os.Stdin = stdin })
-	w.WriteString("type=wire_transfer\naccount-name=Sam Seller\nbank-name=Second Bank\nswift=EXAMUS33\niban=DE89370400440532013000\n")
-	w.Close()
+	withStdin(t, "type=wire_transfer\naccount-name=Sam Seller\nbank-name=Second Bank\nswift=EXAMUS33\niban=DE89370400440532013000\n")
 	code, out, errOut = e.api(t, 3, "transactions", "disbursement", "add", id, "--from-file", "-")
 	if code != 0 || !strings.Contains(out, "wire_transfer added and selected") || !strings.Contains(out, "…3000") {
 		t.Fatalf("--from-file -: exit %d\n%s%s", code, out, errOut)

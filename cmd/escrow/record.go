@@ -249,6 +249,9 @@ func (rec *recorder) keep(x exchange) {
 	}
 	rec.seq++
 	c.Seq = rec.seq
+	// The path names the file and the log line too, not only the cassette: a key put in a
+	// path by mistake (transaction/reference/KEY) must reach neither.
+	c.Path, c.Query = rec.guard.text(c.Path), rec.guard.text(c.Query)
 	data, err := rec.guard.encode(c)
 	if err == nil {
 		err = writeNew(filepath.Join(rec.dir, c.FileName()), data)
@@ -328,6 +331,8 @@ type credentialGuard struct {
 	// secrets are the texts no file may hold: keys, passwords, Authorization values and
 	// their tokens, delivery secrets.
 	secrets []string
+	// full is set once a credential could not be kept (maxGuarded).
+	full bool
 }
 
 // learnAuthorization learns the request's Basic credentials and returns the e-mail
@@ -349,13 +354,15 @@ func (g *credentialGuard) learnAuthorization(r *http.Request) string {
 	return email
 }
 
+// maxGuarded bounds the credentials a guard keeps, and so the work of each write: a
+// recording of a flow has a handful. Past it the guard cannot vouch for a file, and every
+// later cassette is refused (the exchanges are still forwarded).
+const maxGuarded = 4096
+
 // learn adds a credential: its redactor and its text.
 func (g *credentialGuard) learn(email, secret string) {
-	if secret == "" || g.seen[email+"\x00"+secret] {
+	if secret == "" || g.seen[email+"\x00"+secret] || !g.room() {
 		return
-	}
-	if g.seen == nil {
-		g.seen = make(map[string]bool)
 	}
 	g.seen[email+"\x00"+secret] = true
 	g.redactors = append(g.redactors, redact.New(email, secret))
@@ -363,13 +370,21 @@ func (g *credentialGuard) learn(email, secret string) {
 }
 
 func (g *credentialGuard) addSecret(s string) {
-	if len(s) >= 4 && !g.seen["\x00"+s] {
-		if g.seen == nil {
-			g.seen = make(map[string]bool)
-		}
+	if len(s) >= 4 && !g.seen["\x00"+s] && g.room() {
 		g.seen["\x00"+s] = true
 		g.secrets = append(g.secrets, s)
 	}
+}
+
+// room reports whether one more credential may be kept, and marks the guard full when not.
+func (g *credentialGuard) room() bool {
+	if g.seen == nil {
+		g.seen = make(map[string]bool)
+	}
+	if len(g.seen) >= maxGuarded {
+		g.full = true
+	}
+	return !g.full
 }
 
 // secretFields are the JSON fields whose values are credentials wherever they appear.
@@ -434,12 +449,29 @@ func (g *credentialGuard) scrubString(email, key, s string) string {
 	return masked
 }
 
+// text returns s with every credential learned so far removed.
+func (g *credentialGuard) text(s string) string {
+	for _, r := range g.redactors {
+		s = r.String(s)
+	}
+	for _, secret := range g.secrets {
+		s = strings.ReplaceAll(s, secret, redact.Redacted)
+	}
+	return s
+}
+
+// errTooManyCredentials refuses every cassette once the guard is full.
+var errTooManyCredentials = fmt.Errorf("more than %d credentials went through the recorder: it can no longer vouch that a file holds none; nothing was written", maxGuarded)
+
 // errHoldsCredential refuses a cassette that would still hold a credential.
 var errHoldsCredential = errors.New("it would still hold a credential after redaction; nothing was written")
 
 // encode returns the cassette's file: its JSON with every credential learned so far
 // redacted, checked to hold none.
 func (g *credentialGuard) encode(c *escrowtest.Cassette) ([]byte, error) {
+	if g.full {
+		return nil, errTooManyCredentials
+	}
 	data, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return nil, err

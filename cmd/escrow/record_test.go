@@ -214,3 +214,37 @@ func TestRecordKeepsNumbersAsWritten(t *testing.T) {
 		t.Errorf("%s", got)
 	}
 }
+
+func TestRecordKeepsACredentialPutInAPathOutOfFileNamesAndFiles(t *testing.T) {
+	e := newEmulator(t)
+	dir := t.TempDir()
+	base, stop := startRecorder(t, e.srv.URL, e.certFile, dir)
+	t.Setenv(envBaseURL, base)
+	t.Setenv(envCACert, "")
+	// A caller's slip: the key as a reference.
+	cli(t, "transactions", "get", "--reference", e.partner.APIKey)
+	if code, stderr := stop(); code != 0 || strings.Contains(stderr, e.partner.APIKey) {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if len(files) != 1 {
+		t.Fatalf("%d files, want the one exchange", len(files))
+	}
+	data, _ := os.ReadFile(files[0])
+	if strings.Contains(files[0], e.partner.APIKey[:8]) || strings.Contains(string(data), e.partner.APIKey[:8]) {
+		t.Errorf("the key reached %s:\n%s", files[0], data)
+	}
+}
+
+func TestRecordGuardStopsWritingOnceItCannotKeepEveryCredential(t *testing.T) {
+	var g credentialGuard
+	for i := range maxGuarded {
+		g.learn("market@example.com", fmt.Sprintf("%d_abcdefghijklmnopqrstuvwxyz", i))
+	}
+	if _, err := g.encode(&escrowtest.Cassette{Seq: 1, Kind: escrowtest.CassetteExchange, Method: "GET", Path: "customer/me", Status: 200}); !errors.Is(err, errTooManyCredentials) {
+		t.Errorf("encode with a full guard: %v", err)
+	}
+	if len(g.seen) > maxGuarded {
+		t.Errorf("%d kept, more than %d", len(g.seen), maxGuarded)
+	}
+}

@@ -154,12 +154,28 @@ func runTransactionsAct(ctx context.Context, args []string, stdout, stderr io.Wr
 		tx, err = client.Transactions.Act(ctx, id, req, api.requestOptions()...)
 	}
 	if err != nil {
-		return exitCode(stderr, name, err)
+		code := exitCode(stderr, name, err)
+		if errors.Is(err, escrow.ErrActionNotAllowed) {
+			explainRefusal(ctx, client, id, stderr)
+		}
+		return code
 	}
 	return api.print(stdout, stderr, name, tx, func(w io.Writer) {
 		fmt.Fprintf(w, "%s: done.\n\n", req.Action)
 		printTransaction(w, tx)
 	})
+}
+
+// explainRefusal follows an action the transaction's state refused with what the
+// transaction waits for instead, read afresh as the client itself, so that the refusal
+// names its way out; a failed read adds nothing.
+func explainRefusal(ctx context.Context, client *escrow.Client, id int64, stderr io.Writer) {
+	tx, err := client.Transactions.Get(ctx, id)
+	if err != nil {
+		return
+	}
+	fmt.Fprintf(stderr, "Transaction %d is %s.\n", id, tx.State())
+	printNextSteps(stderr, tx)
 }
 
 // actionNames lists the actions the SDK knows (its action table, escrow.Actions).
@@ -349,10 +365,20 @@ func printNextSteps(w io.Writer, tx *escrow.Transaction) {
 		fmt.Fprintf(w, "next: %s\n", line)
 	}
 	for _, s := range steps {
-		if s.Action == escrow.NextSelectDisbursementMethod {
+		switch s.Action {
+		case escrow.NextSelectDisbursementMethod:
 			fmt.Fprintf(w, "      nothing owed to %s is paid out until then: 'escrow transactions disbursement add %d --as %[1]s' on an emulator\n", s.Customer, tx.ID)
+		case escrow.NextPay:
+			fmt.Fprintf(w, "      %s\n", payHint(tx.ID))
 		}
 	}
+}
+
+// payHint says how a buyer's payment is made, and how it arrives on an emulator, where
+// nobody pays on the provider's page.
+func payHint(id int64) string {
+	return fmt.Sprintf("the buyer pays by wire ('escrow transactions pay wire %d') or on the page 'pay choose %[1]d METHOD' prints; "+
+		"on an emulator, 'escrow emulator approve %[1]d' brings the funds in", id)
 }
 
 // nextColumn is the listing's short word on who must act next: the first step, and how

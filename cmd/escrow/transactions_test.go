@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -280,7 +281,8 @@ func TestIsTerminal(t *testing.T) {
 
 // TestCLIExplainsAStalledSale: a sale whose seller chose no payout method stalls after
 // the inspection period; 'emulator advance', 'emulator ledger' and 'transactions get' say
-// who must do what and why nothing was paid out, and the seller's choice, made with --as
+// who must do what and why nothing was paid out, naming the state with the same word, and
+// the seller's choice, made with --as
 // and no key copied, completes it.
 func TestCLIExplainsAStalledSale(t *testing.T) {
 	e := newEmulator(t)
@@ -312,7 +314,7 @@ func TestCLIExplainsAStalledSale(t *testing.T) {
 
 	code, out, errOut := e.api(t, 2, "emulator", "advance", "1d")
 	want := []string{
-		"transaction " + id + ": funded (item " + fmt.Sprint(tx.Items[0].ID) + " accepted), paid out 0.00",
+		"transaction " + id + ": accepted (item " + fmt.Sprint(tx.Items[0].ID) + " accepted), paid out 0.00",
 		"next: seller@example.com selects a disbursement method",
 		"not paid out: 250.00 owed to seller@example.com (seller) for item",
 		"no disbursement method selected",
@@ -330,6 +332,10 @@ func TestCLIExplainsAStalledSale(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "next: seller@example.com selects a disbursement method") ||
 		!strings.Contains(out, "nothing owed to seller@example.com is paid out until then") {
 		t.Errorf("get: exit %d\n%s", code, out)
+	}
+	// 'transactions get' (the SDK's reading) names the state 'emulator advance' named.
+	if !regexp.MustCompile(`(?m)^State +accepted$`).MatchString(out) {
+		t.Errorf("get after the inspection period: want the state accepted, as 'emulator advance' said\n%s", out)
 	}
 
 	code, out, _ = e.api(t, 2, "transactions", "list")

@@ -69,11 +69,26 @@ func showSecretsFlag(show *bool) func(fs *flag.FlagSet) {
 }
 
 // runWebhooksAdd is "escrow webhooks add URL". The URL is printed back as list prints it.
+// A URL that carries a delivery secret is a credential, which a command line shows every
+// user of the machine (ps): "-" reads the URL from standard input instead.
 func runWebhooksAdd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var hookURL string
 	var show bool
-	return apiCommand(ctx, "escrow webhooks add", "escrow webhooks add URL", args, stdout, stderr, false, showSecretsFlag(&show),
+	return apiCommand(ctx, "escrow webhooks add", "escrow webhooks add URL|-\n\n- reads the URL from standard input, where a delivery secret in it stays off the command line", args, stdout, stderr, false, showSecretsFlag(&show),
 		func(positional []string) error {
+			if len(positional) == 1 && positional[0] == "-" {
+				data, err := readFileOrStdin("-")
+				if err != nil {
+					return usagef("reading the URL from standard input: %v", err)
+				}
+				positional = []string{strings.TrimSpace(string(data))}
+				if !absoluteHTTP(positional[0]) {
+					// Not quoted: what was piped in may hold a secret.
+					return usagef("standard input holds no absolute http or https URL")
+				}
+			} else if len(positional) == 1 && webhook.MaskURL(positional[0]) != positional[0] {
+				fmt.Fprintln(stderr, "escrow webhooks add: warning: the URL's delivery secret on the command line is visible to every user of this machine (ps) and kept in shell history: give - and the URL on standard input")
+			}
 			if err := checkWebhookURL(positional); err != nil {
 				return err
 			}
@@ -99,7 +114,7 @@ func checkWebhookURL(positional []string) error {
 	}
 	u, err := url.Parse(positional[0])
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return usagef("%q is not an absolute http or https URL", positional[0])
+		return usagef("%q is not an absolute http or https URL", webhook.MaskURL(positional[0]))
 	}
 	return nil
 }

@@ -517,3 +517,26 @@ func TestWebhookStoreComesFromTheEnvironmentAndAPasswordInTheFlagIsWarnedOf(t *t
 		}
 	}
 }
+
+func TestWebhooksAddTakesTheURLFromStandardInputToKeepItsSecretOffTheCommandLine(t *testing.T) {
+	e := newEmulator(t)
+	secret := webhook.NewSecret()
+	withStdin(t, "https://market.example.com/escrow/"+secret+"\n")
+	code, out, errOut := e.api(t, 2, "webhooks", "add", "-")
+	if code != 0 || strings.Contains(out+errOut, secret) || !strings.Contains(out, "https://market.example.com/escrow/SECRET") || strings.Contains(errOut, "warning") {
+		t.Fatalf("add -: exit %d:\n%s%s", code, out, errOut)
+	}
+	hooks, err := e.client.Webhooks.List(t.Context(), escrow.Me)
+	if err != nil || len(hooks.Webhooks) != 1 || hooks.Webhooks[0].URL != "https://market.example.com/escrow/"+secret {
+		t.Errorf("registered %+v, %v", hooks, err)
+	}
+	// On the command line it still works, with a warning.
+	_, _, errOut = e.api(t, 2, "webhooks", "add", "https://market.example.com/other/"+secret)
+	if !strings.Contains(errOut, "warning: the URL's delivery secret on the command line") || strings.Contains(errOut, secret) {
+		t.Errorf("no warning, or the secret shown: %s", errOut)
+	}
+	withStdin(t, "not a url "+secret)
+	if code, _, errOut := e.api(t, 2, "webhooks", "add", "-"); code != exitUsage || strings.Contains(errOut, secret) {
+		t.Errorf("a bad URL on standard input: exit %d: %s", code, errOut)
+	}
+}

@@ -154,8 +154,12 @@ async function refreshList() {
 
 // ---- one transaction
 
+// fill replaces a table's rows when they changed, and only then: a row under the
+// pointer (a Resend button, an open body) is not swapped for its twin at every refresh.
 function fill(tbody, rows) {
-  tbody.replaceChildren(...rows.map((cells) => el("tr", {}, ...cells)));
+  const fresh = rows.map((cells) => el("tr", {}, ...cells));
+  const html = fresh.map((r) => r.outerHTML).join("");
+  if (tbody.innerHTML !== html) tbody.replaceChildren(...fresh);
 }
 
 function customerCell(c) {
@@ -268,9 +272,11 @@ function faultText(f) {
 }
 
 function renderFaults(data) {
-  $("#faults-list").replaceChildren(...data.faults.map((f) => el("li", { "data-fault": f.id },
+  const items = data.faults.map((f) => el("li", { "data-fault": f.id },
     el("code", { text: f.endpoint }), ` ${faultText(f)} `,
-    el("button", { type: "button", class: "secondary small", "data-remove": f.id, "aria-label": `Remove fault ${f.id} on ${f.endpoint}`, text: "Remove" }))));
+    el("button", { type: "button", class: "secondary small", "data-remove": f.id, "aria-label": `Remove fault ${f.id} on ${f.endpoint}`, text: "Remove" })));
+  const list = $("#faults-list");
+  if (list.innerHTML !== items.map((li) => li.outerHTML).join("")) list.replaceChildren(...items);
   $("#no-faults").hidden = data.faults.length > 0;
 }
 

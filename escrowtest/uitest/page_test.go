@@ -120,6 +120,25 @@ func (p *page) snap(name string) {
 	}
 }
 
+// roadBike starts an emulator with the page, a receiver of webhook calls the buyer
+// registered, and a marketplace's sale of a road bike, agreed by both parties.
+func (p *page) roadBike() (*escrowtest.Server, *httptest.Server, *Market, int64) {
+	p.t.Helper()
+	srv := escrowtest.NewServer(escrowtest.WithUI(), escrowtest.WithClock(start))
+	p.t.Cleanup(srv.Close)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	p.t.Cleanup(hook.Close)
+	m, err := NewMarket(p.ctx, srv, hook.URL)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	id, err := m.Sell(p.ctx, "Road bike", "1500.00")
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return srv, hook, m, id
+}
+
 // TestPageTakesASaleThroughItsControls: a sale a marketplace sets up, paid with the
 // page's Approve button, delivered through the API while the page watches, accepted when
 // the page's clock control ends the inspection period, and paid out. At each step the
@@ -128,19 +147,8 @@ func (p *page) snap(name string) {
 // window.
 func TestPageTakesASaleThroughItsControls(t *testing.T) {
 	p := newPage(t, 1280, 1000)
-	srv := escrowtest.NewServer(escrowtest.WithUI(), escrowtest.WithClock(start))
-	defer srv.Close()
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
-	defer hook.Close()
+	srv, hook, m, id := p.roadBike()
 	ctx := p.ctx
-	m, err := NewMarket(ctx, srv, hook.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := m.Sell(ctx, "Road bike", "1500.00")
-	if err != nil {
-		t.Fatal(err)
-	}
 	link := chromedp.CSS(fmt.Sprintf(`a[data-tx="%d"]`, id))
 
 	// Before the payment: the list and the transaction's page say that the buyer pays.
@@ -187,7 +195,8 @@ func TestPageTakesASaleThroughItsControls(t *testing.T) {
 	if err := m.Deliver(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	p.do("watching the delivery", WaitText("#d-items", "received"), WaitText("#d-deliveries", "receive"))
+	p.do("watching the delivery", WaitText("#d-items", "received"), WaitText("#d-deliveries", "receive"),
+		WaitText("#d-meta .state", "in inspection")) // escrow.TransactionState's word, as the SDK reads it
 	p.has("#d-next", "buyer@example.com (buyer): accept", "by itself at 2026-03-05 10:00:00 UTC")
 	p.has("#d-deliveries", hook.URL, "payment_approved", "204")
 	p.has("#d-items", "shipped")
@@ -195,7 +204,8 @@ func TestPageTakesASaleThroughItsControls(t *testing.T) {
 	// The clock's preset ends the inspection period; the free entry moves it on.
 	p.do("advancing 3 days", chromedp.Click(chromedp.CSS(`#advance button[data-seconds="259200"]`)),
 		WaitText("#result", "Advanced by 3 days"), WaitText("#d-items", "accepted"))
-	p.has("#result", fmt.Sprintf("now 2026-03-05 10:00:00 UTC; changed %d: funded", id))
+	p.has("#result", fmt.Sprintf("now 2026-03-05 10:00:00 UTC; changed %d: accepted", id))
+	p.has("#d-meta .state", "accepted")
 	p.has("#d-next", "seller@example.com (seller): select disbursement method")
 	p.has("#d-waiting", "no disbursement method selected")
 	p.do("advancing 2 hours", chromedp.SetValue(chromedp.CSS("#adv-n"), "2"), chromedp.SetValue(chromedp.CSS("#adv-unit"), "3600"),
@@ -256,6 +266,10 @@ func (p *page) faultsAndKeyboard(m *Market) int64 {
 func (p *page) filtersAndLayout(m *Market) {
 	t, ctx := p.t, p.ctx
 	t.Helper()
+	// The filter offers every state the SDK names, not only the API's coarse five.
+	if got := eval[string](p, `[...document.querySelectorAll("#f-state option")].map((o) => o.value).join(" ")`); got != " awaiting_agreement awaiting_payment funded shipped in_inspection accepted returning returned in_dispute disbursed complete cancelled" {
+		t.Errorf("the state filter offers %q", got)
+	}
 	p.do("filtering by state", choose("#f-state", "complete"), WaitTrue(`document.querySelectorAll("#txs tbody tr").length === 1`))
 	p.has("#txs tbody", "Road bike")
 	p.do("filtering by party", choose("#f-state", ""), chromedp.SendKeys(chromedp.CSS("#f-party"), "nobody@"), WaitTrue(`!document.querySelector("#empty").hidden`))

@@ -122,9 +122,7 @@ func (w *budgetWalker) value(t reflect.Type, generic int64) error {
 	if err != nil {
 		return err
 	}
-	if t != nil && generic == 0 && t != rawMessageType && reflect.PointerTo(t).Implements(unmarshalerType) {
-		generic = maxElemCost(t, map[reflect.Type]bool{})
-	}
+	generic = genericCost(t, generic)
 	switch w.data[w.pos] {
 	case '{':
 		return w.object(t, generic)
@@ -132,6 +130,16 @@ func (w *budgetWalker) value(t reflect.Type, generic int64) error {
 		return w.array(t, generic)
 	}
 	return w.scalar(t, generic)
+}
+
+// genericCost is what each list element in a value of type t is charged: the largest
+// element its type can hold when t is the outermost type that decodes itself, else what
+// an enclosing such type set (0 when none).
+func genericCost(t reflect.Type, generic int64) int64 {
+	if t != nil && generic == 0 && t != rawMessageType && reflect.PointerTo(t).Implements(unmarshalerType) {
+		return maxElemCost(t, map[reflect.Type]bool{})
+	}
+	return generic
 }
 
 // deref charges what the pointers in t allocate and returns the type they point to.
@@ -325,18 +333,23 @@ func (w *budgetWalker) structFields(t reflect.Type) []budgetField {
 	}
 	out := []budgetField{}
 	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch {
-		case name == "-" || (!f.IsExported() && !f.Anonymous):
-		case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
-			out = append(out, w.structFields(f.Type)...)
-		default:
-			out = append(out, budgetField{name: cmp.Or(name, f.Name), typ: f.Type})
-		}
+		out = append(out, w.fieldsOf(t.Field(i))...)
 	}
 	w.fields[t] = out
 	return out
+}
+
+// fieldsOf is what one struct field adds to its struct's JSON names: nothing when JSON
+// ignores it, an embedded struct's fields, or itself.
+func (w *budgetWalker) fieldsOf(f reflect.StructField) []budgetField {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	switch {
+	case name == "-" || (!f.IsExported() && !f.Anonymous):
+		return nil
+	case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
+		return w.structFields(f.Type)
+	}
+	return []budgetField{{name: cmp.Or(name, f.Name), typ: f.Type}}
 }
 
 // fieldFor finds the field a quoted key decodes into, as encoding/json does: the exact
@@ -370,24 +383,39 @@ func maxElemCost(t reflect.Type, seen map[reflect.Type]bool) int64 {
 		return 16
 	}
 	seen[t] = true
-	best := int64(16)
+	return max(16, ownElemCost(t), nestedElemCost(t, seen))
+}
+
+// ownElemCost is what one element of t itself costs when t is a list: a slice's or an
+// array's element (not a byte's: byte lists decode from strings), a map's entry with its
+// overhead, an interface's value; 0 for other types.
+func ownElemCost(t reflect.Type) int64 {
 	switch t.Kind() {
-	case reflect.Pointer, reflect.Slice, reflect.Array:
-		e := t.Elem()
-		if t.Kind() != reflect.Pointer && t != rawMessageType && e.Kind() != reflect.Uint8 {
-			best = max(best, int64(e.Size()))
+	case reflect.Slice, reflect.Array:
+		if t != rawMessageType && t.Elem().Kind() != reflect.Uint8 {
+			return int64(t.Elem().Size())
 		}
-		best = max(best, maxElemCost(e, seen))
 	case reflect.Map:
-		best = max(best, int64(t.Key().Size()+t.Elem().Size())+32, maxElemCost(t.Elem(), seen))
+		return int64(t.Key().Size()+t.Elem().Size()) + 32
 	case reflect.Interface:
-		best = max(best, 64)
+		return 64
+	}
+	return 0
+}
+
+// nestedElemCost is the largest element a list under t's element type or fields can hold.
+func nestedElemCost(t reflect.Type, seen map[reflect.Type]bool) int64 {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		return maxElemCost(t.Elem(), seen)
 	case reflect.Struct:
+		var best int64
 		for i := range t.NumField() {
 			best = max(best, maxElemCost(t.Field(i).Type, seen))
 		}
+		return best
 	}
-	return best
+	return 0
 }
 
 // TopLevelList finds the list an object holds, without building a map of every member: a
@@ -401,42 +429,53 @@ func TopLevelList(b []byte, keys []string) (json.RawMessage, error) {
 		return b, nil
 	}
 	w.pos++
-	found := map[string]json.RawMessage{} // at most len(keys) entries
-	var only json.RawMessage
-	lists := 0
+	c := listCandidates{keys: keys, found: map[string]json.RawMessage{}}
 	for first := true; ; first = false {
 		done, err := w.next('}', first)
 		if err != nil {
 			return nil, err
 		}
 		if done {
-			return pickList(found, keys, only, lists)
+			return c.pick()
 		}
 		key, val, err := w.member()
 		if err != nil {
 			return nil, err
 		}
-		if slices.Contains(keys, key) {
-			found[key] = val
-		}
-		if len(val) > 0 && val[0] == '[' {
-			only, lists = val, lists+1
-		}
+		c.see(key, val)
 	}
 }
 
-// pickList is TopLevelList's answer once the object is read.
-func pickList(found map[string]json.RawMessage, keys []string, only json.RawMessage, lists int) (json.RawMessage, error) {
-	for _, k := range keys {
-		if v, ok := found[k]; ok {
+// listCandidates is what TopLevelList keeps of an object's members while reading it.
+type listCandidates struct {
+	keys  []string
+	found map[string]json.RawMessage // the members under keys: at most len(keys) entries
+	only  json.RawMessage            // the last list member
+	lists int                        // how many members are lists
+}
+
+// see keeps what TopLevelList may answer of one member.
+func (c *listCandidates) see(key string, val json.RawMessage) {
+	if slices.Contains(c.keys, key) {
+		c.found[key] = val
+	}
+	if len(val) > 0 && val[0] == '[' {
+		c.only, c.lists = val, c.lists+1
+	}
+}
+
+// pick is TopLevelList's answer once the object is read.
+func (c *listCandidates) pick() (json.RawMessage, error) {
+	for _, k := range c.keys {
+		if v, ok := c.found[k]; ok {
 			return v, nil
 		}
 	}
-	switch lists {
+	switch c.lists {
 	case 0:
 		return json.RawMessage("null"), nil
 	case 1:
-		return only, nil
+		return c.only, nil
 	}
 	return nil, ErrSeveralLists
 }

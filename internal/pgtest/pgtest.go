@@ -87,25 +87,35 @@ func reapOrphans(bin string) {
 	}
 	owners, _ := filepath.Glob(filepath.Join(os.TempDir(), "escrow-pgtest-*", ownerFile))
 	for _, f := range owners {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
+		if ownerGone(f) {
+			reap(bin, filepath.Dir(f))
 		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil || pid <= 0 {
-			continue
-		}
-		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
-			continue // its owner runs: a test binary of another package
-		}
-		dir := filepath.Dir(f)
-		o := &Server{dir: dir, data: filepath.Join(dir, "data"), bin: bin}
-		if os.Geteuid() == 0 && o.runAsPostgres() != nil {
-			continue
-		}
-		o.run("pg_ctl", "-D", o.data, "-m", "immediate", "-w", "-t", "30", "stop") // fails when it is not running
-		os.RemoveAll(dir)
 	}
+}
+
+// ownerGone reports whether the process an owner file names has ended. An unreadable file
+// says nothing, and a running owner is a test binary of another package: both are left.
+func ownerGone(ownerPath string) bool {
+	b, err := os.ReadFile(ownerPath)
+	if err != nil {
+		return false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return false
+	}
+	_, err = os.Stat(fmt.Sprintf("/proc/%d", pid))
+	return err != nil
+}
+
+// reap stops the server in dir, if it runs, and removes the directory.
+func reap(bin, dir string) {
+	o := &Server{dir: dir, data: filepath.Join(dir, "data"), bin: bin}
+	if os.Geteuid() == 0 && o.runAsPostgres() != nil {
+		return
+	}
+	o.run("pg_ctl", "-D", o.data, "-m", "immediate", "-w", "-t", "30", "stop") // fails when it is not running
+	os.RemoveAll(dir)
 }
 
 // start initializes the cluster in s.dir and starts the server; the caller removes the

@@ -123,50 +123,99 @@ func (s *Store) Acquire(ctx context.Context, l webhook.Lease, names []escrow.Eve
 	kept := false
 	defer func() {
 		if !kept {
-			tx.Rollback()
+			// Nothing to undo once committed; a rollback that fails had no transaction
+			// left to undo (database/sql drops its connection, the server rolls back).
+			_ = tx.Rollback()
 		}
 	}()
-	r, err := s.read(ctx, tx, l.TransactionID, now)
+	a := acquisition{s: s, tx: tx, l: l, names: names, now: now}
+	turn, end, err := a.run(ctx)
 	switch {
-	case err != nil:
-		return webhook.Turn{}, err
-	case !r.known && l.IfKnown:
-		return webhook.Turn{Unknown: true}, nil
-	case r.state == pruned:
-		return webhook.Turn{Pruned: true}, nil // a pruned transaction is never leased
-	case webhook.Replayed(names, r.handed):
-		return webhook.Turn{Replayed: true, Handed: r.handed}, nil
-	}
-	// A name waiting for the holder already stays there until the holder takes the
-	// pending names, and then it is handed to it: it need not be added again.
-	add := slices.DeleteFunc(slices.Clone(names), func(n escrow.EventName) bool { return slices.Contains(r.pending, n) })
-	turn, err := s.lease(ctx, tx, l, add, now)
-	if err != nil {
-		return webhook.Turn{}, err
-	}
-	if !turn.Granted {
-		return turn, s.commit(tx) // the names were left to the holder
-	}
-	if s.d == Postgres {
-		if r, err = s.read(ctx, tx, l.TransactionID, now); err != nil {
-			return webhook.Turn{}, err
-		}
-		switch {
-		case r.state == pruned:
-			return webhook.Turn{Pruned: true}, nil // pruned meanwhile: rolled back
-		case webhook.Replayed(names, r.handed):
-			// The turn the lease waited for recorded what makes them replays: rolled
-			// back, the lease is not taken.
-			return webhook.Turn{Replayed: true, Handed: r.handed}, nil
-		}
-	}
-	turn.Handed = r.handed
-	if s.keepOpen() {
+	case err != nil || end == rollBackAcquire:
+		return turn, err
+	case end == keepAsTurn:
 		s.open(l.TransactionID, l.Holder, tx)
 		kept = true
 		return turn, nil
 	}
 	return turn, s.commit(tx)
+}
+
+// acquisition is one Acquire call within its database transaction tx.
+type acquisition struct {
+	s     *Store
+	tx    *sql.Tx
+	l     webhook.Lease
+	names []escrow.EventName
+	now   time.Time
+}
+
+// acquireEnd is what Acquire does with its database transaction once the turn is decided.
+type acquireEnd int
+
+const (
+	rollBackAcquire acquireEnd = iota // read only, or the lease not taken: nothing to commit
+	commitAcquire                     // names recorded for the holder, or a lease taken outside a turn
+	keepAsTurn                        // the lease is taken and the transaction is the turn (turn.go)
+)
+
+// run decides the turn: it ends at the record when the transaction is unknown (and
+// l.IfKnown), pruned or the names replays; otherwise it leases.
+func (a *acquisition) run(ctx context.Context) (webhook.Turn, acquireEnd, error) {
+	r, err := a.s.read(ctx, a.tx, a.l.TransactionID, a.now)
+	if err != nil {
+		return webhook.Turn{}, rollBackAcquire, err
+	}
+	if !r.known && a.l.IfKnown {
+		return webhook.Turn{Unknown: true}, rollBackAcquire, nil
+	}
+	if turn, ended := endedBy(r, a.names); ended {
+		return turn, rollBackAcquire, nil // a pruned transaction is never leased
+	}
+	// A name waiting for the holder already stays there until the holder takes the
+	// pending names, and then it is handed to it: it need not be added again.
+	add := slices.DeleteFunc(slices.Clone(a.names), func(n escrow.EventName) bool { return slices.Contains(r.pending, n) })
+	turn, err := a.s.lease(ctx, a.tx, a.l, add, a.now)
+	switch {
+	case err != nil:
+		return webhook.Turn{}, rollBackAcquire, err
+	case !turn.Granted:
+		return turn, commitAcquire, nil // the names were left to the holder
+	}
+	return a.granted(ctx, turn, r)
+}
+
+// granted completes a granted lease's turn with what was handed over. On PostgreSQL it
+// reads the record again first: the turn the lease waited for may have pruned the
+// transaction or recorded what makes the names replays, and then the lease is not taken
+// (rolled back).
+func (a *acquisition) granted(ctx context.Context, turn webhook.Turn, r record) (webhook.Turn, acquireEnd, error) {
+	if a.s.d == Postgres {
+		var err error
+		if r, err = a.s.read(ctx, a.tx, a.l.TransactionID, a.now); err != nil {
+			return webhook.Turn{}, rollBackAcquire, err
+		}
+		if ended, ok := endedBy(r, a.names); ok {
+			return ended, rollBackAcquire, nil
+		}
+	}
+	turn.Handed = r.handed
+	if a.s.keepOpen() {
+		return turn, keepAsTurn, nil
+	}
+	return turn, commitAcquire, nil
+}
+
+// endedBy is the turn a transaction's record gives names without a lease: pruned, or
+// replays of what was handed over; false when the record leaves them to a lease.
+func endedBy(r record, names []escrow.EventName) (webhook.Turn, bool) {
+	switch {
+	case r.state == pruned:
+		return webhook.Turn{Pruned: true}, true
+	case webhook.Replayed(names, r.handed):
+		return webhook.Turn{Replayed: true, Handed: r.handed}, true
+	}
+	return webhook.Turn{}, false
 }
 
 // lease inserts or updates the lease row in one statement: l is granted if the lease is
@@ -288,10 +337,7 @@ func (s *Store) yield(ctx context.Context, tx *sql.Tx, y webhook.Yield) (t webho
 	if state == pruned {
 		return webhook.Turn{}, nil, nil // pruned meanwhile: everything was handed over
 	}
-	if _, err := s.recordFacts(ctx, tx, y.TransactionID, y.Holder, y.Facts); err != nil {
-		return webhook.Turn{}, nil, err
-	}
-	if err := s.known(ctx, tx, y.TransactionID, len(y.Facts) > 0, y.Finished, time.Now()); err != nil {
+	if err := s.recordYield(ctx, tx, y); err != nil {
 		return webhook.Turn{}, nil, err
 	}
 	var handed map[string]bool // read once, if names delivered meanwhile need it
@@ -311,6 +357,14 @@ func (s *Store) yield(ctx context.Context, tx *sql.Tx, y webhook.Yield) (t webho
 		return webhook.Turn{}, nil, err
 	}
 	return webhook.Turn{Granted: again, Marks: st.Marks, Pending: pending}, lost, nil
+}
+
+// recordYield records y's facts and makes the transaction known, finished if y.Finished.
+func (s *Store) recordYield(ctx context.Context, tx *sql.Tx, y webhook.Yield) error {
+	if _, err := s.recordFacts(ctx, tx, y.TransactionID, y.Holder, y.Facts); err != nil {
+		return err
+	}
+	return s.known(ctx, tx, y, time.Now())
 }
 
 // factChunk bounds the rows of one INSERT of facts.
@@ -342,14 +396,14 @@ func (s *Store) recordFacts(ctx context.Context, q querier, id int64, holder str
 	return n, nil
 }
 
-// known makes a transaction that had facts handed over known, finished at now if fin; a
-// finished or pruned one stays so.
-func (s *Store) known(ctx context.Context, q querier, id int64, facts, fin bool, now time.Time) error {
-	if !facts && !fin {
+// known makes y's transaction known if y handed facts over or finished it, finished at
+// now if y.Finished; a finished or pruned one stays so.
+func (s *Store) known(ctx context.Context, q querier, y webhook.Yield, now time.Time) error {
+	if len(y.Facts) == 0 && !y.Finished {
 		return nil
 	}
-	state, at := unfinished, int64(0)
-	if fin {
+	id, state, at := y.TransactionID, unfinished, int64(0)
+	if y.Finished {
 		state, at = finished, now.UnixMilli()
 	}
 	if _, err := q.ExecContext(ctx, s.q(`INSERT INTO escrow_webhook_transactions (transaction_id, finished, finished_at) VALUES (?, ?, ?)
@@ -370,6 +424,22 @@ func (s *Store) Prune(ctx context.Context, finishedBefore time.Time) (int64, err
 		return 0, fmt.Errorf("sqlstore: %w", err)
 	}
 	defer tx.Rollback()
+	n, err := s.pruneFinished(ctx, tx, finishedBefore)
+	if err == nil {
+		err = s.pruneLapsed(ctx, tx, finishedBefore)
+	}
+	if err == nil {
+		err = tx.Commit()
+	}
+	if err != nil {
+		return 0, fmt.Errorf("sqlstore: pruning: %w", err)
+	}
+	return n, nil
+}
+
+// pruneFinished turns the transactions finished before finishedBefore into tombstones,
+// deleting their facts and leases, and returns how many it turned.
+func (s *Store) pruneFinished(ctx context.Context, tx *sql.Tx, finishedBefore time.Time) (int64, error) {
 	before := finishedBefore.UnixMilli()
 	old := `SELECT transaction_id FROM escrow_webhook_transactions WHERE finished = 1 AND finished_at < ?`
 	for _, stmt := range []string{
@@ -377,28 +447,25 @@ func (s *Store) Prune(ctx context.Context, finishedBefore time.Time) (int64, err
 		`DELETE FROM escrow_webhook_leases WHERE transaction_id IN (` + old + `)`,
 	} {
 		if _, err := tx.ExecContext(ctx, s.q(stmt), before); err != nil {
-			return 0, fmt.Errorf("sqlstore: pruning: %w", err)
+			return 0, err
 		}
 	}
 	res, err := tx.ExecContext(ctx, s.q(`UPDATE escrow_webhook_transactions SET finished = 2 WHERE finished = 1 AND finished_at < ?`), before)
 	if err != nil {
-		return 0, fmt.Errorf("sqlstore: pruning: %w", err)
+		return 0, err
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("sqlstore: pruning: %w", err)
-	}
+	return res.RowsAffected()
+}
+
+// pruneLapsed deletes the tombstones older than the horizon and the idle leases.
+func (s *Store) pruneLapsed(ctx context.Context, tx *sql.Tx, finishedBefore time.Time) error {
 	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM escrow_webhook_transactions WHERE finished = 2 AND finished_at < ?`),
 		finishedBefore.Add(-webhook.TombstoneHorizon).UnixMilli()); err != nil {
-		return 0, fmt.Errorf("sqlstore: pruning: %w", err)
+		return err
 	}
 	// Idle as webhook.LeaseState.Idle says: no live holder, no names waiting, no pause ahead.
-	if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM escrow_webhook_leases WHERE (holder = '' OR expires <= ?) AND pending = '' AND not_before <= ?`),
-		before, before); err != nil {
-		return 0, fmt.Errorf("sqlstore: pruning: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, fmt.Errorf("sqlstore: pruning: %w", err)
-	}
-	return n, nil
+	before := finishedBefore.UnixMilli()
+	_, err := tx.ExecContext(ctx, s.q(`DELETE FROM escrow_webhook_leases WHERE (holder = '' OR expires <= ?) AND pending = '' AND not_before <= ?`),
+		before, before)
+	return err
 }

@@ -95,28 +95,9 @@ var _ webhook.Store = (*Store)(nil)
 // database file's mode: the store holds what the Handler records, and a program's own
 // settings (the CLI's delivery secret). A file that exists keeps its mode.
 func Open(ctx context.Context, dsn string) (*Store, error) {
-	driver, source, d, err := parseDSN(dsn)
+	db, d, err := openDB(ctx, dsn)
 	if err != nil {
 		return nil, err
-	}
-	if err := needDriver(driver, d, sql.Drivers()); err != nil {
-		return nil, err
-	}
-	if d == SQLite {
-		if err := createPrivate(sqliteFile(sqlitePath(dsn))); err != nil {
-			return nil, fmt.Errorf("sqlstore: connecting to the %s store: %w", d, err)
-		}
-	}
-	db, err := sql.Open(driver, source)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrDSN, err)
-	}
-	if err := connect(ctx, db, d); err != nil {
-		db.Close()
-		if unparsedDSN(err) {
-			return nil, fmt.Errorf("%w: %w", ErrDSN, err)
-		}
-		return nil, fmt.Errorf("sqlstore: connecting to the %s store: %w", d, err)
 	}
 	s, err := New(ctx, db, d)
 	if err != nil {
@@ -133,6 +114,40 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	}
 	db.SetMaxIdleConns(conns)
 	return s, nil
+}
+
+// openDB opens the database dsn names, a SQLite file created private to its owner, and
+// connects to it once.
+func openDB(ctx context.Context, dsn string) (db *sql.DB, d Dialect, err error) {
+	driver, source, d, err := parseDSN(dsn)
+	if err != nil {
+		return nil, d, err
+	}
+	if err := needDriver(driver, d, sql.Drivers()); err != nil {
+		return nil, d, err
+	}
+	if d == SQLite {
+		if err := createPrivate(sqliteFile(sqlitePath(dsn))); err != nil {
+			return nil, d, fmt.Errorf("sqlstore: connecting to the %s store: %w", d, err)
+		}
+	}
+	if db, err = sql.Open(driver, source); err != nil {
+		return nil, d, fmt.Errorf("%w: %v", ErrDSN, err)
+	}
+	if err := connect(ctx, db, d); err != nil {
+		db.Close()
+		return nil, d, connectError(d, err)
+	}
+	return db, d, nil
+}
+
+// connectError is the error of a first connection that failed: ErrDSN when the driver
+// could not read the DSN's settings.
+func connectError(d Dialect, err error) error {
+	if unparsedDSN(err) {
+		return fmt.Errorf("%w: %w", ErrDSN, err)
+	}
+	return fmt.Errorf("sqlstore: connecting to the %s store: %w", d, err)
 }
 
 // idleConns is how many idle connections a SQLite Store that Open made keeps: a
@@ -357,27 +372,47 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("sqlstore: creating the schema: %w", err)
 	}
 	defer tx.Rollback()
+	v, err := s.schemaVersion(ctx, tx)
+	switch {
+	case err != nil:
+		return err
+	case v > SchemaVersion:
+		return &SchemaError{Found: v, Supported: SchemaVersion}
+	case v == SchemaVersion:
+		return nil
+	}
+	if err := s.upgrade(ctx, tx, v); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlstore: creating the schema: %w", err)
+	}
+	return nil
+}
+
+// schemaVersion reads the schema's version, 0 for a database without one, creating the
+// table that records it; on PostgreSQL it first takes the schema lock for the rest of tx.
+func (s *Store) schemaVersion(ctx context.Context, tx *sql.Tx) (int, error) {
 	if s.d == Postgres {
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(schemaLock)); err != nil {
-			return fmt.Errorf("sqlstore: creating the schema: %w", err)
+			return 0, fmt.Errorf("sqlstore: creating the schema: %w", err)
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS escrow_webhook_schema (id INTEGER PRIMARY KEY, version INTEGER NOT NULL)`); err != nil {
-		return fmt.Errorf("sqlstore: creating the schema: %w", err)
+		return 0, fmt.Errorf("sqlstore: creating the schema: %w", err)
 	}
 	var v int
 	switch err := tx.QueryRowContext(ctx, `SELECT version FROM escrow_webhook_schema WHERE id = 1`).Scan(&v); {
 	case errors.Is(err, sql.ErrNoRows):
-		v = 0
+		return 0, nil
 	case err != nil:
-		return fmt.Errorf("sqlstore: reading the schema version: %w", err)
+		return 0, fmt.Errorf("sqlstore: reading the schema version: %w", err)
 	}
-	if v > SchemaVersion {
-		return &SchemaError{Found: v, Supported: SchemaVersion}
-	}
-	if v == SchemaVersion {
-		return nil
-	}
+	return v, nil
+}
+
+// upgrade runs the migrations from version v to SchemaVersion and records the version.
+func (s *Store) upgrade(ctx context.Context, tx *sql.Tx, v int) error {
 	for ; v < SchemaVersion; v++ {
 		for _, stmt := range migrations[v] {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
@@ -388,9 +423,6 @@ func (s *Store) migrate(ctx context.Context) error {
 	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO escrow_webhook_schema (id, version) VALUES (1, ?)
 		ON CONFLICT (id) DO UPDATE SET version = excluded.version`), SchemaVersion); err != nil {
 		return fmt.Errorf("sqlstore: recording the schema version: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlstore: creating the schema: %w", err)
 	}
 	return nil
 }

@@ -222,10 +222,16 @@ func (m *method) read(n ast.Node, recv string) {
 			m.routes = append(m.routes, n.Name)
 		}
 	case *ast.SelectorExpr:
-		if x, ok := n.X.(*ast.Ident); ok && recv != "" && x.Name == recv && n.Sel.IsExported() {
+		if exportedOn(n, recv) {
 			m.calls = append(m.calls, n.Sel.Name)
 		}
 	}
+}
+
+// exportedOn reports whether sel selects an exported name of the receiver named recv.
+func exportedOn(sel *ast.SelectorExpr, recv string) bool {
+	x, ok := sel.X.(*ast.Ident)
+	return ok && recv != "" && x.Name == recv && sel.Sel.IsExported()
 }
 
 // receiver returns the type and the name of a method's receiver.
@@ -270,6 +276,20 @@ func (s *source) routesOf(m method, seen map[string]bool) []string {
 // tableRows joins the route table with the source: every row of escrow.Routes is a
 // variable of endpoints.go and the reverse, and each gets the methods that call it.
 func tableRows(src *source) ([]row, error) {
+	rows, err := routeRows(src)
+	if err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		rows[i].addCallers(src)
+	}
+	adoptUncalled(rows)
+	return rows, nil
+}
+
+// routeRows pairs every row of escrow.Routes with its variable of endpoints.go, refusing a
+// row without one, a variable listed twice, and a variable not listed.
+func routeRows(src *source) ([]row, error) {
 	var rows []row
 	listed := map[string]bool{}
 	for _, r := range escrow.Routes() {
@@ -288,16 +308,17 @@ func tableRows(src *source) ([]row, error) {
 			return nil, fmt.Errorf("%s (%s) is defined in endpoints.go but not listed in routeTable", name, key)
 		}
 	}
-	for i := range rows {
-		for _, m := range src.methods {
-			if slices.Contains(src.routesOf(m, map[string]bool{}), rows[i].name) {
-				rows[i].service = m.service
-				rows[i].methods = append(rows[i].methods, m.name)
-			}
+	return rows, nil
+}
+
+// addCallers gives the row the methods that call its route, and their service.
+func (r *row) addCallers(src *source) {
+	for _, m := range src.methods {
+		if slices.Contains(src.routesOf(m, map[string]bool{}), r.name) {
+			r.service = m.service
+			r.methods = append(r.methods, m.name)
 		}
 	}
-	adoptUncalled(rows)
-	return rows, nil
 }
 
 // adoptUncalled puts a route no method calls (one reached with Client.Do) in the table of
@@ -408,23 +429,30 @@ func replaceDocBlock(b []byte, decl string, lines []string) ([]byte, error) {
 	if at < 0 {
 		return nil, fmt.Errorf("no line %q", decl)
 	}
+	start, end := docBlock(src, at)
+	if start == end {
+		return nil, fmt.Errorf("the doc comment of %q has no indented block for the table", decl)
+	}
+	out := slices.Concat(src[:start], lines, src[end:])
+	return []byte(strings.Join(out, "\n")), nil
+}
+
+// docBlock finds the first indented block of the doc comment above line at: its lines are
+// src[start:end], none when start == end.
+func docBlock(src []string, at int) (start, end int) {
 	top := at
 	for top > 0 && strings.HasPrefix(src[top-1], "//") {
 		top--
 	}
-	start := top
+	start = top
 	for start < at && !strings.HasPrefix(src[start], "//\t") {
 		start++
 	}
-	if start == at {
-		return nil, fmt.Errorf("the doc comment of %q has no indented block for the table", decl)
-	}
-	end := start
+	end = start
 	for end < at && strings.HasPrefix(src[end], "//\t") {
 		end++
 	}
-	out := slices.Concat(src[:start], lines, src[end:])
-	return []byte(strings.Join(out, "\n")), nil
+	return start, end
 }
 
 // asCustomerBlock renders what a partner may do As-Customer as a doc comment's code block:

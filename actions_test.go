@@ -69,6 +69,21 @@ func TestActionTableRows(t *testing.T) {
 	}
 }
 
+// TestActionsThatCarryABody: ship and ship_return carry ShippingInformation (the buyer
+// ships rejected goods back with a tracking number, as the seller ships them out), cancel
+// carries CancelInformation, and no other action carries either: the CLI refuses
+// shipping flags on the others by these answers, and the docs list them.
+func TestActionsThatCarryABody(t *testing.T) {
+	for _, a := range Actions() {
+		if got, want := a.TakesShipping(), a == ActionShip || a == ActionShipReturn; got != want {
+			t.Errorf("%s.TakesShipping() = %v, want %v", a, got, want)
+		}
+		if got, want := a.TakesCancelInformation(), a == ActionCancel; got != want {
+			t.Errorf("%s.TakesCancelInformation() = %v, want %v", a, got, want)
+		}
+	}
+}
+
 // TestItemStateFollowsTheLatestAction: an item is where the latest action whose flag it
 // shows put it, whatever flags earlier actions left.
 func TestItemStateFollowsTheLatestAction(t *testing.T) {

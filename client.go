@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -34,6 +35,10 @@ const (
 	// defaultAttemptTimeout bounds one attempt when the caller gives no http.Client; the
 	// caller's context bounds the call as a whole.
 	defaultAttemptTimeout = 30 * time.Second
+	// MaxResponseHeaderBytes bounds the headers of an answer on the client's own transport
+	// (Go's default is 10 MiB): the API's answers carry a few hundred bytes of headers, and
+	// every header is read, kept and redacted (WithResponse, an error's Header).
+	MaxResponseHeaderBytes = 64 << 10
 )
 
 // Client talks to the escrow API as one account. It is safe for concurrent use; create one
@@ -123,7 +128,9 @@ func WithBaseURL(rawURL string) Option { return func(s *settings) { s.baseURL = 
 
 // WithHTTPClient supplies the http.Client whose Transport (and per-attempt Timeout) carry
 // the requests under the client's retry layer. The client is not modified; its redirect
-// policy and cookie jar are not used.
+// policy and cookie jar are not used. Its transport's own limits apply: set its
+// MaxResponseHeaderBytes (the client's own transport has [MaxResponseHeaderBytes]), or a
+// server can make every call read and redact up to Go's default of 10 MiB of headers.
 func WithHTTPClient(hc *http.Client) Option { return func(s *settings) { s.httpClient = hc } }
 
 // WithMaxRetries sets how many times one call may be retried (default 4; 0 disables retries).
@@ -154,6 +161,11 @@ func WithUserAgent(product string) Option { return func(s *settings) { s.userAge
 // NewClient returns a client for the account with this e-mail address, authenticating with
 // an API key (or the account password). It talks to production unless an option says
 // otherwise.
+//
+// Without [WithHTTPClient], the client has a transport of its own, not
+// http.DefaultTransport, which refuses an answer whose headers exceed
+// [MaxResponseHeaderBytes]: the call fails at once, unretried, with a [*TransportError]
+// that says so.
 func NewClient(email, apiKey string, opts ...Option) (*Client, error) {
 	s := settings{baseURL: ProductionURL, maxRetries: DefaultMaxRetries, maxWait: DefaultMaxWait, maxHold: DefaultMaxHold}
 	for _, opt := range opts {
@@ -270,15 +282,16 @@ func (c *Client) newHTTPClient(hc *http.Client) *http.Client {
 	}
 	if rt == nil {
 		rt = &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			ForceAttemptHTTP2:     true,
-			MaxIdleConns:          100,
-			MaxIdleConnsPerHost:   16,
-			IdleConnTimeout:       90 * time.Second,
-			TLSHandshakeTimeout:   10 * time.Second,
-			ExpectContinueTimeout: time.Second,
-			TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12},
+			Proxy:                  http.ProxyFromEnvironment,
+			DialContext:            (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			ForceAttemptHTTP2:      true,
+			MaxIdleConns:           100,
+			MaxIdleConnsPerHost:    16,
+			IdleConnTimeout:        90 * time.Second,
+			TLSHandshakeTimeout:    10 * time.Second,
+			ExpectContinueTimeout:  time.Second,
+			TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12},
+			MaxResponseHeaderBytes: MaxResponseHeaderBytes,
 		}
 	}
 	// go-retryablehttp closes all idle connections of its client whenever one call gives
@@ -291,7 +304,23 @@ func (c *Client) newHTTPClient(hc *http.Client) *http.Client {
 type roundTripperOnly struct{ rt http.RoundTripper }
 
 func (t roundTripperOnly) RoundTrip(req *http.Request) (*http.Response, error) {
-	return t.rt.RoundTrip(req)
+	resp, err := t.rt.RoundTrip(req)
+	if err != nil && headersTooLarge(err) {
+		err = errHeadersTooLarge
+	}
+	return resp, err
+}
+
+// errHeadersTooLarge is a transport's refusal of an answer's headers: the same answer
+// would come again, so it is not retried (see permanent).
+var errHeadersTooLarge = errors.New("the answer's headers exceed the transport's MaxResponseHeaderBytes")
+
+// headersTooLarge recognizes net/http's refusal of too many header bytes, over HTTP/1 and
+// HTTP/2, which it reports as untyped errors. fmt reads the text: a transport's error whose
+// Error method panics (an x509.HostnameError without its certificate) must not panic here.
+func headersTooLarge(err error) bool {
+	msg := fmt.Sprint(err)
+	return strings.Contains(msg, "server response headers exceeded") || strings.Contains(msg, "response header list larger than")
 }
 
 // checkRedirect follows a redirect only to the same scheme and host: credentials and the
@@ -403,7 +432,9 @@ func (c *Client) sendRecorded(ctx context.Context, apiCall call, record *callRec
 	if err != nil {
 		return err
 	}
-	policy, done := c.newAttemptPolicy(ctx, apiCall, target.EscapedPath(), record)
+	// What the caller sent is shown redacted in every error and log line: a key put in a
+	// path (Client.Do, a reference) must not come back in Error().
+	policy, done := c.newAttemptPolicy(ctx, apiCall, c.auth.redact.string(target.EscapedPath()), record)
 	defer done()
 	if err := policy.acquire(ctx); err != nil {
 		return err
@@ -418,14 +449,15 @@ func (c *Client) sendRecorded(ctx context.Context, apiCall call, record *callRec
 		options.response.capture(resp, time.Now())
 		c.auth.redact.response(options.response) // an echoed header must not hand the key back
 	}
-	return c.finish(policy, resp, err, apiCall)
+	return c.finish(ctx, policy, resp, err, apiCall)
 }
 
 // newAttemptPolicy starts a call's way through the retry layer. Within a settled write its
 // attempts continue the numbering of the write's earlier sends (see settle), and done
 // records them when the call ends.
-func (c *Client) newAttemptPolicy(ctx context.Context, apiCall call, sentPath string, record *callRecord) (policy *attemptPolicy, done func()) {
-	policy = &attemptPolicy{c: c, method: apiCall.route.Method, path: sentPath, endpoint: apiCall.endpoint(), obs: record}
+func (c *Client) newAttemptPolicy(ctx context.Context, apiCall call, shownPath string, record *callRecord) (policy *attemptPolicy, done func()) {
+	endpoint := c.auth.redact.string(apiCall.endpoint()) // Client.Do's endpoint is named after its path
+	policy = &attemptPolicy{c: c, method: apiCall.route.Method, path: shownPath, endpoint: endpoint, obs: record}
 	var recordAttempts func(int)
 	policy.attempts, recordAttempts = priorAttempts(ctx)
 	return policy, func() { recordAttempts(policy.attempts) }
@@ -447,7 +479,7 @@ func (c *Client) requestURL(apiCall call) (url.URL, error) {
 	if path == "" {
 		var err error
 		if path, err = expandPath(apiCall.route.path(), apiCall.params); err != nil {
-			return url.URL{}, err
+			return url.URL{}, c.scrubError(err) // it quotes the parameter, which may be anything
 		}
 	}
 	target := *c.baseURL
@@ -487,7 +519,7 @@ func (c *Client) newRequest(ctx context.Context, apiCall call, target *url.URL, 
 	if apiCall.body != nil {
 		var err error
 		if body, err = json.Marshal(apiCall.body); err != nil {
-			return nil, fmt.Errorf("escrow: %s %s: encoding the request: %w", apiCall.route.Method, target.EscapedPath(), err)
+			return nil, c.scrubError(fmt.Errorf("escrow: %s %s: encoding the request: %w", apiCall.route.Method, target.EscapedPath(), err))
 		}
 	}
 	if hasControl(options.asCustomer) {
@@ -495,7 +527,7 @@ func (c *Client) newRequest(ctx context.Context, apiCall call, target *url.URL, 
 	}
 	req, err := retryablehttp.NewRequestWithContext(ctx, apiCall.route.Method, target.String(), bodyOrNil(body))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidArgument, err)
+		return nil, c.scrubError(fmt.Errorf("%w: %v", ErrInvalidArgument, err))
 	}
 	req.Header.Set("Authorization", c.auth.header)
 	req.Header.Set("User-Agent", c.userAgent)
@@ -518,21 +550,21 @@ func bodyOrNil(b []byte) any {
 }
 
 // finish turns what the retry layer returned into the caller's result or a typed error.
-func (c *Client) finish(policy *attemptPolicy, resp *http.Response, err error, apiCall call) error {
+func (c *Client) finish(ctx context.Context, policy *attemptPolicy, resp *http.Response, err error, apiCall call) error {
 	if err != nil {
-		return c.unanswered(policy, resp, err)
+		return c.unanswered(ctx, policy, resp, err)
 	}
 	defer resp.Body.Close()
 	redirected := apiCall.keepRedirect && resp.StatusCode >= 300 && resp.StatusCode < 400
 	if (resp.StatusCode < 200 || resp.StatusCode > 299) && !redirected {
-		return c.errorAnswer(policy, resp)
+		return c.errorAnswer(ctx, policy, resp)
 	}
-	return c.decodeAnswer(policy, resp, apiCall)
+	return c.decodeAnswer(ctx, policy, resp, apiCall)
 }
 
 // unanswered is the error of a call the retry layer gave up on: held back by the rate
 // limit, a server hint beyond the maximum wait, or no answer at all.
-func (c *Client) unanswered(policy *attemptPolicy, resp *http.Response, err error) error {
+func (c *Client) unanswered(ctx context.Context, policy *attemptPolicy, resp *http.Response, err error) error {
 	if resp != nil {
 		defer resp.Body.Close()
 	}
@@ -540,24 +572,22 @@ func (c *Client) unanswered(policy *attemptPolicy, resp *http.Response, err erro
 	case *RateLimitError, *TransportError: // from acquire: held back, or cancelled while held
 		return e
 	case *retryHintTooLong:
-		apiErr, _ := c.readErrorBody(policy, resp)
+		apiErr, _ := c.readErrorBody(ctx, policy, resp)
 		return &RateLimitError{Method: policy.method, Path: policy.path, Endpoint: policy.endpoint, RetryAfter: e.wait, Response: apiErr}
 	}
 	return &TransportError{Method: policy.method, Path: policy.path, Attempts: policy.attempts, OutcomeUnknown: policy.maybePerformed, Err: c.scrubError(err)}
 }
 
-// readErrorBody reads an error answer into an *APIError and its field errors. It decodes
-// first, then redacts: a key the body hides under escapes is plain only once decoded.
-func (c *Client) readErrorBody(policy *attemptPolicy, resp *http.Response) (*APIError, []FieldError) {
+// readErrorBody reads an error answer into an *APIError and its field errors, every
+// credential removed (see redactor.errorAnswer).
+func (c *Client) readErrorBody(ctx context.Context, policy *attemptPolicy, resp *http.Response) (*APIError, []FieldError) {
 	body, _ := readCapped(resp, maxErrorBody, nil)
-	apiErr, fields := parseErrorBody(policy.method, policy.path, resp, body)
-	c.auth.redact.apiError(apiErr, fields)
-	return apiErr, fields
+	return c.auth.redact.errorAnswer(ctx, policy.method, policy.path, resp, body)
 }
 
 // errorAnswer is the typed error of an answer outside 2xx (and not a redirect kept).
-func (c *Client) errorAnswer(policy *attemptPolicy, resp *http.Response) error {
-	apiErr, fields := c.readErrorBody(policy, resp)
+func (c *Client) errorAnswer(ctx context.Context, policy *attemptPolicy, resp *http.Response) error {
+	apiErr, fields := c.readErrorBody(ctx, policy, resp)
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests:
 		wait, _ := c.retryHint(resp, time.Now())
@@ -569,7 +599,7 @@ func (c *Client) errorAnswer(policy *attemptPolicy, resp *http.Response) error {
 }
 
 // decodeAnswer decodes a successful answer into the call's out.
-func (c *Client) decodeAnswer(policy *attemptPolicy, resp *http.Response, apiCall call) error {
+func (c *Client) decodeAnswer(ctx context.Context, policy *attemptPolicy, resp *http.Response, apiCall call) error {
 	if apiCall.out == nil || resp.StatusCode == http.StatusNoContent {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, apiCall.route.MaxBody()))
 		return nil
@@ -589,7 +619,8 @@ func (c *Client) decodeAnswer(policy *attemptPolicy, resp *http.Response, apiCal
 		err = decodeBody(resp, body, apiCall.out)
 	}
 	if err != nil {
-		err = &DecodeError{Method: policy.method, Path: policy.path, StatusCode: resp.StatusCode, Body: c.auth.redact.bytes(bytes.Clone(body[:min(len(body), 64<<10)])), Err: c.scrubError(err)}
+		shown, _ := c.auth.redact.bytesContext(ctx, bytes.Clone(body[:min(len(body), 64<<10)]))
+		err = &DecodeError{Method: policy.method, Path: policy.path, StatusCode: resp.StatusCode, Body: shown, Err: c.scrubError(err)}
 	}
 	if cap(body) <= maxPooledBody {
 		*buf = body

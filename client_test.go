@@ -546,3 +546,43 @@ func TestResourceCapIsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerWithHeadersBeyondTheBoundFailsAtOnce: an answer of 8 MiB of headers (a 200,
+// read with WithResponse, which keeps and redacts every header) fails the call with a
+// *TransportError that names the bound, after one request: the client's own transport
+// reads no more than MaxResponseHeaderBytes of them, and the same answer would come
+// again. Headers of half the bound pass.
+func TestAnswerWithHeadersBeyondTheBoundFailsAtOnce(t *testing.T) {
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		size := 8 << 20
+		if strings.HasSuffix(r.URL.Path, "/8") {
+			size = MaxResponseHeaderBytes / 2
+		}
+		for i := 0; i*1024 < size; i++ {
+			w.Header().Set(fmt.Sprintf("X-Pad-%d", i), strings.Repeat("p", 1000))
+		}
+		_, _ = w.Write([]byte(`{"id":7}`))
+	}))
+	t.Cleanup(srv.Close)
+	c, err := NewClient(testEmail, testKey, WithBaseURL(srv.URL+"/2017-09-01/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Response
+	_, err = c.Transactions.Get(t.Context(), 7, WithResponse(&r))
+	var te *TransportError
+	if !errors.As(err, &te) || !errors.Is(err, errHeadersTooLarge) || !strings.Contains(err.Error(), "MaxResponseHeaderBytes") {
+		t.Fatalf("err = %v, want a *TransportError naming MaxResponseHeaderBytes", err)
+	}
+	if n := requests.Load(); n != 1 || te.Attempts != 1 {
+		t.Errorf("%d requests, %d attempts; want one of each: the answer is not asked again", n, te.Attempts)
+	}
+	if len(r.Header) != 0 {
+		t.Errorf("WithResponse kept %d headers of the refused answer", len(r.Header))
+	}
+	if _, err := c.Transactions.Get(t.Context(), 8, WithResponse(&r)); err != nil || len(r.Header) < 32 {
+		t.Errorf("headers of half the bound: %v, %d headers", err, len(r.Header))
+	}
+}

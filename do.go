@@ -41,7 +41,7 @@ func (c *Client) Do(ctx context.Context, method, path string, body, out any, opt
 	}
 	escaped, rawQuery, err := relativePath(path)
 	if err != nil {
-		return err
+		return c.scrubError(err) // it quotes the path, which may hold anything
 	}
 	if out != nil {
 		if v := reflect.ValueOf(out); v.Kind() != reflect.Pointer || v.IsNil() {

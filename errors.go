@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Sentinel errors, matched with errors.Is against any error this package returns.
@@ -205,8 +206,8 @@ func (e *DecodeError) Is(target error) bool { return target == ErrMalformedRespo
 func (e *DecodeError) Unwrap() error { return e.Err }
 
 // parseErrorBody builds the error for a non-2xx answer whose body has been read, with the
-// fields of the validation shape when the body has one.
-func parseErrorBody(method, path string, resp *http.Response, body []byte) (*APIError, []FieldError) {
+// fields of the validation shape when the body has one; isJSON says whether it is JSON.
+func parseErrorBody(method, path string, resp *http.Response, body []byte) (_ *APIError, _ []FieldError, isJSON bool) {
 	apiErr := &APIError{
 		StatusCode: resp.StatusCode,
 		Method:     method,
@@ -219,7 +220,7 @@ func parseErrorBody(method, path string, resp *http.Response, body []byte) (*API
 		Message json.RawMessage `json:"message"`
 		Errors  json.RawMessage `json:"errors"`
 	}
-	isJSON := json.Unmarshal(body, &doc) == nil
+	isJSON = json.Unmarshal(body, &doc) == nil
 	if isJSON {
 		apiErr.Message = jsonText(doc.Message)
 		if code := jsonText(doc.Error); apiErr.Message == "" {
@@ -234,9 +235,9 @@ func parseErrorBody(method, path string, resp *http.Response, body []byte) (*API
 		apiErr.Message = http.StatusText(resp.StatusCode)
 	}
 	if isJSON && len(doc.Errors) > 0 {
-		return apiErr, leafFields(flattenErrors(doc.Errors)) // errors_leaf.go
+		return apiErr, leafFields(flattenErrors(doc.Errors)), true // errors_leaf.go
 	}
-	return apiErr, nil
+	return apiErr, nil, isJSON
 }
 
 // jsonText renders a JSON string as itself and anything else (an object, a number) compactly,
@@ -246,14 +247,48 @@ func jsonText(raw json.RawMessage) string {
 		return ""
 	}
 	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return truncate(strings.TrimSpace(s), 500)
+	if prefix, cut := stringPrefix(raw); json.Unmarshal(prefix, &s) == nil {
+		if s = truncate(strings.TrimSpace(s), 500); cut && !strings.HasSuffix(s, "…") {
+			s += "…"
+		}
+		return s
 	}
 	var buf bytes.Buffer
 	if json.Compact(&buf, raw) != nil {
 		return ""
 	}
 	return truncate(buf.String(), 500)
+}
+
+// maxMessageJSON bounds how much of a JSON string is decoded for a message, which keeps
+// 500 bytes: a megabyte of message costs no more to show than a short one.
+const maxMessageJSON = 16 << 10
+
+// stringPrefix returns raw, or when raw is a JSON string longer than maxMessageJSON, its
+// beginning closed again (cut says so): cut between two characters, never inside an
+// escape or a character's UTF-8 bytes.
+func stringPrefix(raw []byte) (prefix []byte, cut bool) {
+	if len(raw) <= maxMessageJSON || raw[0] != '"' {
+		return raw, false
+	}
+	end := 1
+	for end < maxMessageJSON {
+		n := 1
+		if raw[end] == '\\' {
+			n = 2
+			if raw[end+1] == 'u' {
+				n = 6
+			}
+		}
+		if end+n > maxMessageJSON {
+			break
+		}
+		end += n
+	}
+	for end > 1 && !utf8.RuneStart(raw[end]) {
+		end--
+	}
+	return append(raw[:end:end], '"'), true
 }
 
 var htmlTitle = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
@@ -279,77 +314,219 @@ func textMessage(body []byte) string {
 // integers are list indexes ("0" → [0]); other keys are field names. A list of strings, or a
 // lone string, is the messages of the path reached. Anything else is skipped: a strange
 // shape must not hide the fields around it.
+//
+// It reads the bytes once, without encoding/json's token stream (which costs an
+// allocation per token: on a large answer, more than the rest of the error's making), and
+// stops at the first fault, keeping the fields read before it.
 func flattenErrors(raw json.RawMessage) []FieldError {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	w := fieldWalker{dec: dec}
-	_ = w.walk("", 0) // on a fault, keep the fields read before it
+	w := fieldWalker{data: raw}
+	_ = w.value("", 0) // on a fault, keep the fields read before it
 	return w.out
 }
 
-// fieldWalker reads the tree of an "errors" object into fields, token by token.
+// maxFieldDepth bounds how deep the walk follows nested objects.
+const maxFieldDepth = 32
+
+// errFieldShape stops the walk at a fault of the document.
+var errFieldShape = errors.New("malformed validation object")
+
+// fieldWalker reads the tree of an "errors" object into fields.
 type fieldWalker struct {
-	dec *json.Decoder
-	out []FieldError
+	data []byte
+	pos  int
+	out  []FieldError
 }
 
-// walk reads the value at path: a message, an object of fields, or a list of messages.
-func (w *fieldWalker) walk(path string, depth int) error {
-	if depth > 32 {
-		return errors.New("too deep")
+// value reads the value at path: a message, an object of fields, a list of messages, or
+// anything else, skipped.
+func (w *fieldWalker) value(path string, depth int) error {
+	if depth > maxFieldDepth {
+		return errFieldShape
 	}
-	tok, err := w.dec.Token()
-	if err != nil {
+	switch w.peek() {
+	case '{':
+		return w.object(path, depth)
+	case '[':
+		return w.list(path)
+	case '"':
+		msg, err := w.str()
+		if err == nil {
+			w.out = append(w.out, FieldError{Path: path, Messages: []string{msg}})
+		}
 		return err
 	}
-	switch t := tok.(type) {
-	case string:
-		w.out = append(w.out, FieldError{Path: path, Messages: []string{t}})
-	case json.Delim:
-		if t == '{' {
-			err = w.object(path, depth)
-		} else {
-			err = w.list(path)
+	_, err := w.skip()
+	return err // numbers, booleans, null: no message
+}
+
+// peek returns the next byte past white space, 0 at the end.
+func (w *fieldWalker) peek() byte {
+	for w.pos < len(w.data) {
+		switch c := w.data[w.pos]; c {
+		case ' ', '\t', '\n', '\r':
+			w.pos++
+		default:
+			return c
 		}
-		if err != nil {
-			return err
-		}
-		_, err = w.dec.Token() // the closing delimiter
-		return err
 	}
-	return nil // numbers, booleans, null: no message
+	return 0
+}
+
+// expect consumes c, the next byte past white space.
+func (w *fieldWalker) expect(c byte) error {
+	if w.peek() != c {
+		return errFieldShape
+	}
+	w.pos++
+	return nil
 }
 
 // object reads the members of an object at path, each a field below it.
 func (w *fieldWalker) object(path string, depth int) error {
-	for w.dec.More() {
-		keyTok, err := w.dec.Token()
+	w.pos++ // '{'
+	for first := true; ; first = false {
+		if w.peek() == '}' {
+			w.pos++
+			return nil
+		}
+		if !first {
+			if err := w.expect(','); err != nil {
+				return err
+			}
+		}
+		key, err := w.str()
 		if err != nil {
 			return err
 		}
-		if err := w.walk(joinPath(path, keyTok.(string)), depth+1); err != nil {
+		if err := w.expect(':'); err != nil {
+			return err
+		}
+		if err := w.value(joinPath(path, key), depth+1); err != nil {
 			return err
 		}
 	}
-	return nil
 }
 
-// list reads a list of messages at path; entries that are not text are skipped.
+// list reads a list of messages at path; entries that are not text are shown compactly
+// (jsonText), null and empty ones skipped.
 func (w *fieldWalker) list(path string) error {
+	w.pos++ // '['
 	var msgs []string
-	for w.dec.More() {
-		var v json.RawMessage
-		if err := w.dec.Decode(&v); err != nil {
-			return err
+	for first := true; ; first = false {
+		if w.peek() == ']' {
+			w.pos++
+			break
 		}
-		if s := jsonText(v); s != "" {
-			msgs = append(msgs, s)
+		if !first {
+			if err := w.expect(','); err != nil {
+				return err
+			}
+		}
+		var msg string
+		if w.peek() == '"' {
+			s, err := w.str()
+			if err != nil {
+				return err
+			}
+			msg = truncate(strings.TrimSpace(s), 500) // as jsonText shows a string
+		} else {
+			raw, err := w.skip()
+			if err != nil {
+				return err
+			}
+			msg = jsonText(raw)
+		}
+		if msg != "" {
+			msgs = append(msgs, msg)
 		}
 	}
 	if len(msgs) > 0 {
 		w.out = append(w.out, FieldError{Path: path, Messages: msgs})
 	}
 	return nil
+}
+
+// str reads a string.
+func (w *fieldWalker) str() (string, error) {
+	w.peek()
+	start := w.pos
+	escaped, err := w.strEnd()
+	if err != nil {
+		return "", err
+	}
+	if lit := w.data[start+1 : w.pos-1]; !escaped && utf8.Valid(lit) {
+		return string(lit), nil
+	}
+	var s string
+	if json.Unmarshal(w.data[start:w.pos], &s) != nil {
+		return "", errFieldShape
+	}
+	return s, nil
+}
+
+// strEnd moves past the string at the next byte past white space, and says whether it
+// holds an escape.
+func (w *fieldWalker) strEnd() (escaped bool, err error) {
+	if w.peek() != '"' {
+		return false, errFieldShape
+	}
+	for w.pos++; w.pos < len(w.data); w.pos++ {
+		switch w.data[w.pos] {
+		case '\\':
+			escaped = true
+			w.pos++
+		case '"':
+			w.pos++
+			return escaped, nil
+		}
+	}
+	return false, errFieldShape
+}
+
+// skip moves past any value and returns its bytes, without decoding them.
+func (w *fieldWalker) skip() ([]byte, error) {
+	switch w.peek() {
+	case 0:
+		return nil, errFieldShape
+	case '"':
+		start := w.pos
+		_, err := w.strEnd()
+		return w.data[start:w.pos], err
+	case '{', '[':
+		return w.skipNested()
+	}
+	start := w.pos
+	for w.pos < len(w.data) && !scalarEnds[w.data[w.pos]] {
+		w.pos++
+	}
+	return w.data[start:w.pos], nil
+}
+
+// scalarEnds are the bytes that end a number or a literal.
+var scalarEnds = [256]bool{',': true, ':': true, ' ': true, '\t': true, '\n': true, '\r': true, '}': true, ']': true, '{': true, '[': true, '"': true}
+
+// skipNested moves past an object or a list, following the nesting by counting brackets
+// outside strings.
+func (w *fieldWalker) skipNested() ([]byte, error) {
+	start, nest := w.pos, 0
+	for w.pos < len(w.data) {
+		switch w.data[w.pos] {
+		case '"':
+			if _, err := w.strEnd(); err != nil {
+				return nil, err
+			}
+			continue
+		case '{', '[':
+			nest++
+		case '}', ']':
+			if nest--; nest == 0 {
+				w.pos++
+				return w.data[start:w.pos], nil
+			}
+		}
+		w.pos++
+	}
+	return nil, errFieldShape
 }
 
 func joinPath(path, key string) string {

@@ -13,7 +13,7 @@ var dayOneSentinels = []error{ErrBelowMinimumFee, ErrInvalidCategory, ErrPartner
 
 // answerError builds the error the client returns for an answer.
 func answerError(status int, method, path, body string) error {
-	apiErr, fields := parseErrorBody(method, path, &http.Response{StatusCode: status, Header: http.Header{}}, []byte(body))
+	apiErr, fields, _ := parseErrorBody(method, path, &http.Response{StatusCode: status, Header: http.Header{}}, []byte(body))
 	if len(fields) > 0 {
 		return &ValidationError{APIError: apiErr, fields: fields}
 	}

@@ -2,6 +2,7 @@ package escrow
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -272,5 +273,21 @@ func TestValidationErrorsSkipNumbersOfAnySize(t *testing.T) {
 	got := flattenErrors([]byte(`{"count": 1e999, "big": {"n": -1e400}, "a": ["x"]}`))
 	if len(got) != 1 || got[0].Path != "a" || got[0].Messages[0] != "x" {
 		t.Errorf("fields = %v, want a: x", got)
+	}
+}
+
+// TestLongMessageShownByItsBeginning: a message of a megabyte, plain or escaped, is shown
+// as its first 500 bytes and an ellipsis, as a short one longer than 500 is: reading only
+// its beginning changes nothing of what is shown.
+func TestLongMessageShownByItsBeginning(t *testing.T) {
+	for _, unit := range []string{"abc ", `\u00e9\u0041\n`, `\ud83d\ude00x`, "é"} {
+		msg := `"  ` + strings.Repeat(unit, (1<<20)/len(unit)) + `"`
+		var whole string
+		if err := json.Unmarshal([]byte(msg), &whole); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := jsonText(json.RawMessage(msg)), truncate(strings.TrimSpace(whole), 500); got != want {
+			t.Errorf("a megabyte of %q: %q, want %q", unit, got, want)
+		}
 	}
 }

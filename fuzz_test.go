@@ -83,7 +83,7 @@ func FuzzErrorBody(f *testing.F) {
 			return
 		}
 		resp := &http.Response{StatusCode: status, Header: http.Header{}}
-		apiErr, fields := parseErrorBody("GET", "/x", resp, body)
+		apiErr, fields, _ := parseErrorBody("GET", "/x", resp, body)
 		if apiErr == nil {
 			t.Fatal("no APIError")
 		}

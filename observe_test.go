@@ -118,7 +118,8 @@ func (f *failFirst) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // TestObserverSeesRetriesWithTheirReasons: a GET that lost its connection once and a GET
-// the server kept failing are each one call, with every retry and its reason.
+// the server kept failing are each one call, with every retry and its reason; neither
+// retry is a wait for the rate limit (RateLimitWaits holds those of a 429 or a hold only).
 func TestObserverSeesRetriesWithTheirReasons(t *testing.T) {
 	srv := escrowtest.NewServer()
 	t.Cleanup(srv.Close)
@@ -138,6 +139,9 @@ func TestObserverSeesRetriesWithTheirReasons(t *testing.T) {
 	if got.Attempts != 2 || len(got.Retries) != 1 || got.Retries[0].Reason != escrow.RetryTransport || got.StatusCode != 200 || got.Err != nil {
 		t.Errorf("observed %+v; want two attempts, one transport_error retry, 200", got)
 	}
+	if len(got.RateLimitWaits) != 0 {
+		t.Errorf("a transport retry reported as rate-limit waits %+v", got.RateLimitWaits)
+	}
 
 	if err := srv.InjectFault(escrowtest.Fault{Endpoint: "GET /customer/{customer_id}", Status: 503}); err != nil {
 		t.Fatal(err)
@@ -149,6 +153,9 @@ func TestObserverSeesRetriesWithTheirReasons(t *testing.T) {
 	got = obs.only(t)
 	if got.Attempts != 3 || len(got.Retries) != 2 || got.StatusCode != 503 || got.ErrorType() != "503" {
 		t.Errorf("observed %+v; want three attempts, two retries, 503", got)
+	}
+	if len(got.RateLimitWaits) != 0 {
+		t.Errorf("5xx retries reported as rate-limit waits %+v", got.RateLimitWaits)
 	}
 	for _, r := range got.Retries {
 		if r.Reason != escrow.RetryServerError || r.StatusCode != 503 || r.At.IsZero() {

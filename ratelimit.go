@@ -202,7 +202,7 @@ func permanent(err error) bool {
 	var hostErr x509.HostnameError
 	var invalid x509.CertificateInvalidError
 	return errors.As(err, &certErr) || errors.As(err, &unknownAuth) || errors.As(err, &hostErr) ||
-		errors.As(err, &invalid) || errors.Is(err, ErrRedirectRefused)
+		errors.As(err, &invalid) || errors.Is(err, ErrRedirectRefused) || errors.Is(err, errHeadersTooLarge)
 }
 
 // retryHint is how long the server asked the caller to wait, cut at the client's maximum

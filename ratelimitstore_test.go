@@ -467,3 +467,70 @@ func TestStoreToldNoLimitForALimitOfZero(t *testing.T) {
 		}
 	})
 }
+
+// holdStore is a RateLimitStore that does what a shared store must of an exhausted
+// endpoint: an answer with no requests remaining holds the endpoint, for every client of
+// the store, until the reset the answer's client recorded.
+type holdStore struct {
+	mu      sync.Mutex
+	until   map[string]time.Time
+	answers []RateLimitAnswer
+}
+
+func (s *holdStore) Reserve(_ context.Context, key RateLimitKey) (RateLimitGrant, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if until, ok := s.until[key.Endpoint]; ok && time.Now().Before(until) {
+		return RateLimitGrant{Wait: time.Until(until)}, nil
+	}
+	return RateLimitGrant{OK: true, ID: "h"}, nil
+}
+
+func (s *holdStore) Record(_ context.Context, key RateLimitKey, _ RateLimitGrant, a RateLimitAnswer) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.answers = append(s.answers, a)
+	if a.Answered && a.Remaining == 0 && a.Reset > 0 {
+		if s.until == nil {
+			s.until = map[string]time.Time{}
+		}
+		s.until[key.Endpoint] = time.Now().Add(a.Reset)
+	}
+	return nil
+}
+
+// TestSharedHoldIsCutAtEachClientsMaxHold: three clients of one account share a store. A
+// 429 asking for an hour reaches the one at the default hold: the store records a reset of
+// 10 minutes, its hold, not the hour. A client with WithMaxHold(time.Minute) is then held
+// a minute at most, and says so (RetryAfter); a client whose own hold is two hours is held
+// only as long as the store holds the endpoint, 10 minutes. Neither sends a request.
+func TestSharedHoldIsCutAtEachClientsMaxHold(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		store := &holdStore{}
+		var rec recorder
+		client := func(opts ...Option) *Client {
+			c, mt := setup(t, append([]Option{WithRateLimitStore(store), WithMaxRetries(0)}, opts...)...)
+			mt.RegisterResponder("GET", testBase+"transaction/9", rec.then(respond(429, `{}`, "Retry-After", "3600")))
+			return c
+		}
+		atDefault, oneMinute, twoHours := client(), client(WithMaxHold(time.Minute)), client(WithMaxHold(2*time.Hour))
+		var rl *RateLimitError
+		if _, err := atDefault.Transactions.Get(context.Background(), 9); !errors.As(err, &rl) || rl.RetryAfter != DefaultMaxHold {
+			t.Fatalf("err = %v, want a *RateLimitError of the default hold", err)
+		}
+		if len(store.answers) != 1 || store.answers[0].Reset != DefaultMaxHold || !store.answers[0].Capped {
+			t.Fatalf("the store was told %+v, want a reset of %v, capped", store.answers, DefaultMaxHold)
+		}
+		for _, tt := range []struct {
+			c    *Client
+			want time.Duration
+		}{{oneMinute, time.Minute}, {twoHours, DefaultMaxHold}} {
+			if _, err := tt.c.Transactions.Get(context.Background(), 9); !errors.As(err, &rl) || rl.Response != nil || rl.RetryAfter != tt.want {
+				t.Errorf("err = %v, want a *RateLimitError held back, retry after %v", err, tt.want)
+			}
+		}
+		if rec.count() != 1 {
+			t.Errorf("%d requests sent, want the first alone", rec.count())
+		}
+	})
+}

@@ -1,6 +1,8 @@
 package escrow
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -36,23 +38,49 @@ func (r *redactor) bytes(b []byte) []byte { return r.core().Bytes(b) }
 // header returns a copy of h with every secret removed from names and values.
 func (r *redactor) header(h http.Header) http.Header { return r.core().Header(h) }
 
-// apiError redacts every string of an error answer, after its body was decoded, so that
-// a secret the decoding revealed (a JSON escape turned into the character) is caught too.
-func (r *redactor) apiError(e *APIError, fields []FieldError) {
-	if e == nil {
-		return
+// bytesContext is bytes that gives up when ctx ends: it then returns [redacted] alone.
+func (r *redactor) bytesContext(ctx context.Context, b []byte) ([]byte, error) {
+	return r.core().BytesContext(ctx, b)
+}
+
+// errorAnswer reads an answer outside 2xx into an *APIError and the fields of the
+// validation shape, with every credential removed. The body is redacted once, and the
+// message and fields are read from what is left: the redactor reads through four layers
+// of escapes, so a key that decoding a JSON string would reveal (its own escapes and three
+// more) is gone from the redacted body already. Only the message and the code, a few
+// hundred characters, are redacted again: an HTML title's references are decoded beyond
+// the redactor's table.
+//
+// When ctx ends while the body is examined, nothing of the body is shown: the error says
+// so beside the status.
+func (r *redactor) errorAnswer(ctx context.Context, method, path string, resp *http.Response, body []byte) (*APIError, []FieldError) {
+	clean, err := r.bytesContext(ctx, body)
+	if err != nil {
+		return &APIError{StatusCode: resp.StatusCode, Method: method, Path: path, Header: r.header(resp.Header),
+			Message: http.StatusText(resp.StatusCode) + " (the body was not examined: " + err.Error() + ")"}, nil
 	}
-	e.Body = r.bytes(e.Body)
-	e.Message = r.string(e.Message)
-	e.Code = r.string(e.Code)
-	e.Header = r.header(e.Header)
-	e.Path = r.string(e.Path)
-	for i := range fields {
-		fields[i].Path = r.string(fields[i].Path)
-		for j := range fields[i].Messages {
-			fields[i].Messages[j] = r.string(fields[i].Messages[j])
+	apiErr, fields, isJSON := parseErrorBody(method, path, resp, clean)
+	if !isJSON && redactedAny(body, clean) && json.Valid(body) {
+		// A mark took the letter of an escape (a piece of the key right after a "\n"), so
+		// the body no longer parses: read the answer as sent, and redact what was read.
+		apiErr, fields, _ = parseErrorBody(method, path, resp, body)
+		for i := range fields {
+			fields[i].Path = r.string(fields[i].Path)
+			for j := range fields[i].Messages {
+				fields[i].Messages[j] = r.string(fields[i].Messages[j])
+			}
 		}
 	}
+	apiErr.Body = clean
+	apiErr.Message = r.string(apiErr.Message)
+	apiErr.Code = r.string(apiErr.Code)
+	apiErr.Header = r.header(resp.Header)
+	return apiErr, fields
+}
+
+// redactedAny reports whether clean, what bytes returned for body, is another slice.
+func redactedAny(body, clean []byte) bool {
+	return len(body) != len(clean) || len(body) > 0 && &body[0] != &clean[0]
 }
 
 // response redacts what WithResponse captured of an answer.

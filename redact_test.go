@@ -9,17 +9,22 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/jarcoal/httpmock"
 
 	"github.com/escrowkit/escrow-go/internal/logtest"
+	"github.com/escrowkit/escrow-go/internal/redact/redacttest"
 )
 
 var (
@@ -588,4 +593,256 @@ func TestKeyInAHeaderNameIsRedactedWhateverItsCase(t *testing.T) {
 			}
 		}
 	}
+}
+
+// ordinaryErrorBody is a validation answer of about size bytes, as a server refusing a
+// large request writes it: a field per item, each with its messages.
+func ordinaryErrorBody(size int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"message":"The given data was invalid.","errors":{"items":{`)
+	for i := 0; b.Len() < size-200; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"%d":{"description":["The description may not be greater than 2048 characters.","It must not contain \u201cHTML\u201d."],"schedule":{"0":{"amount":["The amount must be at least 1.00 (got 0.5)."]}}}`, i)
+	}
+	b.WriteString(`}}}`)
+	return b.Bytes()
+}
+
+// craftedErrorBody is an answer of about size bytes whose message is redacttest.Blocks of
+// prefix: blocks that each spell its first 8 characters in nested encodings, and differ.
+func craftedErrorBody(prefix string, size int) []byte {
+	return []byte(`{"message":"` + redacttest.Blocks(prefix, size-len(`{"message":""}`)) + `"}`)
+}
+
+// errorBodies are the 1 MiB error bodies the benchmarks below read: an ordinary
+// validation answer, and the crafted ones an attacker makes from the account's e-mail (the
+// first 8 characters of the Basic token are base64 of "email:") or from a key's prefix.
+func errorBodies(email, key string, size int) map[string][]byte {
+	return map[string][]byte{
+		"ordinary":      ordinaryErrorBody(size),
+		"crafted-email": craftedErrorBody(basicToken(email, key), size),
+		"crafted-key":   craftedErrorBody(key, size),
+	}
+}
+
+// BenchmarkRedactor measures the redactor's throughput on 1 MiB bodies beside a plain scan
+// of the text for the key and the four Basic tokens (bytes.Index for each): the
+// floor any redactor that reads the text pays.
+//
+//	go test -run '^$' -bench BenchmarkRedactor -benchtime 20x .
+func BenchmarkRedactor(b *testing.B) {
+	r := newRedactor(testEmail, testKey)
+	forms := [][]byte{[]byte(testKey)}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding, base64.RawStdEncoding, base64.RawURLEncoding} {
+		forms = append(forms, []byte(enc.EncodeToString([]byte(testEmail+":"+testKey))))
+	}
+	for name, body := range errorBodies(testEmail, testKey, maxErrorBody) {
+		b.Run(name+"/scan", func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				for _, f := range forms {
+					if bytes.Contains(body, f) {
+						b.Fatal("the body holds a secret")
+					}
+				}
+			}
+		})
+		b.Run(name+"/redact", func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				r.bytes(body)
+			}
+		})
+	}
+}
+
+// BenchmarkErrorFromBody measures what a 1 MiB error answer costs to become an error,
+// beside what a plain http.Client GET, io.ReadAll and json.Unmarshal of the same answer
+// cost in the same run, from the same loopback server: the "x-plain" metric is the ratio.
+//
+//	go test -run '^$' -bench BenchmarkErrorFromBody -benchtime 20x .
+func BenchmarkErrorFromBody(b *testing.B) {
+	for name, body := range errorBodies(testEmail, testKey, maxErrorBody) {
+		b.Run(name, func(b *testing.B) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusUnprocessableEntity)
+				_, _ = w.Write(body)
+			}))
+			defer srv.Close()
+			c, err := NewClient(testEmail, testKey, WithBaseURL(srv.URL+"/2017-09-01/"), WithMaxRetries(0))
+			if err != nil {
+				b.Fatal(err)
+			}
+			plainClient := srv.Client()
+			var plain, sdk time.Duration
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				start := time.Now()
+				resp, err := plainClient.Get(srv.URL + "/2017-09-01/transaction/7")
+				if err != nil {
+					b.Fatal(err)
+				}
+				data, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				var v any
+				if err != nil || json.Unmarshal(data, &v) != nil {
+					b.Fatalf("plain read: %v", err)
+				}
+				mid := time.Now()
+				if _, err := c.Transactions.Get(context.Background(), 7); err == nil {
+					b.Fatal("want an error")
+				}
+				sdk += time.Since(mid)
+				plain += mid.Sub(start)
+			}
+			b.ReportMetric(float64(sdk)/float64(plain), "x-plain")
+		})
+	}
+}
+
+// TestKeyInACallerPathIsRedactedFromEveryError: a caller who puts the key, or another form
+// of the credential, in a Client.Do path gets every kind of error with it redacted: an
+// *APIError, a *ValidationError, a *DecodeError, a *TransportError, a *RateLimitError for
+// a 429 and for a call held back, and the refusal of a path or of a reference; in Error()
+// and under %v, %+v and %#v. The server's own text says nothing of the key: what shows is
+// what the client echoes of the request.
+func TestKeyInACallerPathIsRedactedFromEveryError(t *testing.T) {
+	forms := map[string]string{
+		"the key":        hostileKey,
+		"the token":      basicToken(hostileEmail, hostileKey),
+		"hex of the key": hex.EncodeToString([]byte(hostileKey)),
+	}
+	for name, form := range forms {
+		t.Run(name, func(t *testing.T) {
+			c, mt := setupWithKey(t, hostileEmail, hostileKey, WithMaxRetries(0), WithMaxWait(time.Second))
+			mt.RegisterNoResponder(func(req *http.Request) (*http.Response, error) {
+				switch req.URL.Query().Get("answer") {
+				case "404":
+					return httpmock.NewStringResponse(404, `{"message":"no such thing"}`), nil
+				case "422":
+					return httpmock.NewStringResponse(422, `{"errors":{"reference":["taken"]}}`), nil
+				case "undecodable":
+					return httpmock.NewStringResponse(200, `{"id":`), nil
+				case "429":
+					resp := httpmock.NewStringResponse(429, `{}`)
+					resp.Header.Set("Retry-After", "3600")
+					return resp, nil
+				}
+				return nil, errors.New("connection reset")
+			})
+			path := "echo/" + url.PathEscape(form)
+			do := func(answer string) error {
+				var out map[string]any
+				return c.Do(context.Background(), "GET", path+"?answer="+answer, nil, &out)
+			}
+			var errs []error
+			for _, answer := range []string{"404", "422", "undecodable", "none", "429"} {
+				errs = append(errs, do(answer))
+			}
+			errs = append(errs, do("held")) // held back: the 429 asked for an hour
+			errs = append(errs, c.Do(context.Background(), "GET", path+"#fragment", nil, nil))
+			_, err := c.Transactions.GetByReference(context.Background(), form+"\x7f")
+			errs = append(errs, err)
+			var ae *APIError
+			var ve *ValidationError
+			var de *DecodeError
+			var te *TransportError
+			var re *RateLimitError
+			for i, want := range []any{&ae, &ve, &de, &te, &re, &re, &ErrInvalidArgument, &ErrInvalidArgument} {
+				switch target := want.(type) {
+				case *error:
+					if !errors.Is(errs[i], *target) {
+						t.Errorf("error %d: %v, want %v", i, errs[i], *target)
+					}
+				default:
+					if !errors.As(errs[i], target) {
+						t.Fatalf("error %d: %T %v, want a %T", i, errs[i], errs[i], target)
+					}
+				}
+			}
+			for _, err := range errs {
+				for _, verb := range []string{"%s", "%v", "%+v", "%#v"} {
+					out := fmt.Sprintf(verb, err)
+					if leaksKey(out, hostileKey) || strings.Contains(out, form) {
+						t.Errorf("%T under %s shows the credential: %s", err, verb, out)
+					}
+				}
+			}
+			for _, v := range []any{*ae, *ve, *de, *te, *re} {
+				if out := fmt.Sprintf("%#v", v); leaksKey(out, hostileKey) || strings.Contains(out, form) {
+					t.Errorf("%T shows the credential: %s", v, out)
+				}
+			}
+		})
+	}
+}
+
+// TestOrdinaryAnswersAreLeftAsTheyAre: redaction removes the credential and nothing else:
+// a megabyte of validation answers, and one of blocks spelling the first 8 characters of
+// the Basic token (the account's e-mail: no secret) in nested escapes, come back byte for
+// byte as they were.
+func TestOrdinaryAnswersAreLeftAsTheyAre(t *testing.T) {
+	r := newRedactor(testEmail, testKey)
+	bodies := errorBodies(testEmail, testKey, 1<<20)
+	for _, name := range []string{"ordinary", "crafted-email"} {
+		if got := r.bytes(bodies[name]); !bytes.Equal(got, bodies[name]) {
+			t.Errorf("the %s body changed in redaction", name)
+		}
+	}
+}
+
+// endAtEOF is a transport whose answers end the call's context when their body has been
+// read: the context ends while the client examines the body.
+type endAtEOF struct {
+	cancel context.CancelFunc
+	status int
+	body   string
+}
+
+func (e endAtEOF) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp := httpmock.NewStringResponse(e.status, e.body)
+	resp.Body = readThenCancel{r: strings.NewReader(e.body), cancel: e.cancel}
+	return resp, nil
+}
+
+type readThenCancel struct {
+	r      io.Reader
+	cancel context.CancelFunc
+}
+
+func (b readThenCancel) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err == io.EOF {
+		b.cancel()
+	}
+	return n, err
+}
+
+func (readThenCancel) Close() error { return nil }
+
+// TestErrorBodyWithheldWhenTheContextEndsWhileItIsExamined: a call whose context ends
+// while the client redacts an error answer's body returns at once with the answer's
+// status (errors.Is still matches its sentinel), saying the body was not examined, and
+// shows nothing of the body: not a redaction half done.
+func TestErrorBodyWithheldWhenTheContextEndsWhileItIsExamined(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	body := `{"message":"no transaction for ` + jsonEscaped(testKey) + `","errors":{"id":["unknown"]}}`
+	c, err := NewClient(testEmail, testKey, WithBaseURL(testBase), WithMaxRetries(0),
+		WithHTTPClient(&http.Client{Transport: endAtEOF{cancel: cancel, status: 404, body: body}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Transactions.Get(ctx, 7)
+	var ae *APIError
+	if !errors.As(err, &ae) || !errors.Is(err, ErrNotFound) {
+		t.Fatalf("err = %T %v, want the 404's *APIError", err, err)
+	}
+	if ae.Body != nil || !strings.Contains(ae.Message, "not examined") || strings.Contains(err.Error(), "unknown") {
+		t.Errorf("the error shows the body: %#v", ae)
+	}
+	mustRevealNone(t, "Error()", err.Error())
 }

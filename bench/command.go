@@ -16,6 +16,7 @@ type program func(fs *flag.FlagSet) (run func(ctx context.Context, stdout, stder
 // programs are the commands below bench/, by name; each lives beside its harness.
 func programs() map[string]program {
 	return map[string]program{
+		"burst":    burstProgram,
 		"chaos":    chaosProgram,
 		"emulator": emulatorProgram,
 		"flood":    floodProgram,

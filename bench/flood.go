@@ -29,6 +29,15 @@ type FloodConfig struct {
 	// Secret registers the handler's DeliveryURL; the forgeries, who do not know it, are
 	// sent to the plain URL with a guessed last segment.
 	Secret bool
+	// Leaked: the forger knows the secret: forgeries go to the registered URL.
+	Leaked bool
+	// Replays real transactions, made and handed over before the flood, are named by
+	// replayed deliveries at ReplayRate a second for ReplayFor, sent to the registered
+	// URL, with event names their state does not show (reject, cancel, ...); the real
+	// events are made halfway through.
+	Replays    int
+	ReplayRate float64
+	ReplayFor  time.Duration
 	// Window is how long from the flood's start the fetches spent on forgeries are
 	// counted (the issue's first 10 s); MaxWait bounds the wait for the real events.
 	Window, MaxWait time.Duration
@@ -42,6 +51,13 @@ var DefaultFlood = FloodConfig{Forged: 16_000, Senders: 32, Window: 10 * time.Se
 type FloodResult struct {
 	Forged int
 	Secret bool
+	Leaked bool
+	// Replays, ReplayRate: as configured; Replayed the replayed deliveries sent and
+	// ReplayFetches the fetches of the replayed transactions.
+	Replays       int
+	ReplayRate    float64
+	Replayed      int64
+	ReplayFetches int64
 	// Sending is how long the forgeries took to send and be answered.
 	Sending time.Duration
 	// ForgedRefused are forgeries answered outside 2xx (404 at the door, 503 queue full).
@@ -67,8 +83,8 @@ type FloodResult struct {
 }
 
 func (r FloodResult) String() string {
-	return fmt.Sprintf("flood forged=%d secret=%v sending=%s forged_refused=%d known_event_latency=%s new_event_latency=%s real_non_2xx=%d forged_fetches_first_window=%d limit=%d limit_share=%.1f%% forged_fetches_total=%d peak_goroutines=%d",
-		r.Forged, r.Secret, r.Sending.Round(time.Millisecond), r.ForgedRefused, latency(r.KnownLatency),
+	return fmt.Sprintf("flood forged=%d secret=%v leaked=%v replays=%d replay_rate=%.0f/s replayed=%d replay_fetches=%d sending=%s forged_refused=%d known_event_latency=%s new_event_latency=%s real_non_2xx=%d forged_fetches_first_window=%d limit=%d limit_share=%.1f%% forged_fetches_total=%d peak_goroutines=%d",
+		r.Forged, r.Secret, r.Leaked, r.Replays, r.ReplayRate, r.Replayed, r.ReplayFetches, r.Sending.Round(time.Millisecond), r.ForgedRefused, latency(r.KnownLatency),
 		latency(r.NewLatency), r.RealNon2xx, r.ForgedFetches, r.Limit, 100*r.LimitShare,
 		r.ForgedFetchesTotal, r.PeakGoroutines)
 }
@@ -92,6 +108,8 @@ type forgeryCounter struct {
 	window        time.Duration
 	inWindow, all atomic.Int64
 	limit         atomic.Int64
+	replayIDs     map[int64]bool // set before the flood starts, read-only after
+	replays       atomic.Int64   // fetches of replayed ids
 }
 
 func (f *forgeryCounter) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -108,6 +126,9 @@ func (f *forgeryCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 		if l, lerr := strconv.ParseInt(resp.Header.Get("RateLimit-Limit"), 10, 64); lerr == nil {
 			f.limit.Store(l)
 		}
+	}
+	if start := f.start.Load(); start != 0 && f.replayIDs[id] {
+		f.replays.Add(1)
 	}
 	if start := f.start.Load(); id >= forgedBase && start != 0 {
 		f.all.Add(1)
@@ -126,7 +147,9 @@ type floodWorld struct {
 	h       *webhook.Handler
 	hook    *httptest.Server
 	log     *eventLog
-	target  string // where forgeries are sent: the plain URL
+	target  string // where forgeries are sent: the plain URL, or the registered one if leaked
+	// registered is the URL registered with the API: replays are sent there.
+	registered string
 }
 
 // eventLog records when each transaction's events were handed over.
@@ -179,6 +202,10 @@ func newFloodWorld(ctx context.Context, cfg FloodConfig) (*floodWorld, error) {
 			return w, err
 		}
 	}
+	w.registered = registered
+	if cfg.Leaked {
+		w.target = registered
+	}
 	_, err = w.app.Webhooks.Create(ctx, escrow.Me, registered)
 	return w, err
 }
@@ -198,8 +225,8 @@ func (w *floodWorld) close() {
 // each took to be handed over, what the forgeries cost in fetches and goroutines, and
 // whether any real delivery was answered outside 2xx.
 func RunFlood(ctx context.Context, cfg FloodConfig) (FloodResult, error) {
-	if cfg.Forged <= 0 || cfg.Senders <= 0 || cfg.Window <= 0 || cfg.MaxWait <= 0 {
-		return FloodResult{}, errors.New("flood: Forged, Senders, Window and MaxWait must be positive")
+	if cfg.Forged < 0 || cfg.Senders <= 0 || cfg.Window <= 0 || cfg.MaxWait <= 0 || (cfg.Replays > 0 && (cfg.ReplayRate <= 0 || cfg.ReplayFor <= 0)) {
+		return FloodResult{}, errors.New("flood: Senders, Window and MaxWait must be positive, Forged not negative, and ReplayRate and ReplayFor positive with Replays")
 	}
 	w, err := newFloodWorld(ctx, cfg)
 	defer w.close()
@@ -214,23 +241,33 @@ func RunFlood(ctx context.Context, cfg FloodConfig) (FloodResult, error) {
 		return FloodResult{}, err
 	}
 
-	res := FloodResult{Forged: cfg.Forged, Secret: cfg.Secret, KnownLatency: -1, NewLatency: -1}
+	replayed, err := w.replayed(ctx, cfg.Replays)
+	if err != nil {
+		return FloodResult{}, err
+	}
+	res := FloodResult{Forged: cfg.Forged, Secret: cfg.Secret, Leaked: cfg.Leaked, Replays: cfg.Replays, ReplayRate: cfg.ReplayRate, KnownLatency: -1, NewLatency: -1}
 	peak := sampleGoroutines()
 	start := time.Now()
 	w.counter.start.Store(start.UnixNano())
-	sent := make(chan struct{})
-	var next, refused atomic.Int64
+	sent, replaysSent := make(chan struct{}), make(chan struct{})
+	var next, refused, replays atomic.Int64
 	go func() {
 		defer close(sent)
 		refused.Store(sendForgeries(ctx, w.target, cfg, &next))
 	}()
-	// The flood in flight: three quarters sent, past the default queue of 10,000.
-	for next.Load() < int64(cfg.Forged)*3/4 && ctx.Err() == nil {
+	go func() {
+		defer close(replaysSent)
+		sendReplays(ctx, w.registered, replayed, cfg, &replays)
+	}()
+	// The flood in flight: three quarters sent, past the default queue of 10,000, and
+	// halfway through the replays.
+	for (next.Load() < int64(cfg.Forged)*3/4 || (cfg.Replays > 0 && time.Since(start) < cfg.ReplayFor/2)) && ctx.Err() == nil {
 		time.Sleep(time.Millisecond)
 	}
 	agreed, created, err := w.realEvents(ctx, known.ID)
 	if err != nil {
 		<-sent
+		<-replaysSent
 		return res, err
 	}
 	<-sent
@@ -241,9 +278,66 @@ func RunFlood(ctx context.Context, cfg FloodConfig) (FloodResult, error) {
 	for time.Since(start) < cfg.Window && ctx.Err() == nil { // the whole window counted
 		time.Sleep(10 * time.Millisecond)
 	}
+	<-replaysSent
 	res.PeakGoroutines = peak()
+	res.Replayed, res.ReplayFetches = replays.Load(), w.counter.replays.Load()
 	w.count(&res)
 	return res, ctx.Err()
+}
+
+// replayed makes n transactions and waits until each creation was handed over: the real
+// ids a replayer names.
+func (w *floodWorld) replayed(ctx context.Context, n int) ([]int64, error) {
+	ids := make([]int64, 0, n)
+	w.counter.replayIDs = make(map[int64]bool, n)
+	for range n {
+		tx, err := w.app.Transactions.Create(ctx, merchandise("buyer@example.com", "seller@example.com", ""))
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, tx.ID)
+		w.counter.replayIDs[tx.ID] = true
+	}
+	for _, id := range ids {
+		if err := w.settled(ctx, id, escrow.EventCreate); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+// replayNames are events a transaction just created does not show: each replay of one
+// is a claim its fetch does not confirm.
+var replayNames = []string{"reject", "ship_return", "cancel", "accept", "receive", "ship", "agree", "payment_approved", "complete", "accept_return", "receive_return", "reject_return"}
+
+// sendReplays posts deliveries naming ids with replayNames to target, in turn, at
+// cfg.ReplayRate a second for cfg.ReplayFor, counting them in sent.
+func sendReplays(ctx context.Context, target string, ids []int64, cfg FloodConfig, sent *atomic.Int64) {
+	if len(ids) == 0 {
+		return
+	}
+	hc := &http.Client{Timeout: 10 * time.Second}
+	defer hc.CloseIdleConnections()
+	every := time.Duration(float64(time.Second) / cfg.ReplayRate)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for i, end := 0, time.Now().Add(cfg.ReplayFor); time.Now().Before(end); i++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		body := fmt.Sprintf(`{"event": %q, "event_type": "transaction", "transaction_id": %d}`, replayNames[(i/len(ids))%len(replayNames)], ids[i%len(ids)])
+		wg.Go(func() {
+			if resp, err := hc.Post(target, "application/json", strings.NewReader(body)); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+		sent.Add(1)
+	}
 }
 
 // count fills in the fetches spent on forgeries and the real deliveries not answered 2xx.
@@ -311,21 +405,30 @@ func (w *floodWorld) waitFor(ctx context.Context, id int64, name escrow.EventNam
 }
 
 // sendForgeries posts cfg.Forged deliveries of made-up ids to target (with a guessed
-// secret segment when cfg.Secret) and returns how many were answered outside 2xx; next
-// counts those taken by a sender.
+// secret segment when cfg.Secret and not cfg.Leaked) and returns how many were answered
+// outside 2xx; next counts those taken by a sender.
 func sendForgeries(ctx context.Context, target string, cfg FloodConfig, next *atomic.Int64) int64 {
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.Senders}, Timeout: 10 * time.Second}
+	return postEach(ctx, cfg.Forged, cfg.Senders, next, func(i int64) (string, string) {
+		u := target
+		if cfg.Secret && !cfg.Leaked {
+			u += "/guess" + strconv.FormatInt(i, 36)
+		}
+		return u, fmt.Sprintf(`{"event": "payment_approved", "event_type": "transaction", "transaction_id": %d}`, forgedBase+i)
+	})
+}
+
+// postEach posts n deliveries from senders goroutines, the i-th (1 to n) to the URL and
+// with the body delivery gives, and returns how many were answered outside 2xx or not at
+// all; next counts those taken by a sender.
+func postEach(ctx context.Context, n, senders int, next *atomic.Int64, delivery func(i int64) (url, body string)) int64 {
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: senders}, Timeout: 10 * time.Second}
 	defer hc.CloseIdleConnections()
 	var refused atomic.Int64
 	var wg sync.WaitGroup
-	for range cfg.Senders {
+	for range senders {
 		wg.Go(func() {
-			for i := next.Add(1); i <= int64(cfg.Forged) && ctx.Err() == nil; i = next.Add(1) {
-				u := target
-				if cfg.Secret {
-					u += "/guess" + strconv.FormatInt(i, 36)
-				}
-				body := fmt.Sprintf(`{"event": "payment_approved", "event_type": "transaction", "transaction_id": %d}`, forgedBase+i)
+			for i := next.Add(1); i <= int64(n) && ctx.Err() == nil; i = next.Add(1) {
+				u, body := delivery(i)
 				resp, err := hc.Post(u, "application/json", strings.NewReader(body))
 				if err != nil {
 					refused.Add(1)
@@ -377,6 +480,10 @@ func floodProgram(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) 
 	fs.IntVar(&cfg.Forged, "forged", cfg.Forged, "forged deliveries, each of another made-up id")
 	fs.IntVar(&cfg.Senders, "senders", cfg.Senders, "goroutines sending them")
 	fs.BoolVar(&cfg.Secret, "secret", false, "the handler requires a delivery secret; the forger guesses")
+	fs.BoolVar(&cfg.Leaked, "leaked", false, "the forger knows the delivery URL: forgeries are sent to it")
+	fs.IntVar(&cfg.Replays, "replays", 0, "real transactions named by replayed deliveries with events their state does not show")
+	fs.Float64Var(&cfg.ReplayRate, "replay-rate", 100, "replayed deliveries a second")
+	fs.DurationVar(&cfg.ReplayFor, "replay-for", 30*time.Second, "how long the replays go on")
 	fs.DurationVar(&cfg.Window, "window", cfg.Window, "count the fetches spent on forgeries this long from the flood's start")
 	fs.DurationVar(&cfg.MaxWait, "max-wait", cfg.MaxWait, "give up waiting for the real events after this long")
 	return func(ctx context.Context, stdout, _ io.Writer) error {

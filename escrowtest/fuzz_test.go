@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // writeEndpoints are the endpoints FuzzWriteEndpoints feeds: every route that takes a
@@ -39,6 +40,9 @@ var writeEndpoints = []struct {
 	{http.MethodPost, "/_emulator/faults", ""},
 	{http.MethodPost, "/_emulator/reset", ""},
 	{http.MethodPatch, "customer/me", "buyer"},
+	{http.MethodPost, "/_emulator/transactions/{tx}/reach", ""},
+	{http.MethodPost, "/_emulator/transactions/{tx}/trigger", ""},
+	{http.MethodPut, "/_emulator/state", ""},
 }
 
 // fuzzState is an emulator with a transaction in each interesting shape.
@@ -128,7 +132,7 @@ func FuzzWriteEndpoints(f *testing.F) {
 		"", "{}", "null", "[]", `{"a":`, `"x"`, "1e999", `{"action":"agree"}`, `{"action":"ship","shipping_information":{"authorization_type":"push"}}`,
 		`{"action":"cancel","cancel_information":{"cancellation_reason":"x"}}`, `{"id": 701}`, `{"name":"k","is_active":false}`,
 		`{"url":"https://hooks.example.com/x"}`, `{"email":"new@example.com","partner":true}`, `{"seconds": 86400}`,
-		`{"limit": 5, "window_seconds": 1}`, `{"endpoint":"*","latency_ms":0,"status":500,"probability":0.5}`,
+		`{"limit": 5, "window_seconds": 1}`, `{"state":"complete"}`, `{"state":"cancelled"}`, `{"event":"agree"}`, `{"version":1}`, `{"endpoint":"*","latency_ms":0,"status":500,"probability":0.5}`,
 		`{"status":"ongoing","ids":[1,2],"min_amount":"1.00","initiation_start_date":"2024-01-01"}`,
 		`{"email":"n@example.com","address":{"country":"GB"},"disbursement_methods":[{"type":"wire_transfer_international"}]}`,
 		`{"first_name":"A","company":{"company_name":"C","address":{"country":"us"}},"tax_numbers":[{"type":"ssn","number":"1"}],"date_of_birth":"1982-03-10T00:00:00"}`,
@@ -159,4 +163,58 @@ func FuzzWriteEndpoints(f *testing.F) {
 			t.Fatalf("%s %s answered invalid JSON to %q: %s", ep.method, ep.path, payload, rec.Body)
 		}
 	})
+}
+
+// FuzzRestore feeds Restore documents near a real one: a document it takes must leave an
+// emulator that serves every read, Reach and the clock without a panic or a 5xx.
+func FuzzRestore(f *testing.F) {
+	fs := newFuzzState(f)
+	var doc strings.Builder
+	if err := fs.e.Snapshot(&doc); err != nil {
+		f.Fatal(err)
+	}
+	fs.e.Close()
+	f.Add([]byte(doc.String()))
+	f.Add([]byte(strings.Replace(doc.String(), `"funded": true`, `"funded": false`, 1)))
+	f.Add([]byte(strings.Replace(doc.String(), `"role": "seller"`, `"role": "broker"`, 1)))
+
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		fs := newFuzzState(t)
+		defer fs.e.Close()
+		if err := fs.e.Restore(strings.NewReader(string(doc))); err != nil {
+			if !errors.Is(err, ErrSnapshot) {
+				t.Fatalf("Restore refused with an error that is not ErrSnapshot: %v", err)
+			}
+			return
+		}
+		fs.e.mu.Lock()
+		ids := make([]int64, 0, len(fs.e.st.txs))
+		for id := range fs.e.st.txs {
+			ids = append(ids, id)
+		}
+		fs.e.mu.Unlock()
+		for _, id := range ids {
+			for _, as := range []string{"buyer", "seller", "partner"} {
+				check(t, fs.do(t, http.MethodGet, fmt.Sprintf("transaction/%d", id), as, "", nil))
+				check(t, fs.do(t, http.MethodGet, fmt.Sprintf("transaction/%d/timeline-entries", id), as, "", nil))
+			}
+			check(t, fs.do(t, http.MethodGet, fmt.Sprintf("/_emulator/transactions/%d", id), "", "", nil))
+			fs.e.Reach(id, "complete")
+		}
+		for _, path := range []string{"transaction", "partner/transactions", "partner/customers", "customer/me"} {
+			check(t, fs.do(t, http.MethodGet, path, "partner", "", nil))
+		}
+		for _, path := range []string{"/_emulator/transactions", "/_emulator/accounts", "/_emulator/state", "/_emulator/faults"} {
+			check(t, fs.do(t, http.MethodGet, path, "", "", nil))
+		}
+		fs.e.Advance(400 * 24 * time.Hour)
+	})
+}
+
+// check fails a fuzz input that made the emulator answer 5xx.
+func check(t *testing.T, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	if rec.Code >= 500 {
+		t.Fatalf("answered %d: %s", rec.Code, rec.Body)
+	}
 }

@@ -250,17 +250,8 @@ func (e *Emulator) selectTestMethods(tx *transaction, roles ...string) error {
 
 // controlReach serves POST /_emulator/transactions/{id}/reach {"state"}.
 func (e *Emulator) controlReach(r *http.Request, body []byte) (response, error) {
-	id, err := pathID(r)
+	id, state, err := txAndField(r, body, "state")
 	if err != nil {
-		return response{}, err
-	}
-	o, err := decodeObject(body)
-	if err != nil {
-		return response{}, err
-	}
-	o.required("state")
-	state := o.str("state")
-	if err := o.errs.orNil(); err != nil {
 		return response{}, err
 	}
 	if err := e.Reach(id, state); err != nil {

@@ -153,20 +153,16 @@ func FaultEffect(f Fault) string {
 	return strings.Join(parts, ", ")
 }
 
-// secretShapes finds what the log never shows: an API key ("<digits>_<26 base32
-// characters>", as issueKey makes them), the value of a JSON field whose name says it holds
-// a secret, and URLs, whose delivery secrets are masked.
-var secretShapes = regexp.MustCompile(`\b[0-9]+_[A-Z2-7]{26}\b` +
-	`|"(?:password|api_key|key|secret|token|authorization)"\s*:\s*"(?:[^"\\]|\\.)*"` +
-	`|https?://[^\s"'<>\\]+`)
-
 // redactedValue stands where a credential was.
 const redactedValue = "[redacted]"
 
+// secretFields are the JSON fields whose values the log never shows.
+var secretFields = []string{"password", "api_key", "key", "secret", "token", "authorization"}
+
 // scrubBody is a body as the log keeps it: credentials removed, then cut to
 // maxLoggedBody. The whole body is scrubbed before it is cut, so that no part of a secret
-// the cut would have split survives. Bodies are at most maxBodyBytes on the way in and the
-// emulator's own JSON on the way out, and the scrub is linear.
+// the cut would have split survives. Every pass is linear, finding its candidates with
+// bytes.Index, so that logging costs a small part of answering.
 func scrubBody(body []byte, creds [][]byte) string {
 	if len(body) == 0 {
 		return ""
@@ -176,16 +172,12 @@ func scrubBody(body []byte, creds [][]byte) string {
 			body = bytes.ReplaceAll(body, c, []byte(redactedValue))
 		}
 	}
-	body = secretShapes.ReplaceAllFunc(body, func(m []byte) []byte {
-		switch {
-		case m[0] == '"':
-			name, _, _ := bytes.Cut(m, []byte(":"))
-			return append(name, []byte(`:"`+redactedValue+`"`)...)
-		case bytes.HasPrefix(m, []byte("http")):
-			return []byte(hooksecret.MaskURL(string(m)))
-		}
-		return []byte(redactedValue)
+	body = replaceAll(body, findURL, func(u []byte) []byte { return []byte(hooksecret.MaskURL(string(u))) })
+	body = replaceAll(body, findSecretValue, func(field []byte) []byte {
+		name, _, _ := bytes.Cut(field[1:], []byte(`"`))
+		return []byte(`"` + string(name) + `":"` + redactedValue + `"`)
 	})
+	body = replaceAll(body, findKey, func([]byte) []byte { return []byte(redactedValue) })
 	if len(body) <= maxLoggedBody {
 		return strings.ToValidUTF8(string(body), "\uFFFD")
 	}
@@ -194,6 +186,126 @@ func scrubBody(body []byte, creds [][]byte) string {
 		cut--
 	}
 	return strings.ToValidUTF8(string(body[:cut]), "\uFFFD") + fmt.Sprintf("… (%d bytes in all)", len(body))
+}
+
+// replaceAll replaces every span find reports, from left to right; find returns the span
+// [start, end) of the next match at or after from, or ok false.
+func replaceAll(b []byte, find func(b []byte, from int) (start, end int, ok bool), with func([]byte) []byte) []byte {
+	var out []byte
+	last := 0
+	for from := 0; from < len(b); {
+		start, end, ok := find(b, from)
+		if !ok {
+			break
+		}
+		out = append(append(out, b[last:start]...), with(b[start:end])...)
+		last, from = end, max(end, start+1)
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[last:]...)
+}
+
+// findURL finds an http or https URL, up to a space, a quote, an angle bracket or a
+// backslash: its delivery secret is masked.
+func findURL(b []byte, from int) (int, int, bool) {
+	for {
+		i := bytes.Index(b[from:], []byte("http"))
+		if i < 0 {
+			return 0, 0, false
+		}
+		start := from + i
+		rest := b[start:]
+		if bytes.HasPrefix(rest, []byte("http://")) || bytes.HasPrefix(rest, []byte("https://")) {
+			end := bytes.IndexAny(rest, " \t\r\n\"'<>\\")
+			if end < 0 {
+				end = len(rest)
+			}
+			return start, start + end, true
+		}
+		from = start + 4
+	}
+}
+
+// findSecretValue finds the string value of a JSON field named in secretFields: the span
+// from the field's name to the value's closing quote, which it replaces whole.
+func findSecretValue(b []byte, from int) (int, int, bool) {
+	for {
+		i := bytes.IndexByte(b[from:], '"')
+		if i < 0 {
+			return 0, 0, false
+		}
+		start := from + i
+		if end, ok := secretValueAt(b, start); ok {
+			return start, end, true
+		}
+		from = start + 1
+	}
+}
+
+// secretValueAt reports whether a secret field's name starts at b[start] (its opening
+// quote) with a string value, and where that value ends.
+func secretValueAt(b []byte, start int) (int, bool) {
+	for _, name := range secretFields {
+		rest, ok := bytes.CutPrefix(b[start+1:], []byte(name+`"`))
+		if !ok {
+			continue
+		}
+		rest = bytes.TrimLeft(rest, " \t\r\n")
+		if rest, ok = bytes.CutPrefix(rest, []byte(":")); !ok {
+			return 0, false
+		}
+		rest = bytes.TrimLeft(rest, " \t\r\n")
+		if len(rest) == 0 || rest[0] != '"' {
+			return 0, false
+		}
+		for j := 1; j < len(rest); j++ {
+			switch rest[j] {
+			case '\\':
+				j++
+			case '"':
+				return len(b) - len(rest) + j + 1, true
+			}
+		}
+		return len(b), true // an unterminated value: hide the rest
+	}
+	return 0, false
+}
+
+// findKey finds text shaped like an API key, as issueKey makes them: digits, "_" and 26
+// characters of base32, alone (no letter, digit or "_" either side).
+func findKey(b []byte, from int) (int, int, bool) {
+	const secretLen = 26
+	for {
+		i := bytes.IndexByte(b[from:], '_')
+		if i < 0 {
+			return 0, 0, false
+		}
+		us := from + i
+		start := us
+		for start > 0 && b[start-1] >= '0' && b[start-1] <= '9' {
+			start--
+		}
+		end := us + 1 + secretLen
+		if start < us && (start == 0 || !wordByte(b[start-1])) && end <= len(b) && base32Run(b[us+1:end]) && (end == len(b) || !wordByte(b[end])) {
+			return start, end, true
+		}
+		from = us + 1
+	}
+}
+
+func wordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z'
+}
+
+func base32Run(b []byte) bool {
+	for _, c := range b {
+		if !(c >= 'A' && c <= 'Z' || c >= '2' && c <= '7') {
+			return false
+		}
+	}
+	return true
 }
 
 // requestFilter is what GET /_emulator/requests narrows the log to.

@@ -84,3 +84,28 @@ func mustRequest(t *testing.T, method, url string) *http.Request {
 	}
 	return req
 }
+
+// TestScrubBodyRemovesEveryCredentialShape: what the log keeps of a body, for each shape a
+// credential takes, and for text that only looks near one.
+func TestScrubBodyRemovesEveryCredentialShape(t *testing.T) {
+	key := "501_ZCBMW5S7SU5IVWGLDRJQZMCCIB"
+	for in, want := range map[string]string{
+		`{"key":"` + key + `"}`:             `{"key":"[redacted]"}`,
+		`{"password" : "a\"b", "n": 1}`:     `{"password":"[redacted]", "n": 1}`,
+		`{"api_key":"x`:                     `{"api_key":"[redacted]"`,
+		`{"secret": 5}`:                     `{"secret": 5}`,
+		`{"keys":"open"}`:                   `{"keys":"open"}`,
+		`note ` + key + `, again:` + key:    `note [redacted], again:[redacted]`,
+		`x` + key:                           `x` + key, // not alone: no key
+		key + `Z`:                           key + `Z`,
+		`report_ZCBMW5S7SU5IVWGLDRJQZMCCIB`: `report_ZCBMW5S7SU5IVWGLDRJQZMCCIB`,
+		`{"url":"https://h.example/in/Zq3xT9vLm2Rk8WpB4nYc7HdJ?x=1"}`: `{"url":"https://h.example/in/SECRET?x=1"}`,
+		`see http://h.example/Zq3xT9vLm2Rk8WpB4nYc7HdJ then`:          `see http://h.example/SECRET then`,
+		`{"token":"tok", "creds":"s3cret"}`:                           `{"token":"[redacted]", "creds":"[redacted]"}`,
+		"":                                                            "",
+	} {
+		if got := scrubBody([]byte(in), [][]byte{[]byte("s3cret")}); got != want {
+			t.Errorf("scrubBody(%s) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -165,25 +165,30 @@ func (s *store) restoreAccount(sa snapAccount) (*account, error) {
 			dateOfBirth: p.DateOfBirth, taxNumbers: p.TaxNumbers, identificationDocuments: p.IdentificationDocuments,
 		},
 	}
+	return a, restoreSettings(a, sa)
+}
+
+// restoreSettings rebuilds an account's keys, webhooks and saved disbursement methods.
+func restoreSettings(a *account, sa snapAccount) error {
 	for j, k := range sa.Keys {
 		if len(k.Hash) != len(hashSecret("")) || k.ID <= 0 {
-			return nil, fmt.Errorf("api_keys[%d]: no SHA-256 hash or no id", j)
+			return fmt.Errorf("api_keys[%d]: no SHA-256 hash or no id", j)
 		}
 		a.keys = append(a.keys, &apiKey{id: k.ID, name: k.Name, hash: k.Hash, lastFour: k.LastFour, created: k.Created, active: k.Active})
 	}
 	for j, h := range sa.Webhooks {
 		if h.ID <= 0 || !strings.HasPrefix(h.URL, "http") {
-			return nil, fmt.Errorf("webhooks[%d]: no id or no http URL", j)
+			return fmt.Errorf("webhooks[%d]: no id or no http URL", j)
 		}
 		a.webhooks = append(a.webhooks, &webhook{id: h.ID, url: h.URL})
 	}
 	for j, m := range sa.Methods {
 		if m == nil || m.ID <= 0 {
-			return nil, fmt.Errorf("disbursement_methods[%d]: no id", j)
+			return fmt.Errorf("disbursement_methods[%d]: no id", j)
 		}
 		a.methods = append(a.methods, m)
 	}
-	return a, nil
+	return nil
 }
 
 // restoreTransaction rebuilds one transaction, its references checked against the
@@ -269,33 +274,48 @@ func (s *store) restoreItem(si snapItem) (*item, error) {
 		extra: extraAttributes{withContent: x.WithContent, titleCollection: x.TitleCollection, lienHolderPayoff: x.LienHolderPayoff,
 			vin: x.VIN, odometer: x.Odometer, make: x.Make, model: x.Model, year: x.Year},
 	}
-	for _, name := range si.Flags {
-		i := slices.IndexFunc(itemStates, func(s itemState) bool { return s.name == name })
-		if i < 0 {
-			return nil, fmt.Errorf("flags: %q is not an item flag", name)
-		}
-		it.flags |= itemStates[i].flag
+	var err error
+	if it.flags, err = parseFlags(si.Flags); err != nil {
+		return nil, err
 	}
 	if err := s.knownAccounts(si.HiddenFrom); err != nil {
 		return nil, fmt.Errorf("hidden_from: %v", err)
 	}
+	return it, s.restoreMoney(it, si)
+}
+
+// parseFlags reads an item's flags by their names.
+func parseFlags(names []string) (itemFlag, error) {
+	var flags itemFlag
+	for _, name := range names {
+		i := slices.IndexFunc(itemStates, func(s itemState) bool { return s.name == name })
+		if i < 0 {
+			return 0, fmt.Errorf("flags: %q is not an item flag", name)
+		}
+		flags |= itemStates[i].flag
+	}
+	return flags, nil
+}
+
+// restoreMoney rebuilds an item's schedule and fees.
+func (s *store) restoreMoney(it *item, si snapItem) error {
 	for j, sc := range si.Schedule {
 		if sc.Amount < 0 || s.accounts[sc.Payer] == nil || s.accounts[sc.Beneficiary] == nil {
-			return nil, fmt.Errorf("schedule[%d]: a negative amount, or a payer or beneficiary that is no account", j)
+			return fmt.Errorf("schedule[%d]: a negative amount, or a payer or beneficiary that is no account", j)
 		}
 		it.schedule = append(it.schedule, &schedule{amount: sc.Amount, payer: sc.Payer, beneficiary: sc.Beneficiary, due: sc.Due,
 			secured: sc.Secured, paidIn: sc.PaidIn, disbursed: sc.Disbursed, refunded: sc.Refunded})
 	}
 	if len(it.schedule) == 0 {
-		return nil, fmt.Errorf("schedule: an item has one")
+		return fmt.Errorf("schedule: an item has one")
 	}
 	for j, f := range si.Fees {
 		if f.Amount < 0 || s.accounts[f.Payer] == nil || f.Halves < 0 || f.Halves > 2 {
-			return nil, fmt.Errorf("fees[%d]: a negative amount, halves other than 0, 1 or 2, or a payer that is no account", j)
+			return fmt.Errorf("fees[%d]: a negative amount, halves other than 0, 1 or 2, or a payer that is no account", j)
 		}
 		it.fees = append(it.fees, &fee{typ: f.Type, payer: f.Payer, halves: f.Halves, amount: f.Amount, paidIn: f.PaidIn, settled: f.Settled})
 	}
-	return it, nil
+	return nil
 }
 
 // restoreJournal rebuilds the timeline and the As-Customer calls of a transaction.

@@ -51,23 +51,30 @@ func (e *Emulator) Trigger(txID int64, event string) error {
 
 // controlTrigger serves POST /_emulator/transactions/{id}/trigger {"event"}.
 func (e *Emulator) controlTrigger(r *http.Request, body []byte) (response, error) {
-	id, err := pathID(r)
+	id, event, err := txAndField(r, body, "event")
 	if err != nil {
-		return response{}, err
-	}
-	o, err := decodeObject(body)
-	if err != nil {
-		return response{}, err
-	}
-	o.required("event")
-	event := o.str("event")
-	if err := o.errs.orNil(); err != nil {
 		return response{}, err
 	}
 	if err := e.Trigger(id, event); err != nil {
 		return response{}, err
 	}
 	return success(controlOK{OK: true}), nil
+}
+
+// txAndField reads a control path's transaction id and the one string field its body
+// must hold.
+func txAndField(r *http.Request, body []byte, field string) (int64, string, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return 0, "", err
+	}
+	o, err := decodeObject(body)
+	if err != nil {
+		return 0, "", err
+	}
+	o.required(field)
+	value := o.str(field)
+	return id, value, o.errs.orNil()
 }
 
 // serveState serves GET /_emulator/state: the snapshot, as Snapshot writes it.

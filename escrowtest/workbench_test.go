@@ -319,6 +319,9 @@ func TestReachSendsTheStepsWebhooks(t *testing.T) {
 	if got := strings.Join(events, " "); got != want {
 		t.Errorf("webhook calls: %s\nwant %s", got, want)
 	}
+	if got := hook.received(); got != want {
+		t.Errorf("the receiver got: %s\nwant %s", got, want)
+	}
 	if l, err := srv.Ledger(tx.ID); err != nil || l.Held != "0.00" || l.Out != "1500.00" {
 		t.Errorf("ledger %+v %v", l, err)
 	}

@@ -96,12 +96,12 @@ type Options struct {
 	// spent, never-seen ids wait for the next window, known transactions do not. Default
 	// 0.1.
 	UnseenShare float64
-	// ClaimShare bounds the fetches made for claims that an earlier fetch did not confirm
-	// (a delivery naming an event already tried since the transaction's last new fact:
-	// replays of a real id with names its state does not show) and that find nothing new,
-	// to this share of each rate-limit window of GET /transaction/{id}; once spent, such
-	// fetches wait for the next window, of any number of transactions, while deliveries
-	// of names not tried yet, of any transaction, are fetched at once. Default 0.2.
+	// ClaimShare bounds the fetches made for claims, deliveries about a transaction whose
+	// last fetch found nothing new (replays of a real id with names its state does not
+	// show), that find nothing new either, to this share of each rate-limit window of
+	// GET /transaction/{id}; once spent, claims wait for the next window, of any number of
+	// transactions, while deliveries about a transaction whose last fetch found something
+	// (a real fact's, most likely) are fetched at once. Default 0.2.
 	ClaimShare float64
 	// Workers bounds the transactions confirmed at once, and the handler's goroutines
 	// (one more schedules the waits). Default: the Store's connections if it states them
@@ -231,12 +231,7 @@ func NewHandler(client *escrow.Client, fn Callback, opt Options) *Handler {
 	if opt.MaxQueued <= 0 {
 		opt.MaxQueued = 10_000
 	}
-	if opt.Workers <= 0 {
-		opt.Workers = 8
-		if p, ok := opt.Store.(Pooled); ok && p.MaxConns() > 0 {
-			opt.Workers = p.MaxConns()
-		}
-	}
+	workersDefault(&opt)
 	floodDefaults(&opt)
 	if opt.Refetch <= 0 {
 		opt.Refetch = 250 * time.Millisecond
@@ -500,17 +495,22 @@ func (h *Handler) renew(b *batch) (bool, error) {
 	return true, nil
 }
 
-// paced returns how long the batch must wait before its fetch: only a fetch for names
-// that were all tried before waits, for the transaction's pace and then for the claims'
-// share of the window (ClaimShare); a confirmable name not tried since the last fetch
-// that found something new is fetched at once.
+// paced returns how long the batch must wait before its fetch. A transaction whose last
+// fetch found something new (no pace) is fetched at once: its deliveries are facts about
+// to be confirmed. Otherwise they are claims: a fetch for names all tried since then
+// waits for the transaction's pace, and any fetch with names waits for the claims' share
+// of the window (ClaimShare), so that replays of real ids, whatever names they carry,
+// spend no more than that share, and other transactions' facts are fetched at once.
 func (h *Handler) paced(b *batch, now time.Time) time.Duration {
 	b.claim = false
-	if !b.fetch || Replayed(b.events, b.handed) || untried(b.events, b.pace.Tried) {
+	if !b.fetch || Replayed(b.events, b.handed) || b.pace.Hold == 0 {
 		return 0 // replays are dropped without a fetch (confirm)
 	}
-	if wait := b.pace.NotBefore.Sub(now); wait > 0 || len(b.events) == 0 {
-		return max(wait, 0) // a reconciler's recheck spends no claim's share
+	if wait := b.pace.NotBefore.Sub(now); wait > 0 && !untried(b.events, b.pace.Tried) {
+		return wait
+	}
+	if len(b.events) == 0 {
+		return 0 // a reconciler's recheck spends no claim's share
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -677,18 +677,7 @@ func (h *Handler) confirm(b *batch) error {
 		b.fetched = true
 		tx, err := h.observedGet(ctx, b)
 		if errors.Is(err, escrow.ErrNotFound) || errors.Is(err, escrow.ErrForbidden) {
-			b.unreadable = true
-			h.unreadable(b)
-			if len(b.events) > 0 {
-				h.log.Warn("escrow webhook: unconfirmed deliveries dropped: the account cannot read the transaction",
-					"transaction_id", id, "events", b.events)
-			}
-			if b.tracked {
-				h.log.Warn("escrow webhook: no longer readable; no longer tracked", "transaction_id", id)
-				b.finish = true
-			}
-			b.fetch = false
-			h.observeOutcomes(b, b.events) // unreadable: none confirmed
+			h.dropUnreadable(b)
 			return nil
 		}
 		if err != nil {
@@ -724,6 +713,23 @@ func (h *Handler) confirm(b *batch) error {
 	b.finish = b.finish || (terminal(b.tx) && allIn(keysOf(facts), b.handed))
 	h.observeOutcomes(b, unconfirmed)
 	return nil
+}
+
+// dropUnreadable ends a batch whose fetch the API answered 404 or 403: its deliveries are
+// dropped unconfirmed, and a tracked transaction is no longer tracked.
+func (h *Handler) dropUnreadable(b *batch) {
+	b.unreadable = true
+	h.unreadable(b)
+	if len(b.events) > 0 {
+		h.log.Warn("escrow webhook: unconfirmed deliveries dropped: the account cannot read the transaction",
+			"transaction_id", b.id, "events", b.events)
+	}
+	if b.tracked {
+		h.log.Warn("escrow webhook: no longer readable; no longer tracked", "transaction_id", b.id)
+		b.finish = true
+	}
+	b.fetch = false
+	h.observeOutcomes(b, b.events) // unreadable: none confirmed
 }
 
 // get fetches a transaction within the allowance: it waits while the rate-limit window is

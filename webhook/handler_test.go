@@ -2798,3 +2798,40 @@ func TestClosedTransactionsClaimsCostNoFetch(t *testing.T) {
 		}
 	})
 }
+
+// TestAnyNameAboutATransactionWhoseLastFetchFoundNothingIsAClaim: once a transaction's fetch
+// found nothing new, deliveries about it are claims whatever name they carry, one never
+// tried included: a replayer rotating through every event name spends the claims' share
+// (2% of 100: two fetches) and no more.
+func TestAnyNameAboutATransactionWhoseLastFetchFoundNothingIsAClaim(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		api := newFakeAPI()
+		api.header = http.Header{"Ratelimit-Limit": {"100"}, "Ratelimit-Remaining": {"99"}, "Ratelimit-Reset": {"60"}}
+		const replayed = 4
+		h := webhook.NewHandler(api.client(t), (&calls{}).fn, webhook.Options{ClaimShare: 0.02})
+		defer shutdown(t, h)
+		for id := range int64(replayed) {
+			api.set(created(id + 1))
+			deliver(h, "create", id+1)
+		}
+		flushed(t, h)
+		for id := range int64(replayed) {
+			deliver(h, "agree", id+1) // its last fetch found create: fetched at once, finds nothing
+		}
+		flushed(t, h)
+		time.Sleep(time.Second) // past each transaction's pace
+		for id := range int64(replayed) {
+			deliver(h, "reject", id+1) // never tried, but a claim
+		}
+		synctest.Wait()
+		n := 0
+		for id := range int64(replayed) {
+			n += api.readsOf(id + 1)
+		}
+		if n != 2*replayed+2 {
+			t.Errorf("%d reads, want %d: the claims' share is two", n, 2*replayed+2)
+		}
+		time.Sleep(time.Minute) // the next window: the claims left are fetched
+		flushed(t, h)
+	})
+}

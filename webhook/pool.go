@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"cmp"
 	"container/heap"
 	"errors"
 	mrand "math/rand/v2"
@@ -59,6 +60,17 @@ const (
 // maxOwedRanges bounds the ranges of never-seen ids owed a look (16 bytes each): past it
 // the range farthest from the account's newest transaction is dropped (idRanges).
 const maxOwedRanges = 100_000
+
+// workersDefault sets Options.Workers: the Store's connections if it states them, else 8.
+func workersDefault(opt *Options) {
+	if opt.Workers > 0 {
+		return
+	}
+	opt.Workers = 8
+	if p, ok := opt.Store.(Pooled); ok && p.MaxConns() > 0 {
+		opt.Workers = p.MaxConns()
+	}
+}
 
 // floodDefaults sets the defaults of the options of never-seen ids.
 func floodDefaults(opt *Options) {
@@ -260,19 +272,48 @@ func (h *Handler) owe(id int64) {
 }
 
 // listWanted takes the never-seen ids the next listing asks about out of their lane and
-// set: those queued (qListing while it is under way), then those owed a look. h.mu held.
+// set (a queued one is qListing while the listing is under way): the page of those
+// nearest to the account's newest transaction, queued or owed a look. Ids are handed out
+// in order, so a real new transaction's is just above the newest: however many made-up
+// ids wait, it is in the next listing. h.mu held.
 func (h *Handler) listWanted() (queued, owed []int64) {
-	for len(queued) < listPage {
+	var waiting []int64
+	for {
 		id, q, ok := h.pop(kindUnseen)
 		if !ok {
 			break
 		}
 		if q != nil {
-			q.state = qListing
-			queued = append(queued, id)
+			waiting = append(waiting, id)
 		}
 	}
-	return queued, h.owed.take(listPage - len(queued))
+	near := func(a, b int64) int { return cmp.Compare(distance(a, h.newest), distance(b, h.newest)) }
+	sorted := slices.SortedFunc(slices.Values(waiting), near)
+	nearest := h.owed.takeNear(h.newest, listPage) // nearest first
+	q, o := 0, 0
+	for q+o < listPage && (q < len(sorted) || o < len(nearest)) {
+		if o == len(nearest) || (q < len(sorted) && near(sorted[q], nearest[o]) <= 0) {
+			q++
+		} else {
+			o++
+		}
+	}
+	for _, id := range nearest[o:] { // the farther go back
+		h.owed.add(id)
+	}
+	chosen := make(map[int64]bool, q)
+	for _, id := range sorted[:q] {
+		chosen[id] = true
+	}
+	for _, id := range waiting { // in the lane's order: a listing that fails keeps it
+		if chosen[id] {
+			h.queues[id].state = qListing
+			queued = append(queued, id)
+		} else {
+			h.lanes[kindUnseen].push(id)
+		}
+	}
+	return queued, nearest[:o]
 }
 
 // listOwed lists the partner's transactions among the never-seen ids waiting: those named
@@ -293,29 +334,43 @@ func (h *Handler) listOwed() {
 	defer h.mu.Unlock()
 	h.listing = false
 	h.listAt = time.Now().Add(listEvery)
-	if errors.Is(err, escrow.ErrForbidden) {
+	switch {
+	case errors.Is(err, escrow.ErrForbidden):
 		h.partner = new(bool) // not a partner: its never-seen ids are fetched
+		h.unlist(queued, owed)
+	case err != nil:
+		h.log.Debug("escrow webhook: listing never-seen transactions failed", "error", err)
+		h.unlist(queued, owed)
+	case page == nil: // nothing was left to ask about
+		h.unlist(queued, owed)
+	default:
+		h.partner = &[]bool{true}[0]
+		h.afterListing(queued, owed, h.listed(page.Transactions))
 	}
-	if err != nil || page == nil {
-		if err != nil && !errors.Is(err, escrow.ErrForbidden) {
-			h.log.Debug("escrow webhook: listing never-seen transactions failed", "error", err)
+	h.spawnFor()
+}
+
+// unlist puts the ids of a listing that failed back where they waited: the queued in their
+// lane, the others in the set owed a look. h.mu held.
+func (h *Handler) unlist(queued, owed []int64) {
+	for _, id := range queued {
+		if q := h.queues[id]; q != nil && q.state == qListing {
+			h.place(id, q) // back in its lane, for the next listing or a fetch
 		}
-		for _, id := range queued {
-			if q := h.queues[id]; q != nil && q.state == qListing {
-				h.place(id, q) // back in its lane, for the next listing or a fetch
-			}
-		}
-		for _, id := range owed {
-			h.owed.add(id)
-		}
-		h.spawnFor()
-		return
 	}
-	h.partner = &[]bool{true}[0]
-	named := h.listed(page.Transactions)
+	for _, id := range owed {
+		h.owed.add(id)
+	}
+}
+
+// afterListing leaves the ids a listing did not name to a fetch of their own, and lets the
+// next listing come at once after one that named at least half of its ids. h.mu held.
+func (h *Handler) afterListing(queued, owed []int64, named map[int64]bool) {
 	for _, id := range queued {
 		if q := h.queues[id]; !named[id] && q != nil && q.state == qListing {
-			q.kind = kindUnlisted // the listing cannot tell: a fetch of its own
+			if q.kind != kindKnown { // the reconciler may have found it meanwhile
+				q.kind = kindUnlisted // the listing cannot tell: a fetch of its own
+			}
 			h.place(id, q)
 		}
 	}
@@ -324,10 +379,9 @@ func (h *Handler) listOwed() {
 			h.unlisted.add(id)
 		}
 	}
-	if 2*len(named) >= len(ids) {
+	if 2*len(named) >= len(queued)+len(owed) {
 		h.listAt = time.Now() // a burst of real ones: the next page at once
 	}
-	h.spawnFor()
 }
 
 // listed takes a listing's transactions: queued never-seen ids become known with the
@@ -351,7 +405,10 @@ func (h *Handler) listed(txs []escrow.Transaction) map[int64]bool {
 			h.place(tx.ID, q)
 			continue
 		}
-		if q.kind == kindKnown {
+		if q.kind == kindKnown { // found by the reconciler meanwhile
+			if q.state == qListing {
+				h.place(tx.ID, q)
+			}
 			continue
 		}
 		h.know(tx.ID, q)

@@ -1082,7 +1082,7 @@ func TestWorkersFollowTheStoresConnections(t *testing.T) {
 				h := webhook.NewHandler(api.client(t), fn, webhook.Options{Store: &pooledStore{conns: tc.conns}, Workers: tc.workers})
 				defer shutdown(t, h)
 				for id := range int64(20) {
-					api.txs[id+1] = created(id + 1)
+					api.set(created(id + 1))
 					deliver(h, "create", id+1)
 				}
 				synctest.Wait()
@@ -1094,4 +1094,30 @@ func TestWorkersFollowTheStoresConnections(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestNewTransactionIsListedBeforeAFloodsMadeUpIds: a listing of never-seen ids asks about
+// those nearest to the account's newest transaction first: ids are handed out in order,
+// so a partner's new transaction delivered after hundreds of made-up ids is in the next
+// listing, not behind them.
+func TestNewTransactionIsListedBeforeAFloodsMadeUpIds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const fresh = 7
+		partner := rateLimitedPartner(fresh)
+		h, got := shareSpent(t, partner)
+		deliver(h, "create", forgedBase+1) // waits; a listing asks about it, held
+		synctest.Wait()
+		for i := range int64(300) {
+			deliver(h, "create", forgedBase+2+i)
+		}
+		deliver(h, "create", fresh)
+		synctest.Wait()
+		close(partner.gate) // names nothing: the next listing comes a second later
+		synctest.Wait()
+		time.Sleep(time.Second)
+		synctest.Wait()
+		if l := got.list(); !slices.Equal(l, []string{"create:7"}) || partner.listings.Load() != 2 {
+			t.Errorf("handed over %v after %d listings; want create:7 from the second", l, partner.listings.Load())
+		}
+	})
 }

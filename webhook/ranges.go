@@ -86,6 +86,36 @@ func (s *idRanges) take(n int) []int64 {
 	return out
 }
 
+// takeNear removes and returns up to n ids, the nearest to near first.
+func (s *idRanges) takeNear(near int64, n int) []int64 {
+	var out []int64
+	for len(out) < n && len(s.r) > 0 {
+		i := s.find(near)
+		var id int64
+		switch {
+		case i == len(s.r):
+			id = s.r[i-1].hi
+		case s.r[i].lo <= near:
+			id = near
+		case i == 0:
+			id = s.r[0].lo
+		case s.r[i].lo-near <= near-s.r[i-1].hi:
+			id = s.r[i].lo
+		default:
+			id = s.r[i-1].hi
+		}
+		s.remove(id)
+		out = append(out, id)
+	}
+	if len(s.r) == 0 {
+		s.r = nil
+	}
+	return out
+}
+
+// distance is how far id is from near.
+func distance(id, near int64) int64 { return max(id-near, near-id) }
+
 // empty reports whether the set holds no id.
 func (s *idRanges) empty() bool { return len(s.r) == 0 }
 

@@ -79,3 +79,18 @@ func TestIDRangesDropTheFarthestFirst(t *testing.T) {
 		t.Errorf("dropped %d ids; want 10 and 11 gone", n)
 	}
 }
+
+// TestIDRangesTakeTheNearestFirst: takeNear takes the ids nearest to a point first, above
+// or below it, and leaves the rest.
+func TestIDRangesTakeTheNearestFirst(t *testing.T) {
+	var s idRanges
+	for _, id := range []int64{1, 2, 3, 98, 103, 104, 900_000_000, 900_000_001} {
+		s.add(id)
+	}
+	if got := s.takeNear(100, 4); !slices.Equal(got, []int64{98, 103, 104, 3}) {
+		t.Errorf("takeNear(100, 4) = %v, want 98 103 104 3", got)
+	}
+	if got := s.take(10); !slices.Equal(got, []int64{1, 2, 900_000_000, 900_000_001}) {
+		t.Errorf("left %v", got)
+	}
+}

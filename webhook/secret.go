@@ -22,12 +22,6 @@ import (
 // or one that is not 22 to 128 characters of A-Z, a-z, 0-9, '-' and '_'.
 var ErrSecret = errors.New("webhook: unusable delivery secret")
 
-// Secret lengths (package hooksecret holds the shape, which the emulator masks too).
-const (
-	minSecretLen = hooksecret.MinLen
-	maxSecretLen = hooksecret.MaxLen
-)
-
 // NewSecret returns a new random delivery secret: 32 bytes from crypto/rand, base64url
 // (43 characters), fit for Options.Secrets and for the last segment of a URL path.
 func NewSecret() string {
@@ -36,13 +30,11 @@ func NewSecret() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// checkSecret says why s cannot be a delivery secret, without quoting it.
+// checkSecret says why s cannot be a delivery secret, without quoting it: the one test
+// (hooksecret.Problem) that MaskURL masks by too.
 func checkSecret(s string) error {
-	if len(s) < minSecretLen || len(s) > maxSecretLen {
-		return fmt.Errorf("%w: it has %d characters, want %d to %d", ErrSecret, len(s), minSecretLen, maxSecretLen)
-	}
-	if i := strings.IndexFunc(s, hooksecret.NotInAlphabet); i >= 0 {
-		return fmt.Errorf("%w: character %d is not one of A-Z, a-z, 0-9, '-' and '_'", ErrSecret, i+1)
+	if why := hooksecret.Problem(s); why != "" {
+		return fmt.Errorf("%w: %s", ErrSecret, why)
 	}
 	return nil
 }
@@ -70,11 +62,11 @@ func (h *Handler) DeliveryURL(base string) (string, error) {
 }
 
 // MaskURL returns a webhook URL fit to show where it may be kept (a terminal's scrollback,
-// a CI log): each path segment shaped like a delivery secret (22 to 128 characters of
-// A-Z, a-z, 0-9, '-' and '_', a capital letter or a digit among them, as every secret
-// NewSecret makes has but almost no word of a path) becomes "SECRET", as DeliveryURL's
-// last one carries it. The test is of shape alone, so a URL registered without a secret
-// keeps its path unless a segment looks like one; the host, query and fragment are kept.
+// a CI log): each path segment that ParseSecrets would accept as a delivery secret (22 to
+// 128 characters of A-Z, a-z, 0-9, '-' and '_', whatever they spell) becomes "SECRET", as
+// DeliveryURL's last one carries it. The test is of shape alone, so a URL registered
+// without a secret keeps its path unless a segment could be one (a long word of letters,
+// '-' and '_' is masked too); the host, query and fragment are kept.
 func MaskURL(u string) string { return hooksecret.MaskURL(u) }
 
 // door refuses deliveries whose URL does not carry a secret, before any other work.

@@ -431,8 +431,8 @@ func TestRefusalsWarnedOncePerMinute(t *testing.T) {
 
 // TestMaskURLHidesSecretShapedSegments: a URL DeliveryURL made shows its base with
 // SECRET in the secret's place, query kept, whatever the secret, and so does a secret
-// anywhere in the path; a path's own words, a segment too short to be a secret, the host
-// and a URL with no path are shown as they are.
+// anywhere in the path, words and all; a path's short words, a segment too short to be a
+// secret, the host and a URL with no path are shown as they are.
 func TestMaskURLHidesSecretShapedSegments(t *testing.T) {
 	for range 20 {
 		secret := webhook.NewSecret()
@@ -450,9 +450,8 @@ func TestMaskURLHidesSecretShapedSegments(t *testing.T) {
 	}
 	for _, u := range []string{
 		"https://shop.example/escrow/webhook",
-		"https://shop.example/escrow/transaction-notifications_endpoint", // words: no capital, no digit
-		"https://shop.example/escrow/Ab3defghijklmnopqrstu",              // 21 characters
-		"https://shop.example/escrow/Ab3defghijklmnopqrs.uv",             // a '.': no secret has one
+		"https://shop.example/escrow/Ab3defghijklmnopqrstu",  // 21 characters
+		"https://shop.example/escrow/Ab3defghijklmnopqrs.uv", // a '.': no secret has one
 		"https://shop.example",
 		"https://shop.example/?k=Ab3defghijklmnopqrstuvwxyz",
 		"",
@@ -463,6 +462,7 @@ func TestMaskURLHidesSecretShapedSegments(t *testing.T) {
 	}
 	for u, want := range map[string]string{
 		"https://shop.example/hooks/Ab3defghijklmnopqrstuv":        "https://shop.example/hooks/SECRET", // 22: the shortest
+		"https://shop.example/hooks/transaction-notifications_end": "https://shop.example/hooks/SECRET", // words can be a secret
 		"https://shop.example/hooks/abcdefghijklmnopqrstuvwxyz0#x": "https://shop.example/hooks/SECRET#x",
 		"http://127.0.0.1:8080/" + strings.Repeat("A", 128):        "http://127.0.0.1:8080/SECRET",
 		"http://127.0.0.1:8080/" + strings.Repeat("A", 129):        "http://127.0.0.1:8080/" + strings.Repeat("A", 129),
@@ -471,6 +471,28 @@ func TestMaskURLHidesSecretShapedSegments(t *testing.T) {
 		"https://Ab3defghijklmnopqrstuv.example/hooks":             "https://Ab3defghijklmnopqrstuv.example/hooks", // a host is no secret
 	} {
 		if got := webhook.MaskURL(u); got != want {
+			t.Errorf("MaskURL(%q) = %q, want %q", u, got, want)
+		}
+	}
+}
+
+// TestMaskURLHidesEverySecretParseSecretsAccepts: every shape of secret ParseSecrets
+// accepts (generated, words joined by hyphens, lower-case letters alone, digits alone,
+// '-' and '_' alone) is masked in a URL's path: what the parser takes for a secret is
+// never shown.
+func TestMaskURLHidesEverySecretParseSecretsAccepts(t *testing.T) {
+	for _, secret := range []string{
+		webhook.NewSecret(),
+		"correct-horse-battery-staple-xyz",
+		"abcdefghijklmnopqrstuvwxyz",
+		"3141592653589793238462643383",
+		"_-_-_-_-_-_-_-_-_-_-_-_-",
+	} {
+		if _, err := webhook.ParseSecrets(secret); err != nil {
+			t.Fatalf("ParseSecrets refuses %q: %v", secret, err)
+		}
+		u := "https://shop.example/escrow/webhook/" + secret + "?shop=7"
+		if got, want := webhook.MaskURL(u), "https://shop.example/escrow/webhook/SECRET?shop=7"; got != want {
 			t.Errorf("MaskURL(%q) = %q, want %q", u, got, want)
 		}
 	}

@@ -29,6 +29,17 @@ func idAnd(what string, id *int64, arg *string) func([]string) error {
 	}
 }
 
+// oneFile checks for one argument, a file, and stores it.
+func oneFile(file *string) func([]string) error {
+	return func(positional []string) error {
+		err := want("a file")(positional)
+		if err == nil {
+			*file = positional[0]
+		}
+		return err
+	}
+}
+
 // runEmulatorReach is "escrow emulator reach ID STATE".
 func runEmulatorReach(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	const name = "escrow emulator reach"
@@ -147,14 +158,7 @@ func printRequests(w io.Writer, rs []escrowtest.Request, bodies bool) {
 func runEmulatorExport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	const name = "escrow emulator export"
 	var file string
-	return controlCommand(ctx, name, name+" FILE", args, stdout, stderr, nil,
-		func(positional []string) error {
-			err := want("a file")(positional)
-			if err == nil {
-				file = positional[0]
-			}
-			return err
-		},
+	return controlCommand(ctx, name, name+" FILE", args, stdout, stderr, nil, oneFile(&file),
 		func(ctx context.Context, c *escrowtest.ControlClient) (any, func(io.Writer), error) {
 			err := writeFileAtomic(file, func(w io.Writer) error { return c.Export(ctx, w) })
 			return okAnswer, func(w io.Writer) {
@@ -168,14 +172,7 @@ func runEmulatorExport(ctx context.Context, args []string, stdout, stderr io.Wri
 func runEmulatorImport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	const name = "escrow emulator import"
 	var file string
-	return controlCommand(ctx, name, name+" FILE", args, stdout, stderr, nil,
-		func(positional []string) error {
-			err := want("a file")(positional)
-			if err == nil {
-				file = positional[0]
-			}
-			return err
-		},
+	return controlCommand(ctx, name, name+" FILE", args, stdout, stderr, nil, oneFile(&file),
 		func(ctx context.Context, c *escrowtest.ControlClient) (any, func(io.Writer), error) {
 			f, err := os.Open(file)
 			if err != nil {

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -206,5 +208,16 @@ func TestEmulatorWorkbenchCommands(t *testing.T) {
 	os.WriteFile(file, []byte("garbage"), 0o600)
 	if code, _, errOut := ctl("import", file); code != exitAPI || !strings.Contains(errOut, "422: invalid_snapshot") {
 		t.Errorf("import of garbage: exit %d: %s", code, errOut)
+	}
+}
+
+// TestServedHostsNameTheListener: the emulator answers the host --addr names and the
+// address it listens on; listening on every address, each of the machine's.
+func TestServedHostsNameTheListener(t *testing.T) {
+	if got := servedHosts("emulator.test:8443", &net.TCPAddr{IP: net.ParseIP("192.0.2.7")}); !slices.Equal(got, []string{"emulator.test", "192.0.2.7"}) {
+		t.Errorf("a named host: %v", got)
+	}
+	if got := servedHosts(":8443", &net.TCPAddr{IP: net.IPv4zero}); !slices.Contains(got, "127.0.0.1") {
+		t.Errorf("every address: %v, want the machine's, loopback included", got)
 	}
 }

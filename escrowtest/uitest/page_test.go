@@ -120,6 +120,25 @@ func (p *page) snap(name string) {
 	}
 }
 
+// roadBike starts an emulator with the page, a receiver of webhook calls the buyer
+// registered, and a marketplace's sale of a road bike, agreed by both parties.
+func (p *page) roadBike() (*escrowtest.Server, *httptest.Server, *Market, int64) {
+	p.t.Helper()
+	srv := escrowtest.NewServer(escrowtest.WithUI(), escrowtest.WithClock(start))
+	p.t.Cleanup(srv.Close)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	p.t.Cleanup(hook.Close)
+	m, err := NewMarket(p.ctx, srv, hook.URL)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	id, err := m.Sell(p.ctx, "Road bike", "1500.00")
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return srv, hook, m, id
+}
+
 // TestPageTakesASaleThroughItsControls: a sale a marketplace sets up, paid with the
 // page's Approve button, delivered through the API while the page watches, accepted when
 // the page's clock control ends the inspection period, and paid out. At each step the
@@ -128,19 +147,8 @@ func (p *page) snap(name string) {
 // window.
 func TestPageTakesASaleThroughItsControls(t *testing.T) {
 	p := newPage(t, 1280, 1000)
-	srv := escrowtest.NewServer(escrowtest.WithUI(), escrowtest.WithClock(start))
-	defer srv.Close()
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
-	defer hook.Close()
+	srv, hook, m, id := p.roadBike()
 	ctx := p.ctx
-	m, err := NewMarket(ctx, srv, hook.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := m.Sell(ctx, "Road bike", "1500.00")
-	if err != nil {
-		t.Fatal(err)
-	}
 	link := chromedp.CSS(fmt.Sprintf(`a[data-tx="%d"]`, id))
 
 	// Before the payment: the list and the transaction's page say that the buyer pays.

@@ -3,8 +3,6 @@ package uitest
 import (
 	"bytes"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,19 +20,8 @@ import (
 // whole.
 func TestPageIsAWorkbench(t *testing.T) {
 	p := newPage(t, 1280, 1000)
-	srv := escrowtest.NewServer(escrowtest.WithUI(), escrowtest.WithClock(start))
-	defer srv.Close()
-	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
-	defer hook.Close()
+	srv, hook, m, id := p.roadBike()
 	ctx := p.ctx
-	m, err := NewMarket(ctx, srv, hook.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := m.Sell(ctx, "Road bike", "1500.00")
-	if err != nil {
-		t.Fatal(err)
-	}
 	if _, err := m.Partner.Transactions.Agree(ctx, id, escrow.AsCustomer(BuyerEmail)); err == nil {
 		t.Fatal("agreeing twice was not refused") // a 400 for the request log's filter
 	}

@@ -1,18 +1,22 @@
 package redact
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/escrowkit/escrow-go/internal/redact/redacttest"
 )
 
 // TestRedactorKeepsOtherText: only the secret is replaced, and near misses are left alone.
 func TestRedactorKeepsOtherText(t *testing.T) {
-	r := &Redactor{secrets: []string{"7777_abc"}}
+	r := &Redactor{secrets: []string{"7777_abc"}} // the secret alone: no key, no runs
 	for in, want := range map[string]string{
 		"key 7777_abc!":                    "key [REDACTED]!",
 		`k=\u0037777\u005fabc;`:            "k=[REDACTED];",
@@ -366,6 +370,72 @@ func TestLiteralPercentBeforeTheKeysBase64TakesNothingOfIt(t *testing.T) {
 	for _, n := range []int{5, 8, len(b64)} {
 		if got, want := r.String("100%"+b64[:n]+" done"), "100%"+Redacted+" done"; got != want {
 			t.Errorf("%d characters of the key's base64 after a '%%': %q, want %q", n, got, want)
+		}
+	}
+}
+
+// craftedTexts are texts made to cost a redactor the most (redacttest.Blocks of each
+// secret), and one of escape starts alone.
+func craftedTexts(r *Redactor) map[string]string {
+	texts := map[string]string{"escape starts": strings.Repeat(`\&%`, 1<<15)}
+	for _, secret := range r.secrets {
+		texts["blocks of "+secret[:8]] = redacttest.Blocks(secret, 96<<10)
+	}
+	return texts
+}
+
+// TestRedactionReadsEachTextAFewTimesOver: redacting a text, however crafted, reads it
+// whole once, each layer decoded from it twice (decoding it, then matching around its
+// escapes) and the last layer twice more (its base64 and hex runs): no more than
+// (3+2*maxLayers) times its length. A redactor that backtracked over the readings of an
+// escape, or read a pattern's length around each escape of a text made of escapes, would
+// read it hundreds of times.
+func TestRedactionReadsEachTextAFewTimesOver(t *testing.T) {
+	r := New("partner@example.com", "4171_Zq8sEcReTkEyThAtMuStNeVeRlEaK0123456789abcdef")
+	text, _ := r.automata()
+	for name, s := range craftedTexts(r) {
+		p := &pass{ctx: context.Background()}
+		if _, err := r.find(p, s, text); err != nil {
+			t.Fatal(err)
+		}
+		if limit := (3 + 2*maxLayers) * len(s); p.read > limit || p.read < len(s) {
+			t.Errorf("%s: %d bytes read for a text of %d, want from %d to %d", name, p.read, len(s), len(s), limit)
+		}
+	}
+}
+
+// endingContext is a context whose Err reports it ended from the after-th look on.
+type endingContext struct {
+	context.Context
+	looks, after int
+}
+
+func (c *endingContext) Err() error {
+	if c.looks++; c.looks > c.after {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// TestEndedContextStopsRedactionAndShowsNothing: a context that ends while a text is
+// redacted stops the redaction within a chunk of the place it ended, and the text is not
+// handed back: Redacted alone is, with the context's error.
+func TestEndedContextStopsRedactionAndShowsNothing(t *testing.T) {
+	r := New("partner@example.com", "4171_Zq8sEcReTkEyThAtMuStNeVeRlEaK0123456789abcdef")
+	text, _ := r.automata()
+	s := strings.Repeat(`key \u0034171_Zq8s "&amp;" 100%. `, 8*chunk/32)
+	for _, after := range []int{0, 1, 3, 6} {
+		ctx := &endingContext{Context: context.Background(), after: after}
+		p := &pass{ctx: ctx}
+		if _, err := r.find(p, s, text); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("ended after %d looks: err = %v", after, err)
+		}
+		if p.read > (after+1)*chunk {
+			t.Errorf("ended after %d looks: %d bytes read, want at most a chunk past each look", after, p.read)
+		}
+		ctx = &endingContext{Context: context.Background(), after: after}
+		if got, err := r.StringContext(ctx, s); got != Redacted || !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("ended after %d looks: StringContext = %.40q…, %v; want only %s and the error", after, got, err, Redacted)
 		}
 	}
 }

@@ -55,7 +55,8 @@ func run(out string, width int) error {
 }
 
 // seed makes three sales: one paid out, one received and inspected (the one shown) and
-// one waiting for the buyer's payment. It returns the one shown.
+// one waiting for the buyer's payment, and leaves a fault standing. It returns the one
+// shown.
 func seed(ctx context.Context, srv *escrowtest.Server, webhook string) (int64, error) {
 	m, err := uitest.NewMarket(ctx, srv, webhook)
 	if err != nil {
@@ -86,6 +87,10 @@ func seed(ctx context.Context, srv *escrowtest.Server, webhook string) (int64, e
 		return 0, err
 	}
 	if _, err := m.Sell(ctx, "Helmet", "120.00"); err != nil {
+		return 0, err
+	}
+	// A fault standing, as a test of a client's retries leaves one.
+	if err := srv.InjectFault(escrowtest.Fault{Endpoint: "POST /transaction", Status: 503, Probability: 0.1}); err != nil {
 		return 0, err
 	}
 	return shown, srv.FlushWebhooks(ctx)

@@ -3,17 +3,15 @@ package escrow
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
-	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
+	"github.com/escrowkit/escrow-go/internal/hookguard"
 	"github.com/escrowkit/escrow-go/internal/redact"
 )
 
@@ -287,18 +285,15 @@ type SettlingRead struct {
 }
 
 // observerHooks calls a client's Observer, shielding the call from it: a panic in a hook
-// is recovered and logged, and the call goes on. It is made once, in NewClient; a client
-// without an observer has none (nil), and the pipeline asks only that.
+// is recovered and logged (internal/hookguard), and the call goes on. It is made once, in
+// NewClient; a client without an observer has none (nil), and the pipeline asks only that.
 type observerHooks struct {
 	observer Observer
 	// attempts is observer when it sees requests too, else nil.
 	attempts AttemptObserver
-	logger   *slog.Logger
+	guard    *hookguard.Guard
 	redact   *redactor
 	email    string // the account's, kept out of the URLs an Attempt shows
-	// panicked is set at the first panic, which is logged at Error level; the later ones
-	// at Debug, so that an observer failing on every call does not flood the log.
-	panicked atomic.Bool
 }
 
 // newObserverHooks returns the hooks of o, or nil when o is nil.
@@ -306,58 +301,27 @@ func newObserverHooks(o Observer, logger *slog.Logger, auth *credentials) *obser
 	if o == nil {
 		return nil
 	}
-	h := &observerHooks{observer: o, logger: logger, redact: auth.redact, email: auth.email}
+	guard := hookguard.New(logger, "escrow: the observer panicked; the call goes on without it", auth.redact.string)
+	h := &observerHooks{observer: o, guard: guard, redact: auth.redact, email: auth.email}
 	h.attempts, _ = o.(AttemptObserver)
 	return h
 }
 
-// survive recovers a panic of the hook named, and logs it. It must be deferred directly by
-// the function that calls the hook, so that recover sees the panic.
-func (h *observerHooks) survive(hook string) {
-	v := recover()
-	if v == nil {
-		return
-	}
-	level := slog.LevelDebug
-	if h.panicked.CompareAndSwap(false, true) {
-		level = slog.LevelError
-	}
-	if !h.logger.Enabled(context.Background(), level) {
-		return
-	}
-	// The value is the observer's own, and observers are handed no credential; it is
-	// scrubbed all the same, as everything the client writes is.
-	h.logger.LogAttrs(context.Background(), level, "escrow: the observer panicked; the call goes on without it",
-		slog.String("hook", hook), slog.String("panic", h.redact.string(fmt.Sprint(v))),
-		slog.String("stack", h.redact.string(string(debug.Stack()))))
-}
-
-// started runs a hook that returns a context, named hook: the context it returned, or ctx
-// when it returned none or panicked.
-func (h *observerHooks) started(ctx context.Context, hook string, start func() context.Context) (hookCtx context.Context) {
-	hookCtx = ctx
-	defer h.survive(hook)
-	if got := start(); got != nil {
-		hookCtx = got
-	}
-	return hookCtx
-}
-
 func (h *observerHooks) callStart(ctx context.Context, c *Call) context.Context {
-	return h.started(ctx, "CallStart", func() context.Context { return h.observer.CallStart(ctx, c) })
+	return h.guard.Started(ctx, "CallStart", func() context.Context { return h.observer.CallStart(ctx, c) })
 }
 
 func (h *observerHooks) callEnd(ctx context.Context, c *Call) {
-	defer h.survive("CallEnd")
+	defer h.guard.Survive("CallEnd")
 	h.observer.CallEnd(ctx, c)
 }
 
 func (h *observerHooks) attemptStart(ctx context.Context, a *Attempt) context.Context {
-	return h.started(ctx, "AttemptStart", func() context.Context { return h.attempts.AttemptStart(ctx, a) })
+	return h.guard.Started(ctx, "AttemptStart", func() context.Context { return h.attempts.AttemptStart(ctx, a) })
 }
 
 func (h *observerHooks) attemptEnd(ctx context.Context, a *Attempt) {
-	defer h.survive("AttemptEnd")
+	defer h.guard.Survive("AttemptEnd")
 	h.attempts.AttemptEnd(ctx, a)
 }
 

@@ -191,6 +191,7 @@ type Handler struct {
 	listAt     time.Time   // no listing of never-seen ids before this
 	listWake   time.Time   // the wakeup set for listAt
 	stats      Stats
+	depth      depthGauge // the queue's depth, reported with h.mu released (observer.go)
 }
 
 // txQueue is what waits for one transaction in this replica: the coalesced deliveries
@@ -254,13 +255,11 @@ func NewHandler(client *escrow.Client, fn Callback, opt Options) *Handler {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	if opt.Observer == nil {
-		opt.Observer = NopObserver{}
-	}
 	log := opt.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	opt.Observer = guardObserver(opt.Observer, log, opt.Secrets)
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Handler{
 		client: client, fn: fn, opt: opt, log: log, door: newDoor(opt.Secrets, log),
@@ -326,43 +325,55 @@ var (
 // enqueue adds a delivered event name, a state read by the reconciler, or the
 // reconciler's request to fetch a tracked transaction to the transaction's queue, and
 // has a worker take it. A delivery of a never-seen id may be dropped (see newQueue).
+// The Observer hears of it after h.mu is released: an observer that blocks holds up this
+// delivery's answer, never the other deliveries nor the workers.
 func (h *Handler) enqueue(id int64, name escrow.EventName, tx *escrow.Transaction, recheck bool) error {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	out, err := h.queue(id, name, tx, recheck)
+	h.mu.Unlock()
+	h.reportDepth()
+	if out != "" {
+		h.observeArrival(h.ctx, id, name, out, http.StatusOK)
+	}
+	return err
+}
+
+// queue is enqueue's work under h.mu. out is the outcome of a delivery decided as it
+// arrived (a replay, dropped, or coalesced with one waiting), "" for one queued.
+func (h *Handler) queue(id int64, name escrow.EventName, tx *escrow.Transaction, recheck bool) (out DeliveryOutcome, err error) {
 	if h.closed {
-		return errClosed
+		return "", errClosed
 	}
 	if name != "" && h.replays.replay(id, name) {
 		h.log.Debug("escrow webhook: replayed delivery dropped as it arrived", "transaction_id", id, "event", name)
-		h.observeArrival(h.ctx, id, name, DeliveryDuplicate, http.StatusOK)
-		return nil
+		return DeliveryDuplicate, nil
 	}
 	q, err := h.queueOf(id, tx != nil || recheck)
 	if q == nil {
 		if err == nil && name != "" { // dropped: see newQueue
-			h.observeArrival(h.ctx, id, name, DeliveryDropped, http.StatusOK)
+			out = DeliveryDropped
 		}
-		return err
+		return out, err
 	}
 	if tx != nil {
 		q.tx = tx
 	}
 	q.recheck = q.recheck || recheck
 	if name != "" {
-		h.observeQueued(q, id, name)
+		out = queuedOutcome(q, name)
 		q.events = addNames(q.events, []escrow.EventName{name})
 		q.listed = false // a state listed before may not show it
 	}
 	if q.state == qIdle || (q.state == qWaiting && q.paceWait && name != "") {
 		h.place(id, q)
 	}
-	return nil
+	return out, nil
 }
 
-// signalIdle wakes Flush once nothing is pending, and reports the transactions with work
-// left. h.mu must be held.
+// signalIdle wakes Flush once nothing is pending, and notes the transactions with work
+// left for the Observer (depthChanged). h.mu must be held.
 func (h *Handler) signalIdle() {
-	h.opt.Observer.QueueDepth(h.ctx, len(h.queues))
+	h.depthChanged()
 	if len(h.queues) == 0 && h.idle != nil {
 		close(h.idle)
 		h.idle = nil
@@ -895,9 +906,11 @@ func (h *Handler) Shutdown(ctx context.Context) error {
 	h.closed = true
 	h.dropUnseen()
 	h.mu.Unlock()
+	h.reportDepth()
 	err := h.Flush(ctx)
 	h.cancel()
 	h.wg.Wait()
 	h.abandon()
+	h.reportDepth()
 	return err
 }

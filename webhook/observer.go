@@ -2,11 +2,16 @@ package webhook
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	escrow "github.com/escrowkit/escrow-go"
+	"github.com/escrowkit/escrow-go/internal/hookguard"
+	"github.com/escrowkit/escrow-go/internal/redact"
 )
 
 // Observer sees each step of receiving: what became of every delivery, the fetches that
@@ -17,7 +22,19 @@ import (
 // nothing.
 //
 // Methods are called from the handler's goroutines, several at once: an Observer must be
-// safe for concurrent use, return quickly, and not keep the pointers it is handed.
+// safe for concurrent use and not keep the pointers it is handed.
+//
+// An Observer must not block: it is called synchronously, on the handler's path. Delivery
+// is called before a delivery is answered (for one decided as it arrives), and the sender
+// waits at most 10 s for that answer and never sends the delivery again; the other methods
+// run on the workers, so a blocking one holds up the confirmation and hand-over of every
+// transaction behind it. Hand slow work (a network export) to a goroutine of your own.
+// The handler calls no method while holding its own lock.
+//
+// A panic in any of its methods is recovered: the delivery is answered, confirmed and
+// handed over as without the observer, and Options.Logger reports the first such panic at
+// Error level, the later ones at Debug. A context ConfirmStart or HandoverStart did not
+// return is the one it was given.
 type Observer interface {
 	// Delivery reports what became of one delivery: one refused, dropped or coalesced as
 	// it arrives, at once; the others once the confirming fetch decided, with the context
@@ -262,19 +279,20 @@ func (h *Handler) observeArrival(ctx context.Context, id int64, name escrow.Even
 	h.opt.Observer.Delivery(ctx, Delivery{Event: name, TransactionID: id, Received: time.Now(), Outcome: out, StatusCode: status})
 }
 
-// observeQueued notes when a delivery joins the transaction's queue (h.mu held) and
-// reports one that adds nothing to it: a duplicate of a name waiting, or dropped when the
-// queue holds as many names as a batch keeps.
-func (h *Handler) observeQueued(q *txQueue, id int64, name escrow.EventName) {
+// queuedOutcome notes when a delivery joins the transaction's queue (h.mu held) and
+// returns the outcome of one that adds nothing to it: a duplicate of a name waiting, or
+// dropped when the queue holds as many names as a batch keeps; "" for the others.
+func queuedOutcome(q *txQueue, name escrow.EventName) DeliveryOutcome {
 	if q.since.IsZero() {
 		q.since = time.Now()
 	}
 	switch {
 	case slices.Contains(q.events, name):
-		h.observeArrival(h.ctx, id, name, DeliveryDuplicate, http.StatusOK)
+		return DeliveryDuplicate
 	case len(q.events) >= MaxNames:
-		h.observeArrival(h.ctx, id, name, DeliveryDropped, http.StatusOK)
+		return DeliveryDropped
 	}
+	return ""
 }
 
 // receivedOr is t, or now for names that reached this replica through the store (delivered
@@ -293,4 +311,101 @@ func (h *Handler) observedPrune(ctx context.Context, before time.Time) (int64, e
 	p.End = time.Now()
 	h.opt.Observer.Pruned(ctx, p)
 	return p.Removed, p.Err
+}
+
+// depthGauge carries the queue's depth from where it changes, under h.mu, to the Observer,
+// called with h.mu released: an observer that blocks or panics while the lock is held
+// would stall or deadlock every delivery.
+type depthGauge struct {
+	n atomic.Int64 // len(h.queues), stored under h.mu
+	// mu is held by the goroutine reporting; the others leave the report to it, so that an
+	// observer that blocks holds up one goroutine, not each that changes the depth.
+	mu       sync.Mutex
+	reported atomic.Int64 // the depth last reported
+}
+
+// depthChanged notes the depth of the queue for the next reportDepth. h.mu held.
+func (h *Handler) depthChanged() { h.depth.n.Store(int64(len(h.queues))) }
+
+// reportDepth reports the depth noted, if it changed since the last report. h.mu must not
+// be held. The goroutine reporting reads the depth again after each report and after it
+// lets go, so that the Observer's last word is the depth now, whoever changed it.
+func (h *Handler) reportDepth() {
+	g := &h.depth
+	for g.n.Load() != g.reported.Load() && g.mu.TryLock() {
+		for n := g.n.Load(); n != g.reported.Load(); n = g.n.Load() {
+			g.reported.Store(n)
+			h.opt.Observer.QueueDepth(h.ctx, int(n))
+		}
+		g.mu.Unlock()
+	}
+}
+
+// guardedObserver calls an application's Observer, shielding the handler from it: a
+// panic in a method is recovered and logged (internal/hookguard, shared with the SDK's
+// escrow.Observer), and the work goes on.
+type guardedObserver struct {
+	o     Observer
+	guard *hookguard.Guard
+}
+
+// guardObserver returns o guarded, or NopObserver for none. The panics it logs are scrubbed
+// of the delivery secrets, in every form the SDK's redactor sees through: observers are
+// handed none, but what the handler logs holds none either.
+func guardObserver(o Observer, log *slog.Logger, secrets []string) Observer {
+	if o == nil {
+		return NopObserver{}
+	}
+	if _, nop := o.(NopObserver); nop {
+		return o
+	}
+	redactors := make([]*redact.Redactor, 0, len(secrets))
+	for _, s := range secrets {
+		redactors = append(redactors, redact.New("", s))
+	}
+	scrub := func(s string) string {
+		for _, r := range redactors {
+			s = r.String(s)
+		}
+		return s
+	}
+	return &guardedObserver{o: o, guard: hookguard.New(log, "escrow webhook: the observer panicked; receiving goes on without it", scrub)}
+}
+
+func (g *guardedObserver) Delivery(ctx context.Context, d Delivery) {
+	defer g.guard.Survive("Delivery")
+	g.o.Delivery(ctx, d)
+}
+
+func (g *guardedObserver) ConfirmStart(ctx context.Context, c *Confirm) context.Context {
+	return g.guard.Started(ctx, "ConfirmStart", func() context.Context { return g.o.ConfirmStart(ctx, c) })
+}
+
+func (g *guardedObserver) ConfirmEnd(ctx context.Context, c *Confirm) {
+	defer g.guard.Survive("ConfirmEnd")
+	g.o.ConfirmEnd(ctx, c)
+}
+
+func (g *guardedObserver) HandoverStart(ctx context.Context, ho *Handover) context.Context {
+	return g.guard.Started(ctx, "HandoverStart", func() context.Context { return g.o.HandoverStart(ctx, ho) })
+}
+
+func (g *guardedObserver) HandoverEnd(ctx context.Context, ho *Handover) {
+	defer g.guard.Survive("HandoverEnd")
+	g.o.HandoverEnd(ctx, ho)
+}
+
+func (g *guardedObserver) Retry(ctx context.Context, r Retry) {
+	defer g.guard.Survive("Retry")
+	g.o.Retry(ctx, r)
+}
+
+func (g *guardedObserver) QueueDepth(ctx context.Context, n int) {
+	defer g.guard.Survive("QueueDepth")
+	g.o.QueueDepth(ctx, n)
+}
+
+func (g *guardedObserver) Pruned(ctx context.Context, p Prune) {
+	defer g.guard.Survive("Pruned")
+	g.o.Pruned(ctx, p)
 }

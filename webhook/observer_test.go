@@ -4,18 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	escrow "github.com/escrowkit/escrow-go"
 	"github.com/escrowkit/escrow-go/escrowtest"
+	"github.com/escrowkit/escrow-go/internal/logtest"
 	"github.com/escrowkit/escrow-go/webhook"
 )
 
@@ -555,5 +558,140 @@ func TestReplayAnsweredByTheStoreObservedAsDuplicate(t *testing.T) {
 	}
 	if got, want := obs.outcomes(), []string{"create:1=duplicate"}; !slices.Equal(got, want) {
 		t.Errorf("outcomes %q\nwant     %q", got, want)
+	}
+}
+
+// panickingObserver panics in the method named, with a value that holds the delivery
+// secret, as a careless observer might; it counts the panics.
+type panickingObserver struct {
+	webhook.NopObserver
+	hook, secret string
+	panics       atomic.Int32
+}
+
+func (p *panickingObserver) panicIn(hook string) {
+	if p.hook == hook {
+		p.panics.Add(1)
+		panic("observer failed with " + p.secret)
+	}
+}
+
+func (p *panickingObserver) Delivery(context.Context, webhook.Delivery) { p.panicIn("Delivery") }
+
+func (p *panickingObserver) ConfirmStart(ctx context.Context, _ *webhook.Confirm) context.Context {
+	p.panicIn("ConfirmStart")
+	return ctx
+}
+
+func (p *panickingObserver) ConfirmEnd(context.Context, *webhook.Confirm) { p.panicIn("ConfirmEnd") }
+
+func (p *panickingObserver) HandoverStart(ctx context.Context, _ *webhook.Handover) context.Context {
+	p.panicIn("HandoverStart")
+	return ctx
+}
+
+func (p *panickingObserver) HandoverEnd(context.Context, *webhook.Handover) {
+	p.panicIn("HandoverEnd")
+}
+
+func (p *panickingObserver) Retry(context.Context, webhook.Retry) { p.panicIn("Retry") }
+
+func (p *panickingObserver) QueueDepth(context.Context, int) { p.panicIn("QueueDepth") }
+
+func (p *panickingObserver) Pruned(context.Context, webhook.Prune) { p.panicIn("Pruned") }
+
+// TestPanickingObserverLeavesReceivingAsItWas: whichever method panics, no panic escapes,
+// deliveries are answered 200, confirmed and handed over (a failed hand-over retried), the
+// store pruned; the logger reports the first panic at Error level, once, the later ones at
+// Debug, without the delivery secret the panic's value held.
+func TestPanickingObserverLeavesReceivingAsItWas(t *testing.T) {
+	hooks := []string{"Delivery", "ConfirmStart", "ConfirmEnd", "HandoverStart", "HandoverEnd", "Retry", "QueueDepth", "Pruned"}
+	for _, hook := range hooks {
+		t.Run(hook, func(t *testing.T) {
+			api := newFakeAPI()
+			api.txs[1], api.txs[2] = created(1), created(2)
+			obs := &panickingObserver{hook: hook, secret: newSecret}
+			var log logtest.Lines
+			got := &calls{failFirst: 1} // a retry
+			h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{
+				Observer: obs, Secrets: []string{newSecret}, RetryWait: time.Millisecond, MaxRetryWait: time.Millisecond,
+				Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug})),
+			})
+			for _, id := range []int64{1, 2} {
+				if code := post(h, "/escrow/"+newSecret, "create", id); code != http.StatusOK {
+					t.Errorf("delivery %d answered %d, want 200", id, code)
+				}
+			}
+			flushed(t, h)
+			stopped, stop := context.WithCancel(t.Context())
+			stop()
+			if err := h.RunReconciler(stopped, time.Hour); !errors.Is(err, context.Canceled) {
+				t.Errorf("RunReconciler: %v, want its context's end", err)
+			}
+			shutdown(t, h) // the workers' last reports are made
+			handed := slices.Sorted(slices.Values(got.list()))
+			if !slices.Equal(handed, []string{"create:1", "create:1", "create:2"}) && !slices.Equal(handed, []string{"create:1", "create:2", "create:2"}) {
+				t.Errorf("hand-overs %q; want each transaction's create, one of them twice (retried)", handed)
+			}
+			n := int(obs.panics.Load())
+			if n == 0 {
+				t.Fatalf("%s was never called", hook)
+			}
+			text := log.String()
+			if e := strings.Count(text, "level=ERROR msg=\"escrow webhook: the observer panicked"); e != 1 || !strings.Contains(text, "hook="+hook) {
+				t.Errorf("log has %d Error lines for the panic (want 1, naming %s):\n%s", e, hook, text)
+			}
+			if c := strings.Count(text, "the observer panicked"); c != n {
+				t.Errorf("log reports %d panics of %d", c, n)
+			}
+			if strings.Contains(text, newSecret) {
+				t.Errorf("log shows the delivery secret:\n%s", text)
+			}
+		})
+	}
+}
+
+// blockingDepth is an observer whose QueueDepth waits for release, once it is entered.
+type blockingDepth struct {
+	webhook.NopObserver
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (b *blockingDepth) QueueDepth(context.Context, int) {
+	first := false
+	b.once.Do(func() { first = true; close(b.entered) })
+	if first {
+		<-b.release
+	}
+}
+
+// TestObserverIsCalledWithoutTheHandlersLock: while the observer blocks in QueueDepth for
+// one delivery, another delivery is still answered: the handler holds no lock of its own
+// while it calls the observer.
+func TestObserverIsCalledWithoutTheHandlersLock(t *testing.T) {
+	api := newFakeAPI()
+	api.txs[1], api.txs[2] = created(1), created(2)
+	obs := &blockingDepth{entered: make(chan struct{}), release: make(chan struct{})}
+	got := &calls{}
+	h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{Observer: obs})
+	defer shutdown(t, h)
+	go deliver(h, "create", 1)
+	<-obs.entered
+	answered := make(chan int, 1)
+	go func() { answered <- deliver(h, "create", 2) }()
+	select {
+	case code := <-answered:
+		if code != http.StatusOK {
+			t.Errorf("the second delivery answered %d, want 200", code)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the second delivery was not answered while the observer blocked")
+	}
+	close(obs.release)
+	flushed(t, h)
+	if n := len(got.list()); n != 2 {
+		t.Errorf("%d hand-overs, want 2", n)
 	}
 }

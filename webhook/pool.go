@@ -108,12 +108,15 @@ func (h *Handler) spawn() {
 }
 
 // worker takes transactions until none is ready to be worked on now.
+// The depth of the queue it changed is reported after each piece of work, with h.mu
+// released.
 func (h *Handler) worker() {
 	defer h.wg.Done()
 	for {
 		id, q, kind, ok := h.next()
 		switch {
 		case !ok:
+			h.reportDepth()
 			return
 		case q == nil:
 			h.listOwed()
@@ -122,6 +125,7 @@ func (h *Handler) worker() {
 		default:
 			h.step(id, q, false)
 		}
+		h.reportDepth()
 	}
 }
 
@@ -611,9 +615,11 @@ func (h *Handler) schedule() {
 		if next.IsZero() || h.ctx.Err() != nil {
 			h.scheduling = false
 			h.mu.Unlock()
+			h.reportDepth()
 			return
 		}
 		h.mu.Unlock()
+		h.reportDepth()
 		t.Reset(time.Until(next))
 		select {
 		case <-h.ctx.Done():
@@ -666,7 +672,7 @@ func (h *Handler) newQueue(id int64, known bool) (*txQueue, error) {
 		if known {
 			h.known.add(id, now)
 		}
-		h.opt.Observer.QueueDepth(h.ctx, len(h.queues))
+		h.depthChanged()
 		return q, nil
 	}
 	if h.neg.has(id, now) {
@@ -683,7 +689,7 @@ func (h *Handler) newQueue(id int64, known bool) (*txQueue, error) {
 	q := &txQueue{kind: kindUnchecked}
 	h.queues[id] = q
 	h.unseen++
-	h.opt.Observer.QueueDepth(h.ctx, len(h.queues))
+	h.depthChanged()
 	return q, nil
 }
 

@@ -80,6 +80,12 @@ type ReceiveResult struct {
 	// receiver queue past the emulator's bound drops the newest calls): facts of a sale none
 	// of whose deliveries arrived count as lost in both phases without being the receiver's.
 	Undelivered int
+	// QueueFull are those of Undelivered that the emulator dropped unsent: it sends one
+	// receiver's calls one at a time, and drops the newest past its queue's bound when they
+	// come faster than that sender gets them answered (in this one process, when the
+	// replicas' work starves it of processor time). The others were sent and got no 2xx
+	// (an error status, or no answer within the 10 s timeout): the receiver's own.
+	QueueFull int
 }
 
 // ReceivePhase is one phase's counts.
@@ -126,13 +132,13 @@ func (r ReceiveResult) String() string {
 		" live_facts=%d live_facts_per_s=%.0f live_fetches_per_fact=%.2f live_commits_per_fact=%.2f live_rollbacks_per_fact=%.2f live_p50=%s live_p99=%s live_duplicates=%d live_lost=%d"+
 		" catchup_facts_per_s=%.0f catchup_fetches_per_fact=%.2f catchup_commits_per_fact=%.2f catchup_rollbacks_per_fact=%.2f catchup_duplicates=%d catchup_lost=%d"+
 		" live_own_cpu_ms_per_fact=%.3f live_store_cpu_ms_per_fact=%.3f catchup_own_cpu_ms_per_fact=%.3f catchup_store_cpu_ms_per_fact=%.3f"+
-		" rows_kept=%d rows_after_prune=%d undelivered=%d",
+		" rows_kept=%d rows_after_prune=%d undelivered=%d undelivered_queue_full=%d",
 		r.Store, r.Replicas, r.Lifecycles, r.Gap, r.APILatency, r.TxCallback,
 		r.Live.Facts, r.Live.rate(), r.Live.perFact(r.Live.Fetches), r.Live.perFact(r.Live.Commits), r.Live.perFact(r.Live.Rollbacks),
 		r.Live.P50.Round(100*time.Microsecond), r.Live.P99.Round(100*time.Microsecond), r.Live.Duplicates, r.Live.Lost,
 		r.CatchUp.rate(), r.CatchUp.perFact(r.CatchUp.Fetches), r.CatchUp.perFact(r.CatchUp.Commits), r.CatchUp.perFact(r.CatchUp.Rollbacks), r.CatchUp.Duplicates, r.CatchUp.Lost,
 		r.Live.cpuPerFact(r.Live.OwnCPU), r.Live.cpuPerFact(r.Live.StoreCPU), r.CatchUp.cpuPerFact(r.CatchUp.OwnCPU), r.CatchUp.cpuPerFact(r.CatchUp.StoreCPU),
-		r.RowsKept, r.RowsPruned, r.Undelivered)
+		r.RowsKept, r.RowsPruned, r.Undelivered, r.QueueFull)
 }
 
 // factsPerSale are the facts of one sale taken to completion.
@@ -400,6 +406,9 @@ func RunReceive(ctx context.Context, cfg ReceiveConfig) (ReceiveResult, error) {
 	for _, d := range srv.Deliveries() {
 		if d.StatusCode/100 != 2 {
 			res.Undelivered++
+		}
+		if d.StatusCode == 0 && d.Error == "queue full" {
+			res.QueueFull++
 		}
 	}
 	if err := rc.flush(ctx); err != nil {

@@ -2835,3 +2835,97 @@ func TestAnyNameAboutATransactionWhoseLastFetchFoundNothingIsAClaim(t *testing.T
 		flushed(t, h)
 	})
 }
+
+// stalledStore is a MemoryStore whose Acquire waits until release is closed, as a
+// database whose connections are all taken; entered receives each call that waits.
+type stalledStore struct {
+	webhook.MemoryStore
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s *stalledStore) Acquire(ctx context.Context, l webhook.Lease, names []escrow.EventName, now time.Time) (webhook.Turn, error) {
+	select {
+	case s.entered <- struct{}{}:
+	default: // nobody counts past the first
+	}
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+		return webhook.Turn{}, ctx.Err()
+	}
+	return s.MemoryStore.Acquire(ctx, l, names, now)
+}
+
+// stalledAPI holds every request until release is closed, as an API that stopped
+// answering; entered receives each request held.
+type stalledAPI struct {
+	next    http.RoundTripper
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (a *stalledAPI) RoundTrip(r *http.Request) (*http.Response, error) {
+	select {
+	case a.entered <- struct{}{}:
+	default: // nobody counts past the first
+	}
+	select {
+	case <-a.release:
+	case <-r.Context().Done():
+		return nil, r.Context().Err()
+	}
+	return a.next.RoundTrip(r)
+}
+
+// TestDeliveriesAnsweredWhileEveryWorkerWaits: with every worker held by the store (a
+// never-seen id's turn) or by the API (its confirming fetch), deliveries are
+// still answered 200 at once, for ids known, never seen and already queued: the sender
+// waits at most 10 s and never sends again, so ServeHTTP must wait on no worker. Once the
+// store and the API answer, every delivery is handed over.
+func TestDeliveriesAnsweredWhileEveryWorkerWaits(t *testing.T) {
+	fake := newFakeAPI()
+	for id := int64(1); id <= 60; id++ {
+		fake.txs[id] = created(id)
+	}
+	api := &stalledAPI{next: fake, entered: make(chan struct{}, 100), release: make(chan struct{})}
+	store := &stalledStore{entered: make(chan struct{}, 100), release: make(chan struct{})}
+	got := &calls{}
+	h := webhook.NewHandler(clientOver(t, api), got.fn, webhook.Options{Store: store, Workers: 2})
+	defer shutdown(t, h)
+	release := sync.OnceFunc(func() { close(store.release); close(api.release) })
+	defer release()         // before the shutdown, whatever failed
+	deliver(h, "create", 1) // a never-seen id: its look-up is held by the store
+	deliver(h, "create", 2)
+	for range 2 { // both workers wait
+		select {
+		case <-store.entered:
+		case <-api.entered:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the two workers did not both reach the store or the API: one waits on something else")
+		}
+	}
+	answered := make(chan int)
+	go func() {
+		for id := int64(1); id <= 60; id++ {
+			answered <- deliver(h, "create", id)
+		}
+		close(answered)
+	}()
+	deadline := time.After(5 * time.Second)
+	for n := 0; n < 60; n++ {
+		select {
+		case code := <-answered:
+			if code != http.StatusOK {
+				t.Errorf("a delivery answered %d while the workers waited, want 200", code)
+			}
+		case <-deadline:
+			t.Fatalf("%d of 60 deliveries answered while the workers waited; the others are lost", n)
+		}
+	}
+	release()
+	flushed(t, h)
+	if n := len(got.list()); n != 60 {
+		t.Errorf("%d hand-overs, want 60", n)
+	}
+}

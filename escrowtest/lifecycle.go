@@ -368,6 +368,12 @@ func (a actionRule) check(tx *transaction, it *item, accountID int64, in actionI
 	return targets, nil
 }
 
+// takenBy reports whether the role may take the action; an action naming no roles is
+// anyone's.
+func (a actionRule) takenBy(role string) bool {
+	return len(a.roles) == 0 || slices.Contains(a.roles, role)
+}
+
 // stateRefusal refuses an action the state of the transaction or of one of its target
 // items does not allow; nil when they all do.
 func (a actionRule) stateRefusal(tx *transaction, targets []*item, action string) error {

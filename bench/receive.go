@@ -88,7 +88,7 @@ type ReceivePhase struct {
 	Facts      int   // handed over (with its items, one per fact)
 	Duplicates int   // facts handed over more than once
 	Lost       int   // facts of the sales never handed over
-	Fetches    int64 // the replicas' GET /transaction/{id}
+	Fetches    int64 // the replicas' confirming calls: GET /transaction/{id} and partner listings
 	Commits    int64 // PostgreSQL transactions committed in the store's database; -1 elsewhere
 	Rollbacks  int64 // and rolled back (the store's read-only ones end so); -1 elsewhere
 	// OwnCPU is this process's processor time over the phase (the emulator, the replicas
@@ -156,8 +156,15 @@ type receiver struct {
 
 var fetchPath = regexp.MustCompile(`/transaction/\d+$`)
 
-// apiTransport is the replicas' way to the API: it counts their fetches and delays each
-// call by the configured latency.
+// confirming reports whether r is one of the calls a receiver confirms deliveries with: a
+// transaction's fetch, or a partner listing that names the ids it asks about.
+func confirming(r *http.Request) bool {
+	return r.Method == http.MethodGet &&
+		(fetchPath.MatchString(r.URL.Path) || strings.HasSuffix(r.URL.Path, "/partner/transactions"))
+}
+
+// apiTransport is the replicas' way to the API: it counts their confirming calls and
+// delays each call by the configured latency.
 type apiTransport struct {
 	next    http.RoundTripper
 	n       *atomic.Int64
@@ -165,7 +172,7 @@ type apiTransport struct {
 }
 
 func (f apiTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method == http.MethodGet && fetchPath.MatchString(r.URL.Path) {
+	if confirming(r) {
 		f.n.Add(1)
 	}
 	if f.latency > 0 {

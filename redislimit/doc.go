@@ -24,6 +24,6 @@
 // go.mod), the only one that requires go-redis. The escrow-go module requires no cache
 // library, so a program that uses the SDK alone has no go-redis in its module graph,
 // its go.sum or its version selection; a program that wants shared pacing adds this
-// module. See the README's "Modules" section for how the modules are developed and tagged
+// module. See CONTRIBUTING.md, "Modules", for how the modules are developed and tagged
 // together.
 package redislimit

@@ -103,8 +103,11 @@
 // Store does not know are confirmed, for a partner, by listings of its transactions that
 // name them (GET /partner/transactions?ids=…, a page of 100 ids a call, on an endpoint of
 // its own): a real new transaction is among the answer, with its state, and needs no
-// fetch of its own. A listing that named most of its ids is followed by the next at once;
-// one that named few (made-up ids) by the next a second later. Ids a listing did not name
+// fetch of its own. A listing asks about the ids nearest the account's newest transaction
+// first (a real new one is just above it, however many made-up ids wait); one that named
+// most of its ids is followed by the next a tenth of a second later, one that named few
+// (made-up ids) by the next a second later. A state listed confirms only the deliveries
+// that came before the listing asked. Ids a listing did not name
 // (a partner may be a party without being the partner) and an account that is no
 // partner's ids are confirmed by a fetch of their own while the share of the window
 // allows: fetches of never-seen ids answered 404 or 403 may spend at most

@@ -207,6 +207,7 @@ type txQueue struct {
 	paceWait bool      // waiting for the transaction's pace (a delivery ends the wait)
 	listed   bool      // tx was listed after the deliveries came: it confirms them unfetched
 	owed     bool      // a never-seen id owed a look, taken with no delivery kept: fetch it
+	asked    int       // len(events) when a listing asked about it: those it confirms
 	gen      uint64    // counts the waits, so that a stale wakeup is ignored
 	since    time.Time // when the oldest delivery waiting arrived, for the Observer
 }
@@ -350,6 +351,7 @@ func (h *Handler) enqueue(id int64, name escrow.EventName, tx *escrow.Transactio
 	if name != "" {
 		h.observeQueued(q, id, name)
 		q.events = addNames(q.events, []escrow.EventName{name})
+		q.listed = false // a state listed before may not show it
 	}
 	if q.state == qIdle || (q.state == qWaiting && q.paceWait && name != "") {
 		h.place(id, q)

@@ -252,10 +252,12 @@ func (h *Handler) popFetch() (int64, *txQueue, bool) {
 // Listing a partner's transactions by id (GET /partner/transactions?ids=…) confirms a
 // page of never-seen ids in one call, on an endpoint of its own: a real transaction is
 // among the answer, with its state, and needs no fetch of its own. A listing that named
-// at least half of its ids (a burst of new transactions) is followed by the next at once;
-// one that named fewer (a flood of made-up ids) by the next a listEvery later.
+// at least half of its ids (a burst of new transactions) is followed by the next a
+// listSoon later (ten pages, a thousand ids, a second); one that named fewer (a flood of
+// made-up ids) by the next a listEvery later.
 const (
 	listEvery = time.Second
+	listSoon  = 100 * time.Millisecond
 	listPage  = 100
 )
 
@@ -306,8 +308,8 @@ func (h *Handler) listWanted() (queued, owed []int64) {
 		chosen[id] = true
 	}
 	for _, id := range waiting { // in the lane's order: a listing that fails keeps it
-		if chosen[id] {
-			h.queues[id].state = qListing
+		if q := h.queues[id]; chosen[id] {
+			q.state, q.asked = qListing, len(q.events)
 			queued = append(queued, id)
 		} else {
 			h.lanes[kindUnseen].push(id)
@@ -380,7 +382,7 @@ func (h *Handler) afterListing(queued, owed []int64, named map[int64]bool) {
 		}
 	}
 	if 2*len(named) >= len(queued)+len(owed) {
-		h.listAt = time.Now() // a burst of real ones: the next page at once
+		h.listAt = time.Now().Add(listSoon) // a burst of real ones: the next page soon
 	}
 }
 
@@ -412,8 +414,8 @@ func (h *Handler) listed(txs []escrow.Transaction) map[int64]bool {
 			continue
 		}
 		h.know(tx.ID, q)
-		if q.b == nil {
-			q.tx, q.listed = tx, true
+		if q.b == nil { // it confirms the names delivered before it was asked for
+			q.tx, q.listed = tx, len(q.events) == q.asked
 		}
 		if q.state == qReady || q.state == qListing { // into the known lane; its old place is skipped
 			h.place(tx.ID, q)

@@ -1121,3 +1121,30 @@ func TestNewTransactionIsListedBeforeAFloodsMadeUpIds(t *testing.T) {
 		}
 	})
 }
+
+// TestDeliveryDuringAListingIsFetched: a listing's state confirms only the deliveries that
+// came before the listing asked about the id; one that arrives while it is under way (its
+// event may be newer than the state listed) is confirmed by a fetch.
+func TestDeliveryDuringAListingIsFetched(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const fresh = 7
+		partner := rateLimitedPartner(fresh)
+		slow := &heldReads{api: partner, id: fresh, gate: make(chan struct{})}
+		got := &calls{}
+		h := webhook.NewHandler(clientOver(t, slow), got.fn, webhook.Options{})
+		defer shutdown(t, h)
+		deliver(h, "create", forgedBase) // a 404: the window's share is spent
+		synctest.Wait()
+		deliver(h, "create", fresh) // a listing asks about it, held
+		synctest.Wait()
+		deliver(h, "agree", fresh) // during the listing
+		close(partner.gate)        // the listing shows 7 created
+		synctest.Wait()            // create:7 handed over; agree's fetch held
+		partner.api.set(agreed(fresh))
+		close(slow.gate)
+		synctest.Wait()
+		if l := got.list(); !slices.Equal(l, []string{"create:7", "agree:7"}) {
+			t.Errorf("handed over %v; want the agree delivered during the listing fetched and handed over", l)
+		}
+	})
+}

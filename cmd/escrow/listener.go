@@ -25,7 +25,7 @@ type serverLimits struct {
 	conns int
 }
 
-// defaultLimits are the listener's: the README's example shows the same http.Server.
+// defaultLimits are the listener's: docs/webhooks.md's receiver shows the same http.Server.
 var defaultLimits = serverLimits{
 	header: 5 * time.Second, request: 15 * time.Second, write: 15 * time.Second,
 	idle: 30 * time.Second, conns: 1024,

@@ -1,6 +1,6 @@
 // Package uitest drives the emulator's page (escrowtest.WithUI, /_emulator/ui/) in
 // headless Chromium. Its test takes a sale through the page's own controls and checks
-// what the page shows at each step; `go generate` here makes the README's screenshot of
+// what the page shows at each step; `go generate` here makes docs/emulator.md's screenshot of
 // a transaction's page with the same browser and the same sale.
 //
 // It is a module of its own so that the browser driver (chromedp) stays out of the SDK's

@@ -105,6 +105,6 @@
 // own go.mod), so the escrow-go module requires no database library: a program using the
 // SDK or package webhook does not even see pgx or SQLite in its module graph. The drivers
 // are required here only by this package's tests; the program's own go.mod chooses their
-// versions. See the README's "Modules" section for how the modules are developed and
+// versions. See CONTRIBUTING.md, "Modules", for how the modules are developed and
 // tagged together.
 package sqlstore

@@ -1,4 +1,4 @@
-// Command screenshot makes the README's picture of the emulator's page: a marketplace's
+// Command screenshot makes docs/emulator.md's picture of the emulator's page: a marketplace's
 // sales on an emulator, one transaction's page open in headless Chromium, saved as PNG.
 // `go generate` in escrowtest/uitest runs it.
 package main

@@ -90,52 +90,88 @@ func settleObserved[T any](ctx context.Context, c *Client, s settler[T], ob *cal
 	if ob != nil {
 		sendCtx = ob.joining()
 	}
+	st := &settling[T]{ctx: ctx, c: c, s: s, ob: ob, sent: &sendCount{}}
 	// The HTTP attempts of every send are numbered as one sequence (the log's attempt=),
 	// and counted for the error when none was performed.
-	sent := &sendCount{}
-	sendCtx = context.WithValue(sendCtx, sendCountKey{}, sent)
-	var ambiguous error
+	sendCtx = context.WithValue(sendCtx, sendCountKey{}, st.sent)
 	for attempt := 0; ; attempt++ {
 		res, err := s.send(sendCtx)
-		stop, latest := judgeSend(err, ambiguous)
+		stop, latest := judgeSend(err, st.ambiguous)
 		switch {
 		case stop && err != nil:
 			return nil, err
 		case stop:
 			return res, nil
 		}
-		ambiguous = latest
-		if ctx.Err() != nil {
-			return nil, &OutcomeUnknownError{Method: s.method, Path: s.path, Reason: "the context ended before the state could be read", Err: ambiguous}
-		}
-		readStart := time.Now()
-		got, p, why, readErr := s.read(ctx)
-		ob.settlingRead(readStart, p, readErr)
-		switch {
-		case readErr != nil:
-			return nil, &OutcomeUnknownError{Method: s.method, Path: s.path, Reason: "reading the state failed: " + c.scrubError(readErr).Error(), Err: ambiguous}
-		case p == present:
-			c.logger.LogAttrs(ctx, slog.LevelInfo, "escrow: write settled: its effect is there",
-				slog.String("method", s.method), slog.String("path", s.path), slog.Int("attempt", sent.n))
-			return got, nil
-		case p == absent && err != ambiguous:
-			return nil, err // refused, and not done by an earlier attempt either
-		case p == absent && attempt < c.maxRetries:
-			c.logger.LogAttrs(ctx, slog.LevelInfo, "escrow: write settled: not performed, sending again",
-				slog.String("method", s.method), slog.String("path", s.path), slog.Int("attempt", sent.n))
-			wait := c.backoffStep(attempt)
-			ob.retry(Retry{At: time.Now(), Reason: RetryNotPerformed, Wait: wait})
-			if cause := sleep(ctx, wait); cause != nil {
-				return nil, notPerformed(err, sent.n, "the context ended before sending again", cause)
-			}
-		case p == absent:
-			// Every read showed it not done: the outcome is known, and the answer is the
-			// last one the server gave.
-			return nil, notPerformed(err, sent.n, "no retries are left", nil)
-		default:
-			return nil, &OutcomeUnknownError{Method: s.method, Path: s.path, Reason: why, Err: ambiguous}
+		st.ambiguous = latest
+		if got, done, err := st.readBack(attempt, err); done {
+			return got, err
 		}
 	}
+}
+
+// settling is one settled write between its sends: what reading its state back needs.
+type settling[T any] struct {
+	ctx       context.Context
+	c         *Client
+	s         settler[T]
+	ob        *callRecord
+	sent      *sendCount
+	ambiguous error // the latest failure that may have performed the write
+}
+
+// readBack reads the state after a send that may have performed the write. done says the
+// write is settled, with its result; otherwise it is to be sent again.
+func (st *settling[T]) readBack(attempt int, sendErr error) (_ *T, done bool, _ error) {
+	if st.ctx.Err() != nil {
+		return nil, true, st.unknown("the context ended before the state could be read")
+	}
+	readStart := time.Now()
+	got, p, why, readErr := st.s.read(st.ctx)
+	st.ob.settlingRead(readStart, p, readErr)
+	switch {
+	case readErr != nil:
+		return nil, true, st.unknown("reading the state failed: " + st.c.scrubError(readErr).Error())
+	case p == present:
+		st.log("escrow: write settled: its effect is there")
+		return got, true, nil
+	case p == absent:
+		done, err := st.notThere(attempt, sendErr)
+		return nil, done, err
+	}
+	return nil, true, st.unknown(why)
+}
+
+// notThere handles a write read back as not performed: the send's refusal stands when
+// no earlier attempt may have performed it; otherwise the write is sent again after a
+// backoff while retries are left. done is false when it is to be sent again.
+func (st *settling[T]) notThere(attempt int, sendErr error) (done bool, _ error) {
+	switch {
+	case sendErr != st.ambiguous:
+		return true, sendErr // refused, and not done by an earlier attempt either
+	case attempt >= st.c.maxRetries:
+		// Every read showed it not done: the outcome is known, and the answer is the
+		// last one the server gave.
+		return true, notPerformed(sendErr, st.sent.n, "no retries are left", nil)
+	}
+	st.log("escrow: write settled: not performed, sending again")
+	wait := st.c.backoffStep(attempt)
+	st.ob.retry(Retry{At: time.Now(), Reason: RetryNotPerformed, Wait: wait})
+	if cause := sleep(st.ctx, wait); cause != nil {
+		return true, notPerformed(sendErr, st.sent.n, "the context ended before sending again", cause)
+	}
+	return false, nil
+}
+
+// unknown is the error of a write whose outcome could not be read, for the reason given.
+func (st *settling[T]) unknown(reason string) error {
+	return &OutcomeUnknownError{Method: st.s.method, Path: st.s.path, Reason: reason, Err: st.ambiguous}
+}
+
+// log records a step of settling at info level.
+func (st *settling[T]) log(msg string) {
+	st.c.logger.LogAttrs(st.ctx, slog.LevelInfo, msg,
+		slog.String("method", st.s.method), slog.String("path", st.s.path), slog.Int("attempt", st.sent.n))
 }
 
 // judgeSend says whether a send's result ends settling (a success; a 2xx whose answer is
@@ -250,13 +286,7 @@ func (a actor) isClient(customer string) bool {
 // actionPresence says whether a transaction, read after an ambiguous action, shows the
 // action's effect, and that the effect is the actor's.
 func actionPresence(tx *Transaction, who actor, action Action, itemID int64) (presence, string) {
-	var mine *Party
-	for i := range tx.Parties {
-		if who.is(tx.Parties[i].Customer) {
-			mine = &tx.Parties[i]
-			break
-		}
-	}
+	mine := actorParty(tx, who)
 	switch action {
 	case ActionAgree:
 		return agreePresence(mine)
@@ -265,8 +295,22 @@ func actionPresence(tx *Transaction, who actor, action Action, itemID int64) (pr
 		// make ours fail to perform.
 		return presentIf(tx.Cancelled()), ""
 	}
-	// An action on the goods: its row of the action table (actions.go) names the item flag
-	// it sets and the roles that perform it.
+	return goodsActionPresence(tx, mine, action, itemID)
+}
+
+// actorParty is the actor's party in a transaction, or nil when it is not among them.
+func actorParty(tx *Transaction, who actor) *Party {
+	for i := range tx.Parties {
+		if who.is(tx.Parties[i].Customer) {
+			return &tx.Parties[i]
+		}
+	}
+	return nil
+}
+
+// goodsActionPresence says whether an action on the goods shows, as the actor's: its row
+// of the action table (actions.go) names the item flag it sets and the roles that perform it.
+func goodsActionPresence(tx *Transaction, mine *Party, action Action, itemID int64) (presence, string) {
 	rule, known := action.rule()
 	if !known || rule.flag == "" {
 		return undetermined, fmt.Sprintf("the effect of action %q is not known to the client", action)
@@ -584,18 +628,32 @@ func sameItems(req *CreateTransactionRequest, tx *Transaction, who actor) string
 		return fmt.Sprintf("it has %d items, the request %d", len(tx.Items), len(req.Items))
 	}
 	for i, want := range req.Items {
-		got := tx.Items[i]
-		if got.Type != want.Type || (want.Title != "" && got.Title != want.Title) || len(got.Schedule) != len(want.Schedule) {
-			return fmt.Sprintf("its item %d is not the request's", i)
-		}
-		for j, ws := range want.Schedule {
-			gs := got.Schedule[j]
-			if gs.Amount.String() != ws.Amount.String() || !who.sameCustomer(gs.PayerCustomer, ws.PayerCustomer) || !who.sameCustomer(gs.BeneficiaryCustomer, ws.BeneficiaryCustomer) {
-				return fmt.Sprintf("the payment %d of its item %d is not the request's", j, i)
-			}
+		if diff := sameItem(i, want, tx.Items[i], who); diff != "" {
+			return diff
 		}
 	}
 	return ""
+}
+
+// sameItem says how the item i of a transaction differs from the request's, or "".
+func sameItem(i int, want ItemInput, got Item, who actor) string {
+	if got.Type != want.Type || (want.Title != "" && got.Title != want.Title) || len(got.Schedule) != len(want.Schedule) {
+		return fmt.Sprintf("its item %d is not the request's", i)
+	}
+	for j, ws := range want.Schedule {
+		if !samePayment(got.Schedule[j], ws, who) {
+			return fmt.Sprintf("the payment %d of its item %d is not the request's", j, i)
+		}
+	}
+	return ""
+}
+
+// samePayment reports whether a payment read back is the requested one: its amount, payer
+// and beneficiary.
+func samePayment(got Schedule, want ScheduleInput, who actor) bool {
+	return got.Amount.String() == want.Amount.String() &&
+		who.sameCustomer(got.PayerCustomer, want.PayerCustomer) &&
+		who.sameCustomer(got.BeneficiaryCustomer, want.BeneficiaryCustomer)
 }
 
 func indexParty(ps []PartyInput, role Role) int {

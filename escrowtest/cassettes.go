@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -75,14 +76,20 @@ func (c *Cassette) FileName() string {
 	if c.Kind == CassetteExchange {
 		what = c.Method + "-" + strings.Trim(c.Path, "/")
 	}
-	name := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
-			return r
-		}
-		return '_'
-	}, what)
-	return fmt.Sprintf("%05d-%.80s.json", c.Seq, name)
+	return fmt.Sprintf("%05d-%.80s.json", c.Seq, strings.Map(fileSafe, what))
 }
+
+// fileSafe keeps an ASCII letter, digit, '-' or '_' of a file name, and makes any other
+// rune '_'.
+func fileSafe(r rune) rune {
+	if strings.ContainsRune(fileSafeRunes, r) {
+		return r
+	}
+	return '_'
+}
+
+// fileSafeRunes are the runes a cassette's file name keeps.
+const fileSafeRunes = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"
 
 // SetBodies keeps a request and a response body in c: as JSON when they are, as text
 // otherwise.
@@ -236,27 +243,15 @@ func Replay(ctx context.Context, dir, baseURL string, opts ...ReplayOption) ([]D
 	if err != nil {
 		return nil, err
 	}
-	base, err := url.Parse(baseURL)
-	if err != nil || base.Host == "" || (base.Scheme != "https" && base.Scheme != "http") {
-		return nil, fmt.Errorf("escrowtest: replay: %q is not an http or https base URL", baseURL)
+	base, err := replayBase(baseURL)
+	if err != nil {
+		return nil, err
 	}
-	if !strings.HasSuffix(base.Path, "/") {
-		base.Path += "/"
-	}
-	r := &replayer{base: base, ids: make(map[string]string), keys: make(map[string]string), partners: make(map[string]bool)}
 	var cfg replayConfig
 	for _, o := range opts {
 		o(&cfg)
 	}
-	hc := http.Client{Timeout: time.Minute}
-	if cfg.hc != nil {
-		hc = *cfg.hc
-	}
-	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	r.hc = &hc
-	for email, key := range cfg.keys {
-		r.keys[strings.ToLower(email)] = key
-	}
+	r := newReplayer(base, cfg)
 	r.notePartners(cassettes, cfg.partners)
 	var diffs []Difference
 	for i := range cassettes {
@@ -267,6 +262,34 @@ func Replay(ctx context.Context, dir, baseURL string, opts ...ReplayOption) ([]D
 		diffs = append(diffs, d...)
 	}
 	return diffs, nil
+}
+
+// replayBase reads a replay's base URL, which must be http or https, as a directory.
+func replayBase(baseURL string) (*url.URL, error) {
+	base, err := url.Parse(baseURL)
+	if err != nil || base.Host == "" || (base.Scheme != "https" && base.Scheme != "http") {
+		return nil, fmt.Errorf("escrowtest: replay: %q is not an http or https base URL", baseURL)
+	}
+	if !strings.HasSuffix(base.Path, "/") {
+		base.Path += "/"
+	}
+	return base, nil
+}
+
+// newReplayer starts a replay on base with the configured HTTP client, which is made to
+// hand redirects back as they are answered, and credentials.
+func newReplayer(base *url.URL, cfg replayConfig) *replayer {
+	r := &replayer{base: base, ids: make(map[string]string), keys: make(map[string]string), partners: make(map[string]bool)}
+	hc := http.Client{Timeout: time.Minute}
+	if cfg.hc != nil {
+		hc = *cfg.hc
+	}
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	r.hc = &hc
+	for email, key := range cfg.keys {
+		r.keys[strings.ToLower(email)] = key
+	}
+	return r
 }
 
 // replayer is one replay's state: the ids mapped so far and the target's credentials.
@@ -328,16 +351,9 @@ func (r *replayer) replay(ctx context.Context, c *Cassette) ([]Difference, error
 func (r *replayer) request(ctx context.Context, c *Cassette) (*http.Request, error) {
 	target := r.resolve(c.Path)
 	target.RawQuery = r.mapQuery(c.Query)
-	var body io.Reader
-	switch {
-	case c.RequestBody != nil:
-		mapped, err := r.mapBody(c.RequestBody)
-		if err != nil {
-			return nil, fmt.Errorf("escrowtest: cassette #%d: request body: %w", c.Seq, err)
-		}
-		body = bytes.NewReader(mapped)
-	case c.RequestText != "":
-		body = strings.NewReader(c.RequestText)
+	body, err := r.requestBody(c)
+	if err != nil {
+		return nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, c.Method, target.String(), body)
 	if err != nil {
@@ -358,6 +374,22 @@ func (r *replayer) request(ctx context.Context, c *Cassette) (*http.Request, err
 		req.SetBasicAuth(c.Account, key)
 	}
 	return req, nil
+}
+
+// requestBody is the recorded request body, with its ids mapped when it is JSON; nil
+// when there was none.
+func (r *replayer) requestBody(c *Cassette) (io.Reader, error) {
+	switch {
+	case c.RequestBody != nil:
+		mapped, err := r.mapBody(c.RequestBody)
+		if err != nil {
+			return nil, fmt.Errorf("escrowtest: cassette #%d: request body: %w", c.Seq, err)
+		}
+		return bytes.NewReader(mapped), nil
+	case c.RequestText != "":
+		return strings.NewReader(c.RequestText), nil
+	}
+	return nil, nil
 }
 
 // resolve places a recorded path on the target, with its ids mapped.
@@ -424,14 +456,21 @@ func (r *replayer) mapValue(v any, key string) any {
 		for i, e := range v {
 			v[i] = r.mapValue(e, key)
 		}
+	default:
+		if idKey(key) {
+			return r.mapScalarID(v)
+		}
+	}
+	return v
+}
+
+// mapScalarID maps an id given as a number or a string.
+func (r *replayer) mapScalarID(v any) any {
+	switch v := v.(type) {
 	case json.Number:
-		if idKey(key) {
-			return json.Number(r.mapID(v.String()))
-		}
+		return json.Number(r.mapID(v.String()))
 	case string:
-		if idKey(key) {
-			return r.mapID(v)
-		}
+		return r.mapID(v)
 	}
 	return v
 }
@@ -535,43 +574,41 @@ func (m *comparison) value(path, key string, want, got any) {
 	case map[string]any:
 		m.object(path, want, got.(map[string]any))
 	case []any:
-		g := got.([]any)
-		if len(want) != len(g) {
-			m.add(path, fmt.Sprintf("%d elements", len(want)), fmt.Sprintf("%d elements", len(g)))
-		}
-		for i := range min(len(want), len(g)) {
-			m.value(fmt.Sprintf("%s[%d]", path, i), key, want[i], g[i])
-		}
+		m.array(path, key, want, got.([]any))
 	case bool:
 		if want != got.(bool) {
 			m.add(path, strconv.FormatBool(want), strconv.FormatBool(got.(bool)))
 		}
+	default:
+		if idKey(key) {
+			m.scalarID(path, want, got)
+		}
+	}
+}
+
+// array compares two arrays: their lengths, and the elements both have.
+func (m *comparison) array(path, key string, want, got []any) {
+	if len(want) != len(got) {
+		m.add(path, fmt.Sprintf("%d elements", len(want)), fmt.Sprintf("%d elements", len(got)))
+	}
+	for i := range min(len(want), len(got)) {
+		m.value(fmt.Sprintf("%s[%d]", path, i), key, want[i], got[i])
+	}
+}
+
+// scalarID compares two ids of the same JSON type, given as numbers or strings.
+func (m *comparison) scalarID(path string, want, got any) {
+	switch want := want.(type) {
 	case json.Number:
-		if idKey(key) {
-			m.id(path, want.String(), got.(json.Number).String())
-		}
+		m.id(path, want.String(), got.(json.Number).String())
 	case string:
-		if idKey(key) {
-			m.id(path, want, got.(string))
-		}
+		m.id(path, want, got.(string))
 	}
 }
 
 // object compares two objects' fields: those missing, extra, and the values of the rest.
 func (m *comparison) object(path string, want, got map[string]any) {
-	keys := slices.Sorted(func(yield func(string) bool) {
-		for k := range want {
-			if !yield(k) {
-				return
-			}
-		}
-		for k := range got {
-			if _, ok := want[k]; !ok && !yield(k) {
-				return
-			}
-		}
-	})
-	for _, k := range keys {
+	for _, k := range unionKeys(want, got) {
 		field := k
 		if path != "" {
 			field = path + "." + k
@@ -585,6 +622,18 @@ func (m *comparison) object(path string, want, got map[string]any) {
 			m.value(field, k, w, g)
 		}
 	}
+}
+
+// unionKeys are the keys of two objects, each once, sorted.
+func unionKeys(want, got map[string]any) []string {
+	keys := slices.Collect(maps.Keys(want))
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // id learns the target's id for a recorded one, or reports one that maps twice.

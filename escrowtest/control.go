@@ -114,17 +114,7 @@ type controlEndpoints struct {
 func (e *Emulator) controlMux() http.Handler {
 	mux := http.NewServeMux()
 	handle := func(pattern string, h func(r *http.Request, body []byte) (response, error)) {
-		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			body, err := readBody(w, r)
-			resp := response{}
-			if err == nil {
-				resp, err = h(r, body)
-			}
-			if err != nil {
-				resp = e.errorResponse(err)
-			}
-			resp.write(w)
-		})
+		mux.HandleFunc(pattern, e.controlJSON(h))
 	}
 	for _, rt := range controlRoutes {
 		if rt.serve != nil {
@@ -142,6 +132,29 @@ func (e *Emulator) controlMux() http.Handler {
 	handle(controlRoot, func(r *http.Request, _ []byte) (response, error) {
 		return response{}, notFound("no control endpoint %s %s: GET %s lists them", r.Method, r.URL.Path, controlRoot)
 	})
+	return e.guardControl(mux)
+}
+
+// controlJSON serves a control endpoint from h, which gets the request's body: its answer,
+// or its error's.
+func (e *Emulator) controlJSON(h func(r *http.Request, body []byte) (response, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, err := readBody(w, r)
+		resp := response{}
+		if err == nil {
+			resp, err = h(r, body)
+		}
+		if err != nil {
+			resp = e.errorResponse(err)
+		}
+		resp.write(w)
+	}
+}
+
+// guardControl serves the control API to loopback clients only, and changes only from
+// the emulator's own page or from outside a browser; a change is announced to the page's
+// listeners.
+func (e *Emulator) guardControl(mux http.Handler) http.Handler {
 	// A page of another site open in the same browser could otherwise post to the control
 	// API (a form or a no-cors fetch needs no permission): requests that change something
 	// must come from the emulator's own page or from outside a browser (no Sec-Fetch-Site

@@ -111,23 +111,11 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t := e.newTrace(r, endpoint)
 	fault := e.faults.pick(endpoint)
 	t.Fault = FaultEffect(fault)
-	if fault.Latency > 0 {
-		// net/http notices a client that went away only once the request body has been
-		// read to its end: read it first, or a POST or PATCH whose client gave up during
-		// the latency would still be handled, when Latency promises nothing is.
-		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
-			r.Body = readAhead(r.Body)
-		}
-		if !e.sleep(r.Context(), fault.Latency) {
-			// The client went away (or the emulator closed): returning would make net/http
-			// answer an empty 200, which a client still listening would take for success.
-			e.finish(t, 0, nil, nil) // first: dropConnection may panic to abort the handler
-			dropConnection(w)
-			return
-		}
-	}
-	if fault.Drop == DropBefore {
-		e.finish(t, 0, nil, nil)
+	if !e.latencyBefore(r, fault.Latency) || fault.Drop == DropBefore {
+		// When the client went away (or the emulator closed) during the latency,
+		// returning would make net/http answer an empty 200, which a client still
+		// listening would take for success.
+		e.finish(t, 0, nil, nil) // first: dropConnection may panic to abort the handler
 		dropConnection(w)
 		return
 	}
@@ -135,13 +123,7 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t.Account = s.account
 	e.changes.notify()
 	status, data := s.resp.encode()
-	// The change is made before this wait, whether or not the client is still there.
-	if fault.LatencyAfter > 0 && !e.sleep(r.Context(), fault.LatencyAfter) {
-		e.finish(t, 0, s.body, data)
-		dropConnection(w) // as above: no empty 200
-		return
-	}
-	if fault.Drop == DropAfter {
+	if e.answerLost(r.Context(), fault) {
 		e.finish(t, 0, s.body, data)
 		dropConnection(w) // the change is made; the client never hears of it
 		return
@@ -149,6 +131,32 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.resp.writeEncoded(w, status, data)
 	e.finish(t, status, s.body, data)
 	e.log.Debug("escrowtest request", "method", r.Method, "endpoint", endpoint, "status", status)
+}
+
+// latencyBefore waits a fault's latency before the request is handled, and reports false
+// when the client or the emulator went away meanwhile.
+func (e *Emulator) latencyBefore(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	// net/http notices a client that went away only once the request body has been read
+	// to its end: read it first, or a POST or PATCH whose client gave up during the
+	// latency would still be handled, when Latency promises nothing is.
+	if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+		r.Body = readAhead(r.Body)
+	}
+	return e.sleep(r.Context(), d)
+}
+
+// answerLost applies a fault's effects after the request was handled, whose change is
+// made whether or not the client is still there: it reports true when the answer is to
+// be dropped, or the client or the emulator went away during the latency after (the
+// connection is dropped then too, not answered an empty 200).
+func (e *Emulator) answerLost(ctx context.Context, fault Fault) bool {
+	if fault.LatencyAfter > 0 && !e.sleep(ctx, fault.LatencyAfter) {
+		return true
+	}
+	return fault.Drop == DropAfter
 }
 
 // standardMethods are the methods of RFC 9110. Any other token is a valid HTTP method
@@ -231,30 +239,53 @@ func (e *Emulator) lock() {
 	e.settle()
 }
 
+// answer is the response to an API request within its rate limit's quota: a refusal, or
+// its route's handler's answer.
 func (e *Emulator) answer(r *http.Request, c call, quota quota, caller *account, body []byte) response {
-	switch {
-	case !quota.allowed:
+	if !quota.allowed {
 		return quota.refusal()
-	case c.injected != 0:
-		return newError(c.injected, "injected_fault", "fault injected on %s", c.endpoint).response()
-	case c.route == nil && c.allowed == nil:
-		return notFound("no route for %s %s", r.Method, r.URL.Path).response()
-	case c.route == nil:
-		err := newError(http.StatusMethodNotAllowed, "method_not_allowed", "%s is not allowed on %s; use %s", r.Method, r.URL.Path, strings.Join(c.allowed, ", "))
-		err.header = http.Header{"Allow": {strings.Join(c.allowed, ", ")}}
-		return err.response()
-	case caller == nil:
-		return unauthorized(r).response()
-	case r.Header.Get(asCustomerHeader) != "" && !caller.partner:
-		return forbidden(notApprovedPartner).response()
-	case r.Header.Get(asCustomerHeader) != "" && !c.route.delegable:
-		return forbidden("%s is not accepted on %s", asCustomerHeader, c.endpoint).response()
+	}
+	if refused := refusal(r, c, caller); refused != nil {
+		return refused.response()
 	}
 	resp, err := c.route.handle(e, &request{Request: r, params: c.params, body: body, caller: caller})
 	if err != nil {
 		return e.errorResponse(err)
 	}
 	return resp
+}
+
+// refusal is the error a request gets before its handler runs: an injected fault, no route
+// or method for it, no valid credentials, or an As-Customer the caller or the route does
+// not take. It is nil when the handler is to answer.
+func refusal(r *http.Request, c call, caller *account) *apiError {
+	switch {
+	case c.injected != 0:
+		return newError(c.injected, "injected_fault", "fault injected on %s", c.endpoint)
+	case c.route == nil && c.allowed == nil:
+		return notFound("no route for %s %s", r.Method, r.URL.Path)
+	case c.route == nil:
+		err := newError(http.StatusMethodNotAllowed, "method_not_allowed", "%s is not allowed on %s; use %s", r.Method, r.URL.Path, strings.Join(c.allowed, ", "))
+		err.header = http.Header{"Allow": {strings.Join(c.allowed, ", ")}}
+		return err
+	case caller == nil:
+		return unauthorized(r)
+	}
+	return delegationRefusal(r, c, caller)
+}
+
+// delegationRefusal refuses an As-Customer request from a caller that is no approved
+// partner, or on a route that does not take the header; nil otherwise.
+func delegationRefusal(r *http.Request, c call, caller *account) *apiError {
+	switch {
+	case r.Header.Get(asCustomerHeader) == "":
+		return nil
+	case !caller.partner:
+		return forbidden(notApprovedPartner)
+	case !c.route.delegable:
+		return forbidden("%s is not accepted on %s", asCustomerHeader, c.endpoint)
+	}
+	return nil
 }
 
 // unauthorized answers a request without valid credentials: it says whether credentials

@@ -112,10 +112,16 @@ func (f Fault) combinationErrors() []error {
 	if !f.hasEffect() {
 		errs = append(errs, errors.New("a fault needs a status, a drop or a latency"))
 	}
-	if isWebhookEndpoint(f.Endpoint) && (f.Status != 0 || f.LatencyAfter != 0) {
+	if f.answersWebhook() {
 		errs = append(errs, errors.New("a webhook fault drops or delays the call; it has no status to answer nor answer to delay"))
 	}
 	return errs
+}
+
+// answersWebhook reports a fault on the emulator's webhook calls that would answer a
+// status or delay an answer, which the emulator's own calls have none of.
+func (f Fault) answersWebhook() bool {
+	return isWebhookEndpoint(f.Endpoint) && (f.Status != 0 || f.LatencyAfter != 0)
 }
 
 func validEndpoint(s string) bool {
@@ -219,18 +225,31 @@ func (rt *router) faultable(endpoint string) error {
 		return nil // validate reports the malformed ones
 	}
 	method, path, _ := strings.Cut(normalizeEndpoint(endpoint), " ")
-	if method == webhookMethod {
-		if _, known := eventMessages[strings.TrimPrefix(path, "/")]; path == "*" || known {
-			return nil
-		}
+	switch {
+	case method == webhookMethod && !sentEvent(path):
 		return fmt.Errorf("endpoint %q names no event the emulator sends", endpoint)
+	case method != webhookMethod && !rt.serves(method, path):
+		return fmt.Errorf("endpoint %q matches no route: name one as in \"GET /transaction/{id}\"", endpoint)
 	}
+	return nil
+}
+
+// sentEvent reports whether a webhook fault's path, "*" or "/<event>", names events the
+// emulator sends.
+func sentEvent(path string) bool {
+	_, known := eventMessages[strings.TrimPrefix(path, "/")]
+	return path == "*" || known
+}
+
+// serves reports whether some route takes the method on the path of a normalized
+// endpoint, "*" standing for any path.
+func (rt *router) serves(method, path string) bool {
 	for _, r := range rt.routes {
 		if r.method == method && (path == "*" || normalizeEndpoint(r.endpoint()) == method+" "+path) {
-			return nil
+			return true
 		}
 	}
-	return fmt.Errorf("endpoint %q matches no route: name one as in \"GET /transaction/{id}\"", endpoint)
+	return false
 }
 
 func (fi *faultInjector) clear() {

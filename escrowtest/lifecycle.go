@@ -277,22 +277,30 @@ func parseAction(o object) actionInput {
 }
 
 // actOnTransaction serves PATCH /transaction/{id}.
-func (e *Emulator) actOnTransaction(req *request) (response, error) { return e.act(req, false) }
-
-// actOnItem serves PATCH /transaction/{id}/item/{item_id}.
-func (e *Emulator) actOnItem(req *request) (response, error) { return e.act(req, true) }
-
-func (e *Emulator) act(req *request, onItem bool) (response, error) {
+func (e *Emulator) actOnTransaction(req *request) (response, error) {
 	tx, err := e.transactionFor(req)
 	if err != nil {
 		return response{}, err
 	}
-	var it *item
-	if onItem {
-		if it, err = tx.itemFor(req); err != nil {
-			return response{}, err
-		}
+	return e.act(req, tx, nil)
+}
+
+// actOnItem serves PATCH /transaction/{id}/item/{item_id}.
+func (e *Emulator) actOnItem(req *request) (response, error) {
+	tx, err := e.transactionFor(req)
+	if err != nil {
+		return response{}, err
 	}
+	it, err := tx.itemFor(req)
+	if err != nil {
+		return response{}, err
+	}
+	return e.act(req, tx, it)
+}
+
+// act performs the action a request's body names on a transaction, or on one of its items
+// when it is not nil.
+func (e *Emulator) act(req *request, tx *transaction, it *item) (response, error) {
 	o, err := decodeObject(req.body)
 	if err != nil {
 		return response{}, err
@@ -351,18 +359,33 @@ func (a actionRule) check(tx *transaction, it *item, accountID int64, in actionI
 	if err != nil {
 		return nil, err
 	}
-	if tx.isClosed() || (a.funded && !tx.funded) {
-		return nil, invalidState(in.action, tx.phase(), 0, "cannot %s: transaction %d is %s", in.action, tx.id, tx.phase())
-	}
-	for _, t := range targets {
-		if !a.allows(t) {
-			return nil, invalidState(in.action, t.phase(tx), t.id, "cannot %s: item %d is %s", in.action, t.id, t.phase(tx))
-		}
+	if err := a.stateRefusal(tx, targets, in.action); err != nil {
+		return nil, err
 	}
 	if a.lacksAuthorization(targets, in) {
 		return nil, fieldErrors{"shipping_information": fieldErrors{"authorization_type": []string{"is required for domain names: push, authorization_code or username_password"}}}
 	}
 	return targets, nil
+}
+
+// takenBy reports whether the role may take the action; an action naming no roles is
+// anyone's.
+func (a actionRule) takenBy(role string) bool {
+	return len(a.roles) == 0 || slices.Contains(a.roles, role)
+}
+
+// stateRefusal refuses an action the state of the transaction or of one of its target
+// items does not allow; nil when they all do.
+func (a actionRule) stateRefusal(tx *transaction, targets []*item, action string) error {
+	if tx.isClosed() || (a.funded && !tx.funded) {
+		return invalidState(action, tx.phase(), 0, "cannot %s: transaction %d is %s", action, tx.id, tx.phase())
+	}
+	for _, t := range targets {
+		if !a.allows(t) {
+			return invalidState(action, t.phase(tx), t.id, "cannot %s: item %d is %s", action, t.id, t.phase(tx))
+		}
+	}
+	return nil
 }
 
 // lacksAuthorization reports a shipment of domain names without the authorization_type
@@ -441,16 +464,8 @@ func (e *Emulator) agree(tx *transaction, as actor, _ actionInput) error {
 // secured go back to the buyer.
 func (e *Emulator) cancel(tx *transaction, as actor, in actionInput) error {
 	who, reason := as.account, in.cancelReason
-	if tx.isClosed() {
-		return invalidState("cancel", tx.phase(), 0, "cannot cancel: transaction %d is %s", tx.id, tx.phase())
-	}
-	if tx.party(roleBuyer).agreed && tx.party(roleSeller).agreed && !tx.hasRole(who.id, rolePartner) {
-		return forbidden("once the buyer and the seller have agreed, only the partner may cancel")
-	}
-	for _, it := range tx.goods() {
-		if it.flags&flagShipped != 0 {
-			return invalidState("cancel", it.phase(tx), it.id, "cannot cancel: item %d has shipped", it.id)
-		}
+	if err := cancelRefusal(tx, who.id); err != nil {
+		return err
 	}
 	tx.cancelled, tx.closed = true, e.now
 	for _, it := range tx.items {
@@ -459,6 +474,23 @@ func (e *Emulator) cancel(tx *transaction, as actor, in actionInput) error {
 	e.emit(tx, "cancel", 0, who.id, reason)
 	if e.release(tx) > 0 {
 		e.emit(tx, "payment_refunded", 0, 0, "")
+	}
+	return nil
+}
+
+// cancelRefusal refuses a cancel the transaction's state or the account's role does not
+// allow; nil when it may go ahead.
+func cancelRefusal(tx *transaction, accountID int64) error {
+	if tx.isClosed() {
+		return invalidState("cancel", tx.phase(), 0, "cannot cancel: transaction %d is %s", tx.id, tx.phase())
+	}
+	if tx.party(roleBuyer).agreed && tx.party(roleSeller).agreed && !tx.hasRole(accountID, rolePartner) {
+		return forbidden("once the buyer and the seller have agreed, only the partner may cancel")
+	}
+	for _, it := range tx.goods() {
+		if it.flags&flagShipped != 0 {
+			return invalidState("cancel", it.phase(tx), it.id, "cannot cancel: item %d has shipped", it.id)
+		}
 	}
 	return nil
 }
@@ -538,24 +570,30 @@ func (e *Emulator) autoApply(tx *transaction, auto autoAccept) []*item {
 func (e *Emulator) settle() {
 	for _, id := range slices.Sorted(maps.Keys(e.st.inspecting)) {
 		tx := e.st.inspecting[id]
-		for _, auto := range autoAccepts {
-			if tx.isClosed() {
-				break
-			}
-			done := e.autoApply(tx, auto)
-			if len(done) == 0 {
-				continue
-			}
-			var itemID int64
-			if len(done) == 1 && tx.milestone() {
-				itemID = done[0].id
-			}
-			e.emit(tx, auto.action, itemID, 0, "the inspection period ended")
-			e.settleMoney(tx, auto.action == "accept_return")
-		}
+		e.endInspections(tx)
 		if tx.isClosed() || !slices.ContainsFunc(tx.goods(), inspecting) {
 			delete(e.st.inspecting, id)
 		}
+	}
+}
+
+// endInspections applies each automatic acceptance whose inspection period has ended to
+// a transaction, until it closes.
+func (e *Emulator) endInspections(tx *transaction) {
+	for _, auto := range autoAccepts {
+		if tx.isClosed() {
+			return
+		}
+		done := e.autoApply(tx, auto)
+		if len(done) == 0 {
+			continue
+		}
+		var itemID int64
+		if len(done) == 1 && tx.milestone() {
+			itemID = done[0].id
+		}
+		e.emit(tx, auto.action, itemID, 0, "the inspection period ended")
+		e.settleMoney(tx, auto.action == "accept_return")
 	}
 }
 
@@ -593,15 +631,8 @@ func due(tx *transaction, it *item) bool {
 // withheld than it is owed and wait for payouts already made.
 func (e *Emulator) disburse(tx *transaction) {
 	paid := false
-	for _, goods := range []bool{true, false} {
-		for _, it := range tx.items {
-			if transferable(it.typ) != goods || !due(tx, it) {
-				continue
-			}
-			_, role := scheduleRoles(it.typ)
-			if p := tx.party(role); role != rolePartner && (p == nil || p.method == 0) {
-				continue
-			}
+	for _, it := range goodsFirst(tx.items) {
+		if due(tx, it) && beneficiaryPayable(tx, it) {
 			paid = e.payOut(tx, it) || paid
 		}
 	}
@@ -610,25 +641,71 @@ func (e *Emulator) disburse(tx *transaction) {
 	}
 }
 
+// goodsFirst orders items for payouts: the goods, then the fee items, each in the order
+// they are listed.
+func goodsFirst(items []*item) []*item {
+	order := slices.Clone(items)
+	slices.SortStableFunc(order, func(a, b *item) int {
+		return goodsRank(a) - goodsRank(b)
+	})
+	return order
+}
+
+// goodsRank is 0 for goods, 1 for fee items.
+func goodsRank(it *item) int {
+	if transferable(it.typ) {
+		return 0
+	}
+	return 1
+}
+
+// beneficiaryPayable reports whether an item's beneficiary can be paid: the partner
+// always, a seller or broker once they have selected a disbursement method.
+func beneficiaryPayable(tx *transaction, it *item) bool {
+	_, role := scheduleRoles(it.typ)
+	if role == rolePartner {
+		return true
+	}
+	p := tx.party(role)
+	return p != nil && p.method != 0
+}
+
 // complete closes the transaction once every good is accepted or returned and every due
 // entry is disbursed; money left in escrow (fee items of a fully returned deal) goes back.
 func (e *Emulator) complete(tx *transaction) {
-	if tx.isClosed() {
+	if tx.isClosed() || !allSettled(tx) {
 		return
-	}
-	for _, it := range tx.items {
-		if transferable(it.typ) && it.flags&(flagAccepted|flagAcceptedReturned) == 0 {
-			return
-		}
-		for _, s := range it.schedule {
-			if due(tx, it) && !s.disbursed && !s.refunded {
-				return
-			}
-		}
 	}
 	e.release(tx)
 	tx.completed, tx.closed = true, e.now
 	e.emit(tx, "complete", 0, 0, "")
+}
+
+// allSettled reports whether every item of a transaction is settled.
+func allSettled(tx *transaction) bool {
+	for _, it := range tx.items {
+		if !itemSettled(tx, it) {
+			return false
+		}
+	}
+	return true
+}
+
+// itemSettled reports whether an item is done with: a good accepted or returned, and
+// every entry of a due item disbursed or refunded.
+func itemSettled(tx *transaction, it *item) bool {
+	if transferable(it.typ) && it.flags&(flagAccepted|flagAcceptedReturned) == 0 {
+		return false
+	}
+	if !due(tx, it) {
+		return true
+	}
+	for _, s := range it.schedule {
+		if !s.disbursed && !s.refunded {
+			return false
+		}
+	}
+	return true
 }
 
 // otherEvents describe in the timeline the events that are not actions (spec part 6 and

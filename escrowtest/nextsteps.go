@@ -178,15 +178,8 @@ func (e *Emulator) progress(tx *transaction) Progress {
 	if tx.isClosed() {
 		return p
 	}
-	add := func(role, action string, itemID int64, autoAt time.Time) {
-		s := NextStep{Role: role, Action: action, ItemID: itemID, AutoAt: autoAt}
-		if pt := tx.party(role); pt != nil {
-			s.Customer = e.st.accounts[pt.account].email
-		}
-		if !slices.ContainsFunc(p.Steps, s.same) {
-			p.Steps = append(p.Steps, s)
-		}
-	}
+	steps := &stepList{e: e, tx: tx}
+	add := steps.add
 	switch {
 	case !tx.allAgreed():
 		for _, pt := range tx.parties {
@@ -200,8 +193,28 @@ func (e *Emulator) progress(tx *transaction) Progress {
 		e.goodsSteps(tx, add)
 		p.Unpaid = e.unpaid(tx, add)
 	}
+	p.Steps = append(p.Steps, steps.steps...)
 	p.Waiting = waiting(tx, p)
 	return p
+}
+
+// stepList gathers a transaction's next steps, each once.
+type stepList struct {
+	e     *Emulator
+	tx    *transaction
+	steps []NextStep
+}
+
+// add adds the step of a role's action, on an item or the whole transaction (itemID 0),
+// done automatically at autoAt when not zero, unless it is there already.
+func (l *stepList) add(role, action string, itemID int64, autoAt time.Time) {
+	s := NextStep{Role: role, Action: action, ItemID: itemID, AutoAt: autoAt}
+	if pt := l.tx.party(role); pt != nil {
+		s.Customer = l.e.st.accounts[pt.account].email
+	}
+	if !slices.ContainsFunc(l.steps, s.same) {
+		l.steps = append(l.steps, s)
+	}
 }
 
 // goodsSteps adds, for each good, the actions of the lifecycle table its flags allow and
@@ -218,17 +231,24 @@ func (e *Emulator) goodsSteps(tx *transaction, add func(role, action string, ite
 			if rule.whole || rule.optional || !rule.allows(it) {
 				continue
 			}
-			var autoAt time.Time
-			for _, auto := range autoAccepts {
-				if auto.action == rule.name {
-					autoAt = auto.ends(it)
-				}
-			}
+			autoAt := autoAcceptEnds(it, rule.name)
 			for _, role := range rule.roles {
 				add(role, rule.name, itemID, autoAt)
 			}
 		}
 	}
+}
+
+// autoAcceptEnds is when the inspection period after which the action happens by itself
+// ends for an item; zero for an action that never does.
+func autoAcceptEnds(it *item, action string) time.Time {
+	var at time.Time
+	for _, auto := range autoAccepts {
+		if auto.action == action {
+			at = auto.ends(it)
+		}
+	}
+	return at
 }
 
 // owedOn is what the item's schedule still owes: neither paid out nor refunded.
@@ -256,13 +276,12 @@ func (e *Emulator) unpaid(tx *transaction, add func(role, action string, itemID 
 		}
 		_, role := scheduleRoles(it.typ)
 		u := Unpaid{ItemID: it.id, Role: role, Amount: owed.String()}
-		pt := tx.party(role)
-		if pt != nil {
+		if pt := tx.party(role); pt != nil {
 			u.Customer = e.st.accounts[pt.account].email
 		}
 		// A due entry whose beneficiary can be paid is paid at once (disburse), but for a fee
 		// the seller pays, which waits for the seller's payouts to withhold it from.
-		if role != rolePartner && (pt == nil || pt.method == 0) {
+		if !beneficiaryPayable(tx, it) {
 			u.Reason = ReasonNoDisbursementMethod
 			add(role, "select_disbursement_method", 0, time.Time{})
 		} else {
@@ -286,16 +305,25 @@ func waiting(tx *transaction, p Progress) string {
 	for _, u := range p.Unpaid {
 		parts = append(parts, fmt.Sprintf("%s owed to %s (%s) for item %d is not paid out: %s", u.Amount, u.Customer, u.Role, u.ItemID, u.Reason))
 	}
-	switch {
-	case !tx.allAgreed() || !tx.funded:
-		parts = append(parts, "nothing is paid out before the buyer's funds arrive (ApprovePayment, or 'escrow emulator approve')")
-	case len(p.Unpaid) == 0 && p.Disbursed == "0.00" && len(p.Steps) > 0:
-		parts = append(parts, "nothing is owed to anyone until the buyer accepts the goods or an inspection period ends")
+	if why := nothingPaidOut(tx, p); why != "" {
+		parts = append(parts, why)
 	}
 	if len(parts) == 0 {
 		return idle(tx)
 	}
 	return strings.Join(parts, "; ")
+}
+
+// nothingPaidOut says why nothing is paid out yet: the buyer's funds have not arrived, or
+// no good is accepted; "" otherwise.
+func nothingPaidOut(tx *transaction, p Progress) string {
+	switch {
+	case !tx.allAgreed() || !tx.funded:
+		return "nothing is paid out before the buyer's funds arrive (ApprovePayment, or 'escrow emulator approve')"
+	case len(p.Unpaid) == 0 && p.Disbursed == "0.00" && len(p.Steps) > 0:
+		return "nothing is owed to anyone until the buyer accepts the goods or an inspection period ends"
+	}
+	return ""
 }
 
 // idle says why a transaction no party has a step in waits.

@@ -97,6 +97,12 @@ func (it *item) state(t *transaction) string {
 		}
 		return s.state
 	}
+	return it.stateBeforeGoods(t)
+}
+
+// stateBeforeGoods is the state of an item no flag has moved yet: funded, or awaiting
+// agreement or payment as its transaction is.
+func (it *item) stateBeforeGoods(t *transaction) string {
 	switch {
 	case it.secured():
 		return stateFunded

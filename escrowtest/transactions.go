@@ -50,61 +50,83 @@ func (e *Emulator) newTransaction(d draft, creator *account) *transaction {
 		id: next(&st.ids.transaction), creator: creator.id, currency: d.currency,
 		description: d.description, reference: d.reference, created: e.now,
 	}
-	accountOf := func(email string) int64 {
-		if a := st.accountByEmail(email); a != nil {
-			return a.id
-		}
-		// The account exists because this partner named the address: it is the
-		// partner's customer (see relatedTo).
-		a := st.ensureAccount(email, e.now)
-		a.createdBy = creator.id
-		return a.id
-	}
-	accountsOf := func(emails []string) []int64 {
-		var ids []int64
-		for _, m := range emails {
-			ids = append(ids, accountOf(m))
-		}
-		return ids
-	}
+	ac := creationAccounts{e: e, creator: creator}
 	for _, p := range d.parties {
-		a := accountOf(p.email)
+		a := ac.of(p.email)
 		tx.parties = append(tx.parties, &party{
 			id: next(&st.ids.party), role: p.role, account: a, agreed: a == creator.id, selfAgreed: a == creator.id,
-			initiator: a == creator.id, hiddenFrom: accountsOf(p.hiddenFrom),
+			initiator: a == creator.id, hiddenFrom: ac.all(p.hiddenFrom),
 		})
 	}
 	tx.parties = append(tx.parties, &party{id: next(&st.ids.party), role: rolePartner, account: creator.id, agreed: true, initiator: true})
-
-	// A shipping_fee item without fee entries pays its escrow fee as the goods do, so that
-	// a plugin's "the seller pays the fees" covers the shipping too.
-	var goodsFees []draftFee
+	goodsFees := goodsFeesOf(d.items)
 	for _, di := range d.items {
-		if transferable(di.typ) {
-			goodsFees = di.fees
-			break
-		}
-	}
-	for _, di := range d.items {
-		it := &item{
-			id: next(&st.ids.item), title: di.title, description: di.description, typ: di.typ,
-			category: di.category, inspectionPeriod: di.inspection, quantity: di.quantity,
-			extra: di.extra, hiddenFrom: accountsOf(di.hiddenFrom), hasVisibility: di.hasVisibility,
-		}
-		for _, s := range di.schedule {
-			it.schedule = append(it.schedule, &schedule{amount: s.amount, payer: accountOf(s.payer), beneficiary: accountOf(s.beneficiary), due: s.due})
-		}
-		switch {
-		case di.typ == itemShippingFee && di.fees == nil:
-			it.fees = e.escrowFees(tx, it, goodsFees)
-		case itemRule(di.typ).escrowFee:
-			it.fees = e.escrowFees(tx, it, di.fees)
-		}
-		tx.items = append(tx.items, it)
+		tx.items = append(tx.items, e.newItem(tx, di, goodsFees, ac))
 	}
 	st.txs[tx.id] = tx
 	st.txOrder = append(st.txOrder, tx)
 	return tx
+}
+
+// creationAccounts finds the accounts a new transaction names, making those that do not
+// exist yet.
+type creationAccounts struct {
+	e       *Emulator
+	creator *account
+}
+
+// of returns the id of the account with the e-mail address.
+func (ac creationAccounts) of(email string) int64 {
+	st := ac.e.st
+	if a := st.accountByEmail(email); a != nil {
+		return a.id
+	}
+	// The account exists because this partner named the address: it is the partner's
+	// customer (see relatedTo).
+	a := st.ensureAccount(email, ac.e.now)
+	a.createdBy = ac.creator.id
+	return a.id
+}
+
+// all returns the ids of the accounts with the e-mail addresses.
+func (ac creationAccounts) all(emails []string) []int64 {
+	var ids []int64
+	for _, m := range emails {
+		ids = append(ids, ac.of(m))
+	}
+	return ids
+}
+
+// goodsFeesOf are the fee entries of the first good. A shipping_fee item without fee
+// entries pays its escrow fee as the goods do, so that a plugin's "the seller pays the
+// fees" covers the shipping too.
+func goodsFeesOf(items []draftItem) []draftFee {
+	for _, di := range items {
+		if transferable(di.typ) {
+			return di.fees
+		}
+	}
+	return nil
+}
+
+// newItem stores a validated item of a new transaction, with its schedule and its escrow
+// fees computed.
+func (e *Emulator) newItem(tx *transaction, di draftItem, goodsFees []draftFee, ac creationAccounts) *item {
+	it := &item{
+		id: next(&e.st.ids.item), title: di.title, description: di.description, typ: di.typ,
+		category: di.category, inspectionPeriod: di.inspection, quantity: di.quantity,
+		extra: di.extra, hiddenFrom: ac.all(di.hiddenFrom), hasVisibility: di.hasVisibility,
+	}
+	for _, s := range di.schedule {
+		it.schedule = append(it.schedule, &schedule{amount: s.amount, payer: ac.of(s.payer), beneficiary: ac.of(s.beneficiary), due: s.due})
+	}
+	switch {
+	case di.typ == itemShippingFee && di.fees == nil:
+		it.fees = e.escrowFees(tx, it, goodsFees)
+	case itemRule(di.typ).escrowFee:
+		it.fees = e.escrowFees(tx, it, di.fees)
+	}
+	return it
 }
 
 // escrowFees turns the fee entries given at creation into fees with amounts. Without
@@ -242,20 +264,25 @@ func (t *transaction) mayOpenActionPage(who *account, action string) error {
 	if !ok || action == "cancel" { // view, pay; cancel has rules of its own
 		return nil
 	}
-	role := "" // the caller's role besides partner
-	for _, p := range t.partiesOf(who.id) {
-		if p.role == rolePartner {
-			continue
-		}
-		if role == "" {
-			role = p.role
-		}
-		if len(rule.roles) == 0 || slices.Contains(rule.roles, p.role) {
-			return nil
-		}
+	roles := t.rolesBesidesPartner(who.id)
+	if slices.ContainsFunc(roles, rule.takenBy) {
+		return nil
 	}
-	if role == "" {
-		role = roleBuyer // the live API's word to a caller that is only the partner
+	role := roleBuyer // the live API's word to a caller that is only the partner
+	if len(roles) > 0 {
+		role = roles[0]
 	}
 	return invalidState(action, t.phase(), 0, "%s is unable to %s at this stage in the transaction", strings.ToUpper(role[:1])+role[1:], action)
+}
+
+// rolesBesidesPartner are the roles an account holds in the transaction, but partner, in
+// the order of its parties.
+func (t *transaction) rolesBesidesPartner(accountID int64) []string {
+	var roles []string
+	for _, p := range t.partiesOf(accountID) {
+		if p.role != rolePartner {
+			roles = append(roles, p.role)
+		}
+	}
+	return roles
 }

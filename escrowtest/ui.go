@@ -1,6 +1,7 @@
 package escrowtest
 
 import (
+	"context"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -145,20 +146,26 @@ func (e *Emulator) serveEvents(w http.ResponseWriter, r *http.Request) {
 		if _, err := fmt.Fprintf(w, "event: change\ndata: %d\n\n", version); err != nil || rc.Flush() != nil {
 			return
 		}
-		idle.Reset(e.cfg.eventIdle)
-		select {
-		case <-changed:
-		case <-idle.C:
-			return
-		case <-r.Context().Done():
-			return
-		case <-e.done:
-			return
-		}
-		// Coalesce a burst: wait a little, then report the state after it.
-		if !e.sleep(r.Context(), eventGap) {
+		if !e.awaitChange(r.Context(), changed, idle) {
 			return
 		}
 		version, changed = e.changes.next()
 	}
+}
+
+// awaitChange waits for a change, then a little more so that a burst is reported once; it
+// reports false when the stream is to end instead: after a quiet period, when the client
+// goes away or when the emulator closes.
+func (e *Emulator) awaitChange(ctx context.Context, changed <-chan struct{}, idle *time.Timer) bool {
+	idle.Reset(e.cfg.eventIdle)
+	select {
+	case <-changed:
+	case <-idle.C:
+		return false
+	case <-ctx.Done():
+		return false
+	case <-e.done:
+		return false
+	}
+	return e.sleep(ctx, eventGap)
 }

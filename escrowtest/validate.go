@@ -252,18 +252,32 @@ func (c *creation) parties(o object) []draftParty {
 	}
 	var parties []draftParty
 	for _, po := range o.elements("parties") {
-		po.flat = true // the spec reports parties as a list of messages per index
-		p := draftParty{role: c.partyRole(po), email: c.partyCustomer(po)}
-		if vis, ok := po.child("visibility"); ok {
-			for _, ref := range vis.stringList("hidden_from") {
-				p.hiddenFrom = append(p.hiddenFrom, c.customer(ref))
-			}
-		}
-		if p.role != "" && p.email != "" {
-			c.roles[p.email] = p.role
-		}
-		parties = append(parties, p)
+		parties = append(parties, c.party(po))
 	}
+	c.requireBuyerAndSeller(parties)
+	for i, p := range parties {
+		c.visibility(i, p)
+	}
+	return parties
+}
+
+// party validates one party entry, and notes the role of a valid one.
+func (c *creation) party(po object) draftParty {
+	po.flat = true // the spec reports parties as a list of messages per index
+	p := draftParty{role: c.partyRole(po), email: c.partyCustomer(po)}
+	if vis, ok := po.child("visibility"); ok {
+		for _, ref := range vis.stringList("hidden_from") {
+			p.hiddenFrom = append(p.hiddenFrom, c.customer(ref))
+		}
+	}
+	if p.role != "" && p.email != "" {
+		c.roles[p.email] = p.role
+	}
+	return p
+}
+
+// requireBuyerAndSeller reports a buyer or a seller missing from the parties.
+func (c *creation) requireBuyerAndSeller(parties []draftParty) {
 	for _, role := range []string{roleBuyer, roleSeller} {
 		// A party entry that claims the role and was refused for its address has its own
 		// error; the missing role follows from it and is not reported beside it.
@@ -272,10 +286,6 @@ func (c *creation) parties(o object) []draftParty {
 			c.errs.add(fmt.Sprintf("a transaction must have exactly one %s", role), "parties", "all")
 		}
 	}
-	for i, p := range parties {
-		c.visibility(i, p)
-	}
-	return parties
 }
 
 // partyRole validates a party's role; it is "" when the role is refused.
@@ -438,12 +448,24 @@ func (c *creation) inspectionPeriod(o object, typ string) int64 {
 }
 
 func (c *creation) extraAttributes(o object, typ string) extraAttributes {
-	var x extraAttributes
 	eo, ok := o.child("extra_attributes")
 	if !ok {
 		eo = object{errs: c.errs, path: append(slices.Clone(o.path), "extra_attributes")}
 	}
 	rule := itemRule(typ)
+	x := readAttributes(eo, rule)
+	for _, key := range rule.required {
+		if !eo.has(key) {
+			eo.fail(key, "is required for "+typ+" items")
+		}
+	}
+	return x
+}
+
+// readAttributes reads the extra attributes an item of the rule's type takes, reporting
+// those it does not.
+func readAttributes(eo object, rule itemTypeRule) extraAttributes {
+	var x extraAttributes
 	onlyOn := func(key string) bool { return takesAttribute(eo, rule, key) }
 	if onlyOn("with_content") {
 		x.withContent = eo.looseBoolean("with_content")
@@ -461,11 +483,6 @@ func (c *creation) extraAttributes(o object, typ string) extraAttributes {
 	}
 	if onlyOn("year") {
 		x.year, _ = eo.integer("year", 1886, 2100)
-	}
-	for _, key := range rule.required {
-		if !eo.has(key) {
-			eo.fail(key, "is required for "+typ+" items")
-		}
 	}
 	return x
 }
@@ -557,10 +574,7 @@ func (c *creation) partyRef(o object, key string, roles ...string) string {
 		return ""
 	}
 	email := c.customer(ref)
-	role := c.roles[email]
-	if slices.Contains(roles, rolePartner) && email == c.creator.email {
-		role = rolePartner
-	}
+	role := c.refRole(email, roles)
 	switch {
 	case role == "" && c.partyFailed(email):
 	case role == "":
@@ -571,6 +585,15 @@ func (c *creation) partyRef(o object, key string, roles ...string) string {
 		return email
 	}
 	return ""
+}
+
+// refRole is the role of the party an e-mail address names, "" when none; the creator is
+// the partner when roles take one.
+func (c *creation) refRole(email string, roles []string) string {
+	if slices.Contains(roles, rolePartner) && email == c.creator.email {
+		return rolePartner
+	}
+	return c.roles[email]
 }
 
 // fee validates one fee entry; an escrow fee's halves are its share in halves (2 when
@@ -615,19 +638,28 @@ func (c *creation) fees(o object, typ string) []draftFee {
 		return nil
 	}
 	var fees []draftFee
-	halves, badSplit := 0, false
 	for _, fo := range o.elements("fees") {
-		f := c.fee(fo)
-		if f.typ == feeEscrow {
-			halves += f.halves
-			badSplit = badSplit || f.halves == 0
-		}
-		fees = append(fees, f)
+		fees = append(fees, c.fee(fo))
 	}
-	if len(fees) > 0 && !badSplit && halves != 2 {
+	if halves, ok := escrowHalves(fees); len(fees) > 0 && ok && halves != 2 {
 		c.errs.add("the splits of the escrow fee must sum to 1.0", append(slices.Clone(o.path), "fees", "all")...)
 	}
 	return fees
+}
+
+// escrowHalves sums the shares of the escrow fee entries, in halves; ok is false when a
+// split was refused, which is reported already.
+func escrowHalves(fees []draftFee) (halves int, ok bool) {
+	for _, f := range fees {
+		if f.typ != feeEscrow {
+			continue
+		}
+		if f.halves == 0 {
+			return 0, false
+		}
+		halves += f.halves
+	}
+	return halves, true
 }
 
 // split reads an escrow fee split: 0.5 or 1, as a number or a string. It returns halves.
@@ -715,17 +747,29 @@ func (c *creation) sameGoods(a *itemAgreement, i int, it draftItem) {
 		c.itemErr(i, fmt.Sprintf("%s items cannot be mixed with %s items: one transferable item type per transaction", it.typ, a.goodsType), "type")
 	}
 	if !itemRule(it.typ).perItem {
-		if a.inspection == 0 {
-			a.inspection = it.inspection
-		} else if it.inspection != a.inspection {
-			c.itemErr(i, fmt.Sprintf("must match the other items' inspection period (%d)", a.inspection), "inspection_period")
-		}
+		c.sameInspection(a, i, it)
 	}
-	// Fee rule 3 is about the goods: the provider's e-commerce plugins put fee entries on
-	// the goods and none on the shipping_fee item, and the live API accepts that.
-	if !a.feesSeen {
+	c.sameFees(a, i, it)
+}
+
+// sameInspection checks that an item's inspection period is the other goods'.
+func (c *creation) sameInspection(a *itemAgreement, i int, it draftItem) {
+	switch {
+	case a.inspection == 0:
+		a.inspection = it.inspection
+	case it.inspection != a.inspection:
+		c.itemErr(i, fmt.Sprintf("must match the other items' inspection period (%d)", a.inspection), "inspection_period")
+	}
+}
+
+// sameFees checks that an item's fee schedule is the other goods'. Fee rule 3 is about the
+// goods: the provider's e-commerce plugins put fee entries on the goods and none on the
+// shipping_fee item, and the live API accepts that.
+func (c *creation) sameFees(a *itemAgreement, i int, it draftItem) {
+	switch {
+	case !a.feesSeen:
 		a.fees, a.feesSeen = it.fees, true
-	} else if !slices.Equal(it.fees, a.fees) {
+	case !slices.Equal(it.fees, a.fees):
 		c.itemErr(i, "the fee schedule must be the same on every item", "fees", "all")
 	}
 }

@@ -1079,7 +1079,13 @@ func TestWorkersFollowTheStoresConnections(t *testing.T) {
 					<-gate
 					return nil
 				}
-				h := webhook.NewHandler(api.client(t), fn, webhook.Options{Store: &pooledStore{conns: tc.conns}, Workers: tc.workers})
+				// Known transactions, so that every worker may take one: never-seen ids are
+				// looked up apart, within their own share of the workers.
+				store := &pooledStore{conns: tc.conns}
+				if err := store.Track(t.Context(), []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}); err != nil {
+					t.Fatal(err)
+				}
+				h := webhook.NewHandler(api.client(t), fn, webhook.Options{Store: store, Workers: tc.workers})
 				defer shutdown(t, h)
 				for id := range int64(20) {
 					api.set(created(id + 1))

@@ -115,13 +115,7 @@ func (f *apiFlags) connect(stderr io.Writer) (client *escrow.Client, release fun
 		// known server (production, sandbox, the emulator) needs the segment.
 		fmt.Fprintf(stderr, "escrow: warning: %s\n", hint)
 	}
-	var email, key string
-	if f.as != "" {
-		email, key, err = f.emulatorAccount()
-	} else {
-		emailVar, keyVar := f.credentialVars()
-		email, key, err = credentials(emailVar, keyVar, f.environment())
-	}
+	email, key, err := f.account()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -129,6 +123,28 @@ func (f *apiFlags) connect(stderr io.Writer) (client *escrow.Client, release fun
 	if err != nil {
 		return nil, nil, err
 	}
+	client, err = escrow.NewClient(email, key, f.clientOptions(transport, stderr)...)
+	if err != nil {
+		transport.CloseIdleConnections()
+		// NewClient refuses a base URL it cannot use; nothing was sent.
+		return nil, nil, usagef("%v", err)
+	}
+	return client, transport.CloseIdleConnections, nil
+}
+
+// account is the email and API key the client authenticates with: an emulator account's
+// with --as, the environment's otherwise.
+func (f *apiFlags) account() (email, key string, err error) {
+	if f.as != "" {
+		return f.emulatorAccount()
+	}
+	emailVar, keyVar := f.credentialVars()
+	return credentials(emailVar, keyVar, f.environment())
+}
+
+// clientOptions are the client's options the flags choose: the server, the debug log on
+// stderr with --verbose, and the observer.
+func (f *apiFlags) clientOptions(transport http.RoundTripper, stderr io.Writer) []escrow.Option {
 	opts := []escrow.Option{
 		escrow.WithHTTPClient(&http.Client{Transport: transport, Timeout: time.Minute}),
 		escrow.WithUserAgent("escrow-cli/" + escrow.Version),
@@ -145,13 +161,7 @@ func (f *apiFlags) connect(stderr io.Writer) (client *escrow.Client, release fun
 	if f.observer != nil {
 		opts = append(opts, escrow.WithObserver(f.observer))
 	}
-	client, err = escrow.NewClient(email, key, opts...)
-	if err != nil {
-		transport.CloseIdleConnections()
-		// NewClient refuses a base URL it cannot use; nothing was sent.
-		return nil, nil, usagef("%v", err)
-	}
-	return client, transport.CloseIdleConnections, nil
+	return opts
 }
 
 // fromEnvironment fills what the flags leave unset from ESCROW_BASE_URL and

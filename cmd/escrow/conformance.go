@@ -168,13 +168,8 @@ func printReplay(w io.Writer, cassettes []escrowtest.Cassette, diffs []escrowtes
 // set up with '. FILE'), and an emulator makes the accounts a replay needs.
 func replayKeys(f conformanceFlags, env map[string]string) (map[string]string, error) {
 	keys := map[string]string{}
-	add := func(email, key string) {
-		if email != "" && key != "" {
-			keys[email] = key
-		}
-	}
 	if f.envFile != "" || f.sandbox {
-		add(env[envEmail], env[envAPIKey])
+		addKey(keys, env[envEmail], env[envAPIKey])
 	}
 	for _, p := range []struct{ flag, file, emailVar, keyVar string }{
 		{"--buyer-env", f.buyerEnv, envBuyerEmail, envBuyerAPIKey},
@@ -187,9 +182,16 @@ func replayKeys(f conformanceFlags, env map[string]string) (map[string]string, e
 		if err != nil {
 			return nil, usagef("%s: %v", p.flag, err)
 		}
-		add(email, key)
+		addKey(keys, email, key)
 	}
 	return keys, nil
+}
+
+// addKey adds an account's key to keys when both its e-mail address and key are known.
+func addKey(keys map[string]string, email, key string) {
+	if email != "" && key != "" {
+		keys[email] = key
+	}
 }
 
 // account is one account the suite acts as.
@@ -336,21 +338,12 @@ func (s *conformance) run(ctx context.Context, checks []check, w io.Writer) (pas
 	skipped := 0
 	for _, c := range checks {
 		label := c.scenario + ": " + c.name
-		why, skip := broken[c.scenario]
-		skip = skip && !c.standalone
-		if !skip && c.control && s.control == nil {
-			why, skip = "needs the emulator's control API (a payment arriving)", true
-			broken[c.scenario] = "an earlier step was skipped"
-		}
-		if skip {
+		if why, skip := s.skipWhy(c, broken); skip {
 			skipped++
 			fmt.Fprintf(w, "SKIP %s (%s)\n", label, why)
 			continue
 		}
-		cctx, cancel := context.WithTimeout(ctx, checkTimeout)
-		err := c.do(cctx, s)
-		cancel()
-		if err != nil {
+		if err := s.runOne(ctx, c); err != nil {
 			failed++
 			broken[c.scenario] = "an earlier step failed"
 			fmt.Fprintf(w, "FAIL %s: %s\n", label, strings.TrimPrefix(err.Error(), "escrow: "))
@@ -365,6 +358,27 @@ func (s *conformance) run(ctx context.Context, checks []check, w io.Writer) (pas
 	}
 	fmt.Fprintln(w)
 	return passed, failed
+}
+
+// skipWhy says whether a check is skipped, and why: its scenario is broken (by the reason
+// broken holds for it) and the check is not standalone, or it needs the control API the
+// suite lacks, which breaks its scenario.
+func (s *conformance) skipWhy(c check, broken map[string]string) (string, bool) {
+	if why, ok := broken[c.scenario]; ok && !c.standalone {
+		return why, true
+	}
+	if c.control && s.control == nil {
+		broken[c.scenario] = "an earlier step was skipped"
+		return "needs the emulator's control API (a payment arriving)", true
+	}
+	return "", false
+}
+
+// runOne runs a check within checkTimeout.
+func (s *conformance) runOne(ctx context.Context, c check) error {
+	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	return c.do(cctx, s)
 }
 
 // errCheck is a check whose answer was not what the API should give.

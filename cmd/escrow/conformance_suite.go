@@ -420,18 +420,27 @@ func (r refusal) check(err error) error {
 	if !errors.As(err, &apiErr) {
 		return failf("want a refusal (%s), got %v", r.want(), err)
 	}
-	if (r.status != 0 && apiErr.StatusCode != r.status) || apiErr.StatusCode/100 != 4 {
+	if !r.statusFits(apiErr.StatusCode) {
 		return failf("status %d, want %s: %s", apiErr.StatusCode, r.want(), apiErr.Message)
 	}
 	if r.sentinel != nil && !errors.Is(err, r.sentinel) {
 		return failf("the error is not %v", r.sentinel)
 	}
-	var verr *escrow.ValidationError
-	errors.As(err, &verr)
-	if r.field != "" && (verr == nil || verr.Field(r.field) == nil) {
+	if r.field != "" && !refusesField(err, r.field) {
 		return failf("nothing refused at %s: %v", r.field, err)
 	}
 	return nil
+}
+
+// refusesField reports whether err is a validation error that refuses the field.
+func refusesField(err error, field string) bool {
+	var verr *escrow.ValidationError
+	return errors.As(err, &verr) && verr.Field(field) != nil
+}
+
+// statusFits reports whether a status is a refusal's: a 4xx, the one required if any.
+func (r refusal) statusFits(status int) bool {
+	return status/100 == 4 && (r.status == 0 || status == r.status)
 }
 
 func (r refusal) want() string {

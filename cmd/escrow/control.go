@@ -172,29 +172,44 @@ func runEmulatorLedger(ctx context.Context, args []string, stdout, stderr io.Wri
 // printProgress says what a transaction waits for, as the emulator knows it: who must act
 // next, and each payout owed and not made with its reason.
 func printProgress(w io.Writer, p escrowtest.Progress) {
-	state := p.State
-	if len(p.Goods) > 0 {
-		var goods []string
-		for _, g := range p.Goods {
-			goods = append(goods, fmt.Sprintf("item %d %s", g.ItemID, g.State))
-		}
-		state += " (" + strings.Join(goods, ", ") + ")"
+	fmt.Fprintf(w, "\ntransaction %d: %s, paid out %s\n", p.TransactionID, progressState(p), p.Disbursed)
+	printSteps(w, p)
+	printUnpaid(w, p)
+	if len(p.Steps) == 0 && len(p.Unpaid) == 0 && p.Waiting != "" {
+		fmt.Fprintf(w, "  %s\n", p.Waiting)
 	}
-	fmt.Fprintf(w, "\ntransaction %d: %s, paid out %s\n", p.TransactionID, state, p.Disbursed)
+}
+
+// progressState is the transaction's state, with each item's when the goods have one.
+func progressState(p escrowtest.Progress) string {
+	if len(p.Goods) == 0 {
+		return p.State
+	}
+	var goods []string
+	for _, g := range p.Goods {
+		goods = append(goods, fmt.Sprintf("item %d %s", g.ItemID, g.State))
+	}
+	return p.State + " (" + strings.Join(goods, ", ") + ")"
+}
+
+// printSteps prints who must act next, with the command that pays on the emulator.
+func printSteps(w io.Writer, p escrowtest.Progress) {
 	for _, s := range p.Steps {
 		fmt.Fprintf(w, "  next: %s\n", s)
 		if s.Action == string(escrow.NextPay) {
 			fmt.Fprintf(w, "    'escrow emulator approve %d' brings the buyer's funds in\n", p.TransactionID)
 		}
 	}
+}
+
+// printUnpaid prints each payout owed and not made, with the command that unblocks one
+// waiting for a disbursement method.
+func printUnpaid(w io.Writer, p escrowtest.Progress) {
 	for _, u := range p.Unpaid {
 		fmt.Fprintf(w, "  not paid out: %s owed to %s (%s) for item %d: %s\n", u.Amount, u.Customer, u.Role, u.ItemID, u.Reason)
 		if u.Reason == escrowtest.ReasonNoDisbursementMethod {
 			fmt.Fprintf(w, "    %s selects one with 'escrow transactions disbursement add %d --as %s …'\n", u.Customer, p.TransactionID, u.Customer)
 		}
-	}
-	if len(p.Steps) == 0 && len(p.Unpaid) == 0 && p.Waiting != "" {
-		fmt.Fprintf(w, "  %s\n", p.Waiting)
 	}
 }
 
@@ -259,27 +274,24 @@ func showDuration(d time.Duration) string {
 func runEmulatorFault(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	const name = "escrow emulator fault"
 	var endpoint string
-	var status int
-	var probability float64
-	var drop string
-	var latency, latencyAfter time.Duration
+	var f faultFlags
 	return controlCommand(ctx, name, name+` (ENDPOINT [--status n] [--drop before|after] [--latency d] [--latency-after d] [--probability p] | clear)
 
 ENDPOINT is a route template ("GET /transaction/{id}"), "POST *", "*", or "WEBHOOK *" for
 the emulator's own webhook calls; clear removes every fault`, args, stdout, stderr,
 		func(fs *flag.FlagSet) {
-			fs.IntVar(&status, "status", 0, "answer this HTTP `status` (400 to 599) instead of handling the request")
-			fs.StringVar(&drop, "drop", "", "drop the connection `when`: before handling the request (nothing changes) or after it (the change is made, the answer lost)")
-			fs.DurationVar(&latency, "latency", 0, "wait this `duration` (such as 2s) before handling the request")
-			fs.DurationVar(&latencyAfter, "latency-after", 0, "wait this `duration` after handling the request, before answering")
-			fs.Float64Var(&probability, "probability", 0, "fire with this `chance`, from 0 to 1 (default: always)")
+			fs.IntVar(&f.status, "status", 0, "answer this HTTP `status` (400 to 599) instead of handling the request")
+			fs.StringVar(&f.drop, "drop", "", "drop the connection `when`: before handling the request (nothing changes) or after it (the change is made, the answer lost)")
+			fs.DurationVar(&f.latency, "latency", 0, "wait this `duration` (such as 2s) before handling the request")
+			fs.DurationVar(&f.latencyAfter, "latency-after", 0, "wait this `duration` after handling the request, before answering")
+			fs.Float64Var(&f.probability, "probability", 0, "fire with this `chance`, from 0 to 1 (default: always)")
 		},
 		func(positional []string) error {
 			if err := want("an endpoint or clear")(positional); err != nil {
 				return err
 			}
 			endpoint = positional[0]
-			if endpoint == "clear" && (status != 0 || drop != "" || latency != 0 || latencyAfter != 0 || probability != 0) {
+			if endpoint == "clear" && f != (faultFlags{}) {
 				return usagef("clear removes every fault and takes no flag but --json: leave out --status, --drop, --latency, --latency-after and --probability")
 			}
 			return nil
@@ -289,10 +301,22 @@ the emulator's own webhook calls; clear removes every fault`, args, stdout, stde
 				err := c.ClearFaults(ctx)
 				return okAnswer, func(w io.Writer) { fmt.Fprintln(w, "every fault cleared") }, err
 			}
-			f := escrowtest.Fault{Endpoint: endpoint, Status: status, Drop: parseDrop(drop), Latency: latency, LatencyAfter: latencyAfter, Probability: probability}
-			err := c.InjectFault(ctx, f)
+			err := c.InjectFault(ctx, f.fault(endpoint))
 			return okAnswer, func(w io.Writer) { fmt.Fprintf(w, "fault injected on %s\n", endpoint) }, err
 		})
+}
+
+// faultFlags are the flags of "escrow emulator fault" that describe the fault.
+type faultFlags struct {
+	status                int
+	drop                  string
+	latency, latencyAfter time.Duration
+	probability           float64
+}
+
+// fault is the fault the flags describe, on the endpoint.
+func (f faultFlags) fault(endpoint string) escrowtest.Fault {
+	return escrowtest.Fault{Endpoint: endpoint, Status: f.status, Drop: parseDrop(f.drop), Latency: f.latency, LatencyAfter: f.latencyAfter, Probability: f.probability}
 }
 
 // parseDrop reads --drop. A value other than before or after is passed on as an unknown

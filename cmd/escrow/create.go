@@ -52,22 +52,10 @@ var itemFlags = []string{"buyer", "seller", "amount", "type", "title", "descript
 // request builds the creation body from the flags, or reads it from --file.
 func (f *createFlags) request(fs *flag.FlagSet) (*escrow.CreateTransactionRequest, error) {
 	if f.file != "" {
-		for _, name := range itemFlags {
-			if isSet(fs, name) {
-				return nil, usagef("--file and --%s cannot be used together: the file holds the whole transaction", name)
-			}
-		}
-		req := &escrow.CreateTransactionRequest{}
-		return req, readJSONFile(f.file, req)
+		return f.fromFile(fs)
 	}
-	var missing []string
-	for _, m := range []struct{ flag, value string }{{"buyer", f.buyer}, {"seller", f.seller}, {"amount", f.amount}, {"title", f.title}} {
-		if m.value == "" {
-			missing = append(missing, "--"+m.flag)
-		}
-	}
-	if len(missing) > 0 {
-		return nil, usagef("missing %s (or give the whole transaction with --file)", strings.Join(missing, ", "))
+	if err := f.checkRequired(); err != nil {
+		return nil, err
 	}
 	amount, err := escrow.ParseAmount(f.amount)
 	if err != nil || amount.IsNegative() || amount.IsZero() {
@@ -92,6 +80,32 @@ func (f *createFlags) request(fs *flag.FlagSet) (*escrow.CreateTransactionReques
 			Schedule:         []escrow.ScheduleInput{{Amount: amount, PayerCustomer: f.buyer, BeneficiaryCustomer: f.seller}},
 		}},
 	}, nil
+}
+
+// fromFile reads the whole creation body from --file, which no item flag may accompany.
+func (f *createFlags) fromFile(fs *flag.FlagSet) (*escrow.CreateTransactionRequest, error) {
+	for _, name := range itemFlags {
+		if isSet(fs, name) {
+			return nil, usagef("--file and --%s cannot be used together: the file holds the whole transaction", name)
+		}
+	}
+	req := &escrow.CreateTransactionRequest{}
+	return req, readJSONFile(f.file, req)
+}
+
+// checkRequired refuses flags that leave out what a transaction needs, naming all that is
+// missing at once.
+func (f *createFlags) checkRequired() error {
+	var missing []string
+	for _, m := range []struct{ flag, value string }{{"buyer", f.buyer}, {"seller", f.seller}, {"amount", f.amount}, {"title", f.title}} {
+		if m.value == "" {
+			missing = append(missing, "--"+m.flag)
+		}
+	}
+	if len(missing) > 0 {
+		return usagef("missing %s (or give the whole transaction with --file)", strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 // runTransactionsCreate is "escrow transactions create": from flags for one item between

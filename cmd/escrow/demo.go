@@ -234,10 +234,27 @@ func (d *demo) run(ctx context.Context) (*escrow.Transaction, error) {
 // pay starts the buyer's payment through As-Customer and, on the emulator, has it arrive.
 // On the sandbox a person has to pay, so it explains what to do next and reports false.
 func (d *demo) pay(ctx context.Context, tx *escrow.Transaction) (funded bool, err error) {
-	asBuyer := escrow.AsCustomer(d.buyerEmail)
-	methods, err := d.partner.Transactions.GetPaymentMethods(ctx, tx.ID, asBuyer)
+	if err := d.noteMethods(ctx, tx.ID); err != nil {
+		return false, err
+	}
+	start := d.payOnPage
+	if d.flow.payment == escrow.PaymentWireTransfer {
+		start = d.payByWire
+	}
+	if tx, err = start(ctx, tx); err != nil || tx == nil {
+		return false, err
+	}
+	err = d.emu.ApprovePayment(tx.ID)
+	tx, err = d.refetch(ctx, tx.ID, err)
+	return true, d.row(ctx, "payment arrives", actorEmulator, tx, err)
+}
+
+// noteMethods notes the payment methods offered to the buyer, and the payment fee of the
+// flow's method.
+func (d *demo) noteMethods(ctx context.Context, id int64) error {
+	methods, err := d.partner.Transactions.GetPaymentMethods(ctx, id, escrow.AsCustomer(d.buyerEmail))
 	if err != nil {
-		return false, fmt.Errorf("payment methods: %w", err)
+		return fmt.Errorf("payment methods: %w", err)
 	}
 	var offered []string
 	for _, m := range methods.AvailablePaymentMethods {
@@ -249,45 +266,51 @@ func (d *demo) pay(ctx context.Context, tx *escrow.Transaction) (funded bool, er
 		}
 	}
 	d.note("the buyer may pay by " + strings.Join(offered, ", "))
+	return nil
+}
 
-	if d.flow.payment == escrow.PaymentWireTransfer {
-		if d.buyer != nil {
-			w, err := d.buyer.Transactions.GetWireTransferDetails(ctx, tx.ID)
-			if err != nil {
-				return false, fmt.Errorf("wire transfer details: %w", err)
-			}
-			d.note(fmt.Sprintf("wire instructions for the buyer: %s, account %s (%s), SWIFT %s", w.BankName, w.CreditAccountNumber, w.CreditAccountName, w.SwiftCode))
+// payByWire shows the buyer's wire instructions and reports the wire sent. It returns the
+// transaction then, or nil when a person has to wire the funds on the sandbox.
+func (d *demo) payByWire(ctx context.Context, tx *escrow.Transaction) (*escrow.Transaction, error) {
+	if d.buyer != nil {
+		w, err := d.buyer.Transactions.GetWireTransferDetails(ctx, tx.ID)
+		if err != nil {
+			return nil, fmt.Errorf("wire transfer details: %w", err)
 		}
-		if d.emu == nil {
-			d.stopForPerson(tx, fmt.Sprintf("the buyer wires the funds at their bank, with the details of\n"+
-				"  escrow transactions pay wire --sandbox %d   (with the buyer's own %s and %s)\n"+
-				"and reports the wire sent:\n"+
-				"  escrow transactions pay wire-sent --sandbox --as-customer %s %[1]d", tx.ID, envSandboxEmail, envSandboxAPIKey, d.buyerEmail))
-			return false, nil
-		}
-		_, err := d.partner.Transactions.MarkWireSent(ctx, tx.ID, asBuyer)
-		tx, err = d.refetch(ctx, tx.ID, err)
-		if err := d.row(ctx, "report wire sent", actorBuyerAs, tx, err); err != nil {
-			return false, err
-		}
-	} else {
-		page, err := d.partner.Transactions.ChoosePaymentMethod(ctx, tx.ID, d.flow.payment,
-			&escrow.ChoosePaymentMethodRequest{ReturnURL: "https://market.example.com/orders/" + d.reference}, asBuyer)
-		step := "choose " + string(d.flow.payment)
-		if tx, err = d.refetch(ctx, tx.ID, err); err != nil {
-			return false, fmt.Errorf("%s (%s): %w", step, actorBuyerAs, err)
-		}
-		if err := d.row(ctx, step, actorBuyerAs, tx, nil, "the buyer pays on the landing page "+page.LandingPage); err != nil {
-			return false, err
-		}
-		if d.emu == nil {
-			d.stopForPerson(tx, "open the landing page above and pay with one of the sandbox's test cards or accounts")
-			return false, nil
-		}
+		d.note(fmt.Sprintf("wire instructions for the buyer: %s, account %s (%s), SWIFT %s", w.BankName, w.CreditAccountNumber, w.CreditAccountName, w.SwiftCode))
 	}
-	err = d.emu.ApprovePayment(tx.ID)
+	if d.emu == nil {
+		d.stopForPerson(tx, fmt.Sprintf("the buyer wires the funds at their bank, with the details of\n"+
+			"  escrow transactions pay wire --sandbox %d   (with the buyer's own %s and %s)\n"+
+			"and reports the wire sent:\n"+
+			"  escrow transactions pay wire-sent --sandbox --as-customer %s %[1]d", tx.ID, envSandboxEmail, envSandboxAPIKey, d.buyerEmail))
+		return nil, nil
+	}
+	_, err := d.partner.Transactions.MarkWireSent(ctx, tx.ID, escrow.AsCustomer(d.buyerEmail))
 	tx, err = d.refetch(ctx, tx.ID, err)
-	return true, d.row(ctx, "payment arrives", actorEmulator, tx, err)
+	if err := d.row(ctx, "report wire sent", actorBuyerAs, tx, err); err != nil {
+		return nil, err
+	}
+	return tx, nil
+}
+
+// payOnPage chooses the flow's payment method for the buyer, whose landing page it shows.
+// It returns the transaction then, or nil when a person has to pay on the sandbox.
+func (d *demo) payOnPage(ctx context.Context, tx *escrow.Transaction) (*escrow.Transaction, error) {
+	page, err := d.partner.Transactions.ChoosePaymentMethod(ctx, tx.ID, d.flow.payment,
+		&escrow.ChoosePaymentMethodRequest{ReturnURL: "https://market.example.com/orders/" + d.reference}, escrow.AsCustomer(d.buyerEmail))
+	step := "choose " + string(d.flow.payment)
+	if tx, err = d.refetch(ctx, tx.ID, err); err != nil {
+		return nil, fmt.Errorf("%s (%s): %w", step, actorBuyerAs, err)
+	}
+	if err := d.row(ctx, step, actorBuyerAs, tx, nil, "the buyer pays on the landing page "+page.LandingPage); err != nil {
+		return nil, err
+	}
+	if d.emu == nil {
+		d.stopForPerson(tx, "open the landing page above and pay with one of the sandbox's test cards or accounts")
+		return nil, nil
+	}
+	return tx, nil
 }
 
 // payouts has the seller and the broker choose how they are paid before the goods are

@@ -152,28 +152,42 @@ func deliverMilestones(ctx context.Context, d *demo, tx *escrow.Transaction) (*e
 	d.note("the API refuses accept through As-Customer: the buyer accepts with their own key")
 	for i, m := range milestones {
 		var err error
-		tx, err = d.partner.Transactions.ActOnItem(ctx, tx.ID, m.ID, &escrow.ActionRequest{Action: escrow.ActionShip}, escrow.AsCustomer(d.sellerEmail))
-		if err := d.row(ctx, "ship "+m.Title, actorSellerAs, tx, err); err != nil {
-			return nil, err
-		}
-		tx, err = d.partner.Transactions.ActOnItem(ctx, tx.ID, m.ID, &escrow.ActionRequest{Action: escrow.ActionReceive}, escrow.AsCustomer(d.buyerEmail))
-		if err := d.row(ctx, "receive "+m.Title, actorBuyerAs, tx, err); err != nil {
+		if tx, err = shipAndReceive(ctx, d, tx, m); err != nil {
 			return nil, err
 		}
 		if i < len(milestones)-1 {
 			tx, err = d.buyer.Transactions.ActOnItem(ctx, tx.ID, m.ID, &escrow.ActionRequest{Action: escrow.ActionAccept})
-			if err := d.row(ctx, "accept "+m.Title, actorBuyer, tx, err); err != nil {
-				return nil, err
-			}
-			continue
+			err = d.row(ctx, "accept "+m.Title, actorBuyer, tx, err)
+		} else {
+			tx, err = inspectionEnds(ctx, d, tx, m)
 		}
-		period := m.InspectionPeriod.Duration()
-		d.emu.Advance(period)
-		tx, err = d.partner.Transactions.Get(ctx, tx.ID)
-		step := fmt.Sprintf("%s: %s", m.Title, plural(int(period/(24*time.Hour)), "day passes", "days pass"))
-		if err := d.row(ctx, step, actorClock, tx, err); err != nil {
+		if err != nil {
 			return nil, err
 		}
 	}
 	return tx, nil
+}
+
+// shipAndReceive has the seller ship a milestone and the buyer receive it, through
+// As-Customer.
+func shipAndReceive(ctx context.Context, d *demo, tx *escrow.Transaction, m escrow.Item) (*escrow.Transaction, error) {
+	tx, err := d.partner.Transactions.ActOnItem(ctx, tx.ID, m.ID, &escrow.ActionRequest{Action: escrow.ActionShip}, escrow.AsCustomer(d.sellerEmail))
+	if err := d.row(ctx, "ship "+m.Title, actorSellerAs, tx, err); err != nil {
+		return nil, err
+	}
+	tx, err = d.partner.Transactions.ActOnItem(ctx, tx.ID, m.ID, &escrow.ActionRequest{Action: escrow.ActionReceive}, escrow.AsCustomer(d.buyerEmail))
+	if err := d.row(ctx, "receive "+m.Title, actorBuyerAs, tx, err); err != nil {
+		return nil, err
+	}
+	return tx, nil
+}
+
+// inspectionEnds moves the emulator's clock past a milestone's inspection period, at the
+// end of which the API accepts it.
+func inspectionEnds(ctx context.Context, d *demo, tx *escrow.Transaction, m escrow.Item) (*escrow.Transaction, error) {
+	period := m.InspectionPeriod.Duration()
+	d.emu.Advance(period)
+	tx, err := d.partner.Transactions.Get(ctx, tx.ID)
+	step := fmt.Sprintf("%s: %s", m.Title, plural(int(period/(24*time.Hour)), "day passes", "days pass"))
+	return tx, d.row(ctx, step, actorClock, tx, err)
 }

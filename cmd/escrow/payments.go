@@ -289,11 +289,7 @@ func disbursementDetails(fs *flag.FlagSet, file, fromFile string, dm *escrow.Dis
 		*dm = escrow.DisbursementMethod{}
 		return readJSONFile(file, dm)
 	}
-	for _, n := range secretDetailFlags {
-		if isSet(fs, n) {
-			fmt.Fprintf(stderr, "escrow transactions disbursement add: warning: --%s on the command line is visible to every user of this machine (ps) and kept in shell history: put it in a --from-file file, or pipe it in with --from-file -\n", n)
-		}
-	}
+	warnSecretFlags(fs, stderr)
 	if fromFile != "" {
 		if err := readDetailFile(fs, fromFile); err != nil {
 			return err
@@ -305,6 +301,15 @@ func disbursementDetails(fs *flag.FlagSet, file, fromFile string, dm *escrow.Dis
 	return nil
 }
 
+// warnSecretFlags warns about each secret detail given on the command line.
+func warnSecretFlags(fs *flag.FlagSet, stderr io.Writer) {
+	for _, n := range secretDetailFlags {
+		if isSet(fs, n) {
+			fmt.Fprintf(stderr, "escrow transactions disbursement add: warning: --%s on the command line is visible to every user of this machine (ps) and kept in shell history: put it in a --from-file file, or pipe it in with --from-file -\n", n)
+		}
+	}
+}
+
 // readDetailFile sets detail flags from name=value lines ("-": standard input); blank lines
 // and lines starting with # are skipped. A detail the command line gives too is refused:
 // neither should silently win.
@@ -313,25 +318,40 @@ func readDetailFile(fs *flag.FlagSet, file string) error {
 	if err != nil {
 		return usagef("--from-file: %v", err)
 	}
-	onCommandLine := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { onCommandLine[f.Name] = true })
+	df := detailFile{fs: fs, name: file, onCommandLine: map[string]bool{}}
+	fs.Visit(func(f *flag.Flag) { df.onCommandLine[f.Name] = true })
 	for n, line := range strings.Split(string(data), "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		k, v, ok := strings.Cut(line, "=")
-		k = strings.TrimPrefix(strings.TrimSpace(k), "--")
-		switch {
-		case !ok || !slices.Contains(detailFlags, k):
-			// The line is not quoted: it may be a secret.
-			return usagef("--from-file %s, line %d: want name=value with name one of %s", file, n+1, strings.Join(detailFlags, ", "))
-		case onCommandLine[k]:
-			return usagef("--from-file %s gives %s, which the command line gives too: give it once", file, k)
+		if err := df.set(n+1, line); err != nil {
+			return err
 		}
-		if err := fs.Set(k, strings.TrimSpace(v)); err != nil {
-			return usagef("--from-file %s, line %d: %s: %v", file, n+1, k, err)
-		}
+	}
+	return nil
+}
+
+// detailFile is a --from-file file of details being read into the flags.
+type detailFile struct {
+	fs            *flag.FlagSet
+	name          string
+	onCommandLine map[string]bool // the flags the command line set
+}
+
+// set sets the detail flag one name=value line gives.
+func (df detailFile) set(lineNo int, line string) error {
+	k, v, ok := strings.Cut(line, "=")
+	k = strings.TrimPrefix(strings.TrimSpace(k), "--")
+	switch {
+	case !ok || !slices.Contains(detailFlags, k):
+		// The line is not quoted: it may be a secret.
+		return usagef("--from-file %s, line %d: want name=value with name one of %s", df.name, lineNo, strings.Join(detailFlags, ", "))
+	case df.onCommandLine[k]:
+		return usagef("--from-file %s gives %s, which the command line gives too: give it once", df.name, k)
+	}
+	if err := df.fs.Set(k, strings.TrimSpace(v)); err != nil {
+		return usagef("--from-file %s, line %d: %s: %v", df.name, lineNo, k, err)
 	}
 	return nil
 }

@@ -80,7 +80,7 @@ func checkRecordFlags(upstream, out, addr string) (*url.URL, error) {
 		return nil, usagef("--upstream URL and --out DIR are both needed")
 	}
 	u, err := url.Parse(upstream)
-	if err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname()))) {
+	if err != nil || !safeUpstream(u) {
 		return nil, usagef("--upstream %q is not an https URL (or http on a loopback address)", upstream)
 	}
 	if !strings.HasSuffix(u.Path, "/") {
@@ -92,6 +92,18 @@ func checkRecordFlags(upstream, out, addr string) (*url.URL, error) {
 		return nil, usagef("--addr %q is not a loopback host:port: the recorder serves plain HTTP, which only this machine may reach", addr)
 	}
 	return u, nil
+}
+
+// safeUpstream reports whether a URL names a server the recorder may forward to: over
+// HTTPS, or plain HTTP to this machine.
+func safeUpstream(u *url.URL) bool {
+	switch {
+	case u.Host == "":
+		return false
+	case u.Scheme == "https":
+		return true
+	}
+	return u.Scheme == "http" && isLoopback(u.Hostname())
 }
 
 // hostOnly is a Host header's name or address, without its port or brackets.
@@ -186,16 +198,10 @@ func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "escrow record: request body over 8 MiB", http.StatusRequestEntityTooLarge)
 		return
 	}
-	target := *rec.upstream
-	target.Path, target.RawPath, target.RawQuery = r.URL.Path, r.URL.RawPath, r.URL.RawQuery
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), bytes.NewReader(reqBody))
+	out, err := rec.forward(r, reqBody)
 	if err != nil {
 		http.Error(w, "escrow record: "+err.Error(), http.StatusBadRequest)
 		return
-	}
-	out.Header = r.Header.Clone()
-	for _, h := range hopHeaders {
-		out.Header.Del(h)
 	}
 	started := time.Now()
 	resp, err := rec.hc.Do(out)
@@ -211,14 +217,36 @@ func (rec *recorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "escrow record: the upstream's answer was cut off or over 16 MiB", http.StatusBadGateway)
 		return
 	}
+	copyAnswer(w, resp, respBody)
+	rec.keep(exchange{req: r, reqBody: reqBody, resp: resp, respBody: respBody, started: started, elapsed: elapsed})
+}
+
+// forward is the request to send the upstream for r: the same method, path, query, body
+// and headers, less the connection's own.
+func (rec *recorder) forward(r *http.Request, body []byte) (*http.Request, error) {
+	target := *rec.upstream
+	target.Path, target.RawPath, target.RawQuery = r.URL.Path, r.URL.RawPath, r.URL.RawQuery
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	out.Header = r.Header.Clone()
+	for _, h := range hopHeaders {
+		out.Header.Del(h)
+	}
+	return out, nil
+}
+
+// copyAnswer writes the upstream's answer to the client; its body was read whole, so
+// the length is the server's to set.
+func copyAnswer(w http.ResponseWriter, resp *http.Response, body []byte) {
 	for k, vs := range resp.Header {
 		if k != "Content-Length" {
 			w.Header()[k] = vs
 		}
 	}
 	w.WriteHeader(resp.StatusCode)
-	w.Write(respBody)
-	rec.keep(exchange{req: r, reqBody: reqBody, resp: resp, respBody: respBody, started: started, elapsed: elapsed})
+	w.Write(body)
 }
 
 // exchange is what ServeHTTP hands keep.

@@ -21,13 +21,14 @@ func runTransactionsList(ctx context.Context, args []string, stdout, stderr io.W
 	fs := newFlagSet(name, "escrow transactions list [--limit n] [--per-page n] [--asc] [api flags]", stderr)
 	var api apiFlags
 	api.register(fs, false)
-	limit := fs.Int("limit", 0, "stop after `n` transactions (0: all)")
-	perPage := fs.Int("per-page", 50, "fetch `n` transactions per request (1 to 100)")
-	asc := fs.Bool("asc", false, "oldest first (default newest first)")
+	var lf listFlags
+	fs.IntVar(&lf.limit, "limit", 0, "stop after `n` transactions (0: all)")
+	fs.IntVar(&lf.perPage, "per-page", 50, "fetch `n` transactions per request (1 to 100)")
+	fs.BoolVar(&lf.asc, "asc", false, "oldest first (default newest first)")
 	if code, ok := parseNone(fs, name, args, stderr); !ok {
 		return code
 	}
-	if *perPage < 1 || *perPage > 100 || *limit < 0 {
+	if lf.perPage < 1 || lf.perPage > 100 || lf.limit < 0 {
 		return exitCode(stderr, name, usagef("--per-page must be from 1 to 100 (the API's page size) and --limit not negative (0: no limit)"))
 	}
 	client, release, err := api.connect(stderr)
@@ -35,41 +36,73 @@ func runTransactionsList(ctx context.Context, args []string, stdout, stderr io.W
 		return exitCode(stderr, name, err)
 	}
 	defer release()
+	txs, err := lf.collect(ctx, client, api.requestOptions(), stderr)
+	if err != nil {
+		return exitCode(stderr, name, err)
+	}
+	return api.print(stdout, stderr, name, txs, func(w io.Writer) { printTransactionList(w, txs) })
+}
 
-	opt := &escrow.ListTransactionsOptions{PerPage: *perPage, SortBy: "id", SortDirection: escrow.SortDesc}
-	if *asc {
+// listFlags are the flags of "escrow transactions list" that choose what it reads.
+type listFlags struct {
+	limit, perPage int
+	asc            bool
+}
+
+// collect reads the transactions page after page, up to the limit, counting them on
+// stderr as it goes.
+func (lf listFlags) collect(ctx context.Context, client *escrow.Client, reqOpts []escrow.RequestOption, stderr io.Writer) ([]*escrow.Transaction, error) {
+	opt := &escrow.ListTransactionsOptions{PerPage: lf.perPage, SortBy: "id", SortDirection: escrow.SortDesc}
+	if lf.asc {
 		opt.SortDirection = escrow.SortAsc
 	}
 	// Progress goes to a terminal only: a pipe or a log file gets the listing alone.
-	progress := isTerminal(stderr)
+	progress := listProgress{w: stderr, on: isTerminal(stderr), every: lf.perPage}
+	defer progress.clear()
 	txs := []*escrow.Transaction{}
-	for tx, err := range client.Transactions.All(ctx, opt, api.requestOptions()...) {
+	for tx, err := range client.Transactions.All(ctx, opt, reqOpts...) {
 		if err != nil {
-			if progress {
-				fmt.Fprint(stderr, "\r\033[K")
-			}
-			return exitCode(stderr, name, err)
+			return nil, err
 		}
 		txs = append(txs, tx)
-		if progress && len(txs)%*perPage == 0 {
-			fmt.Fprintf(stderr, "\r%s…", plural(len(txs), "transaction", "transactions"))
-		}
-		if *limit > 0 && len(txs) == *limit {
+		progress.count(len(txs))
+		if lf.limit > 0 && len(txs) == lf.limit {
 			break
 		}
 	}
-	if progress {
-		fmt.Fprint(stderr, "\r\033[K")
+	return txs, nil
+}
+
+// listProgress counts the transactions read so far on one terminal line, after each page.
+type listProgress struct {
+	w     io.Writer
+	on    bool // whether w is a terminal
+	every int  // transactions per page
+}
+
+// count shows n when a page is complete.
+func (p listProgress) count(n int) {
+	if p.on && n%p.every == 0 {
+		fmt.Fprintf(p.w, "\r%s…", plural(n, "transaction", "transactions"))
 	}
-	return api.print(stdout, stderr, name, txs, func(w io.Writer) {
-		tw := newTable(w)
-		fmt.Fprintln(tw, "ID\tREFERENCE\tSTATE\tAMOUNT\tCURRENCY\tCREATED\tNEXT\tDESCRIPTION")
-		for _, tx := range txs {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", tx.ID, orDash(tx.Reference), tx.State(),
-				tx.Totals().Items, tx.Currency, date(tx.CreationDate), nextColumn(tx), tx.Description)
-		}
-		tw.Flush()
-	})
+}
+
+// clear erases the count, leaving the line for what follows.
+func (p listProgress) clear() {
+	if p.on {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+// printTransactionList prints transactions as a table, one a line.
+func printTransactionList(w io.Writer, txs []*escrow.Transaction) {
+	tw := newTable(w)
+	fmt.Fprintln(tw, "ID\tREFERENCE\tSTATE\tAMOUNT\tCURRENCY\tCREATED\tNEXT\tDESCRIPTION")
+	for _, tx := range txs {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", tx.ID, orDash(tx.Reference), tx.State(),
+			tx.Totals().Items, tx.Currency, date(tx.CreationDate), nextColumn(tx), tx.Description)
+	}
+	tw.Flush()
 }
 
 // runTransactionsGet is "escrow transactions get ID" or "escrow transactions get --reference REF".
@@ -78,20 +111,14 @@ func runTransactionsGet(ctx context.Context, args []string, stdout, stderr io.Wr
 	fs := newFlagSet(name, "escrow transactions get (ID | --reference ref) [api flags]", stderr)
 	var api apiFlags
 	api.register(fs, false)
-	reference := fs.String("reference", "", "find the transaction by the `reference` given at creation")
+	var target getTarget
+	fs.StringVar(&target.reference, "reference", "", "find the transaction by the `reference` given at creation")
 	positional, err := parseFlags(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
-	var id int64
 	if err == nil {
-		switch {
-		case *reference != "" && len(positional) == 0:
-		case *reference == "" && len(positional) == 1:
-			id, err = parseID("transaction id", positional[0])
-		default:
-			err = usagef("give a transaction id or --reference, and nothing else")
-		}
+		err = target.parseID(positional)
 	}
 	if err != nil {
 		return exitCode(stderr, name, err)
@@ -101,16 +128,39 @@ func runTransactionsGet(ctx context.Context, args []string, stdout, stderr io.Wr
 		return exitCode(stderr, name, err)
 	}
 	defer release()
-	var tx *escrow.Transaction
-	if *reference != "" {
-		tx, err = client.Transactions.GetByReference(ctx, *reference, api.requestOptions()...)
-	} else {
-		tx, err = client.Transactions.Get(ctx, id, api.requestOptions()...)
-	}
+	tx, err := target.get(ctx, client, api.requestOptions())
 	if err != nil {
 		return exitCode(stderr, name, err)
 	}
 	return api.print(stdout, stderr, name, tx, func(w io.Writer) { printTransaction(w, tx) })
+}
+
+// getTarget is the transaction "escrow transactions get" reads: by reference when one is
+// given, by id otherwise.
+type getTarget struct {
+	id        int64
+	reference string
+}
+
+// parseID takes the id from the arguments, which hold it alone when no reference is given
+// and nothing otherwise.
+func (t *getTarget) parseID(positional []string) (err error) {
+	switch {
+	case t.reference != "" && len(positional) == 0:
+		return nil
+	case t.reference == "" && len(positional) == 1:
+		t.id, err = parseID("transaction id", positional[0])
+		return err
+	}
+	return usagef("give a transaction id or --reference, and nothing else")
+}
+
+// get reads the transaction.
+func (t getTarget) get(ctx context.Context, client *escrow.Client, reqOpts []escrow.RequestOption) (*escrow.Transaction, error) {
+	if t.reference != "" {
+		return client.Transactions.GetByReference(ctx, t.reference, reqOpts...)
+	}
+	return client.Transactions.Get(ctx, t.id, reqOpts...)
 }
 
 // runTransactionsAct is "escrow transactions act ID ACTION": one PATCH on the transaction,
@@ -121,7 +171,8 @@ func runTransactionsAct(ctx context.Context, args []string, stdout, stderr io.Wr
 		"actions: "+strings.Join(actionNames(), ", "), stderr)
 	var api apiFlags
 	api.register(fs, true)
-	item := fs.Int64("item", 0, "act on the item with this `id` (milestone transactions act per item)")
+	var target actTarget
+	fs.Int64Var(&target.item, "item", 0, "act on the item with this `id` (milestone transactions act per item)")
 	carrier := fs.String("carrier", "", "ship, ship_return: the `carrier`")
 	tracking := fs.String("tracking", "", "ship, ship_return: the tracking `number`")
 	contact := fs.String("carrier-contact", "", "ship, ship_return: how to reach the carrier (`contact`)")
@@ -132,12 +183,11 @@ func runTransactionsAct(ctx context.Context, args []string, stdout, stderr io.Wr
 		return 0
 	}
 	var req *escrow.ActionRequest
-	var id int64
 	if err == nil {
-		id, req, err = actionRequest(positional, *carrier, *tracking, *contact, *authorization, *reason)
+		target.id, req, err = actionRequest(positional, *carrier, *tracking, *contact, *authorization, *reason)
 	}
-	if err == nil && *item < 0 {
-		err = usagef("--item must be a positive id: a milestone's id, as 'escrow transactions get ID' lists it")
+	if err == nil {
+		err = target.checkItem()
 	}
 	if err != nil {
 		return exitCode(stderr, name, err)
@@ -147,16 +197,11 @@ func runTransactionsAct(ctx context.Context, args []string, stdout, stderr io.Wr
 		return exitCode(stderr, name, err)
 	}
 	defer release()
-	var tx *escrow.Transaction
-	if *item > 0 {
-		tx, err = client.Transactions.ActOnItem(ctx, id, *item, req, api.requestOptions()...)
-	} else {
-		tx, err = client.Transactions.Act(ctx, id, req, api.requestOptions()...)
-	}
+	tx, err := target.act(ctx, client, req, api.requestOptions())
 	if err != nil {
 		code := exitCode(stderr, name, err)
 		if errors.Is(err, escrow.ErrActionNotAllowed) {
-			explainRefusal(ctx, client, id, stderr)
+			explainRefusal(ctx, client, target.id, stderr)
 		}
 		return code
 	}
@@ -164,6 +209,28 @@ func runTransactionsAct(ctx context.Context, args []string, stdout, stderr io.Wr
 		fmt.Fprintf(w, "%s: done.\n\n", req.Action)
 		printTransaction(w, tx)
 	})
+}
+
+// actTarget is what "escrow transactions act" acts on: the transaction, or one of its
+// items when item is set.
+type actTarget struct {
+	id, item int64
+}
+
+// checkItem refuses an item id that cannot be one.
+func (t actTarget) checkItem() error {
+	if t.item < 0 {
+		return usagef("--item must be a positive id: a milestone's id, as 'escrow transactions get ID' lists it")
+	}
+	return nil
+}
+
+// act sends the action.
+func (t actTarget) act(ctx context.Context, client *escrow.Client, req *escrow.ActionRequest, reqOpts []escrow.RequestOption) (*escrow.Transaction, error) {
+	if t.item > 0 {
+		return client.Transactions.ActOnItem(ctx, t.id, t.item, req, reqOpts...)
+	}
+	return client.Transactions.Act(ctx, t.id, req, reqOpts...)
 }
 
 // explainRefusal follows an action the transaction's state refused with what the

@@ -495,7 +495,12 @@ function wire() {
     const a = ev.target.closest("a[data-tx]");
     if (!a || ev.button !== 0 || ev.metaKey || ev.ctrlKey || ev.shiftKey || ev.altKey) return;
     ev.preventDefault();
-    go(a.dataset.tx, "", true).then(() => $("#detail").focus());
+    // Focus follows to the transaction unless it moved meanwhile (a key pressed while the
+    // rest of the page was still refreshing): the page never takes it back.
+    const from = document.activeElement;
+    go(a.dataset.tx, "", true).then(() => {
+      if (document.activeElement === from || document.activeElement === document.body) $("#detail").focus();
+    });
   });
   window.addEventListener("popstate", () => { readLocation(); refresh(); });
 }

@@ -11,10 +11,17 @@ import (
 // InitSettings wins for every caller, and PutSetting replaces. replica returns a second
 // view of the same store (another process's connection), or s itself.
 func RunSettings(t *testing.T, s webhook.Settings, replica webhook.Settings) {
-	ctx := t.Context()
-	if _, ok, err := s.Setting(ctx, "delivery_secrets"); ok || err != nil {
+	if _, ok, err := s.Setting(t.Context(), "delivery_secrets"); ok || err != nil {
 		t.Fatalf("empty store: Setting = %v, %v", ok, err)
 	}
+	firstInitWins(t, s, replica)
+	putReplaces(t, s, replica)
+}
+
+// firstInitWins: of concurrent InitSettings on both views, one value is kept and every
+// caller is told it; a later InitSetting keeps it too.
+func firstInitWins(t *testing.T, s, replica webhook.Settings) {
+	ctx := t.Context()
 	const n = 8
 	kept := make([]string, n)
 	errs := make([]error, n)
@@ -35,6 +42,11 @@ func RunSettings(t *testing.T, s webhook.Settings, replica webhook.Settings) {
 	if v, err := s.InitSetting(ctx, "delivery_secrets", "later"); v != kept[0] || err != nil {
 		t.Errorf("InitSetting over a kept value = %q, %v; want %q", v, err, kept[0])
 	}
+}
+
+// putReplaces: PutSetting on one view replaces the value the other reads, and no other key.
+func putReplaces(t *testing.T, s, replica webhook.Settings) {
+	ctx := t.Context()
 	if err := replica.PutSetting(ctx, "delivery_secrets", "new,old"); err != nil {
 		t.Fatal(err)
 	}

@@ -449,19 +449,29 @@ func replaysTakeNoLease(t *testing.T, s webhook.Store) {
 // request waits for it); once another replica holds its lease, or it is tracked, or has
 // facts recorded, it is granted like any other, or leaves its names to the holder.
 func ifKnown(t *testing.T, s webhook.Store) {
-	known := func(id int64, holder string) webhook.Lease {
-		l := lease(id, holder)
-		l.IfKnown = true
-		return l
-	}
-	if turn := acquire(t, s, known(1, "a"), t0, "create"); !turn.Unknown || turn.Granted {
+	ifKnownWhileHeldOrRecorded(t, s)
+	ifKnownTracked(t, s)
+	ifKnownRecordedNothing(t, s)
+}
+
+// knownLease is the lease of id for holder, asked IfKnown.
+func knownLease(id int64, holder string) webhook.Lease {
+	l := lease(id, holder)
+	l.IfKnown = true
+	return l
+}
+
+// ifKnownWhileHeldOrRecorded: an unknown id is answered Unknown; held by another replica,
+// its names are left to the holder; with facts recorded, its lease is granted.
+func ifKnownWhileHeldOrRecorded(t *testing.T, s webhook.Store) {
+	if turn := acquire(t, s, knownLease(1, "a"), t0, "create"); !turn.Unknown || turn.Granted {
 		t.Fatalf("an unknown id: %+v, want Unknown", turn)
 	}
 	b := mustAcquire(t, s, lease(1, "b"), t0, true, "create")
 	if b.Marks != 0 || len(b.Pending) != 0 {
 		t.Errorf("the look-up left %d requests and names %v for the holder", b.Marks, b.Pending)
 	}
-	if turn := acquire(t, s, known(1, "a"), t0, "agree"); turn.Unknown || turn.Granted {
+	if turn := acquire(t, s, knownLease(1, "a"), t0, "agree"); turn.Unknown || turn.Granted {
 		t.Errorf("an id another replica is confirming: %+v, want the names left to it", turn)
 	}
 	b = yield(t, s, webhook.Yield{Lease: lease(1, "b"), Marks: b.Marks, Now: t0})
@@ -469,25 +479,32 @@ func ifKnown(t *testing.T, s webhook.Store) {
 		t.Fatalf("the holder's turn after a look-up left it a name: %+v, want agree", b)
 	}
 	yield(t, s, webhook.Yield{Lease: lease(1, "b"), Marks: b.Marks, Facts: []string{"create"}, Now: t0})
-	if turn := acquire(t, s, known(1, "a"), t0, "agree"); !turn.Granted || !turn.Handed["create"] {
+	if turn := acquire(t, s, knownLease(1, "a"), t0, "agree"); !turn.Granted || !turn.Handed["create"] {
 		t.Errorf("an id with facts recorded: %+v, want the lease", turn)
 	}
-	if turn := acquire(t, s, known(1, "c"), t0, "ship"); turn.Unknown || turn.Granted {
+	if turn := acquire(t, s, knownLease(1, "c"), t0, "ship"); turn.Unknown || turn.Granted {
 		t.Errorf("a known id another replica holds: %+v, want the names left to it", turn)
 	}
+}
+
+// ifKnownTracked: a tracked id is granted its lease.
+func ifKnownTracked(t *testing.T, s webhook.Store) {
 	if err := s.Track(t.Context(), []int64{2}); err != nil {
 		t.Fatal(err)
 	}
-	if turn := acquire(t, s, known(2, "a"), t0, "create"); !turn.Granted {
+	if turn := acquire(t, s, knownLease(2, "a"), t0, "create"); !turn.Granted {
 		t.Errorf("a tracked id: %+v, want the lease", turn)
 	}
-	// A turn that recorded nothing (a forged id: its fetch found no transaction) leaves the
-	// id unknown, whatever its released lease keeps (a pause, names for a next holder): a
-	// flood of forgeries retried must not pass for known transactions.
+}
+
+// ifKnownRecordedNothing: a turn that recorded nothing (a forged id: its fetch found no
+// transaction) leaves the id unknown, whatever its released lease keeps (a pause, names
+// for a next holder): a flood of forgeries retried must not pass for known transactions.
+func ifKnownRecordedNothing(t *testing.T, s webhook.Store) {
 	c := mustAcquire(t, s, lease(3, "a"), t0, true, "create")
 	yield(t, s, webhook.Yield{Lease: lease(3, "a"), Marks: c.Marks, Release: true, Names: names("create"),
 		Pace: webhook.Pace{NotBefore: t0.Add(time.Minute), Hold: time.Minute}, Now: t0})
-	if turn := acquire(t, s, known(3, "b"), t0.Add(time.Second), "create"); !turn.Unknown || turn.Granted {
+	if turn := acquire(t, s, knownLease(3, "b"), t0.Add(time.Second), "create"); !turn.Unknown || turn.Granted {
 		t.Errorf("an id whose only turn recorded nothing: %+v, want Unknown", turn)
 	}
 }

@@ -62,28 +62,17 @@ func seed(ctx context.Context, srv *escrowtest.Server, webhook string) (int64, e
 	if err != nil {
 		return 0, err
 	}
-	done, err := m.Sell(ctx, "Vintage camera", "640.00")
+	s := seeder{m: m, srv: srv}
+	done, err := s.deliveredSale(ctx, "Vintage camera", "640.00")
 	if err != nil {
-		return 0, err
-	}
-	if err := srv.ApprovePayment(done); err != nil {
-		return 0, err
-	}
-	if err := m.Deliver(ctx, done); err != nil {
 		return 0, err
 	}
 	srv.Advance(3 * 24 * time.Hour)
 	if err := m.ChoosePayout(ctx, done); err != nil {
 		return 0, err
 	}
-	shown, err := m.Sell(ctx, "Road bike", "1500.00")
+	shown, err := s.deliveredSale(ctx, "Road bike", "1500.00")
 	if err != nil {
-		return 0, err
-	}
-	if err := srv.ApprovePayment(shown); err != nil {
-		return 0, err
-	}
-	if err := m.Deliver(ctx, shown); err != nil {
 		return 0, err
 	}
 	if _, err := m.Sell(ctx, "Helmet", "120.00"); err != nil {
@@ -94,4 +83,22 @@ func seed(ctx context.Context, srv *escrowtest.Server, webhook string) (int64, e
 		return 0, err
 	}
 	return shown, srv.FlushWebhooks(ctx)
+}
+
+// seeder makes sales of a market on the emulator.
+type seeder struct {
+	m   *uitest.Market
+	srv *escrowtest.Server
+}
+
+// deliveredSale makes a sale the buyer has paid for and received, whose inspection runs.
+func (s seeder) deliveredSale(ctx context.Context, title, amount string) (int64, error) {
+	id, err := s.m.Sell(ctx, title, amount)
+	if err != nil {
+		return 0, err
+	}
+	if err := s.srv.ApprovePayment(id); err != nil {
+		return 0, err
+	}
+	return id, s.m.Deliver(ctx, id)
 }

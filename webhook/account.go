@@ -148,3 +148,8 @@ func (a *account) refundClaim() {
 	defer a.mu.Unlock()
 	a.claims.refund()
 }
+
+// listRecent lists a page of the account's transactions, newest first, n a page.
+func (a *account) listRecent(ctx context.Context, page, n int) (*escrow.TransactionList, error) {
+	return a.client.Transactions.List(ctx, &escrow.ListTransactionsOptions{Page: page, PerPage: n, SortBy: escrow.SortByID, SortDirection: escrow.SortDesc})
+}

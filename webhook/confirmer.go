@@ -36,6 +36,7 @@ type batch struct {
 	events []escrow.EventName
 	tx     *escrow.Transaction
 	fetch  bool // whether tx must be (re)fetched before use
+	listed bool // tx was listed after the deliveries came: their hints are passed on from it
 	// tracked: the store tracks the transaction as unfinished (a reconciler's recheck), so
 	// finding it unreadable ends the tracking. Deliveries never create such a record.
 	tracked bool
@@ -340,21 +341,8 @@ func (c *confirmer) confirm(b *batch) error {
 		// A retry's state read before: what it shows and was not handed over yet (a
 		// callback failed) is still to be handed over, replays arriving meanwhile or not.
 	}
-	if b.fetch {
-		b.note(foundNothing)
-		tx, err := c.observedGet(ctx, b)
-		if errors.Is(err, escrow.ErrNotFound) || errors.Is(err, escrow.ErrForbidden) {
-			c.dropUnreadable(b)
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("confirming: %w", err)
-		}
-		b.tx, b.fetch = tx, false // a retry reuses it: the facts it shows stay true
-		c.hints(ctx, b)
-	}
-	if b.tx == nil { // unreadable: nothing to hand over
-		return nil
+	if err := c.read(b); err != nil || b.tx == nil { // nil: unreadable, nothing to hand over
+		return err
 	}
 	if k := shapeKey(b.tx); !b.handed[k] { // recorded with the turn's facts (Replayed reads it)
 		b.handed[k] = true
@@ -379,6 +367,31 @@ func (c *confirmer) confirm(b *batch) error {
 	// over: a late delivery of an earlier event must not end the reconciler's interest.
 	b.finish = b.finish || (terminal(b.tx) && allIn(keysOf(facts), b.handed))
 	c.observeOutcomes(b, unconfirmed)
+	return nil
+}
+
+// read fetches the transaction if the batch needs it, and passes the batch's hints on
+// from the state it reads first: fetched, or listed after they were delivered.
+func (c *confirmer) read(b *batch) error {
+	listed := b.listed
+	b.listed = false
+	if !b.fetch {
+		if listed {
+			c.hints(c.ctx, b)
+		}
+		return nil
+	}
+	b.note(foundNothing)
+	tx, err := c.observedGet(c.ctx, b)
+	if errors.Is(err, escrow.ErrNotFound) || errors.Is(err, escrow.ErrForbidden) {
+		c.dropUnreadable(b)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("confirming: %w", err)
+	}
+	b.tx, b.fetch = tx, false // a retry reuses it: the facts it shows stay true
+	c.hints(c.ctx, b)
 	return nil
 }
 

@@ -107,10 +107,12 @@
 // first (a real new one is just above it, however many made-up ids wait); one that named
 // most of its ids is followed by the next a tenth of a second later, one that named few
 // (made-up ids) by the next a second later. A state listed confirms only the deliveries
-// that came before the listing asked. Ids a listing did not name
-// (a partner may be a party without being the partner) and an account that is no
-// partner's ids are confirmed by a fetch of their own while the share of the window
-// allows: fetches of never-seen ids answered 404 or 403 may spend at most
+// that came before the listing asked. An account that is no partner lists its own
+// transactions instead (GET /transaction, newest first, 100 a page, on an endpoint of its
+// own): a round of pages walks down from the newest while they name ids waiting, so a
+// burst of new transactions costs a page per hundred. Ids a listing did not name (a
+// partner may be a party without being the partner; an id may be made up) are confirmed
+// by a fetch of their own while the share of the window allows: fetches of never-seen ids answered 404 or 403 may spend at most
 // [Options].UnseenShare (a tenth) of each rate-limit window of GET /transaction/{id}, so
 // a flood spends that and waits for the next window while known transactions go on. An
 // id answered 404 or 403 is not fetched again for a minute (a negative cache), and leaves

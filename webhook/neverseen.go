@@ -19,6 +19,13 @@ type neverSeen struct {
 	unseenAt time.Time // the never-seen lane waits till then: share spent, listing done
 	listAt   time.Time // no listing of never-seen ids before this
 	listWake time.Time // the wakeup set for listAt
+	// A round of listings of the newest transactions (listRecent): the page it lists
+	// next (0 or 1: a round begins), the ids it asks about, queued (round) and owed a look
+	// (asking), and how many its pages named.
+	page       int
+	round      []int64
+	asking     idRanges
+	roundNamed int
 }
 
 // maxOwedRanges bounds the ranges of never-seen ids owed a look (16 bytes each): past it
@@ -27,13 +34,12 @@ const maxOwedRanges = 100_000
 
 // listable reports whether never-seen ids wait that a listing may confirm. s.mu held.
 func (s *scheduler) listable() bool {
-	return s.acct.mayList() && (s.lanes[kindUnseen].len() > 0 || !s.ns.owed.empty())
+	return s.ns.page > 1 || s.lanes[kindUnseen].len() > 0 || !s.ns.owed.empty()
 }
 
 // fetchable reports whether never-seen ids wait for a fetch of their own. s.mu held.
 func (s *scheduler) fetchable() bool {
-	return s.lanes[kindUnlisted].len() > 0 || !s.ns.unlisted.empty() ||
-		(!s.acct.mayList() && (s.lanes[kindUnseen].len() > 0 || !s.ns.owed.empty()))
+	return s.lanes[kindUnlisted].len() > 0 || !s.ns.unlisted.empty()
 }
 
 // unseenWaiting reports whether never-seen ids wait for a listing or a fetch. s.mu held.
@@ -69,19 +75,10 @@ func (s *scheduler) unseenAllowed() (list, ok bool) {
 // popFetch takes the next never-seen id to be confirmed by a fetch of its own: queued ones
 // first, then those owed a look, for which it makes a queue. s.mu held.
 func (s *scheduler) popFetch() (int64, *txQueue, bool) {
-	lanes := []qkind{kindUnlisted}
-	if !s.acct.mayList() {
-		lanes = append(lanes, kindUnseen)
+	if s.lanes[kindUnlisted].len() > 0 {
+		return s.pop(kindUnlisted)
 	}
-	for _, k := range lanes {
-		if s.lanes[k].len() > 0 {
-			return s.pop(k)
-		}
-	}
-	var ids []int64
-	if ids = s.ns.unlisted.take(1); len(ids) == 0 && !s.acct.mayList() {
-		ids = s.ns.owed.take(1)
-	}
+	ids := s.ns.unlisted.take(1)
 	if len(ids) == 0 {
 		return 0, nil, false
 	}
@@ -163,11 +160,21 @@ func (s *scheduler) listWanted() (queued, owed []int64) {
 	return queued, nearest[:o]
 }
 
-// listOwed lists the partner's transactions among the never-seen ids waiting: those named
+// listOwed lists what the never-seen ids waiting may be: a partner's transactions by id
+// (listByID), another account's newest first (listRecent).
+func (s *scheduler) listOwed() {
+	if s.acct.mayList() {
+		s.listByID()
+		return
+	}
+	s.listRecent()
+}
+
+// listByID lists the partner's transactions among the never-seen ids waiting: those named
 // become known, with the state listed (read after their deliveries came, so no fetch is
 // needed); those not named are left to a fetch of their own within the share. An account
 // that is not a partner is noted, and its ids are fetched.
-func (s *scheduler) listOwed() {
+func (s *scheduler) listByID() {
 	s.mu.Lock()
 	queued, owed := s.listWanted()
 	s.mu.Unlock()
@@ -183,8 +190,9 @@ func (s *scheduler) listOwed() {
 	s.ns.listAt = time.Now().Add(listEvery)
 	switch {
 	case errors.Is(err, escrow.ErrForbidden):
-		s.acct.setPartner(false) // not a partner: its never-seen ids are fetched
+		s.acct.setPartner(false) // not a partner: its newest transactions are listed at once
 		s.unlist(queued, owed)
+		s.ns.listAt = time.Time{}
 	case err != nil:
 		s.log.Debug("escrow webhook: listing never-seen transactions failed", "error", err)
 		s.unlist(queued, owed)
@@ -195,6 +203,156 @@ func (s *scheduler) listOwed() {
 		s.afterListing(queued, owed, s.listed(page.Transactions))
 	}
 	s.spawnFor()
+}
+
+// An account that is not a partner has no listing by id, but its paged list of
+// transactions (GET /transaction), newest first, confirms a page of a burst of new ones in
+// one call, on a rate-limit window of its own. A round of listings asks about the
+// never-seen ids waiting as it begins and walks the list down from the newest, a page
+// listSoon after the other, while its pages name ids waiting and ids asked lie below them
+// (or it has probed fewer than recentProbe pages). An id asked that the round's pages
+// passed without naming it, or that the round did not reach, is left to a fetch of its
+// own within the never-seen share (kindUnlisted), as a partner's unnamed ids are. So a
+// round begins only when ids came to wait since the last one began: a flood of made-up
+// ids costs a round per burst of them, not a listing a second.
+const recentProbe = 2
+
+// listRecent lists the next page of a round of the account's transactions, newest first.
+func (s *scheduler) listRecent() {
+	s.mu.Lock()
+	if s.ns.page <= 1 {
+		s.beginRound()
+	}
+	page := s.ns.page
+	s.mu.Unlock()
+	list, err := s.acct.listRecent(s.ctx, page, listPage)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ns.listing = false
+	if err != nil {
+		s.log.Debug("escrow webhook: listing the newest transactions failed; the ids it asked about are fetched", "error", err)
+		s.endRound()
+		s.ns.listAt = time.Now().Add(listEvery)
+		s.spawnFor()
+		return
+	}
+	txs := list.Transactions
+	named := s.listed(s.waitingAmong(txs))
+	s.ns.roundNamed += len(named)
+	lowest := lowestID(txs)
+	if len(txs) < listPage {
+		lowest = 0 // the list's end: the ids below are not the account's either
+	}
+	s.passed(lowest)
+	s.nextPage(page, lowest, len(named))
+	s.spawnFor()
+}
+
+// beginRound starts a round of listings of the newest transactions: it asks about every
+// never-seen id waiting, those queued (qListing, as a listing by id asks) and those owed
+// a look. s.mu held.
+func (s *scheduler) beginRound() {
+	s.ns.page, s.ns.roundNamed = 1, 0
+	s.ns.round = s.ns.round[:0]
+	for {
+		id, q, ok := s.pop(kindUnseen)
+		if !ok {
+			break
+		}
+		if q != nil {
+			q.state, q.asked = qListing, len(q.events)
+			s.ns.round = append(s.ns.round, id)
+		}
+	}
+	s.ns.asking, s.ns.owed = s.ns.owed, idRanges{}
+}
+
+// passed leaves to a fetch each id asked that the round's pages passed without naming it:
+// those at or above lowest, the last page's lowest id. s.mu held.
+func (s *scheduler) passed(lowest int64) {
+	kept := s.ns.round[:0]
+	for _, id := range s.ns.round {
+		q := s.queues[id]
+		switch {
+		case q == nil || q.state != qListing: // named, or gone
+		case id >= lowest:
+			s.unlisted(id, q)
+		default:
+			kept = append(kept, id)
+		}
+	}
+	s.ns.round = kept
+	s.ns.unlisted.merge(s.ns.asking.splitFrom(lowest))
+}
+
+// nextPage sets when the round's next listing comes, and of which page: the next page
+// soon while the round's pages name ids waiting (or it has probed fewer than recentProbe)
+// and ids asked lie below this one's lowest; else the round ends. s.mu held.
+func (s *scheduler) nextPage(page int, lowest int64, named int) {
+	now := time.Now()
+	below := len(s.ns.round) > 0 || !s.ns.asking.empty()
+	if below && lowest > 0 && (named > 0 || page < recentProbe) {
+		s.ns.page, s.ns.listAt = page+1, now.Add(listSoon)
+		return
+	}
+	s.ns.listAt = now.Add(listEvery)
+	if s.ns.roundNamed > 0 {
+		s.ns.listAt = now.Add(listSoon) // a burst: the next round soon, if ids came meanwhile
+	}
+	s.endRound()
+}
+
+// endRound ends a round of listings: the ids it asked about and did not name are left to
+// a fetch each, within the share (also when a listing failed: a list that cannot be read
+// must not keep them waiting). s.mu held.
+func (s *scheduler) endRound() {
+	for _, id := range s.ns.round {
+		if q := s.queues[id]; q != nil && q.state == qListing {
+			s.unlisted(id, q)
+		}
+	}
+	s.ns.unlisted.merge(s.ns.asking)
+	s.ns.asking = idRanges{}
+	s.ns.round, s.ns.page = s.ns.round[:0], 1
+}
+
+// unlisted leaves a queued never-seen id a listing did not name to a fetch of its own,
+// within the share. s.mu held.
+func (s *scheduler) unlisted(id int64, q *txQueue) {
+	if q.kind != kindKnown { // the reconciler may have found it meanwhile
+		q.kind = kindUnlisted
+	}
+	s.place(id, q)
+}
+
+// waitingAmong returns the transactions of a listing whose ids wait to be confirmed:
+// queued never-seen, or owed a look (which it takes out of their sets). s.mu held.
+func (s *scheduler) waitingAmong(txs []escrow.Transaction) []escrow.Transaction {
+	var out []escrow.Transaction
+	for _, tx := range txs {
+		q := s.queues[tx.ID]
+		owed := s.ns.owed.has(tx.ID) || s.ns.unlisted.has(tx.ID) || s.ns.asking.has(tx.ID)
+		if owed {
+			s.ns.owed.remove(tx.ID)
+			s.ns.unlisted.remove(tx.ID)
+			s.ns.asking.remove(tx.ID)
+		}
+		if owed || (q != nil && q.kind != kindKnown) {
+			out = append(out, tx)
+		}
+	}
+	return out
+}
+
+// lowestID returns the lowest id of txs, 0 for none: a listing's sort is not trusted.
+func lowestID(txs []escrow.Transaction) int64 {
+	var id int64
+	for _, tx := range txs {
+		if id == 0 || tx.ID < id {
+			id = tx.ID
+		}
+	}
+	return id
 }
 
 // unlist puts the ids of a listing that failed back where they waited: the queued in their
@@ -306,7 +464,13 @@ func (s *scheduler) calm(now time.Time) bool {
 // shuts down: they may wait for a rate-limit window, and a real one among them is found
 // by the next reconciliation. s.mu held.
 func (s *scheduler) dropUnseen() {
-	s.ns.owed, s.ns.unlisted = idRanges{}, idRanges{}
+	s.ns.owed, s.ns.unlisted, s.ns.asking = idRanges{}, idRanges{}, idRanges{}
+	for _, id := range s.ns.round {
+		if q := s.queues[id]; q != nil && q.state == qListing {
+			s.retire(id, q)
+		}
+	}
+	s.ns.round, s.ns.page = nil, 0
 	for _, k := range []qkind{kindUnseen, kindUnlisted} {
 		for {
 			id, q, ok := s.pop(k)

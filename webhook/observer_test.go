@@ -617,12 +617,12 @@ func TestPanickingObserverLeavesReceivingAsItWas(t *testing.T) {
 				Observer: obs, Secrets: []string{newSecret}, RetryWait: time.Millisecond, MaxRetryWait: time.Millisecond,
 				Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug})),
 			})
-			for _, id := range []int64{1, 2} {
+			for _, id := range []int64{1, 2} { // one at a time: each fetched, none listed
 				if code := post(h, "/escrow/"+newSecret, "create", id); code != http.StatusOK {
 					t.Errorf("delivery %d answered %d, want 200", id, code)
 				}
+				flushed(t, h)
 			}
-			flushed(t, h)
 			stopped, stop := context.WithCancel(t.Context())
 			stop()
 			if err := h.RunReconciler(stopped, time.Hour); !errors.Is(err, context.Canceled) {

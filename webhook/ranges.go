@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 )
@@ -149,4 +150,44 @@ func (s *idRanges) dropFarthest(near int64) int64 {
 	n := s.r[at].hi - s.r[at].lo + 1
 	s.r = slices.Delete(s.r, at, at+1)
 	return n
+}
+
+// hasBelow reports whether an id below id is in s.
+func (s *idRanges) hasBelow(id int64) bool { return len(s.r) > 0 && s.r[0].lo < id }
+
+// splitFrom removes and returns the ids at or above id.
+func (s *idRanges) splitFrom(id int64) idRanges {
+	i := s.find(id)
+	var out idRanges
+	if i < len(s.r) && s.r[i].lo < id { // id falls within it: keep its lower part
+		out.r = append(out.r, idRange{id, s.r[i].hi})
+		s.r[i].hi = id - 1
+		i++
+	}
+	out.r = append(out.r, s.r[i:]...)
+	s.r = s.r[:i]
+	if len(s.r) == 0 {
+		s.r = nil
+	}
+	return out
+}
+
+// merge adds every id of o to s.
+func (s *idRanges) merge(o idRanges) {
+	if len(o.r) == 0 {
+		return
+	}
+	all := slices.SortedFunc(slices.Values(append(slices.Clip(s.r), o.r...)), func(a, b idRange) int {
+		return cmp.Compare(a.lo, b.lo)
+	})
+	out := all[:1]
+	for _, r := range all[1:] {
+		last := &out[len(out)-1]
+		if r.lo <= last.hi+1 {
+			last.hi = max(last.hi, r.hi)
+			continue
+		}
+		out = append(out, r)
+	}
+	s.r = out
 }

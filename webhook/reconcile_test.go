@@ -113,7 +113,7 @@ func (a *listingAPI) serve(w http.ResponseWriter, r *http.Request) {
 		if refuse("list") {
 			return
 		}
-		writeOnePage(w, a.txs)
+		writePage(w, r, a.txs)
 	default:
 		a.requests["read"]++
 		id, _ := strconv.ParseInt(path[strings.LastIndexByte(path, '/')+1:], 10, 64)

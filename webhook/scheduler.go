@@ -25,13 +25,13 @@ import (
 //     tracked by the reconciler, or found in the Store);
 //   - unchecked: ids never seen in this process, not yet looked up in the Store (no API
 //     call is spent on that);
-//   - unseen: ids the Store does not know either: a partner's are confirmed in pages by
-//     listings of its transactions naming them; an account that is no partner confirms
-//     each by a fetch, while the never-seen share of the rate-limit window
-//     (Options.UnseenShare) allows;
-//   - unlisted: a partner's never-seen ids a listing did not name (the partner may be a
-//     party of a transaction without being its partner): each confirmed by a fetch within
-//     the share.
+//   - unseen: ids the Store does not know either, confirmed in pages by listings
+//     (neverseen.go): a partner's by listings of its transactions naming them, another
+//     account's by its list of transactions, newest first;
+//   - unlisted: never-seen ids a listing did not name (a partner may be a party of a
+//     transaction without being its partner; an id may be made up): each confirmed by a
+//     fetch, while the never-seen share of the rate-limit window (Options.UnseenShare)
+//     allows.
 //
 // Never-seen ids beyond MaxUnseen are owed a look without a queue of their own: they are
 // kept as ranges of ids (idRanges), listed or fetched after the queued ones, never dropped
@@ -288,7 +288,7 @@ func (s *scheduler) take(id int64, q *txQueue) *batch {
 	case q.b == nil && !q.pending():
 		s.retire(id, q)
 	case q.b == nil:
-		q.b = &batch{id: id, q: q, events: q.events, tx: q.tx, fetch: (len(q.events) > 0 && !q.listed) || q.tx == nil, tracked: q.recheck, obs: batchObservation{received: q.since}}
+		q.b = &batch{id: id, q: q, events: q.events, tx: q.tx, fetch: (len(q.events) > 0 && !q.listed) || q.tx == nil, listed: q.listed, tracked: q.recheck, obs: batchObservation{received: q.since}}
 		q.events, q.tx, q.recheck, q.listed, q.owed, q.attempt, q.since = nil, nil, false, false, false, 1, time.Time{}
 	case len(q.events) > 0 || q.recheck: // arrived during the wait: they join the batch
 		q.b.events, q.b.fetch = addNames(q.b.events, q.events), true

@@ -34,7 +34,7 @@ var rateLimited = http.Header{"Ratelimit-Limit": {"10"}, "Ratelimit-Remaining": 
 func TestKnownTransactionsGoFirst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := newFakeAPI()
-		api.header = rateLimited
+		api.header, api.listStatus = rateLimited, http.StatusServiceUnavailable // each id fetched
 		api.txs[1] = created(1)
 		api.txs[2] = created(2)
 		got := &calls{}
@@ -81,7 +81,7 @@ func TestNeverSeenIdsBeyondMaxUnseenAreOwedALook(t *testing.T) {
 		t.Run(strconv.Itoa(maxUnseen), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				api := newFakeAPI()
-				api.header = rateLimited
+				api.header, api.listStatus = rateLimited, http.StatusServiceUnavailable // each id fetched
 				last := int64(maxUnseen + 2)
 				for id := int64(1); id <= last; id++ {
 					api.txs[id] = created(id)
@@ -520,7 +520,8 @@ func TestReconcilerConfirmingAQueuedIdStartsOneTurnAndStallsNoOther(t *testing.T
 			t.Fatal(err)
 		}
 		close(got.block)
-		synctest.Wait() // slowID's fetch hangs
+		time.Sleep(2 * time.Second) // the list names no forgery: it is fetched
+		synctest.Wait()             // while slowID's fetch hangs
 		if n := api.readsOf(forgedBase); n != 1 {
 			t.Errorf("the delivery behind the hanging fetch was fetched %d times, want 1", n)
 		}
@@ -667,7 +668,7 @@ func TestDeliveryOfATransactionAListingNamedIsConfirmedAtOnce(t *testing.T) {
 func TestLagOfANeverSeenDeliveryCountsItsWaitForTheShare(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := newFakeAPI()
-		api.header = rateLimited
+		api.header, api.listStatus = rateLimited, http.StatusServiceUnavailable // each id fetched
 		api.txs[7] = created(7)
 		obs := &recordingObserver{}
 		got := &calls{}
@@ -848,7 +849,8 @@ func TestGoroutinesBoundedWhileRetriesWait(t *testing.T) {
 		for id := range int64(300) {
 			deliver(h, "create", id+1)
 		}
-		synctest.Wait() // each fetched once, failed: each waits for its retry
+		time.Sleep(2 * time.Second) // no page of the list names them: each is fetched
+		synctest.Wait()             // once, failed: each waits for its retry
 		if n := api.readsOf(300); n != 1 {
 			t.Fatalf("the last transaction fetched %d times, want once before its retry", n)
 		}
@@ -867,7 +869,7 @@ func TestGoroutinesBoundedWhileRetriesWait(t *testing.T) {
 func TestReconcilerConfirmsANeverSeenIdWaitingForTheShare(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		api := newFakeAPI()
-		api.header = rateLimited
+		api.header, api.listStatus = rateLimited, http.StatusServiceUnavailable // each id fetched
 		api.txs[7] = created(7)
 		got := &calls{}
 		h := webhook.NewHandler(api.client(t), got.fn, webhook.Options{})
@@ -879,6 +881,9 @@ func TestReconcilerConfirmsANeverSeenIdWaitingForTheShare(t *testing.T) {
 		if l := got.list(); len(l) != 0 {
 			t.Fatalf("handed over %v before the window's end", l)
 		}
+		api.mu.Lock()
+		api.listStatus = 0 // the list is back, for the reconciler
+		api.mu.Unlock()
 		if err := h.Reconcile(t.Context()); err != nil {
 			t.Fatal(err)
 		}

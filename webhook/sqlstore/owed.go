@@ -77,22 +77,44 @@ func (s *Store) lockOwed(ctx context.Context, tx *sql.Tx) (count int, err error)
 	return count, err
 }
 
-// owedAround reads the rows that hold or border the ids of runs: for each run, the rows
-// starting within it or just after it, and the row starting last before it if it reaches
-// the run.
+// owedAround reads the rows that hold or border the ids of runs (sorted): those starting
+// between the first run and just after the last, when they are few (ids handed out in
+// order: one statement); otherwise the rows around each run.
 func (s *Store) owedAround(ctx context.Context, tx *sql.Tx, runs []webhook.IDRange) ([]webhook.IDRange, error) {
+	first, last := runs[0], runs[len(runs)-1]
+	// At most every other id of a run starts a row touching it, and one row starts
+	// before each run: past that many rows between them, the runs are spread apart.
+	enough := int64(16)
+	for _, r := range runs {
+		enough += (r.Hi-r.Lo)/2 + 2
+	}
+	rows, err := s.owedBetween(ctx, tx, []webhook.IDRange{{Lo: first.Lo, Hi: last.Hi}}, enough+1)
+	if err != nil {
+		return nil, err
+	}
+	if within := slices.DeleteFunc(slices.Clone(rows), func(r webhook.IDRange) bool { return r.Lo < first.Lo }); len(within) <= int(enough) {
+		return rows, nil
+	}
+	return s.owedBetween(ctx, tx, runs, math.MaxInt64)
+}
+
+// owedBetween reads, for each of spans in one statement, up to limit rows starting within
+// it or just after it, and the row starting last before it if it reaches it: every row
+// holding or bordering its ids. It reads spans by probeRuns.
+func (s *Store) owedBetween(ctx context.Context, tx *sql.Tx, spans []webhook.IDRange, limit int64) ([]webhook.IDRange, error) {
 	var rows []webhook.IDRange
-	for chunk := range slices.Chunk(runs, probeRuns) {
+	for chunk := range slices.Chunk(spans, probeRuns) {
 		terms := make([]string, 0, 2*len(chunk))
-		args := make([]any, 0, 4*len(chunk))
+		args := make([]any, 0, 5*len(chunk))
 		for i, r := range chunk {
-			from, to := r.Lo-1, r.Hi // the row ending just before the run borders it: it starts before from+1
+			from, to := r.Lo-1, r.Hi // a row starting at from+1 or after, up to to+1
 			if to < math.MaxInt64 {
 				to++
 			}
-			terms = append(terms, `SELECT lo, hi FROM escrow_webhook_owed WHERE lo > ? AND lo <= ?`,
+			terms = append(terms,
+				fmt.Sprintf(`SELECT lo, hi FROM (SELECT lo, hi FROM escrow_webhook_owed WHERE lo > ? AND lo <= ? ORDER BY lo LIMIT ?) s%d`, i),
 				fmt.Sprintf(`SELECT lo, hi FROM (SELECT lo, hi FROM escrow_webhook_owed WHERE lo <= ? ORDER BY lo DESC LIMIT 1) p%d WHERE hi >= ?`, i))
-			args = append(args, from, to, from, from)
+			args = append(args, from, to, limit, from, from)
 		}
 		got, err := s.queryRanges(ctx, tx, strings.Join(terms, " UNION ALL "), args...)
 		if err != nil {

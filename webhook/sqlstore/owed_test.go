@@ -1,11 +1,13 @@
 package sqlstore_test
 
 import (
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/escrowkit/escrow-go/internal/pgtest"
 	"github.com/escrowkit/escrow-go/webhook"
 	"github.com/escrowkit/escrow-go/webhook/sqlstore"
 	"github.com/escrowkit/escrow-go/webhook/storetest"
@@ -169,4 +171,76 @@ func TestReservedLeaseAcrossReplicas(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkOwed measures the calls of a receiver's look at the ids owed on a table full of
+// them (webhook.MaxOwedRanges ranges of forged ids, one apart, around the account's newest
+// id): Owe of 100 more ids (past the bound: the farthest dropped), of 100 ids spread over
+// the table, Owed of the 100 nearest, Settle of 100. Each call reads the rows around its ids or near by the primary key, never
+// the whole table.
+//
+//	cd webhook/sqlstore && ESCROW_REQUIRE_SERVERS=1 go test -run '^$' -bench BenchmarkOwed -benchtime 200x .
+func BenchmarkOwed(b *testing.B) {
+	dsns := map[string]func() string{
+		"sqlite":   func() string { return "sqlite:" + filepath.Join(b.TempDir(), "webhooks.db") },
+		"postgres": func() string { return pgtest.Need(b, pg, pgErr).NewDatabase(b) },
+	}
+	for _, name := range []string{"sqlite", "postgres"} {
+		b.Run(name, func(b *testing.B) {
+			s, err := sqlstore.Open(b.Context(), dsns[name]())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			const near, width = 1_000_000, webhook.MaxOwedRanges
+			start := time.Now()
+			if _, err := s.Owe(b.Context(), span(near-width, near+width-2, 2), near); err != nil {
+				b.Fatal(err)
+			}
+			b.Logf("filling %d ranges in one Owe: %v", width, time.Since(start).Round(time.Millisecond))
+			next := int64(near + width)
+			b.Run("Owe100", func(b *testing.B) {
+				for b.Loop() {
+					if _, err := s.Owe(b.Context(), span(next, next+198, 2), near); err != nil {
+						b.Fatal(err)
+					}
+					next += 200
+				}
+			})
+			spread := int64(near - width + 1)
+			b.Run("Owe100Spread", func(b *testing.B) {
+				for b.Loop() { // 100 ids between rows 2,000 ids apart: a probe each
+					if _, err := s.Owe(b.Context(), span(spread, spread+99*2000, 2000), near); err != nil {
+						b.Fatal(err)
+					}
+					spread += 2
+				}
+			})
+			b.Run("Owed100", func(b *testing.B) {
+				for b.Loop() {
+					if ids, err := s.Owed(b.Context(), near, 100); err != nil || len(ids) != 100 {
+						b.Fatal(len(ids), err)
+					}
+				}
+			})
+			settled := int64(near)
+			b.Run("Settle100", func(b *testing.B) {
+				for b.Loop() {
+					if _, err := s.Settle(b.Context(), span(settled, settled+198, 2), near); err != nil {
+						b.Fatal(err)
+					}
+					settled -= 200
+				}
+			})
+		})
+	}
+}
+
+// span returns the ids from lo to hi, by step.
+func span(lo, hi, step int64) []int64 {
+	var ids []int64
+	for id := lo; id <= hi; id += step {
+		ids = append(ids, id)
+	}
+	return ids
 }

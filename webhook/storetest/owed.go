@@ -151,6 +151,12 @@ func settleSplits(t *testing.T, s webhook.Store) {
 	if slices.Sort(got); !slices.Equal(got, want) {
 		t.Errorf("after many runs owed and settled: %d ids owed, want %d", len(got), len(want))
 	}
+	// Two ids with hundreds of ranges between them.
+	settle(t, s, 500, 1, 999)
+	want = slices.DeleteFunc(want, func(id int64) bool { return id == 1 || id == 999 })
+	if got := owed(t, s, 500, 2000); len(got) != len(want) || slices.Contains(got, 1) || slices.Contains(got, 999) {
+		t.Errorf("after settling the lowest and highest: %d ids owed, want %d", len(got), len(want))
+	}
 }
 
 // reservedLease: a lease of a negative id (the receiver's, for one replica at a time to

@@ -100,41 +100,62 @@ func (o *OwedSet) Settle(ids []int64) {
 // known). It removes nothing.
 func (o *OwedSet) Nearest(near int64, n int) []int64 {
 	near = max(near, 0) // ids are above 0: no distance overflows
-	rs := o.r.r
+	up, down := o.from(near)
 	var out []int64
-	up, down := o.r.find(near), o.r.find(near)-1 // ranges above (or holding) near, below it
-	var a, b int64                               // the next id above (or at) near, below it
-	if up < len(rs) {
-		a = max(near, rs[up].lo)
-		if rs[up].lo < near { // near-1 is in range up too
-			down, b = up, near-1
-		}
-	}
-	if down >= 0 && b == 0 {
-		b = rs[down].hi
-	}
-	for len(out) < n && (up < len(rs) || down >= 0) {
-		if up < len(rs) && (down < 0 || a-near <= near-b) {
-			out = append(out, a)
-			if a == rs[up].hi {
-				if up++; up < len(rs) {
-					a = rs[up].lo
-				}
-			} else {
-				a++
-			}
-			continue
-		}
-		out = append(out, b)
-		if b == rs[down].lo {
-			if down--; down >= 0 {
-				b = rs[down].hi
-			}
+	for len(out) < n && (up.ok() || down.ok()) {
+		if up.ok() && (!down.ok() || up.id-near <= near-down.id) {
+			out = append(out, up.next())
 		} else {
-			b--
+			out = append(out, down.next())
 		}
 	}
 	return out
+}
+
+// from returns cursors on the ids at or above near, lowest first, and below it, highest
+// first.
+func (o *OwedSet) from(near int64) (up, down cursor) {
+	rs := o.r.r
+	i := o.r.find(near)
+	up, down = cursor{rs: rs, i: i, step: 1}, cursor{rs: rs, i: i - 1, step: -1}
+	if up.ok() {
+		up.id = max(near, rs[i].lo)
+		if rs[i].lo < near { // near-1 is in that range too
+			down.i = i
+		}
+	}
+	if down.ok() {
+		down.id = min(near-1, rs[down.i].hi)
+	}
+	return up, down
+}
+
+// cursor walks a set's ids one way, a step at a time: up (step 1) or down (-1).
+type cursor struct {
+	rs   []idRange
+	i    int   // the range of id; out of rs past the last id
+	id   int64 // the next id
+	step int64
+}
+
+func (c *cursor) ok() bool { return c.i >= 0 && c.i < len(c.rs) }
+
+// next returns the next id and moves on, to the next range past the end of its own.
+func (c *cursor) next() int64 {
+	id, r := c.id, c.rs[c.i]
+	switch {
+	case c.step > 0 && id == r.hi:
+		if c.i++; c.ok() {
+			c.id = c.rs[c.i].lo
+		}
+	case c.step < 0 && id == r.lo:
+		if c.i--; c.ok() {
+			c.id = c.rs[c.i].hi
+		}
+	default:
+		c.id += c.step
+	}
+	return id
 }
 
 // Trim drops the ranges farthest from near until keep are left, and returns how many ids

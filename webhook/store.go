@@ -119,7 +119,8 @@ type Yield struct {
 }
 
 // Store remembers, per transaction, which facts were handed over, who confirms it right
-// now and at what pace, and where the reconciler's look at the account's history ended.
+// now and at what pace, where the reconciler's look at the account's history ended, and
+// which never-seen ids are owed a look.
 // Every method is safe for concurrent use, also by several processes sharing one database
 // (package sqlstore); [MemoryStore] keeps it in one process's memory. [LeaseState] holds
 // the lease rules, so that an implementation only loads and saves them atomically.

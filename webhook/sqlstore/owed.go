@@ -46,10 +46,11 @@ func (s *Store) changeOwed(ctx context.Context, ids []int64, near int64, change 
 		return 0, nil
 	}
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		count, err := s.lockOwed(ctx, tx)
+		before, err := s.lockOwed(ctx, tx)
 		if err != nil {
 			return err
 		}
+		count := before
 		rows, err := s.owedAround(ctx, tx, runs.Ranges())
 		if err != nil {
 			return err
@@ -62,7 +63,9 @@ func (s *Store) changeOwed(ctx context.Context, ids []int64, near int64, change 
 		if dropped, count, err = s.trimOwed(ctx, tx, near, count); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, s.q(`UPDATE escrow_webhook_owed_count SET ranges = ? WHERE id = 1`), count)
+		if count != before {
+			_, err = tx.ExecContext(ctx, s.q(`UPDATE escrow_webhook_owed_count SET ranges = ? WHERE id = 1`), count)
+		}
 		return err
 	})
 	if err != nil {

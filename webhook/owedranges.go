@@ -59,39 +59,29 @@ func (o *OwedSet) Len() int { return o.r.ranges() }
 const inPlace = 16
 
 // Owe adds ids, those above 0.
-func (o *OwedSet) Owe(ids []int64) {
-	runs := runsOf(ids)
-	if len(runs) > inPlace {
-		o.r.r = union(o.r.r, runs)
-		return
-	}
-	for _, r := range runs {
-		for id := r.lo; ; id++ {
-			o.r.add(id)
-			if id == r.hi {
-				break
-			}
-		}
-	}
-}
+func (o *OwedSet) Owe(ids []int64) { o.apply(ids, union, (*idRanges).add) }
 
 // Settle removes ids.
-func (o *OwedSet) Settle(ids []int64) {
+func (o *OwedSet) Settle(ids []int64) { o.apply(ids, minus, (*idRanges).remove) }
+
+// apply changes the set by the runs of ids: by each of their ids (each) when the runs are
+// few, by all of them in one pass (all) when many.
+func (o *OwedSet) apply(ids []int64, all func(set, runs []idRange) []idRange, each func(s *idRanges, id int64)) {
 	runs := runsOf(ids)
 	if len(runs) > inPlace {
-		o.r.r = minus(o.r.r, runs)
+		o.r.r = all(o.r.r, runs)
 		return
 	}
 	for _, r := range runs {
 		for id := r.lo; ; id++ {
-			o.r.remove(id)
+			each(&o.r, id)
 			if id == r.hi {
 				break
 			}
 		}
 	}
 	if o.r.empty() {
-		o.r.r = nil
+		o.r.r = nil // give the array back
 	}
 }
 

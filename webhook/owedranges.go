@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"cmp"
 	"slices"
 )
 
@@ -28,18 +29,8 @@ func NewOwedSet(ranges []IDRange) *OwedSet {
 			rs = append(rs, idRange{max(r.Lo, 1), r.Hi})
 		}
 	}
-	slices.SortFunc(rs, func(a, b idRange) int { return compare(a.lo, b.lo) })
+	slices.SortFunc(rs, func(a, b idRange) int { return cmp.Compare(a.lo, b.lo) })
 	return &OwedSet{r: idRanges{r: union(nil, rs)}}
-}
-
-func compare(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Ranges returns the set's ranges, lowest first.

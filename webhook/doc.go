@@ -197,3 +197,21 @@
 // replica shares and that is handed whole to NewHandler, and the zero value is usable.
 // Every new knob is a field of Options, with its default in its comment.
 package webhook
+
+// Reading the code. A delivery meets the parts of a Handler in this order, each a type in
+// a file of its own:
+//
+//   - handler.go: the Handler, the public API and little else;
+//   - door.go: the door refuses a delivery without a secret, parses it, and answers at
+//     once what needs no work (names nobody receives, replays the recorded facts show);
+//   - scheduler.go: the scheduler queues it per transaction, in the lane of what is known
+//     of the transaction, and runs each queue's tries on its workers, with the waits as
+//     wakeups; neverseen.go holds its part for never-seen ids: owed ids kept as ranges
+//     (ranges.go), listed in pages or fetched within their share;
+//   - confirmer.go: the confirmer takes the transaction's turn in the Store (store.go),
+//     fetches it, compares its facts (facts.go) with those recorded, hands the new ones
+//     over and records them;
+//   - account.go: what the API said: the rate-limit window and the application's reserve,
+//     the shares of what may be wasted (lanes.go: shareBudget), ids it refused, whether
+//     the account is a partner;
+//   - reconcile.go: the reconciler, which finds what no delivery announced.

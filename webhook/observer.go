@@ -3,10 +3,6 @@ package webhook
 import (
 	"context"
 	"log/slog"
-	"net/http"
-	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	escrow "github.com/escrowkit/escrow-go"
@@ -182,126 +178,10 @@ func (NopObserver) Pruned(context.Context, Prune) {}
 
 var _ Observer = NopObserver{}
 
-// batchObservation is what a batch carries for the Observer: when its deliveries came,
-// the confirming fetch's context, and the delivered names handed over.
-type batchObservation struct {
-	received time.Time       // when the oldest delivery of the batch arrived here; zero for none
-	ctx      context.Context // as ConfirmStart returned it; nil before the fetch
-	handed   map[escrow.EventName]bool
-}
-
-// observedGet is the confirming fetch, reported to the Observer.
-func (h *Handler) observedGet(ctx context.Context, b *batch) (*escrow.Transaction, error) {
-	c := &Confirm{TransactionID: b.id, Events: b.events, Received: b.obs.received, Start: time.Now()}
-	b.obs.ctx = h.opt.Observer.ConfirmStart(ctx, c)
-	tx, err := h.get(b.obs.ctx, b.id)
-	c.End, c.Err = time.Now(), err
-	h.opt.Observer.ConfirmEnd(b.obs.ctx, c)
-	return tx, err
-}
-
-// observedCallback hands ev to the callback, reported to the Observer; the callback runs in
-// the context HandoverStart returns, derived from ctx.
-func (h *Handler) observedCallback(ctx context.Context, b *batch, ev ConfirmedEvent) error {
-	ho := &Handover{Event: ev.Name, TransactionID: b.id, Source: ev.Source, Start: time.Now()}
-	if ev.Source == FromWebhook {
-		ho.Delivered = b.obs.received
-	}
-	if b.obs.ctx != nil {
-		ctx = b.obs.ctx // the confirming fetch's, derived from ctx: linked to it
-	}
-	ctx = h.opt.Observer.HandoverStart(ctx, ho)
-	err := h.fn(ctx, ev)
-	ho.End, ho.Err = time.Now(), err
-	h.opt.Observer.HandoverEnd(ctx, ho)
-	if err == nil && ev.Source == FromWebhook {
-		if b.obs.handed == nil {
-			b.obs.handed = map[escrow.EventName]bool{}
-		}
-		b.obs.handed[ev.Name] = true
-	}
-	return err
-}
-
-// observeOutcomes reports what the state confirm read made of the batch's delivered names:
-// handed over now (confirmed), shown but handed over before (duplicate), or not shown,
-// unreadable (tx nil) or never showable (unconfirmed).
-func (h *Handler) observeOutcomes(b *batch, unconfirmed []escrow.EventName) {
-	ctx := b.obs.ctx
-	if ctx == nil {
-		ctx = h.ctx
-	}
-	for _, name := range b.events {
-		out := DeliveryDuplicate
-		switch {
-		case b.tx == nil || !confirmable(name) || slices.Contains(unconfirmed, name):
-			out = DeliveryUnconfirmed
-		case b.obs.handed[name]:
-			out = DeliveryConfirmed
-		}
-		h.opt.Observer.Delivery(ctx, Delivery{Event: name, TransactionID: b.id, Received: receivedOr(b.obs.received), Outcome: out, StatusCode: http.StatusOK})
-	}
-	b.obs.handed = nil
-}
-
-// observeGivenUp reports the names of a batch given up on: those whose event reached the
-// callback in an earlier attempt as confirmed, the others as dropped (the reconciler hands
-// over what they missed). Without it they would never be reported.
-func (h *Handler) observeGivenUp(b *batch) {
-	for _, name := range b.events {
-		out := DeliveryDropped
-		if b.obs.handed[name] {
-			out = DeliveryConfirmed
-		}
-		h.opt.Observer.Delivery(h.ctx, Delivery{Event: name, TransactionID: b.id, Received: receivedOr(b.obs.received), Outcome: out, StatusCode: http.StatusOK})
-	}
-	b.obs.handed = nil
-}
-
-// observeDropped reports a batch's names dropped without a fetch (its transaction was
-// finished and pruned).
-func (h *Handler) observeDropped(b *batch) {
-	for _, name := range b.events {
-		h.opt.Observer.Delivery(h.ctx, Delivery{Event: name, TransactionID: b.id, Received: receivedOr(b.obs.received), Outcome: DeliveryDropped, StatusCode: http.StatusOK})
-	}
-}
-
-// observeReplays reports a batch's names dropped as replays without a fetch.
-func (h *Handler) observeReplays(b *batch) {
-	for _, name := range b.events {
-		h.opt.Observer.Delivery(h.ctx, Delivery{Event: name, TransactionID: b.id, Received: receivedOr(b.obs.received), Outcome: DeliveryDuplicate, StatusCode: http.StatusOK})
-	}
-}
-
-// observeArrival reports a delivery decided as it arrived: refused, dropped, or coalesced
-// with one of the same name waiting (duplicate).
-func (h *Handler) observeArrival(ctx context.Context, id int64, name escrow.EventName, out DeliveryOutcome, status int) {
-	h.opt.Observer.Delivery(ctx, Delivery{Event: name, TransactionID: id, Received: time.Now(), Outcome: out, StatusCode: status})
-}
-
-// queuedOutcome notes when a delivery joins the transaction's queue (h.mu held) and
-// returns the outcome of one that adds nothing to it: a duplicate of a name waiting, or
-// dropped when the queue holds as many names as a batch keeps; "" for the others.
-func queuedOutcome(q *txQueue, name escrow.EventName) DeliveryOutcome {
-	if q.since.IsZero() {
-		q.since = time.Now()
-	}
-	switch {
-	case slices.Contains(q.events, name):
-		return DeliveryDuplicate
-	case len(q.events) >= MaxNames:
-		return DeliveryDropped
-	}
-	return ""
-}
-
-// receivedOr is t, or now for names that reached this replica through the store (delivered
-// to another), whose arrival is not known here.
-func receivedOr(t time.Time) time.Time {
-	if t.IsZero() {
-		return time.Now()
-	}
-	return t
+// reportArrival reports a delivery decided as it arrived: refused, dropped, coalesced
+// with one of the same name waiting (duplicate), or refused for want of room.
+func reportArrival(ctx context.Context, obs Observer, id int64, name escrow.EventName, out DeliveryOutcome, status int) {
+	obs.Delivery(ctx, Delivery{Event: name, TransactionID: id, Received: time.Now(), Outcome: out, StatusCode: status})
 }
 
 // observedPrune runs the store's pruning, reported to the Observer.
@@ -311,34 +191,6 @@ func (h *Handler) observedPrune(ctx context.Context, before time.Time) (int64, e
 	p.End = time.Now()
 	h.opt.Observer.Pruned(ctx, p)
 	return p.Removed, p.Err
-}
-
-// depthGauge carries the queue's depth from where it changes, under h.mu, to the Observer,
-// called with h.mu released: an observer that blocks or panics while the lock is held
-// would stall or deadlock every delivery.
-type depthGauge struct {
-	n atomic.Int64 // len(h.queues), stored under h.mu
-	// mu is held by the goroutine reporting; the others leave the report to it, so that an
-	// observer that blocks holds up one goroutine, not each that changes the depth.
-	mu       sync.Mutex
-	reported atomic.Int64 // the depth last reported
-}
-
-// depthChanged notes the depth of the queue for the next reportDepth. h.mu held.
-func (h *Handler) depthChanged() { h.depth.n.Store(int64(len(h.queues))) }
-
-// reportDepth reports the depth noted, if it changed since the last report. h.mu must not
-// be held. The goroutine reporting reads the depth again after each report and after it
-// lets go, so that the Observer's last word is the depth now, whoever changed it.
-func (h *Handler) reportDepth() {
-	g := &h.depth
-	for g.n.Load() != g.reported.Load() && g.mu.TryLock() {
-		for n := g.n.Load(); n != g.reported.Load(); n = g.n.Load() {
-			g.reported.Store(n)
-			h.opt.Observer.QueueDepth(h.ctx, int(n))
-		}
-		g.mu.Unlock()
-	}
 }
 
 // guardedObserver calls an application's Observer, shielding the handler from it: a

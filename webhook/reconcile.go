@@ -60,7 +60,7 @@ func (h *Handler) Reconcile(ctx context.Context) error {
 		return fmt.Errorf("tracking transactions: %w", err)
 	}
 	for _, tx := range found {
-		if err := h.enqueue(tx.ID, "", tx, false); err != nil {
+		if err := h.sched.reconciled(tx); err != nil {
 			return err
 		}
 	}
@@ -78,7 +78,7 @@ func (h *Handler) Reconcile(ctx context.Context) error {
 			continue
 		}
 		// A worker fetches it, coalesced with any delivery for it, never beside another.
-		if err := h.enqueue(id, "", nil, true); err != nil {
+		if err := h.sched.recheck(id); err != nil {
 			return err
 		}
 	}
@@ -89,24 +89,22 @@ func (h *Handler) Reconcile(ctx context.Context) error {
 // mark, and returns the newest id it saw. Partners are read from the partner
 // listing (learnt from the first try), others from the paged list.
 func (h *Handler) eachToCheck(ctx context.Context, mark int64, fn func(*escrow.Transaction) error) (newest int64, err error) {
-	h.mu.Lock()
-	partner := h.partner
-	h.mu.Unlock()
+	partner := h.acct.isPartner()
 	if partner == nil || *partner {
-		err := each(h.client.Partner.AllTransactions(ctx, &escrow.PartnerTransactionsOptions{Status: escrow.StatusOngoing}), func(tx *escrow.Transaction) error {
+		err := each(h.acct.client.Partner.AllTransactions(ctx, &escrow.PartnerTransactionsOptions{Status: escrow.StatusOngoing}), func(tx *escrow.Transaction) error {
 			newest = max(newest, tx.ID)
 			return fn(tx)
 		})
 		switch {
 		case err == nil:
-			h.setPartner(true)
+			h.acct.setPartner(true)
 			return h.eachNewer(ctx, mark, newest, fn)
 		case partner != nil || !errors.Is(err, escrow.ErrForbidden):
 			return 0, err
 		}
-		h.setPartner(false) // not a partner: use the paged list from now on
+		h.acct.setPartner(false) // not a partner: use the paged list from now on
 	}
-	err = each(h.client.Transactions.All(ctx, nil), func(tx *escrow.Transaction) error {
+	err = each(h.acct.client.Transactions.All(ctx, nil), func(tx *escrow.Transaction) error {
 		newest = max(newest, tx.ID)
 		if terminal(tx) && tx.ID <= mark {
 			return nil
@@ -133,21 +131,19 @@ func (h *Handler) noteHistory(ctx context.Context) (int64, error) {
 // request: from the partner listing or, for an account that is not a partner, the paged
 // list, both sorted newest first.
 func (h *Handler) newestID(ctx context.Context) (int64, error) {
-	h.mu.Lock()
-	partner := h.partner
-	h.mu.Unlock()
+	partner := h.acct.isPartner()
 	if partner == nil || *partner {
-		list, err := h.client.Partner.Transactions(ctx, &escrow.PartnerTransactionsOptions{Limit: 1, SortBy: escrow.SortByID, SortDirection: escrow.SortDesc})
+		list, err := h.acct.client.Partner.Transactions(ctx, &escrow.PartnerTransactionsOptions{Limit: 1, SortBy: escrow.SortByID, SortDirection: escrow.SortDesc})
 		switch {
 		case err == nil:
-			h.setPartner(true)
+			h.acct.setPartner(true)
 			return newest(list.Transactions), nil
 		case partner != nil || !errors.Is(err, escrow.ErrForbidden):
 			return 0, err
 		}
-		h.setPartner(false)
+		h.acct.setPartner(false)
 	}
-	list, err := h.client.Transactions.List(ctx, &escrow.ListTransactionsOptions{PerPage: 1, SortBy: escrow.SortByID, SortDirection: escrow.SortDesc})
+	list, err := h.acct.client.Transactions.List(ctx, &escrow.ListTransactionsOptions{PerPage: 1, SortBy: escrow.SortByID, SortDirection: escrow.SortDesc})
 	if err != nil {
 		return 0, err
 	}
@@ -167,7 +163,7 @@ func newest(txs []escrow.Transaction) int64 {
 // newer one, and returns the newest id seen (at least newest).
 func (h *Handler) eachNewer(ctx context.Context, mark int64, newest int64, fn func(*escrow.Transaction) error) (int64, error) {
 	opt := &escrow.PartnerTransactionsOptions{SortBy: "id", SortDirection: escrow.SortDesc}
-	for tx, err := range h.client.Partner.AllTransactions(ctx, opt) {
+	for tx, err := range h.acct.client.Partner.AllTransactions(ctx, opt) {
 		if err != nil {
 			return 0, err
 		}
@@ -195,12 +191,6 @@ func each(seq iter.Seq2[*escrow.Transaction, error], fn func(*escrow.Transaction
 	return nil
 }
 
-func (h *Handler) setPartner(v bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.partner = &v
-}
-
 // RunReconciler reconciles at once and then every interval until ctx ends or the
 // handler shuts down, and prunes the Store (Options.Retention) when it is due. A failed
 // reconciliation is logged and tried again at the next tick.
@@ -215,7 +205,7 @@ func (h *Handler) RunReconciler(ctx context.Context, every time.Duration) error 
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-h.ctx.Done():
+		case <-h.sched.ctx.Done():
 			return nil
 		case <-t.C:
 			if err := h.Reconcile(ctx); err != nil {
@@ -244,9 +234,9 @@ func (h *Handler) prune(ctx context.Context) {
 	}
 	now := h.opt.Now()
 	l := Lease{TransactionID: pruneLease, Holder: h.opt.Replica, Expires: now.Add(pruneEvery(h.opt.Retention))}
-	h.mu.Lock()
+	h.pruneMu.Lock()
 	due := !now.Before(h.pruneNext)
-	h.mu.Unlock()
+	h.pruneMu.Unlock()
 	if !due {
 		return
 	}
@@ -255,9 +245,9 @@ func (h *Handler) prune(ctx context.Context) {
 		h.log.Error("escrow webhook: pruning failed", "error", err)
 		return
 	}
-	h.mu.Lock()
+	h.pruneMu.Lock()
 	h.pruneNext = l.Expires // whoever holds it, nobody prunes before then
-	h.mu.Unlock()
+	h.pruneMu.Unlock()
 	if !turn.Granted {
 		return
 	}

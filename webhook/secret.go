@@ -3,17 +3,11 @@ package webhook
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net/http"
 	"net/url"
 	"strings"
-	"sync/atomic"
-	"time"
 
 	"github.com/escrowkit/escrow-go/internal/hooksecret"
 )
@@ -68,62 +62,6 @@ func (h *Handler) DeliveryURL(base string) (string, error) {
 // without a secret keeps its path unless a segment could be one (a long word of letters,
 // '-' and '_' is masked too); the host, query and fragment are kept.
 func MaskURL(u string) string { return hooksecret.MaskURL(u) }
-
-// door refuses deliveries whose URL does not carry a secret, before any other work.
-type door struct {
-	on      bool       // Options.Secrets was set: a delivery needs one of them
-	digests [][32]byte // SHA-256 of each usable secret; compared whole, every one
-	refused atomic.Int64
-	warned  atomic.Int64 // unix nanoseconds of the last warning about refusals
-	log     *slog.Logger
-}
-
-// refusalWarnEvery spaces the warnings about refused deliveries: a flood of forgeries
-// must not become a flood of log lines.
-const refusalWarnEvery = time.Minute
-
-// newDoor keeps the usable secrets. An unusable one is logged (never quoted) and never
-// accepted; when none is usable every delivery is refused: a misconfigured door stays shut.
-func newDoor(secrets []string, log *slog.Logger) *door {
-	d := &door{on: len(secrets) > 0, log: log}
-	for i, s := range secrets {
-		if err := checkSecret(s); err != nil {
-			log.Error("escrow webhook: a secret is never accepted", "index", i, "error", err)
-			continue
-		}
-		d.digests = append(d.digests, sha256.Sum256([]byte(s)))
-	}
-	return d
-}
-
-// admits reports whether r's last path segment is one of the secrets, or whether no
-// secret is required. Comparing digests of equal length, all of them without stopping
-// at a match, takes the same time whatever was sent and whichever secret matches.
-func (d *door) admits(r *http.Request) bool {
-	if !d.on {
-		return true
-	}
-	p := r.URL.Path
-	got := sha256.Sum256([]byte(p[strings.LastIndexByte(p, '/')+1:]))
-	match := 0
-	for i := range d.digests {
-		match |= subtle.ConstantTimeCompare(got[:], d.digests[i][:])
-	}
-	return match == 1
-}
-
-// refuse answers a delivery without a valid secret with 404, as if nothing were there,
-// before its body is read: no store, API call or goroutine is spent on it. It is counted,
-// and a warning (without the URL, which may hold a near-miss of a secret) is logged at
-// most once a minute.
-func (d *door) refuse(w http.ResponseWriter, r *http.Request) {
-	n := d.refused.Add(1)
-	now := time.Now().UnixNano()
-	if last := d.warned.Load(); (last == 0 || now-last >= int64(refusalWarnEvery)) && d.warned.CompareAndSwap(last, now) {
-		d.log.Warn("escrow webhook: refused deliveries without a valid secret in their URL", "refused_total", n, "remote", r.RemoteAddr)
-	}
-	http.NotFound(w, r)
-}
 
 // Settings is an optional interface of a Store: a few named values shared by every
 // replica using the store and kept across restarts, such as the delivery secrets

@@ -17,9 +17,9 @@ type Stats struct {
 
 // Stats returns the handler's counters.
 func (h *Handler) Stats() Stats {
-	h.mu.Lock()
-	s := h.stats
-	h.mu.Unlock()
+	h.sched.mu.Lock()
+	s := h.sched.stats
+	h.sched.mu.Unlock()
 	s.Refused = h.door.refused.Load()
 	return s
 }

@@ -8,8 +8,9 @@ import (
 	escrow "github.com/escrowkit/escrow-go"
 )
 
-// The defences against floods of deliveries naming transactions the handler never saw
-// (forgeries, when no secret keeps them out). See doc.go, "Floods".
+// The scheduler's and the account's data structures: lanes of ids, the wakeups' heap, ids
+// remembered for a while, and a share of a rate-limit window. The defences they serve
+// against floods are in doc.go, "Floods".
 
 // idCache remembers ids for a while, the oldest going first past max: the ids the API
 // answered 404 or 403 (a delivery naming one again is dropped without a fetch; they

@@ -119,7 +119,8 @@ type Yield struct {
 }
 
 // Store remembers, per transaction, which facts were handed over, who confirms it right
-// now and at what pace, and where the reconciler's look at the account's history ended.
+// now and at what pace, where the reconciler's look at the account's history ended, and
+// which never-seen ids are owed a look.
 // Every method is safe for concurrent use, also by several processes sharing one database
 // (package sqlstore); [MemoryStore] keeps it in one process's memory. [LeaseState] holds
 // the lease rules, so that an implementation only loads and saves them atomically.
@@ -160,7 +161,27 @@ type Store interface {
 	// before it; it deletes the tombstones of transactions that finished more than
 	// TombstoneHorizon before finishedBefore. It returns how many transactions it pruned.
 	Prune(ctx context.Context, finishedBefore time.Time) (int64, error)
+	// Owe records ids as owed a look: never-seen ids that a listing or a fetch is to confirm
+	// or refute; ids at or below 0 are left out. They are kept as ranges ([OwedSet]), so that
+	// ids handed out in order take few, and shared with every replica and restart. near is
+	// the newest id the account is known to have: past MaxOwedRanges ranges, the farthest
+	// from it are dropped, and Owe returns how many ids they held.
+	Owe(ctx context.Context, ids []int64, near int64) (dropped int64, err error)
+	// Owed returns up to n of the ids owed a look, the nearest to near first (of two as
+	// near, the higher first), without removing them: whoever looks them up settles them
+	// afterwards, so that a process killed in between leaves them owed. n <= 0 returns none.
+	Owed(ctx context.Context, near int64, n int) ([]int64, error)
+	// Settle removes ids from those owed a look: confirmed, or found unreadable. A range
+	// that settling splits counts against MaxOwedRanges as Owe's do: past it, the ranges
+	// farthest from near are dropped, and Settle returns how many ids they held.
+	Settle(ctx context.Context, ids []int64, near int64) (dropped int64, err error)
 }
+
+// MaxOwedRanges bounds the ranges of ids a Store keeps owed a look (Store.Owe): past it,
+// the ranges farthest from the account's newest id are dropped. Ids handed out in order
+// keep a real burst in few ranges (100,000 new transactions in one); it takes ids made up
+// one apart to fill them, and a full Store keeps 1.6 MB of them in memory.
+const MaxOwedRanges = 100_000
 
 // Pooled is implemented by a Store whose calls share a bounded pool of database
 // connections. A Handler over it runs as many workers as the pool has connections, unless
@@ -257,6 +278,7 @@ type MemoryStore struct {
 	mark       int64
 	marked     bool
 	kv         settingsMap // Settings, in settings.go
+	owed       OwedSet
 }
 
 type record struct {
@@ -445,4 +467,29 @@ func (m *MemoryStore) Prune(_ context.Context, finishedBefore time.Time) (int64,
 		}
 	}
 	return n, nil
+}
+
+// Owe records ids as owed a look, dropping the ranges farthest from near past
+// MaxOwedRanges.
+func (m *MemoryStore) Owe(_ context.Context, ids []int64, near int64) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.owed.Owe(ids)
+	return m.owed.Trim(near, MaxOwedRanges), nil
+}
+
+// Owed returns up to n ids owed a look, the nearest to near first.
+func (m *MemoryStore) Owed(_ context.Context, near int64, n int) ([]int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.owed.Nearest(near, n), nil
+}
+
+// Settle removes ids from those owed a look, dropping the ranges farthest from near past
+// MaxOwedRanges.
+func (m *MemoryStore) Settle(_ context.Context, ids []int64, near int64) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.owed.Settle(ids)
+	return m.owed.Trim(near, MaxOwedRanges), nil
 }

@@ -15,6 +15,15 @@ func TestMemoryStore(t *testing.T) {
 	storetest.Run(t, func(*testing.T) webhook.Store { return new(webhook.MemoryStore) })
 }
 
+// TestMemoryStoreOwed: a MemoryStore keeps its ids owed a look as the contract says, within
+// webhook.MaxOwedRanges itself.
+func TestMemoryStoreOwed(t *testing.T) {
+	storetest.RunOwed(t, storetest.OwedStores{
+		Fresh:   func(*testing.T) webhook.Store { return new(webhook.MemoryStore) },
+		Replica: func(_ *testing.T, s webhook.Store) webhook.Store { return s },
+	})
+}
+
 func TestMemoryStoreWithReplicas(t *testing.T) {
 	storetest.RunReplicas(t, func(*testing.T) webhook.Store { return new(webhook.MemoryStore) })
 }

@@ -12,3 +12,7 @@ func OpenTurns(s *Store) int {
 	defer s.turns.mu.Unlock()
 	return len(s.turns.m)
 }
+
+// SetMaxOwed bounds the ranges s keeps owed a look to n instead of
+// webhook.MaxOwedRanges, so that a test fills them quickly.
+func SetMaxOwed(s *Store, n int) { s.maxOwed = n }

@@ -36,7 +36,7 @@ func (d Dialect) String() string {
 }
 
 // SchemaVersion is the version of the tables this package writes.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // ErrDSN matches every error about a data source name that Open cannot use.
 var ErrDSN = errors.New("sqlstore: invalid store DSN")
@@ -75,6 +75,9 @@ type Store struct {
 	own    bool // Close closes db
 	turns  openTurns
 	window time.Duration // how long a turn's grant may stay uncommitted (turn.go); 0: never
+	// maxOwed bounds the rows of ids owed a look (owed.go): webhook.MaxOwedRanges if 0;
+	// tests set fewer.
+	maxOwed int
 }
 
 var _ webhook.Store = (*Store)(nil)
@@ -360,6 +363,17 @@ var migrations = [][]string{
 			not_before BIGINT NOT NULL DEFAULT 0,
 			hold BIGINT NOT NULL DEFAULT 0,
 			tried TEXT NOT NULL DEFAULT '')`,
+	},
+	{
+		// Ids owed a look (owed.go): ranges, and the count of them, whose row serializes
+		// the writers.
+		`CREATE TABLE IF NOT EXISTS escrow_webhook_owed (
+			lo BIGINT PRIMARY KEY,
+			hi BIGINT NOT NULL)`,
+		`CREATE TABLE IF NOT EXISTS escrow_webhook_owed_count (
+			id INTEGER PRIMARY KEY,
+			ranges BIGINT NOT NULL)`,
+		`INSERT INTO escrow_webhook_owed_count (id, ranges) VALUES (1, 0) ON CONFLICT (id) DO NOTHING`,
 	},
 }
 

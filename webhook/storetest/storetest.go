@@ -2,8 +2,9 @@
 // a transaction's lease is held by one replica at a time until it yields or the lease
 // expires (its holder died); deliveries to other replicas meanwhile are kept for the
 // holder, never lost; facts recorded as done stay done; the pace is shared; finished
-// transactions, the reconciler's mark and pruning behave as documented. Each
-// implementation's tests run it against a fresh store.
+// transactions, the reconciler's mark and pruning behave as documented; ids owed a look
+// are kept as ranges and answered nearest first (RunOwed checks what replicas share of
+// them, and their bound). Each implementation's tests run it against a fresh store.
 package storetest
 
 import (
@@ -37,6 +38,9 @@ func Run(t *testing.T, fresh func(t *testing.T) webhook.Store) {
 	t.Run("LeaseKeepsMaxNamesForItsHolder", func(t *testing.T) { leaseKeepsMaxNames(t, fresh(t)) })
 	t.Run("TurnOfNoNewsMayFinish", func(t *testing.T) { turnOfNoNewsMayFinish(t, fresh(t)) })
 	t.Run("YieldAfterItsLeaseWasPrunedKeepsItsFacts", func(t *testing.T) { yieldAfterItsLeaseWasPruned(t, fresh(t)) })
+	t.Run("OwedIdsNearestFirst", func(t *testing.T) { owedNearestFirst(t, fresh(t)) })
+	t.Run("SettleSplitsRanges", func(t *testing.T) { settleSplits(t, fresh(t)) })
+	t.Run("ReservedLeaseOfANegativeID", func(t *testing.T) { reservedLease(t, fresh(t)) })
 }
 
 var t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)

@@ -26,6 +26,12 @@ type neverSeen struct {
 	round      []int64
 	asking     idRanges
 	roundNamed int
+	settling   []int64 // ids asked and answered, to be settled in the Store (owed.go)
+
+	storeOwes bool // the Store may owe ids a look that no listing here asked about yet
+	// looked: a never-seen id came since the start, and with it a look at what the Store
+	// owes (ids another replica handed it, or this process before a restart left).
+	looked bool
 }
 
 // maxOwedRanges bounds the ranges of never-seen ids owed a look (16 bytes each): past it
@@ -34,7 +40,7 @@ const maxOwedRanges = 100_000
 
 // listable reports whether never-seen ids wait that a listing may confirm. s.mu held.
 func (s *scheduler) listable() bool {
-	return s.ns.page > 1 || s.lanes[kindUnseen].len() > 0 || !s.ns.owed.empty()
+	return s.ns.page > 1 || s.lanes[kindUnseen].len() > 0 || !s.ns.owed.empty() || s.ns.storeOwes
 }
 
 // fetchable reports whether never-seen ids wait for a fetch of their own. s.mu held.
@@ -120,7 +126,7 @@ func (s *scheduler) owe(id int64) {
 // nearest to the account's newest transaction, queued or owed a look. Ids are handed out
 // in order, so a real new transaction's is just above the newest: however many made-up
 // ids wait, it is in the next listing. s.mu held.
-func (s *scheduler) listWanted() (queued, owed []int64) {
+func (s *scheduler) listWanted(stored []int64) (queued, owed []int64) {
 	var waiting []int64
 	for {
 		id, q, ok := s.pop(kindUnseen)
@@ -133,7 +139,7 @@ func (s *scheduler) listWanted() (queued, owed []int64) {
 	}
 	near := func(a, b int64) int { return cmp.Compare(distance(a, s.newest), distance(b, s.newest)) }
 	sorted := slices.SortedFunc(slices.Values(waiting), near)
-	nearest := s.ns.owed.takeNear(s.newest, listPage) // nearest first
+	nearest := slices.DeleteFunc(stored, func(id int64) bool { return s.queues[id] != nil }) // nearest first
 	q, o := 0, 0
 	for q+o < listPage && (q < len(sorted) || o < len(nearest)) {
 		if o == len(nearest) || (q < len(sorted) && near(sorted[q], nearest[o]) <= 0) {
@@ -141,9 +147,6 @@ func (s *scheduler) listWanted() (queued, owed []int64) {
 		} else {
 			o++
 		}
-	}
-	for _, id := range nearest[o:] { // the farther go back
-		s.ns.owed.add(id)
 	}
 	chosen := make(map[int64]bool, q)
 	for _, id := range sorted[:q] {
@@ -161,7 +164,8 @@ func (s *scheduler) listWanted() (queued, owed []int64) {
 }
 
 // listOwed lists what the never-seen ids waiting may be: a partner's transactions by id
-// (listByID), another account's newest first (listRecent).
+// (listByID), another account's newest first (listRecent). Each call holds the list
+// lease (owed.go); refused it, the ids waiting here are handed to the Store.
 func (s *scheduler) listOwed() {
 	if s.acct.mayList() {
 		s.listByID()
@@ -175,29 +179,39 @@ func (s *scheduler) listOwed() {
 // needed); those not named are left to a fetch of their own within the share. An account
 // that is not a partner is noted, and its ids are fetched.
 func (s *scheduler) listByID() {
+	stored := s.owedInStore(listPage)
 	s.mu.Lock()
-	queued, owed := s.listWanted()
+	queued, owed := s.listWanted(stored)
 	s.mu.Unlock()
 	ids := append(slices.Clone(queued), owed...)
 	var page *escrow.TransactionCursorList
 	var err error
-	if len(ids) > 0 {
-		page, err = s.acct.listIDs(s.ctx, ids)
+	if len(ids) > 0 && !s.leased(func() { page, err = s.acct.listIDs(s.ctx, ids) }) {
+		s.mu.Lock()
+		s.unlist(queued)
+		s.mu.Unlock()
+		s.handOff()
+		return
+	}
+	if err == nil && page != nil {
+		s.settle(owed) // answered: named, or left to a fetch each
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ns.listing = false
-	s.ns.listAt = time.Now().Add(listEvery)
+	if len(ids) > 0 {
+		s.ns.listAt = time.Now().Add(listEvery)
+	}
 	switch {
 	case errors.Is(err, escrow.ErrForbidden):
 		s.acct.setPartner(false) // not a partner: its newest transactions are listed at once
-		s.unlist(queued, owed)
+		s.unlist(queued)
 		s.ns.listAt = time.Time{}
 	case err != nil:
 		s.log.Debug("escrow webhook: listing never-seen transactions failed", "error", err)
-		s.unlist(queued, owed)
+		s.unlist(queued)
 	case page == nil: // nothing was left to ask about
-		s.unlist(queued, owed)
+		s.unlist(queued)
 	default:
 		s.acct.setPartner(true)
 		s.afterListing(queued, owed, s.listed(page.Transactions))
@@ -217,26 +231,65 @@ func (s *scheduler) listByID() {
 // ids costs a round per burst of them, not a listing a second.
 const recentProbe = 2
 
+// recentAsk bounds the ids owed a look in the Store that a round asks about.
+const recentAsk = 10 * listPage
+
 // listRecent lists the next page of a round of the account's transactions, newest first.
 func (s *scheduler) listRecent() {
-	s.mu.Lock()
-	if s.ns.page <= 1 {
-		s.beginRound()
+	page, ok := s.roundPage()
+	if !ok {
+		return
 	}
-	page := s.ns.page
-	s.mu.Unlock()
-	list, err := s.acct.listRecent(s.ctx, page, listPage)
+	var list *escrow.TransactionList
+	var err error
+	if !s.leased(func() { list, err = s.acct.listRecent(s.ctx, page, listPage) }) {
+		s.mu.Lock()
+		s.abandonRound()
+		s.mu.Unlock()
+		s.handOff()
+		return
+	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.ns.listing = false
 	if err != nil {
 		s.log.Debug("escrow webhook: listing the newest transactions failed; the ids it asked about are fetched", "error", err)
 		s.endRound()
 		s.ns.listAt = time.Now().Add(listEvery)
-		s.spawnFor()
-		return
+	} else {
+		s.pageListed(page, list.Transactions)
 	}
-	txs := list.Transactions
+	s.spawnFor()
+	settling := s.ns.settling
+	s.ns.settling = nil
+	s.mu.Unlock()
+	s.settle(settling)
+}
+
+// roundPage returns the page of the round to list next, beginning a round with the ids
+// the Store owes and those waiting here; ok is false when the round asks about none.
+func (s *scheduler) roundPage() (page int, ok bool) {
+	s.mu.Lock()
+	begins := s.ns.page <= 1
+	s.mu.Unlock()
+	var stored []int64
+	if begins {
+		stored = s.owedInStore(recentAsk)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if begins {
+		s.beginRound(stored)
+	}
+	if len(s.ns.round) == 0 && s.ns.asking.empty() {
+		s.ns.listing, s.ns.page = false, 1
+		return 0, false
+	}
+	return s.ns.page, true
+}
+
+// pageListed takes a page of the round: the ids waiting it names are confirmed, those
+// asked that it passed are left to a fetch each, and the next page is set. s.mu held.
+func (s *scheduler) pageListed(page int, txs []escrow.Transaction) {
 	named := s.listed(s.waitingAmong(txs))
 	s.ns.roundNamed += len(named)
 	lowest := lowestID(txs)
@@ -245,13 +298,12 @@ func (s *scheduler) listRecent() {
 	}
 	s.passed(lowest)
 	s.nextPage(page, lowest, len(named))
-	s.spawnFor()
 }
 
 // beginRound starts a round of listings of the newest transactions: it asks about every
-// never-seen id waiting, those queued (qListing, as a listing by id asks) and those owed
-// a look. s.mu held.
-func (s *scheduler) beginRound() {
+// never-seen id queued here (qListing, as a listing by id asks), and those owed a look:
+// stored, the Store's nearest the newest, and any left here. s.mu held.
+func (s *scheduler) beginRound(stored []int64) {
 	s.ns.page, s.ns.roundNamed = 1, 0
 	s.ns.round = s.ns.round[:0]
 	for {
@@ -265,6 +317,11 @@ func (s *scheduler) beginRound() {
 		}
 	}
 	s.ns.asking, s.ns.owed = s.ns.owed, idRanges{}
+	for _, id := range stored {
+		if s.queues[id] == nil { // a queued one is asked with its queue
+			s.ns.asking.add(id)
+		}
+	}
 }
 
 // passed leaves to a fetch each id asked that the round's pages passed without naming it:
@@ -282,7 +339,14 @@ func (s *scheduler) passed(lowest int64) {
 		}
 	}
 	s.ns.round = kept
-	s.ns.unlisted.merge(s.ns.asking.splitFrom(lowest))
+	s.unlistAsked(s.ns.asking.splitFrom(lowest))
+}
+
+// unlistAsked leaves ids owed a look that a round asked about and did not name to a fetch
+// each, and has them settled in the Store. s.mu held.
+func (s *scheduler) unlistAsked(ids idRanges) {
+	s.ns.settling = append(s.ns.settling, ids.all()...)
+	s.ns.unlisted.merge(ids)
 }
 
 // nextPage sets when the round's next listing comes, and of which page: the next page
@@ -311,7 +375,20 @@ func (s *scheduler) endRound() {
 			s.unlisted(id, q)
 		}
 	}
-	s.ns.unlisted.merge(s.ns.asking)
+	s.unlistAsked(s.ns.asking)
+	s.ns.asking = idRanges{}
+	s.ns.round, s.ns.page = s.ns.round[:0], 1
+}
+
+// abandonRound puts back what a round that cannot go on asked about: the queued ids in
+// their lane, those owed a look with the others. s.mu held.
+func (s *scheduler) abandonRound() {
+	for _, id := range s.ns.round {
+		if q := s.queues[id]; q != nil && q.state == qListing {
+			s.place(id, q)
+		}
+	}
+	s.ns.owed.merge(s.ns.asking)
 	s.ns.asking = idRanges{}
 	s.ns.round, s.ns.page = s.ns.round[:0], 1
 }
@@ -332,6 +409,9 @@ func (s *scheduler) waitingAmong(txs []escrow.Transaction) []escrow.Transaction 
 	for _, tx := range txs {
 		q := s.queues[tx.ID]
 		owed := s.ns.owed.has(tx.ID) || s.ns.unlisted.has(tx.ID) || s.ns.asking.has(tx.ID)
+		if s.ns.asking.has(tx.ID) {
+			s.ns.settling = append(s.ns.settling, tx.ID)
+		}
 		if owed {
 			s.ns.owed.remove(tx.ID)
 			s.ns.unlisted.remove(tx.ID)
@@ -355,16 +435,13 @@ func lowestID(txs []escrow.Transaction) int64 {
 	return id
 }
 
-// unlist puts the ids of a listing that failed back where they waited: the queued in their
-// lane, the others in the set owed a look. s.mu held.
-func (s *scheduler) unlist(queued, owed []int64) {
+// unlist puts the queued ids of a listing that failed back in their lane; those the
+// Store owes stay owed there. s.mu held.
+func (s *scheduler) unlist(queued []int64) {
 	for _, id := range queued {
 		if q := s.queues[id]; q != nil && q.state == qListing {
 			s.place(id, q) // back in its lane, for the next listing or a fetch
 		}
-	}
-	for _, id := range owed {
-		s.ns.owed.add(id)
 	}
 }
 
@@ -457,7 +534,8 @@ func (s *scheduler) lookUp(id int64, q *txQueue) {
 // each is looked up in the Store first, and a partner's are listed in pages. s.mu held.
 func (s *scheduler) calm(now time.Time) bool {
 	ok, _ := s.acct.unseenAllows(now)
-	return ok && s.lanes[kindUnchecked].len() == 0 && !s.unseenWaiting() && !s.ns.listing && !now.Before(s.ns.unseenAt)
+	waiting := s.lanes[kindUnseen].len() > 0 || !s.ns.owed.empty() || s.fetchable() // here, not in the Store
+	return ok && s.lanes[kindUnchecked].len() == 0 && !waiting && !s.ns.listing && !now.Before(s.ns.unseenAt)
 }
 
 // dropUnseen drops the never-seen ids waiting for a listing or a fetch, when the handler

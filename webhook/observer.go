@@ -3,6 +3,7 @@ package webhook
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"time"
 
 	escrow "github.com/escrowkit/escrow-go"
@@ -177,6 +178,20 @@ func (NopObserver) QueueDepth(context.Context, int) {}
 func (NopObserver) Pruned(context.Context, Prune) {}
 
 var _ Observer = NopObserver{}
+
+// namedDelivery is a delivered name dropped after it was queued.
+type namedDelivery struct {
+	id       int64
+	name     escrow.EventName
+	received time.Time
+}
+
+// reportDropped reports deliveries dropped after they were queued.
+func reportDropped(ctx context.Context, obs Observer, ds []namedDelivery) {
+	for _, d := range ds {
+		obs.Delivery(ctx, Delivery{Event: d.name, TransactionID: d.id, Received: receivedOr(d.received), Outcome: DeliveryDropped, StatusCode: http.StatusOK})
+	}
+}
 
 // reportArrival reports a delivery decided as it arrived: refused, dropped, coalesced
 // with one of the same name waiting (duplicate), or refused for want of room.

@@ -152,9 +152,6 @@ func (s *idRanges) dropFarthest(near int64) int64 {
 	return n
 }
 
-// hasBelow reports whether an id below id is in s.
-func (s *idRanges) hasBelow(id int64) bool { return len(s.r) > 0 && s.r[0].lo < id }
-
 // splitFrom removes and returns the ids at or above id.
 func (s *idRanges) splitFrom(id int64) idRanges {
 	i := s.find(id)
@@ -190,4 +187,15 @@ func (s *idRanges) merge(o idRanges) {
 		out = append(out, r)
 	}
 	s.r = out
+}
+
+// all returns every id of s, lowest first.
+func (s *idRanges) all() []int64 {
+	var out []int64
+	for _, r := range s.r {
+		for id := r.lo; id <= r.hi; id++ {
+			out = append(out, id)
+		}
+	}
+	return out
 }

@@ -437,6 +437,9 @@ func (s *scheduler) newQueue(id int64, a arrival) (*txQueue, error) {
 		s.stats.NotFoundDropped++
 		return nil, nil
 	}
+	if !s.ns.looked { // the first never-seen id since the start: what did the Store keep owed?
+		s.ns.looked, s.ns.storeOwes = true, true
+	}
 	if s.unseen >= s.opt.MaxUnseen {
 		s.owe(id)
 		s.spawnFor()
@@ -451,13 +454,26 @@ func (s *scheduler) newQueue(id int64, a arrival) (*txQueue, error) {
 	return q, nil
 }
 
-// close stops taking work and drops the never-seen ids still waiting (dropUnseen).
+// close stops taking work and leaves the never-seen ids still waiting owed a look in
+// the Store (owed.go), without their names: another replica, or this one after a
+// restart, lists them.
 func (s *scheduler) close() {
 	s.mu.Lock()
 	s.closed = true
+	ids, names := s.takeAllWaiting()
+	near := s.newest
 	s.dropUnseen()
 	s.mu.Unlock()
+	reportDropped(s.ctx, s.obs, names)
 	s.reportDepth()
+	if len(ids) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), 5*time.Second)
+	defer cancel()
+	if _, err := s.opt.Store.Owe(ctx, ids, near); err != nil {
+		s.log.Warn("escrow webhook: the never-seen ids waiting at shutdown are not owed in the Store; the next reconciliation finds the real ones", "ids", len(ids), "error", err)
+	}
 }
 
 // abandon forgets the work left when the handler shut down, so that Flush returns.

@@ -118,9 +118,14 @@
 // id answered 404 or 403 is not fetched again for a minute (a negative cache), and leaves
 // nothing in the Store. Never-seen ids wait with their delivered names in a queue of
 // their own, [Options].MaxUnseen (1,000) long; past it an id is owed a look without its
-// name: such ids are kept as ranges (ids are handed out in order, so a burst of 100,000
-// new transactions is one range of 16 bytes), listed or fetched after the queued ones,
-// and their facts handed over FromReconcile. No never-seen id is dropped but past
+// name: such ids are kept as ranges in the Store ([Store.Owe]; ids are handed out in order,
+// so a burst of 100,000 new transactions is one range), listed after the queued ones, and
+// their facts handed over FromReconcile. Kept in the Store, they are continued by another
+// replica, or by this process after a restart (at its first never-seen id). One listing at
+// a time across the replicas sharing a Store asks about them: it holds a lease of the
+// Store's for its one call; a replica refused it hands the ids waiting there to the Store,
+// those queued without their names, so that replicas never list, then confirm, the same
+// new transactions at once. No never-seen id is dropped but past
 // 100,000 ranges (the farthest from the account's newest transaction first); no delivery
 // of a transaction the account is known to have is dropped.
 // No delivery is answered 503 but past MaxQueued known transactions waiting or after

@@ -124,9 +124,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // (handed over, dropped or given up on), or ctx ends.
 func (h *Handler) Flush(ctx context.Context) error { return h.sched.flush(ctx) }
 
-// Shutdown stops taking deliveries (they are answered 503), drops the never-seen ids still
-// waiting for a fetch (a real one among them is found by the next reconciliation), waits
-// for queued events until ctx ends, then cancels the callbacks still running and waits for
+// Shutdown stops taking deliveries (they are answered 503), leaves the never-seen ids
+// still waiting owed a look in the Store, without their names (another replica, or this
+// process after a restart, lists them; a Store that fails leaves the real ones to the next
+// reconciliation), waits for queued events until ctx ends, then cancels the callbacks still running and waits for
 // them to return. No goroutine of the handler is left behind. The lease of a turn whose
 // callback was cancelled is released, with what was handed over before recorded; what was
 // not handed over is found by the next reconciliation, by this process after a restart or

@@ -34,10 +34,6 @@ type neverSeen struct {
 	looked bool
 }
 
-// maxOwedRanges bounds the ranges of never-seen ids owed a look (16 bytes each): past it
-// the range farthest from the account's newest transaction is dropped (idRanges).
-const maxOwedRanges = 100_000
-
 // listable reports whether never-seen ids wait that a listing may confirm. s.mu held.
 func (s *scheduler) listable() bool {
 	return s.ns.page > 1 || s.lanes[kindUnseen].len() > 0 || !s.ns.owed.empty() || s.ns.storeOwes
@@ -112,7 +108,7 @@ const (
 // owe keeps id as owed a look, without a queue (past MaxUnseen). s.mu held.
 func (s *scheduler) owe(id int64) {
 	s.ns.owed.add(id)
-	for s.ns.owed.ranges()+s.ns.unlisted.ranges() > maxOwedRanges {
+	for s.ns.owed.ranges()+s.ns.unlisted.ranges() > MaxOwedRanges {
 		from := &s.ns.owed
 		if s.ns.owed.empty() {
 			from = &s.ns.unlisted

@@ -25,9 +25,9 @@ type Options struct {
 	// waiting are coalesced and always taken. Default 10,000.
 	MaxQueued int
 	// MaxUnseen bounds, apart from MaxQueued, the never-seen ids waiting to be confirmed
-	// with their delivered names: past it an id is kept as owed a look, with no name (its
-	// facts are handed over FromReconcile), answered 200 all the same and never dropped
-	// (see doc.go, "Floods"). Default 1,000.
+	// with their delivered names: past it an id is kept as owed a look in the Store, with
+	// no name (its facts are handed over FromReconcile), answered 200 all the same and
+	// never dropped (see doc.go, "Floods"). Default 1,000.
 	MaxUnseen int
 	// UnseenShare bounds the fetches of never-seen ids that the API answers 404 or 403
 	// (forgeries) to this share of each rate-limit window of GET /transaction/{id}; once

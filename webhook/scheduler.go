@@ -34,8 +34,8 @@ import (
 //     allows.
 //
 // Never-seen ids beyond MaxUnseen are owed a look without a queue of their own: they are
-// kept as ranges of ids (idRanges), listed or fetched after the queued ones, never dropped
-// but past maxOwedRanges.
+// kept as ranges of ids (idRanges) until the next listing moves them to the Store, where
+// every replica's are (owed.go), never dropped but past MaxOwedRanges.
 //
 // Waits (a transaction's pace, a retry's backoff) are wakeups in a heap, not sleeping
 // goroutines.

@@ -245,6 +245,10 @@ func (s *scheduler) listRecent() {
 		s.handOff()
 		return
 	}
+	var stored []int64
+	if err == nil {
+		stored = s.owedAround(list.Transactions)
+	}
 	s.mu.Lock()
 	s.ns.listing = false
 	if err != nil {
@@ -252,6 +256,7 @@ func (s *scheduler) listRecent() {
 		s.endRound()
 		s.ns.listAt = time.Now().Add(listEvery)
 	} else {
+		s.askAlso(stored)
 		s.pageListed(page, list.Transactions)
 	}
 	s.spawnFor()
@@ -259,6 +264,29 @@ func (s *scheduler) listRecent() {
 	s.ns.settling = nil
 	s.mu.Unlock()
 	s.settle(settling)
+}
+
+// owedAround returns the ids the Store owes a look around a page of the account's
+// transactions, from its highest id down: the page judges those it reaches, so the round
+// asks about them too, whichever were nearest the newest when it began.
+func (s *scheduler) owedAround(txs []escrow.Transaction) []int64 {
+	if len(txs) == 0 {
+		return nil
+	}
+	owed, err := s.opt.Store.Owed(s.ctx, newest(txs), recentAsk)
+	if err != nil {
+		s.log.Debug("escrow webhook: reading the ids owed a look failed", "error", err)
+	}
+	return owed
+}
+
+// askAlso adds ids the Store owes to those the round asks about. s.mu held.
+func (s *scheduler) askAlso(stored []int64) {
+	for _, id := range stored {
+		if s.queues[id] == nil { // a queued one is asked with its queue, or was confirmed
+			s.ns.asking.add(id)
+		}
+	}
 }
 
 // roundPage returns the page of the round to list next, beginning a round with the ids
@@ -274,7 +302,8 @@ func (s *scheduler) roundPage() (page int, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if begins {
-		s.beginRound(stored)
+		s.beginRound()
+		s.askAlso(stored)
 	}
 	if len(s.ns.round) == 0 && s.ns.asking.empty() {
 		s.ns.listing, s.ns.page = false, 1
@@ -286,6 +315,7 @@ func (s *scheduler) roundPage() (page int, ok bool) {
 // pageListed takes a page of the round: the ids waiting it names are confirmed, those
 // asked that it passed are left to a fetch each, and the next page is set. s.mu held.
 func (s *scheduler) pageListed(page int, txs []escrow.Transaction) {
+	s.newest = max(s.newest, newest(txs)) // the account's own: the newest it has
 	named := s.listed(s.waitingAmong(txs))
 	s.ns.roundNamed += len(named)
 	lowest := lowestID(txs)
@@ -297,9 +327,9 @@ func (s *scheduler) pageListed(page int, txs []escrow.Transaction) {
 }
 
 // beginRound starts a round of listings of the newest transactions: it asks about every
-// never-seen id queued here (qListing, as a listing by id asks), and those owed a look:
-// stored, the Store's nearest the newest, and any left here. s.mu held.
-func (s *scheduler) beginRound(stored []int64) {
+// never-seen id queued here (qListing, as a listing by id asks), and those owed a look
+// left here. s.mu held.
+func (s *scheduler) beginRound() {
 	s.ns.page, s.ns.roundNamed = 1, 0
 	s.ns.round = s.ns.round[:0]
 	for {
@@ -313,11 +343,6 @@ func (s *scheduler) beginRound(stored []int64) {
 		}
 	}
 	s.ns.asking, s.ns.owed = s.ns.owed, idRanges{}
-	for _, id := range stored {
-		if s.queues[id] == nil { // a queued one is asked with its queue
-			s.ns.asking.add(id)
-		}
-	}
 }
 
 // passed leaves to a fetch each id asked that the round's pages passed without naming it:

@@ -27,12 +27,13 @@ func (f *fakeAPI) listsServed() int {
 
 // TestBurstOfAnAccountNotAPartnerIsConfirmedByPagesOfItsList: an account that is no
 // partner has no listing by id, but its list of transactions, newest first, names a
-// page of a burst of new ones in one call: 250 new transactions delivered while the one
-// worker is busy (so that they come faster than they are taken), past MaxUnseen, are all
-// handed over with three pages and no fetch of their own.
+// page of a burst of new ones in one call: 1,500 new transactions delivered while the one
+// worker is busy (so that they come faster than they are taken), most past MaxUnseen and
+// so owed a look in the Store (more than a round first asks it for), are all handed over
+// with a page per hundred and no fetch of their own.
 func TestBurstOfAnAccountNotAPartnerIsConfirmedByPagesOfItsList(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		const n = 250
+		const n = 1500
 		api := newFakeAPI()
 		api.header = http.Header{"Ratelimit-Limit": {"1000"}, "Ratelimit-Remaining": {"999"}, "Ratelimit-Reset": {"60"}}
 		for id := int64(1); id <= n; id++ {
@@ -54,8 +55,8 @@ func TestBurstOfAnAccountNotAPartnerIsConfirmedByPagesOfItsList(t *testing.T) {
 		if l := got.list(); len(l) != n {
 			t.Fatalf("%d of %d new transactions handed over", len(l), n)
 		}
-		if reads, pages := api.allReads(), api.listsServed(); reads != 1 || pages != 3 {
-			t.Errorf("%d fetches and %d pages for %d new transactions; want the first's fetch and 3 pages", reads, pages, n)
+		if reads, pages := api.allReads(), api.listsServed(); reads != 1 || pages != n/100 {
+			t.Errorf("%d fetches and %d pages for %d new transactions; want the first's fetch and %d pages", reads, pages, n, n/100)
 		}
 		if s := h.Stats(); s.UnseenDropped != 0 {
 			t.Errorf("Stats %+v, want none dropped", s)

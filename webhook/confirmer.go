@@ -53,6 +53,7 @@ type batch struct {
 	found  fetchOutcome    // what this turn's confirming fetch found
 	// claim: the fetch under way is for names tried before (ClaimShare).
 	claim bool
+	route claimRoute // how the batch's claim is confirmed
 	obs   batchObservation // what the Observer is told
 }
 
@@ -63,6 +64,18 @@ func (b *batch) note(f fetchOutcome) {
 		b.found = f
 	}
 }
+
+// claimRoute is how a claim is confirmed: a partner's by the next listing by id (a page
+// of claims a call, on the listing's own window), else, or when that listing did not name
+// the transaction (a partner may be a party without being its partner), by a GET within
+// the claims' share.
+type claimRoute uint8
+
+const (
+	routeFetch   claimRoute = iota // a GET within ClaimShare
+	routeListing                   // asked of the next listing by id
+	routeListed                    // the listing did not name it: a GET
+)
 
 // leaseAsk is how a turn asks for the transaction's lease.
 type leaseAsk uint8
@@ -108,9 +121,10 @@ func (c *confirmer) try(b *batch) (paced time.Duration, err error) {
 				return 0, err
 			}
 		}
-		if wait := c.paced(b, c.opt.Now()); wait > 0 {
-			// The lease is released for the wait, with the batch's names, so that a
-			// delivery of something new at another replica is fetched at once.
+		if wait := c.paced(b, c.opt.Now()); wait > 0 || b.route == routeListing {
+			// The lease is released for the wait (or the listing), with the batch's
+			// names, so that a delivery of something new at another replica is fetched
+			// at once.
 			c.giveUp(b)
 			return wait, nil
 		}
@@ -156,8 +170,9 @@ func (c *confirmer) acquire(b *batch) (bool, error) {
 	l.IfKnown, b.ask = false, askAlways // known now: renewals need not ask
 	b.turn, b.lease, b.marks, b.handed, b.pace = turnHeld, l, turn.Marks, turn.Handed, turn.Pace
 	b.found = notFetched
-	if len(turn.Pending) > 0 { // delivered to other replicas: confirm them too
-		b.events, b.fetch = addNames(b.events, turn.Pending), true
+	if n := len(b.events); len(turn.Pending) > 0 { // delivered to other replicas: confirm them too
+		b.events = addNames(b.events, turn.Pending)
+		b.fetch = b.fetch || len(b.events) > n // the batch's own, given back, need no new read
 	}
 	return true, nil
 }
@@ -192,7 +207,8 @@ func (c *confirmer) renew(b *batch) (bool, error) {
 // to be confirmed. Otherwise they are claims: a fetch for names all tried since then
 // waits for the transaction's pace, and any fetch with names waits for the claims' share
 // of the window (ClaimShare), so that replays of real ids, whatever names they carry,
-// spend no more than that share, and other transactions' facts are fetched at once.
+// spend no more than that share, and other transactions' facts are fetched at once. A
+// partner's claims are asked of its listings by id instead (routeListing), a page a call.
 func (c *confirmer) paced(b *batch, now time.Time) time.Duration {
 	b.claim = false
 	if !b.fetch || Replayed(b.events, b.handed) || b.pace.Hold == 0 {
@@ -204,6 +220,11 @@ func (c *confirmer) paced(b *batch, now time.Time) time.Duration {
 	if len(b.events) == 0 {
 		return 0 // a reconciler's recheck spends no claim's share
 	}
+	if b.route == routeFetch && c.acct.partnerNow() {
+		b.route = routeListing // the scheduler has it listed
+		return 0
+	}
+	b.route = routeFetch
 	ok, retry := c.acct.takeClaim(now)
 	if !ok {
 		return max(retry.Sub(now), time.Millisecond)
@@ -376,7 +397,8 @@ func (c *confirmer) read(b *batch) error {
 	listed := b.listed
 	b.listed = false
 	if !b.fetch {
-		if listed {
+		if listed { // read for the turn, as a fetch: it paces the next claims
+			b.note(foundNothing)
 			c.hints(c.ctx, b)
 		}
 		return nil

@@ -28,7 +28,8 @@ type neverSeen struct {
 	roundNamed int
 	settling   []int64 // ids asked and answered, to be settled in the Store (owed.go)
 
-	storeOwes bool // the Store may owe ids a look that no listing here asked about yet
+	storeOwes bool    // the Store may owe ids a look that no listing here asked about yet
+	claims    []int64 // known transactions whose claims the next listing by id asks about (claims.go)
 	// looked: a never-seen id came since the start, and with it a look at what the Store
 	// owes (ids another replica handed it, or this process before a restart left).
 	looked bool
@@ -36,7 +37,7 @@ type neverSeen struct {
 
 // listable reports whether never-seen ids wait that a listing may confirm. s.mu held.
 func (s *scheduler) listable() bool {
-	return s.ns.page > 1 || s.lanes[kindUnseen].len() > 0 || !s.ns.owed.empty() || s.ns.storeOwes
+	return s.ns.page > 1 || s.lanes[kindUnseen].len() > 0 || !s.ns.owed.empty() || s.ns.storeOwes || len(s.ns.claims) > 0
 }
 
 // fetchable reports whether never-seen ids wait for a fetch of their own. s.mu held.
@@ -122,7 +123,7 @@ func (s *scheduler) owe(id int64) {
 // nearest to the account's newest transaction, queued or owed a look. Ids are handed out
 // in order, so a real new transaction's is just above the newest: however many made-up
 // ids wait, it is in the next listing. s.mu held.
-func (s *scheduler) listWanted(stored []int64) (queued, owed []int64) {
+func (s *scheduler) listWanted(stored []int64, room int) (queued, owed []int64) {
 	var waiting []int64
 	for {
 		id, q, ok := s.pop(kindUnseen)
@@ -137,7 +138,7 @@ func (s *scheduler) listWanted(stored []int64) (queued, owed []int64) {
 	sorted := slices.SortedFunc(slices.Values(waiting), near)
 	nearest := slices.DeleteFunc(stored, func(id int64) bool { return s.queues[id] != nil }) // nearest first
 	q, o := 0, 0
-	for q+o < listPage && (q < len(sorted) || o < len(nearest)) {
+	for q+o < room && (q < len(sorted) || o < len(nearest)) {
 		if o == len(nearest) || (q < len(sorted) && near(sorted[q], nearest[o]) <= 0) {
 			q++
 		} else {
@@ -177,14 +178,17 @@ func (s *scheduler) listOwed() {
 func (s *scheduler) listByID() {
 	stored := s.owedInStore(listPage)
 	s.mu.Lock()
-	queued, owed := s.listWanted(stored)
+	claimed := s.takeClaims(listPage / 2)
+	queued, owed := s.listWanted(stored, listPage-len(claimed))
+	claimed = append(claimed, s.takeClaims(listPage-len(claimed)-len(queued)-len(owed))...)
 	s.mu.Unlock()
-	ids := append(slices.Clone(queued), owed...)
+	ids := slices.Concat(queued, owed, claimed)
 	var page *escrow.TransactionCursorList
 	var err error
 	if len(ids) > 0 && !s.leased(func() { page, err = s.acct.listIDs(s.ctx, ids) }) {
 		s.mu.Lock()
 		s.unlist(queued)
+		s.claimsAnswered(claimed, nil)
 		s.mu.Unlock()
 		s.handOff()
 		return
@@ -198,6 +202,11 @@ func (s *scheduler) listByID() {
 	if len(ids) > 0 {
 		s.ns.listAt = time.Now().Add(listEvery)
 	}
+	var txs []escrow.Transaction
+	if err == nil && page != nil {
+		txs = page.Transactions
+	}
+	s.claimsAnswered(claimed, txs) // before listed, which would make them ready as they are
 	switch {
 	case errors.Is(err, escrow.ErrForbidden):
 		s.acct.setPartner(false) // not a partner: its newest transactions are listed at once

@@ -245,6 +245,10 @@ func (s *scheduler) step(id int64, q *txQueue, ask leaseAsk) {
 		s.unknown(id, q, b)
 		return
 	}
+	if b.route == routeListing && err == nil {
+		s.askListing(id, q)
+		return
+	}
 	if b.tx != nil || (ask == askIfKnown && err == nil) {
 		s.mu.Lock()
 		s.know(id, q)

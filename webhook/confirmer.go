@@ -53,7 +53,7 @@ type batch struct {
 	found  fetchOutcome    // what this turn's confirming fetch found
 	// claim: the fetch under way is for names tried before (ClaimShare).
 	claim bool
-	route claimRoute // how the batch's claim is confirmed
+	route claimRoute       // how the batch's claim is confirmed
 	obs   batchObservation // what the Observer is told
 }
 

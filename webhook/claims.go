@@ -1,7 +1,8 @@
 package webhook
 
 // A partner's claims (deliveries about a transaction whose last fetch found nothing new,
-// such as replays of a real id) are confirmed by its listings by id, a page of them a
+// such as replays of a real id; of an account not found not to be a partner: the first
+// listing tells) are confirmed by its listings by id, a page of them a
 // call on the listing's own rate-limit window, instead of a GET each within the claims'
 // share: the confirmer asks for it (routeListing) and the scheduler has the next listing
 // by id ask about the transaction, with the never-seen ids (up to half of each page

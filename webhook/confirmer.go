@@ -207,8 +207,9 @@ func (c *confirmer) renew(b *batch) (bool, error) {
 // to be confirmed. Otherwise they are claims: a fetch for names all tried since then
 // waits for the transaction's pace, and any fetch with names waits for the claims' share
 // of the window (ClaimShare), so that replays of real ids, whatever names they carry,
-// spend no more than that share, and other transactions' facts are fetched at once. A
-// partner's claims are asked of its listings by id instead (routeListing), a page a call.
+// spend no more than that share, and other transactions' facts are fetched at once. The
+// claims of an account that may be a partner (not found not to be) are asked of its
+// listings by id instead (routeListing, claims.go), a page a call.
 func (c *confirmer) paced(b *batch, now time.Time) time.Duration {
 	b.claim = false
 	if !b.fetch || Replayed(b.events, b.handed) || b.pace.Hold == 0 {
@@ -220,7 +221,7 @@ func (c *confirmer) paced(b *batch, now time.Time) time.Duration {
 	if len(b.events) == 0 {
 		return 0 // a reconciler's recheck spends no claim's share
 	}
-	if b.route == routeFetch && c.acct.partnerNow() {
+	if b.route == routeFetch && c.acct.mayList() {
 		b.route = routeListing // the scheduler has it listed
 		return 0
 	}

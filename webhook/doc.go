@@ -214,7 +214,8 @@ package webhook
 //   - scheduler.go: the scheduler queues it per transaction, in the lane of what is known
 //     of the transaction, and runs each queue's tries on its workers, with the waits as
 //     wakeups; neverseen.go holds its part for never-seen ids: owed ids kept as ranges
-//     (ranges.go), listed in pages or fetched within their share;
+//     (ranges.go), listed in pages or fetched within their share; owed.go keeps them in the
+//     Store, listed one replica at a time; claims.go has a partner's claims listed too;
 //   - confirmer.go: the confirmer takes the transaction's turn in the Store (store.go),
 //     fetches it, compares its facts (facts.go) with those recorded, hands the new ones
 //     over and records them;

@@ -91,12 +91,6 @@ func (a *account) isPartner() *bool {
 	return a.partner
 }
 
-// partnerNow reports whether the account is known to be a partner.
-func (a *account) partnerNow() bool {
-	p := a.isPartner()
-	return p != nil && *p
-}
-
 // mayList reports whether the account may be a partner: not found not to be.
 func (a *account) mayList() bool {
 	p := a.isPartner()

@@ -475,23 +475,27 @@ func (s *scheduler) unlist(queued []int64) {
 	}
 }
 
-// afterListing leaves the ids a listing did not name to a fetch of their own, and lets the
-// next listing come at once after one that named at least half of its ids. s.mu held.
+// afterListing leaves the never-seen ids a listing did not name to a fetch of their own,
+// and lets the next listing come soon after one that named at least half of them (a burst
+// of new transactions); a listing of claims alone is followed by the next a listEvery
+// later, so that replays cost the listing's window a call a second at most. s.mu held.
 func (s *scheduler) afterListing(queued, owed []int64, named map[int64]bool) {
+	found := 0 // never-seen ids named; the claims asked beside them do not count
 	for _, id := range queued {
-		if q := s.queues[id]; !named[id] && q != nil && q.state == qListing {
-			if q.kind != kindKnown { // the reconciler may have found it meanwhile
-				q.kind = kindUnlisted // the listing cannot tell: a fetch of its own
-			}
-			s.place(id, q)
+		if named[id] {
+			found++
+		} else if q := s.queues[id]; q != nil && q.state == qListing {
+			s.unlisted(id, q) // the listing cannot tell: a fetch of its own
 		}
 	}
 	for _, id := range owed {
-		if !named[id] {
+		if named[id] {
+			found++
+		} else {
 			s.ns.unlisted.add(id)
 		}
 	}
-	if 2*len(named) >= len(queued)+len(owed) {
+	if found > 0 && 2*found >= len(queued)+len(owed) {
 		s.ns.listAt = time.Now().Add(listSoon) // a burst of real ones: the next page soon
 	}
 }

@@ -121,7 +121,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Flush waits until every queued delivery and reconciled state has been processed
-// (handed over, dropped or given up on), or ctx ends.
+// (handed over, dropped or given up on), or ctx ends. When it returns nil, the Observer has
+// been told the queue's depth as it is then.
 func (h *Handler) Flush(ctx context.Context) error { return h.sched.flush(ctx) }
 
 // Shutdown stops taking deliveries (they are answered 503), leaves the never-seen ids

@@ -610,19 +610,37 @@ func (s *scheduler) depthChanged() { s.depth.n.Store(int64(len(s.queues))) }
 func (s *scheduler) reportDepth() {
 	g := &s.depth
 	for g.n.Load() != g.reported.Load() && g.mu.TryLock() {
-		for n := g.n.Load(); n != g.reported.Load(); n = g.n.Load() {
-			g.reported.Store(n)
-			s.obs.QueueDepth(s.ctx, int(n))
-		}
+		s.reportNoted()
 		g.mu.Unlock()
 	}
 }
 
-// flush waits until every queue is empty, or ctx ends.
+// settleDepth waits for a report of the depth under way and makes the one still owed, so
+// that the Observer has heard the depth as it is now when Flush returns. s.mu must not be
+// held.
+func (s *scheduler) settleDepth() {
+	s.depth.mu.Lock()
+	defer s.depth.mu.Unlock()
+	s.reportNoted()
+}
+
+// reportNoted reports the depth noted until the report is the depth now. s.depth.mu held.
+func (s *scheduler) reportNoted() {
+	g := &s.depth
+	for n := g.n.Load(); n != g.reported.Load(); n = g.n.Load() {
+		g.reported.Store(n)
+		s.obs.QueueDepth(s.ctx, int(n))
+	}
+}
+
+// flush waits until every queue is empty, or ctx ends; the Observer has heard the depth
+// by then (settleDepth), though the goroutine that emptied the queues reports it after it
+// lets go of s.mu.
 func (s *scheduler) flush(ctx context.Context) error {
 	s.mu.Lock()
 	if len(s.queues) == 0 {
 		s.mu.Unlock()
+		s.settleDepth()
 		return nil
 	}
 	if s.idle == nil {
@@ -632,6 +650,7 @@ func (s *scheduler) flush(ctx context.Context) error {
 	s.mu.Unlock()
 	select {
 	case <-idle:
+		s.settleDepth()
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

@@ -987,6 +987,7 @@ func TestSpentWindowIsWaitedOut(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				api := newFakeAPI()
 				api.header = tc.header
+				api.listStatus = http.StatusServiceUnavailable // no listing confirms 2: it is fetched
 				api.txs[1] = created(1)
 				api.txs[2] = created(2)
 				got := &calls{}

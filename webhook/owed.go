@@ -80,7 +80,11 @@ func (s *scheduler) owedInStore(n int) []int64 {
 	local, near := s.ns.owed, s.newest
 	s.ns.owed = idRanges{}
 	s.mu.Unlock()
-	dropped, err := s.opt.Store.Owe(s.ctx, local.all(), near)
+	var dropped int64
+	var err error
+	if !local.empty() { // most listings have none here: no write for them
+		dropped, err = s.opt.Store.Owe(s.ctx, local.all(), near)
+	}
 	var owed []int64
 	if err == nil {
 		owed, err = s.opt.Store.Owed(s.ctx, near, n)
@@ -126,7 +130,11 @@ func (s *scheduler) handOff() {
 	near := s.newest
 	s.mu.Unlock()
 	reportDropped(s.ctx, s.obs, dropped)
-	lost, err := s.opt.Store.Owe(s.ctx, ids, near)
+	var lost int64
+	var err error
+	if len(ids) > 0 {
+		lost, err = s.opt.Store.Owe(s.ctx, ids, near)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ns.listing, s.ns.listAt = false, time.Now().Add(listEvery)
